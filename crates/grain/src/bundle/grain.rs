@@ -1,0 +1,343 @@
+//! The grain bundle `<name>.grain/`, written by levelset-bake and read by dem-run.
+//!
+//! | file | content |
+//! |---|---|
+//! | `grain.json` | manifest: schema, grid, node count, [`GrainProperties`], modal data if deformable |
+//! | `levelset.npy` | `(nx, ny, nz)` signed distance, negative inside, local frame |
+//! | `nodes.npy` | `(k, 3)` surface node reference positions, local frame |
+//! | `node_areas.npy` | `(k)` surface area carried by each node |
+//! | `node_modes.npy` | `(A, k, 3)` mode vectors at the nodes (deformable only) |
+//! | `grid_modes.npy` | `(A, nx, ny, nz, 3)` mode displacement on the grid, extended outside (deformable only) |
+//! | `precomputed/mode{a}_sample{p}.npy` | `(nx, ny, nz)` level set at amplitude `p` of mode `a` |
+//! | `internal_force.csv` | tabulated `F_int` (one mode, tabulated law only) |
+//! | `grain.vti`, `nodes.vtp` | the same data for ParaView |
+
+use std::path::Path;
+
+use ndarray::{Array1, Array2, Array3, Array5};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    InternalForce, nested_rows, read_internal_force, read_manifest, square_matrix,
+    write_internal_force, write_manifest, InternalForceEntry,
+};
+use crate::atomic::write_dir_atomically;
+use crate::error::{FormatError, Result};
+use crate::grid::{GridSpec, LevelSetGrid};
+use crate::npy::{read_array, write_array};
+use crate::vtk::{write_vti, write_vtp, PointData};
+
+/// The grain bundle schema version this build reads and writes.
+pub const GRAIN_SCHEMA: u64 = 1;
+
+/// A rigid transform `x_local = rotation * x_input + translation`, taking input-frame
+/// coordinates (the mesh, image or primitive as given) to the grain's local frame.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RigidTransform {
+    /// Rotation matrix, row-major (`rotation[r][c]`), proper orthogonal.
+    pub rotation: [[f64; 3]; 3],
+    /// Translation (length units).
+    pub translation: [f64; 3],
+}
+
+impl RigidTransform {
+    /// The identity transform.
+    pub fn identity() -> Self {
+        RigidTransform {
+            rotation: [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+            translation: [0.0; 3],
+        }
+    }
+}
+
+/// Mass properties and bookkeeping of a grain, in its local frame (principal axes of inertia,
+/// origin at the centre of mass).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrainProperties {
+    /// Free-text unit system, e.g. `"mm, N, s, t"`; the pipeline never converts units.
+    pub units: String,
+    /// From the input frame to the local frame.
+    pub input_frame: RigidTransform,
+    /// Volume (length^3).
+    pub volume: f64,
+    /// Density (mass / length^3).
+    pub density: f64,
+    /// Mass (`density * volume`).
+    pub mass: f64,
+    /// Principal moments of inertia about the centre of mass (mass x length^2), along local x, y, z.
+    pub principal_moments: [f64; 3],
+}
+
+/// Modal data of a deformable grain (PHYSICS.md sections 1-3, 5).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Deformation {
+    /// `M_eps` (A x A, symmetric), Eq. 8.
+    pub modal_mass: Array2<f64>,
+    /// `K` (A x A, symmetric), Eq. 4.
+    pub modal_stiffness: Array2<f64>,
+    /// `C_eps` (A x A, symmetric), modal damping.
+    pub modal_damping: Array2<f64>,
+    /// The internal-force law.
+    pub internal_force: InternalForce,
+    /// `(A, k, 3)` mode vectors `Phi_a` at the surface nodes, local frame.
+    pub node_modes: Array3<f64>,
+    /// `(A, nx, ny, nz, 3)` mode displacement at the grid nodes, extended outside the grain.
+    pub grid_modes: Array5<f64>,
+    /// For each mode, the level sets precomputed at sampled amplitudes (Eqs. 49-50); may be
+    /// empty for a mode that only uses the semi-Lagrangian update.
+    pub precomputed: Vec<Vec<SampledLevelSet>>,
+}
+
+/// A level set precomputed at one amplitude of one mode.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SampledLevelSet {
+    /// The amplitude `eps_a,p`; a mode's samples are strictly increasing.
+    pub amplitude: f64,
+    /// `(nx, ny, nz)` signed distance of the grain deformed by that amplitude alone.
+    pub values: Array3<f64>,
+}
+
+/// A grain bundle in memory. See the [module docs](self) for the files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrainBundle {
+    /// Mass properties and frames.
+    pub properties: GrainProperties,
+    /// The reference signed distance grid.
+    pub levelset: LevelSetGrid,
+    /// `(k, 3)` reference surface node positions.
+    pub nodes: Array2<f64>,
+    /// `(k)` node areas (they sum to the surface area).
+    pub node_areas: Array1<f64>,
+    /// Modal data; `None` for a rigid grain.
+    pub deformation: Option<Deformation>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    schema: u64,
+    properties: GrainProperties,
+    grid: GridSpec,
+    node_count: usize,
+    deformable: Option<DeformableManifest>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeformableManifest {
+    mode_count: usize,
+    modal_mass: Vec<Vec<f64>>,
+    modal_stiffness: Vec<Vec<f64>>,
+    modal_damping: Vec<Vec<f64>>,
+    internal_force: InternalForceEntry,
+    /// Per mode, the amplitudes of the precomputed level sets.
+    precomputed_amplitudes: Vec<Vec<f64>>,
+}
+
+fn sample_file(mode: usize, sample: usize) -> String {
+    format!("precomputed/mode{mode}_sample{sample}.npy")
+}
+
+fn check_amplitudes(path: &Path, amplitudes: &[Vec<f64>], modes: usize) -> Result<()> {
+    let field = "precomputed_amplitudes";
+    if amplitudes.len() != modes {
+        return Err(FormatError::invalid(
+            path,
+            field,
+            format!("expected one list per mode ({modes}), got {}", amplitudes.len()),
+        ));
+    }
+    for (a, list) in amplitudes.iter().enumerate() {
+        if list.iter().any(|x| !x.is_finite()) || list.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(FormatError::invalid(
+                path,
+                field,
+                format!("mode {a}: amplitudes must be finite and strictly increasing"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+impl GrainBundle {
+    /// Number of surface nodes `k`.
+    pub fn node_count(&self) -> usize {
+        self.nodes.nrows()
+    }
+
+    /// Number of modes `A` (0 for a rigid grain).
+    pub fn mode_count(&self) -> usize {
+        self.deformation.as_ref().map_or(0, |d| d.modal_mass.nrows())
+    }
+
+    /// Checks every array against the others (node count, mode count, grid dims) and the values'
+    /// ranges; `path` is used in messages.
+    fn check(&self, path: &Path) -> Result<()> {
+        let k = self.node_count();
+        let [nx, ny, nz] = self.levelset.spec().dims;
+        let shape = |array: &str, expected: Vec<usize>, found: &[usize]| {
+            if expected == found {
+                Ok(())
+            } else {
+                Err(FormatError::Shape {
+                    path: path.to_path_buf(),
+                    array: array.into(),
+                    expected,
+                    found: found.to_vec(),
+                })
+            }
+        };
+        shape("nodes", vec![k, 3], self.nodes.shape())?;
+        shape("node_areas", vec![k], self.node_areas.shape())?;
+        let Some(d) = &self.deformation else {
+            return Ok(());
+        };
+        let a = self.mode_count();
+        for (field, m) in [
+            ("modal_mass", &d.modal_mass),
+            ("modal_stiffness", &d.modal_stiffness),
+            ("modal_damping", &d.modal_damping),
+        ] {
+            square_matrix(path, field, &nested_rows(m), a)?;
+        }
+        shape("node_modes", vec![a, k, 3], d.node_modes.shape())?;
+        shape("grid_modes", vec![a, nx, ny, nz, 3], d.grid_modes.shape())?;
+        let amplitudes = self.amplitudes();
+        check_amplitudes(path, &amplitudes, a)?;
+        for (m, samples) in d.precomputed.iter().enumerate() {
+            for (p, s) in samples.iter().enumerate() {
+                shape(&sample_file(m, p), vec![nx, ny, nz], s.values.shape())?;
+            }
+        }
+        Ok(())
+    }
+
+    fn amplitudes(&self) -> Vec<Vec<f64>> {
+        self.deformation.as_ref().map_or(vec![], |d| {
+            d.precomputed
+                .iter()
+                .map(|s| s.iter().map(|x| x.amplitude).collect())
+                .collect()
+        })
+    }
+
+    /// Writes the bundle directory atomically (replacing an existing bundle whole).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        self.check(dir)?;
+        write_dir_atomically(dir, |tmp| self.write_files(tmp))
+    }
+
+    fn write_files(&self, dir: &Path) -> Result<()> {
+        let spec = self.levelset.spec();
+        let levelset = Array3::from_shape_vec(spec.dims, self.levelset.values().to_vec())
+            .expect("a LevelSetGrid has nx*ny*nz values");
+        write_array(dir, "levelset.npy", &levelset)?;
+        write_array(dir, "nodes.npy", &self.nodes)?;
+        write_array(dir, "node_areas.npy", &self.node_areas)?;
+
+        let mut grid_vectors = Vec::new();
+        let mut node_vectors = Vec::new();
+        let deformable = match &self.deformation {
+            None => None,
+            Some(d) => {
+                write_array(dir, "node_modes.npy", &d.node_modes)?;
+                write_array(dir, "grid_modes.npy", &d.grid_modes)?;
+                if d.precomputed.iter().any(|s| !s.is_empty()) {
+                    let sub = dir.join("precomputed");
+                    std::fs::create_dir(&sub).map_err(|e| FormatError::io(&sub, e))?;
+                }
+                for (m, samples) in d.precomputed.iter().enumerate() {
+                    for (p, s) in samples.iter().enumerate() {
+                        write_array(dir, &sample_file(m, p), &s.values)?;
+                    }
+                }
+                for a in 0..self.mode_count() {
+                    let standard = |x: ndarray::ArrayViewD<f64>| {
+                        x.as_standard_layout().iter().copied().collect::<Vec<f64>>()
+                    };
+                    grid_vectors.push((format!("mode{a}"), standard(d.grid_modes.index_axis(ndarray::Axis(0), a).into_dyn())));
+                    node_vectors.push((format!("mode{a}"), standard(d.node_modes.index_axis(ndarray::Axis(0), a).into_dyn())));
+                }
+                Some(DeformableManifest {
+                    mode_count: self.mode_count(),
+                    modal_mass: nested_rows(&d.modal_mass),
+                    modal_stiffness: nested_rows(&d.modal_stiffness),
+                    modal_damping: nested_rows(&d.modal_damping),
+                    internal_force: write_internal_force(dir, &d.internal_force, self.mode_count())?,
+                    precomputed_amplitudes: self.amplitudes(),
+                })
+            }
+        };
+
+        let mut grid_data = vec![PointData::Scalars("phi", self.levelset.values())];
+        grid_data.extend(grid_vectors.iter().map(|(n, v)| PointData::Vectors(n, v)));
+        write_vti(&dir.join("grain.vti"), spec, &grid_data)?;
+        let points: Vec<f64> = self.nodes.as_standard_layout().iter().copied().collect();
+        let areas = self.node_areas.to_vec();
+        let mut node_data = vec![PointData::Scalars("area", &areas)];
+        node_data.extend(node_vectors.iter().map(|(n, v)| PointData::Vectors(n, v)));
+        write_vtp(&dir.join("nodes.vtp"), &points, &node_data)?;
+
+        let manifest = Manifest {
+            schema: GRAIN_SCHEMA,
+            properties: self.properties.clone(),
+            grid: spec.clone(),
+            node_count: self.node_count(),
+            deformable,
+        };
+        write_manifest(&dir.join("grain.json"), &manifest)
+    }
+
+    /// Reads a bundle directory, checking the schema version and every array's shape against
+    /// `grain.json`.
+    pub fn read(dir: &Path) -> Result<GrainBundle> {
+        let manifest_path = dir.join("grain.json");
+        let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA)?;
+        m.grid
+            .validate()
+            .map_err(|(field, msg)| FormatError::invalid(&manifest_path, format!("grid.{field}"), msg))?;
+        let [nx, ny, nz] = m.grid.dims;
+        let k = m.node_count;
+        let levelset: Array3<f64> = read_array(dir, "levelset.npy", &[nx, ny, nz])?;
+        let levelset = LevelSetGrid::new(m.grid.clone(), levelset.into_raw_vec_and_offset().0)
+            .expect("shape and values checked");
+        let nodes = read_array(dir, "nodes.npy", &[k, 3])?;
+        let node_areas = read_array(dir, "node_areas.npy", &[k])?;
+        let deformation = match m.deformable {
+            None => None,
+            Some(d) => {
+                let a = d.mode_count;
+                check_amplitudes(&manifest_path, &d.precomputed_amplitudes, a)?;
+                let mut precomputed = Vec::with_capacity(a);
+                for (mode, amplitudes) in d.precomputed_amplitudes.iter().enumerate() {
+                    let mut samples = Vec::with_capacity(amplitudes.len());
+                    for (p, &amplitude) in amplitudes.iter().enumerate() {
+                        samples.push(SampledLevelSet {
+                            amplitude,
+                            values: read_array(dir, &sample_file(mode, p), &[nx, ny, nz])?,
+                        });
+                    }
+                    precomputed.push(samples);
+                }
+                Some(Deformation {
+                    modal_mass: square_matrix(&manifest_path, "modal_mass", &d.modal_mass, a)?,
+                    modal_stiffness: square_matrix(&manifest_path, "modal_stiffness", &d.modal_stiffness, a)?,
+                    modal_damping: square_matrix(&manifest_path, "modal_damping", &d.modal_damping, a)?,
+                    internal_force: read_internal_force(dir, d.internal_force, a)?,
+                    node_modes: read_array(dir, "node_modes.npy", &[a, k, 3])?,
+                    grid_modes: read_array(dir, "grid_modes.npy", &[a, nx, ny, nz, 3])?,
+                    precomputed,
+                })
+            }
+        };
+        Ok(GrainBundle {
+            properties: m.properties,
+            levelset,
+            nodes,
+            node_areas,
+            deformation,
+        })
+    }
+}

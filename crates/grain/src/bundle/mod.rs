@@ -1,0 +1,185 @@
+//! Bundles: directories with a schema-versioned JSON manifest and `.npy` arrays (DESIGN.md,
+//! "On-disk contracts"). Reading checks the schema version first, then every array's shape
+//! against the manifest; writing is atomic (see [`crate::atomic`]).
+
+mod grain;
+mod modes;
+
+pub use grain::{
+    Deformation, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet, GRAIN_SCHEMA,
+};
+pub use modes::{
+    Material, ModeConstruction, ModesBundle, ModesInfo, Normalization, Reconstruction,
+    ReconstructionError, Snapshot, SourceFile, Truncation, MODES_SCHEMA,
+};
+
+use std::path::Path;
+
+use ndarray::Array2;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::atomic::write_file_atomically;
+use crate::error::{FormatError, Result};
+use crate::table::ForceTable;
+
+/// How a grain's generalized internal force `F_int(eps)` is computed (PHYSICS.md section 2).
+#[derive(Clone, Debug, PartialEq)]
+pub enum InternalForce {
+    /// `F_int = K eps` with the bundle's modal stiffness `K` (Eq. 3).
+    Linear,
+    /// One mode only: a table of `F_int` and `U` against `eps` (Section 4.2 of the paper),
+    /// stored as the bundle's `internal_force.csv`.
+    Table {
+        /// How values between rows are interpolated.
+        interpolation: TableInterpolation,
+        /// The samples.
+        table: ForceTable,
+    },
+}
+
+/// The manifest's record of an [`InternalForce`]: the table itself lives in a CSV file.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub(crate) enum InternalForceEntry {
+    Linear,
+    Table { interpolation: TableInterpolation },
+}
+
+const FORCE_TABLE_FILE: &str = "internal_force.csv";
+
+/// A tabulated law describes exactly one mode.
+fn check_table_modes(dir: &Path, modes: usize) -> Result<()> {
+    if modes == 1 {
+        Ok(())
+    } else {
+        Err(FormatError::invalid(
+            dir,
+            "internal_force",
+            format!("a tabulated law needs exactly 1 mode, the bundle has {modes}"),
+        ))
+    }
+}
+
+/// Writes the table of a tabulated law into the bundle directory; returns the manifest entry.
+pub(crate) fn write_internal_force(
+    dir: &Path,
+    law: &InternalForce,
+    modes: usize,
+) -> Result<InternalForceEntry> {
+    if matches!(law, InternalForce::Table { .. }) {
+        check_table_modes(dir, modes)?;
+    }
+    Ok(match law {
+        InternalForce::Linear => InternalForceEntry::Linear,
+        InternalForce::Table {
+            interpolation,
+            table,
+        } => {
+            table.write_csv(&dir.join(FORCE_TABLE_FILE))?;
+            InternalForceEntry::Table {
+                interpolation: *interpolation,
+            }
+        }
+    })
+}
+
+/// Reads the law a manifest entry names (a table is only allowed for one mode).
+pub(crate) fn read_internal_force(
+    dir: &Path,
+    entry: InternalForceEntry,
+    modes: usize,
+) -> Result<InternalForce> {
+    Ok(match entry {
+        InternalForceEntry::Linear => InternalForce::Linear,
+        InternalForceEntry::Table { interpolation } => {
+            check_table_modes(dir, modes)?;
+            InternalForce::Table {
+                interpolation,
+                table: ForceTable::read_csv(&dir.join(FORCE_TABLE_FILE))?,
+            }
+        }
+    })
+}
+
+/// Interpolation of a tabulated internal force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableInterpolation {
+    /// Piecewise linear force (piecewise quadratic energy).
+    Linear,
+    /// Monotone piecewise cubic (Fritsch-Carlson) force.
+    MonotoneCubic,
+}
+
+/// Reads a manifest: first the `schema` field alone (so that a file of another version gets a
+/// version error, not a confusing field error), then the whole document.
+pub(crate) fn read_manifest<T: DeserializeOwned>(path: &Path, schema: u64) -> Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| FormatError::io(path, e))?;
+    #[derive(Deserialize)]
+    struct Version {
+        schema: Option<u64>,
+    }
+    let parse_error = |e: serde_json::Error| FormatError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let version: Version = serde_json::from_str(&text).map_err(parse_error)?;
+    match version.schema {
+        None => Err(FormatError::Parse {
+            path: path.to_path_buf(),
+            message: format!("missing integer field `schema` (expected {schema})"),
+        }),
+        Some(found) if found != schema => Err(FormatError::SchemaVersion {
+            path: path.to_path_buf(),
+            found,
+            expected: schema,
+        }),
+        Some(_) => serde_json::from_str(&text).map_err(parse_error),
+    }
+}
+
+/// Writes a manifest as pretty JSON, atomically.
+pub(crate) fn write_manifest<T: Serialize>(path: &Path, manifest: &T) -> Result<()> {
+    write_file_atomically(path, |w| {
+        serde_json::to_writer_pretty(&mut *w, manifest).map_err(std::io::Error::other)?;
+        std::io::Write::write_all(w, b"\n")
+    })
+}
+
+/// Checks that a square matrix is symmetric to round-off (relative 1e-12 of its largest entry).
+pub(crate) fn check_symmetric(path: &Path, field: &str, m: &Array2<f64>) -> Result<()> {
+    let scale = m.iter().fold(0.0f64, |a, x| a.max(x.abs()));
+    for ((i, j), &v) in m.indexed_iter() {
+        if (v - m[[j, i]]).abs() > 1e-12 * scale {
+            return Err(FormatError::invalid(
+                path,
+                field,
+                format!("not symmetric: [{i},{j}] = {v} but [{j},{i}] = {}", m[[j, i]]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Converts a JSON-friendly nested matrix to an ndarray, checking it is `n x n`.
+pub(crate) fn square_matrix(path: &Path, field: &str, rows: &[Vec<f64>], n: usize) -> Result<Array2<f64>> {
+    if rows.len() != n || rows.iter().any(|r| r.len() != n) {
+        return Err(FormatError::invalid(
+            path,
+            field,
+            format!("expected a {n} x {n} matrix (one row per mode)"),
+        ));
+    }
+    if rows.iter().flatten().any(|x| !x.is_finite()) {
+        return Err(FormatError::invalid(path, field, "non-finite entry"));
+    }
+    let m = Array2::from_shape_fn((n, n), |(i, j)| rows[i][j]);
+    check_symmetric(path, field, &m)?;
+    Ok(m)
+}
+
+/// The inverse of [`square_matrix`].
+pub(crate) fn nested_rows(m: &Array2<f64>) -> Vec<Vec<f64>> {
+    m.rows().into_iter().map(|r| r.to_vec()).collect()
+}

@@ -1,0 +1,331 @@
+//! The modes bundle `<name>.modes/`, written by mode-extract and read by levelset-bake.
+//!
+//! | file | content |
+//! |---|---|
+//! | `modes.json` | manifest: schema, counts, element blocks, [`ModesInfo`], internal-force law |
+//! | `ref_nodes.npy` | `(n, 3)` FEM node coordinates, reference configuration, input frame |
+//! | `elements{b}.npy` | `(m_b, nodes per element)` 0-based connectivity (uint64) of element block `b` |
+//! | `phi.npy` | `(A, n, 3)` modes `Phi_a` at the FEM nodes |
+//! | `mass.npy`, `stiffness.npy` | `(A, A)` symmetric modal mass (Eq. 8) and stiffness (Eq. 4) |
+//! | `coords.npy` | `(S, A)` generalized coordinates of each snapshot |
+//! | `internal_force.csv` | tabulated `F_int` (one mode, tabulated law only) |
+//! | `modes.vtu` | the mesh with every mode as a point vector, for ParaView |
+
+use std::path::Path;
+
+use ndarray::{Array2, Array3, Axis};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    InternalForce, InternalForceEntry, check_symmetric, read_internal_force, read_manifest,
+    write_internal_force, write_manifest,
+};
+use crate::atomic::write_dir_atomically;
+use crate::error::{FormatError, Result};
+use crate::mesh::{ElementBlock, ElementType, FemMesh};
+use crate::npy::{read_array, write_array};
+use crate::vtk::{write_vtu, PointData};
+
+/// The modes bundle schema version this build reads and writes.
+pub const MODES_SCHEMA: u64 = 1;
+
+/// Isotropic linear elastic material of the FEM model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// Young's modulus `E` (stress units).
+    pub youngs_modulus: f64,
+    /// Poisson's ratio `nu`.
+    pub poisson_ratio: f64,
+    /// Density `rho` (mass / length^3).
+    pub density: f64,
+}
+
+/// An input file the modes were made from, with its checksum (so a stale bundle can be spotted).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceFile {
+    /// The path as given on the command line.
+    pub path: String,
+    /// SHA-256 of the file's bytes, lowercase hex.
+    pub sha256: String,
+}
+
+/// How the number of SVD modes was chosen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "by", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Truncation {
+    /// A fixed count.
+    Count {
+        /// Modes kept.
+        modes: usize,
+    },
+    /// The fewest modes whose squared singular values reach this fraction of the total.
+    Energy {
+        /// Captured fraction, in (0, 1].
+        fraction: f64,
+    },
+}
+
+/// How the modes were built (PHYSICS.md section 7).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum ModeConstruction {
+    /// Left singular vectors of the snapshot matrix.
+    Svd {
+        /// How many were kept.
+        truncation: Truncation,
+        /// All singular values, largest first.
+        singular_values: Vec<f64>,
+    },
+    /// The snapshot at the largest deformation.
+    Single {
+        /// Its identifier.
+        snapshot: String,
+    },
+    /// Differences of successive snapshots, pruned by modified Gram-Schmidt.
+    Difference {
+        /// The relative norm below which a difference is pruned.
+        tolerance: f64,
+    },
+}
+
+/// How each mode is scaled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Normalization {
+    /// Largest nodal displacement magnitude 1.
+    UnitMax,
+    /// Unit Euclidean norm of the nodal vector.
+    UnitL2,
+    /// Unit modal mass.
+    Mass,
+    /// `eps` equals the displacement of a node set along a direction (e.g. the indenter's).
+    Control {
+        /// The node set's name in the FEM deck.
+        node_set: String,
+        /// The direction (unit vector).
+        direction: [f64; 3],
+    },
+}
+
+/// A snapshot the modes were fitted to or checked against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    /// Identifier (file name and increment, or the scalars CSV's id).
+    pub id: String,
+    /// Held out of the fit, used for the out-of-sample check.
+    pub holdout: bool,
+}
+
+/// Relative reconstruction errors over a set of snapshots.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconstructionError {
+    /// `||U - Phi c|| / ||U||` over the set (Frobenius).
+    pub displacement: f64,
+    /// Relative strain-energy error, when energies were given.
+    pub strain_energy: Option<f64>,
+}
+
+/// Reconstruction errors of the fit (PHYSICS.md section 7, "Quality").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reconstruction {
+    /// On the snapshots used for the modes.
+    pub train: ReconstructionError,
+    /// On the held-out snapshots, if any.
+    pub holdout: Option<ReconstructionError>,
+}
+
+/// What a modes bundle records besides its arrays.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModesInfo {
+    /// Free-text unit system of the FEM model.
+    pub units: String,
+    /// The FEM material.
+    pub material: Material,
+    /// Input files with checksums.
+    pub sources: Vec<SourceFile>,
+    /// How the modes were built.
+    pub construction: ModeConstruction,
+    /// How they were scaled.
+    pub normalization: Normalization,
+    /// Whether the basis was rotated so that M and K are diagonal.
+    pub energy_orthogonalized: bool,
+    /// The snapshots, in the row order of `coords.npy`.
+    pub snapshots: Vec<Snapshot>,
+    /// Reconstruction errors.
+    pub reconstruction: Reconstruction,
+}
+
+/// A modes bundle in memory. See the [module docs](self) for the files.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModesBundle {
+    /// Provenance, construction and quality.
+    pub info: ModesInfo,
+    /// The FEM mesh, reference configuration.
+    pub mesh: FemMesh,
+    /// `(A, n, 3)` modes at the FEM nodes.
+    pub phi: Array3<f64>,
+    /// `(A, A)` modal mass.
+    pub mass: Array2<f64>,
+    /// `(A, A)` modal stiffness.
+    pub stiffness: Array2<f64>,
+    /// `(S, A)` generalized coordinates of the snapshots.
+    pub coords: Array2<f64>,
+    /// The fitted internal-force law.
+    pub internal_force: InternalForce,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BlockEntry {
+    element_type: ElementType,
+    count: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Manifest {
+    schema: u64,
+    mode_count: usize,
+    node_count: usize,
+    element_blocks: Vec<BlockEntry>,
+    internal_force: InternalForceEntry,
+    info: ModesInfo,
+}
+
+fn block_file(b: usize) -> String {
+    format!("elements{b}.npy")
+}
+
+fn check_connectivity(path: &Path, block: &ElementBlock, n: usize) -> Result<()> {
+    match block.connectivity.iter().find(|&&i| i as usize >= n) {
+        Some(i) => Err(FormatError::invalid(
+            path,
+            "connectivity",
+            format!("node index {i} is past the node count {n}"),
+        )),
+        None => Ok(()),
+    }
+}
+
+impl ModesBundle {
+    /// Number of modes `A`.
+    pub fn mode_count(&self) -> usize {
+        self.phi.len_of(Axis(0))
+    }
+
+    fn check(&self, path: &Path) -> Result<()> {
+        let a = self.mode_count();
+        let n = self.mesh.nodes.nrows();
+        let s = self.info.snapshots.len();
+        for (array, expected, found) in [
+            ("ref_nodes", vec![n, 3], self.mesh.nodes.shape()),
+            ("phi", vec![a, n, 3], self.phi.shape()),
+            ("mass", vec![a, a], self.mass.shape()),
+            ("stiffness", vec![a, a], self.stiffness.shape()),
+            ("coords", vec![s, a], self.coords.shape()),
+        ] {
+            if expected != found {
+                return Err(FormatError::Shape {
+                    path: path.to_path_buf(),
+                    array: array.into(),
+                    expected,
+                    found: found.to_vec(),
+                });
+            }
+        }
+        for (b, block) in self.mesh.blocks.iter().enumerate() {
+            let npe = block.element_type.node_count();
+            if block.connectivity.ncols() != npe {
+                return Err(FormatError::Shape {
+                    path: path.to_path_buf(),
+                    array: block_file(b).trim_end_matches(".npy").into(),
+                    expected: vec![block.connectivity.nrows(), npe],
+                    found: block.connectivity.shape().to_vec(),
+                });
+            }
+            check_connectivity(path, block, n)?;
+        }
+        check_symmetric(path, "mass", &self.mass)?;
+        check_symmetric(path, "stiffness", &self.stiffness)
+    }
+
+    /// Writes the bundle directory atomically (replacing an existing bundle whole).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        self.check(dir)?;
+        write_dir_atomically(dir, |tmp| {
+            write_array(tmp, "ref_nodes.npy", &self.mesh.nodes)?;
+            for (b, block) in self.mesh.blocks.iter().enumerate() {
+                write_array(tmp, &block_file(b), &block.connectivity)?;
+            }
+            write_array(tmp, "phi.npy", &self.phi)?;
+            write_array(tmp, "mass.npy", &self.mass)?;
+            write_array(tmp, "stiffness.npy", &self.stiffness)?;
+            write_array(tmp, "coords.npy", &self.coords)?;
+            let internal_force = write_internal_force(tmp, &self.internal_force, self.mode_count())?;
+
+            let modes: Vec<(String, Vec<f64>)> = (0..self.mode_count())
+                .map(|a| {
+                    let v = self.phi.index_axis(Axis(0), a);
+                    (format!("mode{a}"), v.as_standard_layout().iter().copied().collect())
+                })
+                .collect();
+            let data: Vec<PointData> = modes.iter().map(|(n, v)| PointData::Vectors(n, v)).collect();
+            write_vtu(&tmp.join("modes.vtu"), &self.mesh, &data)?;
+
+            let manifest = Manifest {
+                schema: MODES_SCHEMA,
+                mode_count: self.mode_count(),
+                node_count: self.mesh.nodes.nrows(),
+                element_blocks: self
+                    .mesh
+                    .blocks
+                    .iter()
+                    .map(|b| BlockEntry {
+                        element_type: b.element_type,
+                        count: b.connectivity.nrows(),
+                    })
+                    .collect(),
+                internal_force,
+                info: self.info.clone(),
+            };
+            write_manifest(&tmp.join("modes.json"), &manifest)
+        })
+    }
+
+    /// Reads a bundle directory, checking the schema version, every array's shape against
+    /// `modes.json`, the connectivity's node indices and the symmetry of M and K.
+    pub fn read(dir: &Path) -> Result<ModesBundle> {
+        let manifest_path = dir.join("modes.json");
+        let m: Manifest = read_manifest(&manifest_path, MODES_SCHEMA)?;
+        let (a, n, s) = (m.mode_count, m.node_count, m.info.snapshots.len());
+        let nodes = read_array(dir, "ref_nodes.npy", &[n, 3])?;
+        let mut blocks = Vec::with_capacity(m.element_blocks.len());
+        for (b, entry) in m.element_blocks.iter().enumerate() {
+            let block = ElementBlock {
+                element_type: entry.element_type,
+                connectivity: read_array(dir, &block_file(b), &[entry.count, entry.element_type.node_count()])?,
+            };
+            check_connectivity(&dir.join(block_file(b)), &block, n)?;
+            blocks.push(block);
+        }
+        let mass = read_array(dir, "mass.npy", &[a, a])?;
+        check_symmetric(&dir.join("mass.npy"), "mass", &mass)?;
+        let stiffness = read_array(dir, "stiffness.npy", &[a, a])?;
+        check_symmetric(&dir.join("stiffness.npy"), "stiffness", &stiffness)?;
+        Ok(ModesBundle {
+            mesh: FemMesh { nodes, blocks },
+            phi: read_array(dir, "phi.npy", &[a, n, 3])?,
+            mass,
+            stiffness,
+            coords: read_array(dir, "coords.npy", &[s, a])?,
+            internal_force: read_internal_force(dir, m.internal_force, a)?,
+            info: m.info,
+        })
+    }
+}
