@@ -163,7 +163,11 @@ mod tests {
         assert!(err.to_string().contains("simulated failure"));
         assert_eq!(fs::read_to_string(bundle.join("a")).unwrap(), "old a");
         assert_eq!(fs::read_to_string(bundle.join("b")).unwrap(), "old b");
-        assert!(leftovers(dir.path()).is_empty(), "{:?}", leftovers(dir.path()));
+        assert!(
+            leftovers(dir.path()).is_empty(),
+            "{:?}",
+            leftovers(dir.path())
+        );
         // A first write that fails leaves no directory at all.
         let fresh = dir.path().join("y.grain");
         write_dir_atomically(&fresh, |d| Err(FormatError::invalid(d, "a", "fail"))).unwrap_err();
@@ -175,8 +179,14 @@ mod tests {
     fn dir_write_replaces_whole_bundle() {
         let dir = tempfile::tempdir().unwrap();
         let bundle = dir.path().join("x.grain");
-        write_dir_atomically(&bundle, |d| fs::write(d.join("stale"), "s").map_err(|e| FormatError::io(d, e))).unwrap();
-        write_dir_atomically(&bundle, |d| fs::write(d.join("fresh"), "f").map_err(|e| FormatError::io(d, e))).unwrap();
+        write_dir_atomically(&bundle, |d| {
+            fs::write(d.join("stale"), "s").map_err(|e| FormatError::io(d, e))
+        })
+        .unwrap();
+        write_dir_atomically(&bundle, |d| {
+            fs::write(d.join("fresh"), "f").map_err(|e| FormatError::io(d, e))
+        })
+        .unwrap();
         assert!(!bundle.join("stale").exists());
         assert!(bundle.join("fresh").exists());
         assert!(leftovers(dir.path()).is_empty());

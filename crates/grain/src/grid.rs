@@ -62,13 +62,19 @@ impl GridSpec {
     /// Checks the spec; the error names the offending field.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         if !(self.spacing.is_finite() && self.spacing > 0.0) {
-            return Err(("spacing", format!("must be finite and > 0, got {}", self.spacing)));
+            return Err((
+                "spacing",
+                format!("must be finite and > 0, got {}", self.spacing),
+            ));
         }
         if self.origin.iter().any(|x| !x.is_finite()) {
             return Err(("origin", format!("must be finite, got {:?}", self.origin)));
         }
         if self.dims.iter().any(|&n| n < 2) {
-            return Err(("dims", format!("need at least 2 nodes per axis, got {:?}", self.dims)));
+            return Err((
+                "dims",
+                format!("need at least 2 nodes per axis, got {:?}", self.dims),
+            ));
         }
         Ok(())
     }
@@ -324,7 +330,11 @@ mod tests {
         let exact_grad = Vector3::new(0.3, -1.7, 2.1);
         for p in probe_points(&s) {
             let (v, g) = grid.value_and_gradient(&p);
-            assert!((v - linear(p)).abs() <= 1e-13, "value at {p}: {v} vs {}", linear(p));
+            assert!(
+                (v - linear(p)).abs() <= 1e-13,
+                "value at {p}: {v} vs {}",
+                linear(p)
+            );
             assert!((g - exact_grad).norm() <= 1e-12, "gradient at {p}: {g}");
         }
     }
@@ -375,7 +385,12 @@ mod tests {
         assert!(e.to_string().contains("spacing"), "{e}");
         let mut s = spec();
         s.dims[1] = 1;
-        assert!(LevelSetGrid::new(s, vec![0.0; 63]).unwrap_err().to_string().contains("dims"));
+        assert!(
+            LevelSetGrid::new(s, vec![0.0; 63])
+                .unwrap_err()
+                .to_string()
+                .contains("dims")
+        );
         let e = LevelSetGrid::new(spec(), vec![0.0; 5]).unwrap_err();
         assert!(e.to_string().contains("needs 819 values, got 5"), "{e}");
         let mut v = vec![0.0; spec().len()];

@@ -104,7 +104,10 @@ impl ForceTable {
 }
 
 fn csv_error(path: &Path, e: csv::Error) -> FormatError {
-    let line = e.position().map(|p| format!("line {}: ", p.line())).unwrap_or_default();
+    let line = e
+        .position()
+        .map(|p| format!("line {}: ", p.line()))
+        .unwrap_or_default();
     FormatError::Parse {
         path: path.to_path_buf(),
         message: format!("{line}{e} (expected columns eps,force,energy)"),

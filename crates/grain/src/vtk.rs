@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use quick_xml::events::Event;
 use vtkio::model::{
-    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, Extent, ImageDataPiece, IOBuffer,
+    Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, Extent, IOBuffer, ImageDataPiece,
     Piece, PolyDataPiece, UnstructuredGridPiece, Version, VertexNumbers, Vtk,
 };
 use vtkio::xml::Compressor;
@@ -79,7 +79,10 @@ fn check_lengths(path: &Path, n_points: usize, data: &[PointData]) -> Result<()>
             return Err(FormatError::invalid(
                 path,
                 d.name(),
-                format!("expected {expected} values for {n_points} points, got {}", d.values().len()),
+                format!(
+                    "expected {expected} values for {n_points} points, got {}",
+                    d.values().len()
+                ),
             ));
         }
     }
@@ -141,7 +144,11 @@ pub fn write_vti(path: &Path, spec: &GridSpec, data: &[PointData]) -> Result<()>
 /// `points` is flat `[x0, y0, z0, x1, ...]`.
 pub fn write_vtp(path: &Path, points: &[f64], data: &[PointData]) -> Result<()> {
     if points.len() % 3 != 0 {
-        return Err(FormatError::invalid(path, "points", "length is not a multiple of 3"));
+        return Err(FormatError::invalid(
+            path,
+            "points",
+            "length is not a multiple of 3",
+        ));
     }
     let n = points.len() / 3;
     check_lengths(path, n, data)?;
@@ -175,7 +182,13 @@ pub fn write_vtu(path: &Path, mesh: &FemMesh, data: &[PointData]) -> Result<()> 
         }
     }
     let piece = UnstructuredGridPiece {
-        points: IOBuffer::from(mesh.nodes.as_standard_layout().iter().copied().collect::<Vec<f64>>()),
+        points: IOBuffer::from(
+            mesh.nodes
+                .as_standard_layout()
+                .iter()
+                .copied()
+                .collect::<Vec<f64>>(),
+        ),
         cells: Cells {
             cell_verts: VertexNumbers::XML {
                 connectivity,
@@ -234,9 +247,9 @@ pub fn read_pvd(path: &Path) -> Result<Vec<PvdEntry>> {
     let mut entries = Vec::new();
     let mut collection = false;
     loop {
-        let event = reader.read_event().map_err(|e| {
-            parse_error(format!("byte {}: {e}", reader.buffer_position()))
-        })?;
+        let event = reader
+            .read_event()
+            .map_err(|e| parse_error(format!("byte {}: {e}", reader.buffer_position())))?;
         match event {
             Event::Start(e) | Event::Empty(e) => match e.name().as_ref() {
                 b"Collection" => collection = true,
@@ -252,7 +265,9 @@ pub fn read_pvd(path: &Path) -> Result<Vec<PvdEntry>> {
                         match attr.key.as_ref() {
                             b"timestep" => {
                                 time = Some(value.trim().parse::<f64>().map_err(|_| {
-                                    parse_error(format!("DataSet timestep `{value}` is not a number"))
+                                    parse_error(format!(
+                                        "DataSet timestep `{value}` is not a number"
+                                    ))
                                 })?)
                             }
                             b"file" => file = Some(PathBuf::from(value)),
@@ -274,7 +289,9 @@ pub fn read_pvd(path: &Path) -> Result<Vec<PvdEntry>> {
         }
     }
     if !collection {
-        return Err(parse_error("not a VTK collection (no <Collection> element)".into()));
+        return Err(parse_error(
+            "not a VTK collection (no <Collection> element)".into(),
+        ));
     }
     Ok(entries)
 }

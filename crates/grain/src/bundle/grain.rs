@@ -18,14 +18,14 @@ use ndarray::{Array1, Array2, Array3, Array5};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    InternalForce, nested_rows, read_internal_force, read_manifest, square_matrix,
-    write_internal_force, write_manifest, InternalForceEntry,
+    InternalForce, InternalForceEntry, nested_rows, read_internal_force, read_manifest,
+    square_matrix, write_internal_force, write_manifest,
 };
 use crate::atomic::write_dir_atomically;
 use crate::error::{FormatError, Result};
 use crate::grid::{GridSpec, LevelSetGrid};
 use crate::npy::{read_array, write_array};
-use crate::vtk::{write_vti, write_vtp, PointData};
+use crate::vtk::{PointData, write_vti, write_vtp};
 
 /// The grain bundle schema version this build reads and writes.
 pub const GRAIN_SCHEMA: u64 = 1;
@@ -146,7 +146,10 @@ fn check_amplitudes(path: &Path, amplitudes: &[Vec<f64>], modes: usize) -> Resul
         return Err(FormatError::invalid(
             path,
             field,
-            format!("expected one list per mode ({modes}), got {}", amplitudes.len()),
+            format!(
+                "expected one list per mode ({modes}), got {}",
+                amplitudes.len()
+            ),
         ));
     }
     for (a, list) in amplitudes.iter().enumerate() {
@@ -169,7 +172,9 @@ impl GrainBundle {
 
     /// Number of modes `A` (0 for a rigid grain).
     pub fn mode_count(&self) -> usize {
-        self.deformation.as_ref().map_or(0, |d| d.modal_mass.nrows())
+        self.deformation
+            .as_ref()
+            .map_or(0, |d| d.modal_mass.nrows())
     }
 
     /// Checks every array against the others (node count, mode count, grid dims) and the values'
@@ -257,15 +262,25 @@ impl GrainBundle {
                     let standard = |x: ndarray::ArrayViewD<f64>| {
                         x.as_standard_layout().iter().copied().collect::<Vec<f64>>()
                     };
-                    grid_vectors.push((format!("mode{a}"), standard(d.grid_modes.index_axis(ndarray::Axis(0), a).into_dyn())));
-                    node_vectors.push((format!("mode{a}"), standard(d.node_modes.index_axis(ndarray::Axis(0), a).into_dyn())));
+                    grid_vectors.push((
+                        format!("mode{a}"),
+                        standard(d.grid_modes.index_axis(ndarray::Axis(0), a).into_dyn()),
+                    ));
+                    node_vectors.push((
+                        format!("mode{a}"),
+                        standard(d.node_modes.index_axis(ndarray::Axis(0), a).into_dyn()),
+                    ));
                 }
                 Some(DeformableManifest {
                     mode_count: self.mode_count(),
                     modal_mass: nested_rows(&d.modal_mass),
                     modal_stiffness: nested_rows(&d.modal_stiffness),
                     modal_damping: nested_rows(&d.modal_damping),
-                    internal_force: write_internal_force(dir, &d.internal_force, self.mode_count())?,
+                    internal_force: write_internal_force(
+                        dir,
+                        &d.internal_force,
+                        self.mode_count(),
+                    )?,
                     precomputed_amplitudes: self.amplitudes(),
                 })
             }
@@ -295,9 +310,9 @@ impl GrainBundle {
     pub fn read(dir: &Path) -> Result<GrainBundle> {
         let manifest_path = dir.join("grain.json");
         let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA)?;
-        m.grid
-            .validate()
-            .map_err(|(field, msg)| FormatError::invalid(&manifest_path, format!("grid.{field}"), msg))?;
+        m.grid.validate().map_err(|(field, msg)| {
+            FormatError::invalid(&manifest_path, format!("grid.{field}"), msg)
+        })?;
         let [nx, ny, nz] = m.grid.dims;
         let k = m.node_count;
         let levelset: Array3<f64> = read_array(dir, "levelset.npy", &[nx, ny, nz])?;
@@ -323,8 +338,18 @@ impl GrainBundle {
                 }
                 Some(Deformation {
                     modal_mass: square_matrix(&manifest_path, "modal_mass", &d.modal_mass, a)?,
-                    modal_stiffness: square_matrix(&manifest_path, "modal_stiffness", &d.modal_stiffness, a)?,
-                    modal_damping: square_matrix(&manifest_path, "modal_damping", &d.modal_damping, a)?,
+                    modal_stiffness: square_matrix(
+                        &manifest_path,
+                        "modal_stiffness",
+                        &d.modal_stiffness,
+                        a,
+                    )?,
+                    modal_damping: square_matrix(
+                        &manifest_path,
+                        "modal_damping",
+                        &d.modal_damping,
+                        a,
+                    )?,
                     internal_force: read_internal_force(dir, d.internal_force, a)?,
                     node_modes: read_array(dir, "node_modes.npy", &[a, k, 3])?,
                     grid_modes: read_array(dir, "grid_modes.npy", &[a, nx, ny, nz, 3])?,

@@ -6,11 +6,11 @@ mod grain;
 mod modes;
 
 pub use grain::{
-    Deformation, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet, GRAIN_SCHEMA,
+    Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet,
 };
 pub use modes::{
-    Material, ModeConstruction, ModesBundle, ModesInfo, Normalization, Reconstruction,
-    ReconstructionError, Snapshot, SourceFile, Truncation, MODES_SCHEMA,
+    MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo, Normalization,
+    Reconstruction, ReconstructionError, Snapshot, SourceFile, Truncation,
 };
 
 use std::path::Path;
@@ -155,7 +155,10 @@ pub(crate) fn check_symmetric(path: &Path, field: &str, m: &Array2<f64>) -> Resu
             return Err(FormatError::invalid(
                 path,
                 field,
-                format!("not symmetric: [{i},{j}] = {v} but [{j},{i}] = {}", m[[j, i]]),
+                format!(
+                    "not symmetric: [{i},{j}] = {v} but [{j},{i}] = {}",
+                    m[[j, i]]
+                ),
             ));
         }
     }
@@ -163,7 +166,12 @@ pub(crate) fn check_symmetric(path: &Path, field: &str, m: &Array2<f64>) -> Resu
 }
 
 /// Converts a JSON-friendly nested matrix to an ndarray, checking it is `n x n`.
-pub(crate) fn square_matrix(path: &Path, field: &str, rows: &[Vec<f64>], n: usize) -> Result<Array2<f64>> {
+pub(crate) fn square_matrix(
+    path: &Path,
+    field: &str,
+    rows: &[Vec<f64>],
+    n: usize,
+) -> Result<Array2<f64>> {
     if rows.len() != n || rows.iter().any(|r| r.len() != n) {
         return Err(FormatError::invalid(
             path,

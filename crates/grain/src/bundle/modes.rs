@@ -24,7 +24,7 @@ use crate::atomic::write_dir_atomically;
 use crate::error::{FormatError, Result};
 use crate::mesh::{ElementBlock, ElementType, FemMesh};
 use crate::npy::{read_array, write_array};
-use crate::vtk::{write_vtu, PointData};
+use crate::vtk::{PointData, write_vtu};
 
 /// The modes bundle schema version this build reads and writes.
 pub const MODES_SCHEMA: u64 = 1;
@@ -267,15 +267,22 @@ impl ModesBundle {
             write_array(tmp, "mass.npy", &self.mass)?;
             write_array(tmp, "stiffness.npy", &self.stiffness)?;
             write_array(tmp, "coords.npy", &self.coords)?;
-            let internal_force = write_internal_force(tmp, &self.internal_force, self.mode_count())?;
+            let internal_force =
+                write_internal_force(tmp, &self.internal_force, self.mode_count())?;
 
             let modes: Vec<(String, Vec<f64>)> = (0..self.mode_count())
                 .map(|a| {
                     let v = self.phi.index_axis(Axis(0), a);
-                    (format!("mode{a}"), v.as_standard_layout().iter().copied().collect())
+                    (
+                        format!("mode{a}"),
+                        v.as_standard_layout().iter().copied().collect(),
+                    )
                 })
                 .collect();
-            let data: Vec<PointData> = modes.iter().map(|(n, v)| PointData::Vectors(n, v)).collect();
+            let data: Vec<PointData> = modes
+                .iter()
+                .map(|(n, v)| PointData::Vectors(n, v))
+                .collect();
             write_vtu(&tmp.join("modes.vtu"), &self.mesh, &data)?;
 
             let manifest = Manifest {
@@ -309,7 +316,11 @@ impl ModesBundle {
         for (b, entry) in m.element_blocks.iter().enumerate() {
             let block = ElementBlock {
                 element_type: entry.element_type,
-                connectivity: read_array(dir, &block_file(b), &[entry.count, entry.element_type.node_count()])?,
+                connectivity: read_array(
+                    dir,
+                    &block_file(b),
+                    &[entry.count, entry.element_type.node_count()],
+                )?,
             };
             check_connectivity(&dir.join(block_file(b)), &block, n)?;
             blocks.push(block);

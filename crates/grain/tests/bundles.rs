@@ -1,0 +1,411 @@
+//! Bundle round trips and the rejection of damaged bundles (each error must name the file).
+
+use std::fs;
+use std::path::Path;
+
+use grain::{
+    Deformation, ElementBlock, ElementType, FemMesh, ForceTable, GrainBundle, GrainProperties,
+    GridSpec, InternalForce, LevelSetGrid, Material, ModeConstruction, ModesBundle, ModesInfo,
+    Normalization, Reconstruction, ReconstructionError, RigidTransform, SampledLevelSet, Snapshot,
+    SourceFile, TableInterpolation, Truncation,
+};
+use ndarray::{Array1, Array2, Array3, Array5, array};
+
+/// Distinct, non-round values so that a swapped index or a lost digit shows.
+fn fill(n: usize, seed: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| seed + (i as f64 * 0.7311).sin() / 3.0)
+        .collect()
+}
+
+fn table() -> ForceTable {
+    ForceTable {
+        eps: vec![0.0, 0.004, 0.008, 0.014],
+        force: vec![0.0, 4.12, 11.95, 28.63],
+        energy: vec![0.0, 0.00824, 0.04038, 0.1636800000000001],
+    }
+}
+
+fn rigid_grain() -> GrainBundle {
+    let spec = GridSpec {
+        origin: [-1.5, -2.0, -2.5],
+        spacing: 0.5,
+        dims: [4, 5, 6],
+    };
+    let values = fill(spec.len(), -0.2);
+    GrainBundle {
+        properties: GrainProperties {
+            units: "mm, N, s".into(),
+            input_frame: RigidTransform {
+                rotation: [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]],
+                translation: [0.1, -0.2, 1.0 / 3.0],
+            },
+            volume: 4.1887902047863905,
+            density: 2.65e-9,
+            mass: 1.1100294042683935e-8,
+            principal_moments: [4.44e-9, 4.45e-9, 4.46e-9],
+        },
+        levelset: LevelSetGrid::new(spec, values).unwrap(),
+        nodes: Array2::from_shape_vec((7, 3), fill(21, 0.1)).unwrap(),
+        node_areas: Array1::from(fill(7, 1.0)),
+        deformation: None,
+    }
+}
+
+fn deformable_grain(modes: usize, law: InternalForce) -> GrainBundle {
+    let mut g = rigid_grain();
+    let [nx, ny, nz] = g.levelset.spec().dims;
+    let sym = |seed: f64| {
+        let m = Array2::from_shape_vec((modes, modes), fill(modes * modes, seed)).unwrap();
+        &m + &m.t()
+    };
+    let mut precomputed = vec![vec![]; modes];
+    precomputed[0] = vec![
+        SampledLevelSet {
+            amplitude: -0.05,
+            values: Array3::from_shape_vec((nx, ny, nz), fill(nx * ny * nz, 0.3)).unwrap(),
+        },
+        SampledLevelSet {
+            amplitude: 0.1,
+            values: Array3::from_shape_vec((nx, ny, nz), fill(nx * ny * nz, 0.4)).unwrap(),
+        },
+    ];
+    g.deformation = Some(Deformation {
+        modal_mass: sym(1.0),
+        modal_stiffness: sym(1e4),
+        modal_damping: sym(2e4),
+        internal_force: law,
+        node_modes: Array3::from_shape_vec((modes, 7, 3), fill(modes * 21, 0.0)).unwrap(),
+        grid_modes: Array5::from_shape_vec(
+            (modes, nx, ny, nz, 3),
+            fill(modes * nx * ny * nz * 3, 0.5),
+        )
+        .unwrap(),
+        precomputed,
+    });
+    g
+}
+
+fn modes_bundle() -> ModesBundle {
+    let nodes = Array2::from_shape_vec((9, 3), fill(27, 0.0)).unwrap();
+    ModesBundle {
+        info: ModesInfo {
+            units: "mm, N".into(),
+            material: Material {
+                youngs_modulus: 70e3,
+                poisson_ratio: 0.3,
+                density: 2.7e-9,
+            },
+            sources: vec![SourceFile {
+                path: "data/sphere/job.frd".into(),
+                sha256: "ab".repeat(32),
+            }],
+            construction: ModeConstruction::Svd {
+                truncation: Truncation::Energy { fraction: 0.999 },
+                singular_values: vec![3.5, 0.25, 1e-3],
+            },
+            normalization: Normalization::Control {
+                node_set: "TOP".into(),
+                direction: [0.0, 0.0, -1.0],
+            },
+            energy_orthogonalized: false,
+            snapshots: vec![
+                Snapshot {
+                    id: "inc1".into(),
+                    holdout: false,
+                },
+                Snapshot {
+                    id: "inc2".into(),
+                    holdout: false,
+                },
+                Snapshot {
+                    id: "inc3".into(),
+                    holdout: true,
+                },
+            ],
+            reconstruction: Reconstruction {
+                train: ReconstructionError {
+                    displacement: 1e-4,
+                    strain_energy: Some(2e-3),
+                },
+                holdout: Some(ReconstructionError {
+                    displacement: 3e-4,
+                    strain_energy: None,
+                }),
+            },
+        },
+        mesh: FemMesh {
+            nodes,
+            blocks: vec![
+                ElementBlock {
+                    element_type: ElementType::Tet4,
+                    connectivity: array![[0u64, 1, 2, 3], [1, 2, 3, 4]],
+                },
+                ElementBlock {
+                    element_type: ElementType::Hex8,
+                    connectivity: array![[0u64, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7, 8]],
+                },
+            ],
+        },
+        phi: Array3::from_shape_vec((1, 9, 3), fill(27, 0.7)).unwrap(),
+        mass: array![[1e5]],
+        stiffness: array![[2.5e4]],
+        coords: array![[0.01], [0.02], [0.03]],
+        internal_force: InternalForce::Table {
+            interpolation: TableInterpolation::MonotoneCubic,
+            table: table(),
+        },
+    }
+}
+
+fn assert_names(err: impl std::fmt::Display, parts: &[&str]) {
+    let msg = err.to_string();
+    for p in parts {
+        assert!(msg.contains(p), "message {msg:?} should contain {p:?}");
+    }
+}
+
+#[test]
+fn rigid_grain_round_trips_every_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.grain");
+    let g = rigid_grain();
+    g.write(&path).unwrap();
+    assert_eq!(GrainBundle::read(&path).unwrap(), g);
+    for f in [
+        "grain.json",
+        "levelset.npy",
+        "nodes.npy",
+        "node_areas.npy",
+        "grain.vti",
+        "nodes.vtp",
+    ] {
+        assert!(path.join(f).is_file(), "{f}");
+    }
+}
+
+#[test]
+fn deformable_grain_round_trips_every_field_and_array() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, g) in [
+        ("linear.grain", deformable_grain(2, InternalForce::Linear)),
+        (
+            "table.grain",
+            deformable_grain(
+                1,
+                InternalForce::Table {
+                    interpolation: TableInterpolation::Linear,
+                    table: table(),
+                },
+            ),
+        ),
+    ] {
+        let path = dir.path().join(name);
+        g.write(&path).unwrap();
+        assert_eq!(GrainBundle::read(&path).unwrap(), g, "{name}");
+    }
+    assert!(dir.path().join("table.grain/internal_force.csv").is_file());
+    assert!(
+        dir.path()
+            .join("linear.grain/precomputed/mode0_sample1.npy")
+            .is_file()
+    );
+}
+
+#[test]
+fn modes_bundle_round_trips_every_field_and_array() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.modes");
+    let m = modes_bundle();
+    m.write(&path).unwrap();
+    assert_eq!(ModesBundle::read(&path).unwrap(), m);
+    assert!(path.join("modes.vtu").is_file());
+}
+
+fn set_schema(manifest: &Path, version: u64) {
+    let mut json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(manifest).unwrap()).unwrap();
+    json["schema"] = version.into();
+    fs::write(manifest, json.to_string()).unwrap();
+}
+
+#[test]
+fn unknown_schema_version_is_rejected_naming_file_and_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    rigid_grain().write(&grain).unwrap();
+    set_schema(&grain.join("grain.json"), 7);
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["a.grain/grain.json", "version 7", "version 1"],
+    );
+
+    let modes = dir.path().join("s.modes");
+    modes_bundle().write(&modes).unwrap();
+    set_schema(&modes.join("modes.json"), 2);
+    assert_names(
+        ModesBundle::read(&modes).unwrap_err(),
+        &["s.modes/modes.json", "version 2", "version 1"],
+    );
+}
+
+#[test]
+fn truncated_npy_is_rejected_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    deformable_grain(2, InternalForce::Linear)
+        .write(&grain)
+        .unwrap();
+    let file = grain.join("grid_modes.npy");
+    let bytes = fs::read(&file).unwrap();
+    fs::write(&file, &bytes[..bytes.len() - 100]).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["a.grain/grid_modes.npy"],
+    );
+    // A header cut short is a different failure of the same reader.
+    fs::write(&file, &bytes[..20]).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["a.grain/grid_modes.npy"],
+    );
+}
+
+#[test]
+fn shape_mismatch_names_array_expected_and_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    rigid_grain().write(&grain).unwrap();
+    ndarray_npy::write_npy(grain.join("node_areas.npy"), &Array1::<f64>::zeros(6)).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["a.grain/node_areas.npy", "`node_areas`", "[6]", "[7]"],
+    );
+
+    let modes = dir.path().join("s.modes");
+    modes_bundle().write(&modes).unwrap();
+    ndarray_npy::write_npy(modes.join("phi.npy"), &Array3::<f64>::zeros((2, 9, 3))).unwrap();
+    assert_names(
+        ModesBundle::read(&modes).unwrap_err(),
+        &["s.modes/phi.npy", "[2, 9, 3]", "[1, 9, 3]"],
+    );
+}
+
+#[test]
+fn damaged_values_are_rejected_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    rigid_grain().write(&grain).unwrap();
+    let mut nodes = Array2::from_shape_vec((7, 3), fill(21, 0.1)).unwrap();
+    nodes[[4, 1]] = f64::NAN;
+    ndarray_npy::write_npy(grain.join("nodes.npy"), &nodes).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["a.grain/nodes.npy", "non-finite", "[4, 1]"],
+    );
+
+    let modes = dir.path().join("s.modes");
+    modes_bundle().write(&modes).unwrap();
+    ndarray_npy::write_npy(
+        modes.join("elements1.npy"),
+        &array![[0u64, 1, 2, 3, 4, 5, 6, 9]],
+    )
+    .unwrap();
+    // The manifest says 2 elements in that block: the shape check fires first.
+    assert_names(
+        ModesBundle::read(&modes).unwrap_err(),
+        &["elements1.npy", "[1, 8]", "[2, 8]"],
+    );
+    ndarray_npy::write_npy(
+        modes.join("elements1.npy"),
+        &array![[0u64, 1, 2, 3, 4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7, 9]],
+    )
+    .unwrap();
+    assert_names(
+        ModesBundle::read(&modes).unwrap_err(),
+        &["elements1.npy", "node index 9", "node count 9"],
+    );
+
+    let mut bad = modes_bundle();
+    bad.phi = Array3::zeros((2, 9, 3));
+    bad.mass = array![[1.0, 0.5], [0.25, 1.0]];
+    bad.stiffness = array![[1.0, 0.0], [0.0, 1.0]];
+    bad.coords = Array2::zeros((3, 2));
+    bad.internal_force = InternalForce::Linear;
+    assert_names(
+        bad.write(&dir.path().join("b.modes")).unwrap_err(),
+        &["b.modes", "mass", "not symmetric"],
+    );
+    assert!(!dir.path().join("b.modes").exists());
+}
+
+#[test]
+fn missing_or_malformed_manifest_fields_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    rigid_grain().write(&grain).unwrap();
+    let manifest = grain.join("grain.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    fs::write(&manifest, text.replace("\"node_count\"", "\"nodes_count\"")).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["grain.json", "nodes_count", "line"],
+    );
+    fs::write(&manifest, "{\"units\": 1}").unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["grain.json", "missing integer field `schema`"],
+    );
+}
+
+#[test]
+fn tabulated_law_needs_one_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = deformable_grain(
+        2,
+        InternalForce::Table {
+            interpolation: TableInterpolation::Linear,
+            table: table(),
+        },
+    );
+    assert_names(
+        g.write(&dir.path().join("t.grain")).unwrap_err(),
+        &["t.grain", "exactly 1 mode"],
+    );
+}
+
+#[test]
+fn bundle_write_failing_halfway_keeps_the_previous_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.grain");
+    let good = deformable_grain(
+        1,
+        InternalForce::Table {
+            interpolation: TableInterpolation::Linear,
+            table: table(),
+        },
+    );
+    good.write(&path).unwrap();
+    // The table is checked when internal_force.csv is written, after the arrays: a failure
+    // halfway through the bundle.
+    let mut bad = good.clone();
+    bad.node_areas[0] = 123.0;
+    let Some(Deformation {
+        internal_force: InternalForce::Table { table, .. },
+        ..
+    }) = &mut bad.deformation
+    else {
+        unreachable!()
+    };
+    table.eps[2] = table.eps[1];
+    assert_names(
+        bad.write(&path).unwrap_err(),
+        &["internal_force.csv", "row 3", "does not increase"],
+    );
+    assert_eq!(GrainBundle::read(&path).unwrap(), good);
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("t.grain")]);
+}
