@@ -1,1 +1,138 @@
-fn main() {}
+//! Project automation in Rust, run as `cargo xtask <command>` (the cargo `xtask` pattern).
+//!
+//! - `pipeline <case>`: the stages of `data/<case>/pipeline.toml` with Make semantics
+//!   (see [`pipeline`]);
+//! - `plot`: columns of a CSV as an SVG plot (used by pipelines for reports);
+//! - `validate`, `bench`, `demo`: not built yet; they say so and exit with code 2.
+
+mod pipeline;
+mod plot;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+
+use pipeline::{Outcome, Pipeline};
+
+#[derive(Parser)]
+#[command(about = "Automation for the deformable LS-DEM workspace", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run the stages of data/<CASE>/pipeline.toml, re-running only what is out of date.
+    Pipeline {
+        /// A case name under data/, or a directory that holds a pipeline.toml.
+        case: String,
+        /// Run every stage, even those that are up to date.
+        #[arg(long)]
+        force: bool,
+        /// Do not build the workspace binaries first (use those already in target/release).
+        #[arg(long)]
+        no_build: bool,
+    },
+    /// Plot columns of a CSV file as SVG.
+    Plot(plot::PlotArgs),
+    /// Run the validation cases of PHYSICS.md (not built yet).
+    Validate,
+    /// Run the benchmark suite (not built yet).
+    Bench,
+    /// Run the README's main job end to end (not built yet).
+    Demo,
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
+
+/// The case directory: `data/<case>` if it exists, else `case` as a path.
+fn case_dir(case: &str) -> Result<PathBuf> {
+    let named = workspace_root().join("data").join(case);
+    let dir = if named.join("pipeline.toml").is_file() {
+        named
+    } else {
+        PathBuf::from(case)
+    };
+    if !dir.join("pipeline.toml").is_file() {
+        bail!("no pipeline.toml in data/{case} nor in {case}");
+    }
+    Ok(dir)
+}
+
+/// Builds the stage binaries in release mode; returns the directories to put on `PATH`.
+fn build_binaries(build: bool) -> Result<Vec<PathBuf>> {
+    let root = workspace_root();
+    if build {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build",
+                "--release",
+                "--bins",
+                "--workspace",
+                "--exclude",
+                "xtask",
+            ])
+            .current_dir(&root)
+            .status()
+            .context("cannot run cargo build")?;
+        if !status.success() {
+            bail!("building the workspace binaries failed");
+        }
+    }
+    let xtask_dir = std::env::current_exe()?
+        .parent()
+        .context("xtask's directory")?
+        .to_path_buf();
+    Ok(vec![root.join("target").join("release"), xtask_dir])
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Cmd::Pipeline {
+            case,
+            force,
+            no_build,
+        } => {
+            let dir = case_dir(&case)?;
+            let pipeline = Pipeline::read(&dir.join("pipeline.toml"))?;
+            let path = build_binaries(!no_build)?;
+            println!(
+                "pipeline {} ({} stages)",
+                dir.display(),
+                pipeline.stages.len()
+            );
+            match pipeline.run(&dir, &path, force, &mut std::io::stdout())? {
+                Outcome::Done => Ok(ExitCode::SUCCESS),
+                Outcome::Failed { code, .. } => Ok(ExitCode::from(u8::try_from(code).unwrap_or(1))),
+            }
+        }
+        Cmd::Plot(args) => {
+            plot::plot(&args)?;
+            println!("wrote {}", args.out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Validate | Cmd::Bench | Cmd::Demo => {
+            eprintln!("xtask: this command is not built yet; nothing was run");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

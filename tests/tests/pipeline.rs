@@ -1,0 +1,75 @@
+//! The README's main job, and the promise that unbuilt tools refuse to run rather than fake output.
+
+use std::process::Command;
+
+use e2e::{binary, workspace_root};
+
+#[test]
+fn unbuilt_stage_tools_say_so_and_exit_non_zero() {
+    for (tool, issue) in [("mode-extract", 5), ("levelset-bake", 4), ("dem-run", 6)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(binary(tool))
+            .args(["scene.toml", "--out", "run"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{tool}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(&format!("not built yet (issue #{issue})")),
+            "{tool}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "{tool} wrote something"
+        );
+    }
+    for command in ["validate", "bench", "demo"] {
+        let out = Command::new(binary("xtask")).arg(command).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "xtask {command}");
+    }
+}
+
+#[test]
+fn shipped_sphere_compaction_pipeline_runs_then_skips() {
+    // Run a copy of the case, so that the test never writes into data/.
+    let dir = tempfile::tempdir().unwrap();
+    let case = dir.path().join("sphere-compaction");
+    let reference = dir.path().join("reference");
+    std::fs::create_dir_all(&case).unwrap();
+    std::fs::create_dir_all(&reference).unwrap();
+    let data = workspace_root().join("data");
+    std::fs::copy(
+        data.join("sphere-compaction/pipeline.toml"),
+        case.join("pipeline.toml"),
+    )
+    .unwrap();
+    let table = "sphere_compaction_lookup_paper.csv";
+    std::fs::copy(data.join("reference").join(table), reference.join(table)).unwrap();
+
+    let run = || {
+        let out = Command::new(binary("xtask"))
+            .args(["pipeline", case.to_str().unwrap(), "--no-build"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = run();
+    assert!(
+        first.contains("reference-plot: runs, output out/lookup_paper.svg is missing"),
+        "{first}"
+    );
+    let svg = std::fs::read_to_string(case.join("out/lookup_paper.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("Appendix B"));
+    let second = run();
+    assert!(
+        second.contains("reference-plot: skipped, up to date"),
+        "{second}"
+    );
+}

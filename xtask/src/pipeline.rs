@@ -1,0 +1,466 @@
+//! `cargo xtask pipeline <case>`: the stages of `data/<case>/pipeline.toml`, run in order with
+//! Make semantics.
+//!
+//! The file lists stages; each has a `name`, a shell `command` (run by `sh -c` in the case
+//! directory), and the `inputs` and `outputs` it reads and writes (paths relative to the case
+//! directory; a path may be a directory, such as a bundle):
+//!
+//! ```toml
+//! [[stage]]
+//! name = "bake"
+//! command = "levelset-bake sphere --radius 10 --spacing 1 --out out/sphere.grain"
+//! inputs = []
+//! outputs = ["out/sphere.grain"]
+//! ```
+//!
+//! A stage runs when `--force` is given, when one of its outputs is missing, or when an output is
+//! older than an input (the oldest file of an output directory against the newest file of an
+//! input directory). Otherwise it is skipped. Every stage prints whether it runs or is skipped
+//! and why. The first stage that fails stops the pipeline, and its exit code becomes the
+//! pipeline's. A stage that exits 0 without writing a declared output is a failure too.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::SystemTime;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// The contents of `pipeline.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pipeline {
+    /// The stages, in the order they run.
+    #[serde(rename = "stage")]
+    pub stages: Vec<Stage>,
+}
+
+/// One step of a pipeline.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stage {
+    /// Shown in the log.
+    pub name: String,
+    /// Run by `sh -c` in the case directory.
+    pub command: String,
+    /// Files or directories the command reads.
+    #[serde(default)]
+    pub inputs: Vec<PathBuf>,
+    /// Files or directories the command writes; at least one.
+    pub outputs: Vec<PathBuf>,
+}
+
+/// Why a stage runs.
+#[derive(Debug, PartialEq)]
+pub enum Reason {
+    /// `--force` was given.
+    Forced,
+    /// This output does not exist.
+    Missing(PathBuf),
+    /// This output is older than this input.
+    Stale {
+        /// The input.
+        input: PathBuf,
+        /// The output.
+        output: PathBuf,
+    },
+}
+
+impl std::fmt::Display for Reason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Reason::Forced => write!(f, "--force"),
+            Reason::Missing(p) => write!(f, "output {} is missing", p.display()),
+            Reason::Stale { input, output } => {
+                write!(
+                    f,
+                    "input {} is newer than output {}",
+                    input.display(),
+                    output.display()
+                )
+            }
+        }
+    }
+}
+
+/// How a pipeline run ended.
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    /// Every stage ran or was up to date.
+    Done,
+    /// A stage failed; the process should exit with this code.
+    Failed {
+        /// The stage's name.
+        stage: String,
+        /// Its exit code (128 + signal if it was killed).
+        code: i32,
+    },
+}
+
+impl Pipeline {
+    /// Reads and checks a pipeline file.
+    pub fn read(path: &Path) -> Result<Pipeline> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let pipeline: Pipeline = toml::from_str(&text)
+            .with_context(|| format!("{}: invalid pipeline", path.display()))?;
+        for (i, stage) in pipeline.stages.iter().enumerate() {
+            if stage.outputs.is_empty() {
+                bail!(
+                    "{}: stage {} (`{}`) declares no outputs",
+                    path.display(),
+                    i + 1,
+                    stage.name
+                );
+            }
+        }
+        Ok(pipeline)
+    }
+
+    /// Runs the stages in `case_dir`, with `path_prefix` put in front of `PATH` (where the
+    /// workspace binaries are). Log lines go to `log`.
+    pub fn run(
+        &self,
+        case_dir: &Path,
+        path_prefix: &[PathBuf],
+        force: bool,
+        log: &mut dyn std::io::Write,
+    ) -> Result<Outcome> {
+        let mut path_var: Vec<PathBuf> = path_prefix.to_vec();
+        path_var.extend(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        ));
+        let path_var = std::env::join_paths(path_var)?;
+
+        for (i, stage) in self.stages.iter().enumerate() {
+            let label = format!("[{}/{}] {}", i + 1, self.stages.len(), stage.name);
+            let reason = if force {
+                Some(Reason::Forced)
+            } else {
+                stage.reason(case_dir)?
+            };
+            let Some(reason) = reason else {
+                writeln!(log, "{label}: skipped, up to date")?;
+                continue;
+            };
+            writeln!(log, "{label}: runs, {reason}\n  $ {}", stage.command)?;
+            log.flush()?;
+            let status = Command::new("sh")
+                .arg("-c")
+                .arg(&stage.command)
+                .current_dir(case_dir)
+                .env("PATH", &path_var)
+                .status()
+                .with_context(|| format!("{label}: cannot start `sh`"))?;
+            if !status.success() {
+                let code = status.code().unwrap_or_else(|| {
+                    use std::os::unix::process::ExitStatusExt;
+                    128 + status.signal().unwrap_or(0)
+                });
+                writeln!(log, "{label}: failed with exit code {code}; stopping")?;
+                return Ok(Outcome::Failed {
+                    stage: stage.name.clone(),
+                    code,
+                });
+            }
+            if let Some(missing) = stage.outputs.iter().find(|o| !case_dir.join(o).exists()) {
+                writeln!(
+                    log,
+                    "{label}: exited 0 but did not write {}; stopping",
+                    missing.display()
+                )?;
+                return Ok(Outcome::Failed {
+                    stage: stage.name.clone(),
+                    code: 1,
+                });
+            }
+        }
+        Ok(Outcome::Done)
+    }
+}
+
+impl Stage {
+    /// Why this stage must run, or `None` when its outputs are up to date.
+    pub fn reason(&self, case_dir: &Path) -> Result<Option<Reason>> {
+        let mut oldest_output: Option<(SystemTime, &PathBuf)> = None;
+        for output in &self.outputs {
+            match mtime(&case_dir.join(output), Extreme::Oldest)? {
+                None => return Ok(Some(Reason::Missing(output.clone()))),
+                Some(t) if oldest_output.is_none_or(|(o, _)| t < o) => {
+                    oldest_output = Some((t, output))
+                }
+                Some(_) => {}
+            }
+        }
+        let (oldest, output) = oldest_output.expect("a stage has outputs");
+        for input in &self.inputs {
+            let newest = mtime(&case_dir.join(input), Extreme::Newest)?.with_context(|| {
+                format!(
+                    "stage `{}`: input {} does not exist (and no earlier stage wrote it)",
+                    self.name,
+                    input.display()
+                )
+            })?;
+            if newest > oldest {
+                return Ok(Some(Reason::Stale {
+                    input: input.clone(),
+                    output: output.clone(),
+                }));
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Extreme {
+    Oldest,
+    Newest,
+}
+
+/// The modification time of a file, or the oldest/newest among the files below a directory
+/// (an empty directory counts by its own time). `None` if the path does not exist.
+fn mtime(path: &Path, extreme: Extreme) -> Result<Option<SystemTime>> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot stat {}", path.display())),
+    };
+    if !meta.is_dir() {
+        return Ok(Some(meta.modified()?));
+    }
+    let mut best: Option<SystemTime> = None;
+    for entry in
+        std::fs::read_dir(path).with_context(|| format!("cannot list {}", path.display()))?
+    {
+        if let Some(t) = mtime(&entry?.path(), extreme)? {
+            best = Some(match (best, extreme) {
+                (None, _) => t,
+                (Some(b), Extreme::Oldest) => b.min(t),
+                (Some(b), Extreme::Newest) => b.max(t),
+            });
+        }
+    }
+    Ok(Some(best.map_or_else(|| meta.modified(), Ok)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::time::Duration;
+
+    /// Sets a file's modification time to `seconds` after an arbitrary epoch, so the test does
+    /// not depend on the file system's timestamp resolution.
+    fn set_time(path: &Path, seconds: u64) {
+        let t = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + seconds);
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
+    /// a.txt -> [copy-a] -> b.txt -> [copy-b] -> c.txt ; x.txt -> [copy-x] -> y/ (a directory)
+    /// Each command appends its name to ran.log so the test sees which stages ran.
+    fn toy(dir: &Path) -> Pipeline {
+        fs::write(dir.join("a.txt"), "a").unwrap();
+        fs::write(dir.join("x.txt"), "x").unwrap();
+        let toml = r#"
+            [[stage]]
+            name = "copy-a"
+            command = "cp a.txt b.txt && echo copy-a >> ran.log"
+            inputs = ["a.txt"]
+            outputs = ["b.txt"]
+
+            [[stage]]
+            name = "copy-b"
+            command = "cp b.txt c.txt && echo copy-b >> ran.log"
+            inputs = ["b.txt"]
+            outputs = ["c.txt"]
+
+            [[stage]]
+            name = "copy-x"
+            command = "mkdir -p y && cp x.txt y/x.txt && echo copy-x >> ran.log"
+            inputs = ["x.txt"]
+            outputs = ["y"]
+        "#;
+        fs::write(dir.join("pipeline.toml"), toml).unwrap();
+        Pipeline::read(&dir.join("pipeline.toml")).unwrap()
+    }
+
+    /// Runs the pipeline and returns (which stages ran, the log).
+    fn run(p: &Pipeline, dir: &Path, force: bool) -> (Vec<String>, String, Outcome) {
+        let _ = fs::remove_file(dir.join("ran.log"));
+        let mut log = Vec::new();
+        let outcome = p.run(dir, &[], force, &mut log).unwrap();
+        let ran = fs::read_to_string(dir.join("ran.log")).unwrap_or_default();
+        (
+            ran.lines().map(String::from).collect(),
+            String::from_utf8(log).unwrap(),
+            outcome,
+        )
+    }
+
+    /// Gives every file a distinct time in pipeline order, as if each was written in turn.
+    fn settle(dir: &Path) {
+        for (i, f) in ["a.txt", "x.txt", "b.txt", "c.txt", "y/x.txt"]
+            .iter()
+            .enumerate()
+        {
+            set_time(&dir.join(f), 10 * i as u64);
+        }
+    }
+
+    #[test]
+    fn touching_an_input_reruns_only_the_stages_downstream_of_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let p = toy(d);
+        let (ran, log, outcome) = run(&p, d, false);
+        assert_eq!(outcome, Outcome::Done);
+        assert_eq!(ran, ["copy-a", "copy-b", "copy-x"]);
+        assert!(
+            log.contains("[1/3] copy-a: runs, output b.txt is missing"),
+            "{log}"
+        );
+        settle(d);
+
+        let (ran, log, _) = run(&p, d, false);
+        assert!(ran.is_empty(), "{ran:?}");
+        assert_eq!(log.matches("skipped, up to date").count(), 3, "{log}");
+
+        set_time(&d.join("x.txt"), 1000);
+        let (ran, log, _) = run(&p, d, false);
+        assert_eq!(ran, ["copy-x"]);
+        assert!(
+            log.contains("copy-x: runs, input x.txt is newer than output y"),
+            "{log}"
+        );
+        settle(d);
+
+        set_time(&d.join("a.txt"), 1000);
+        let (ran, _, _) = run(&p, d, false);
+        // copy-a rewrites b.txt (now), which makes c.txt stale in turn.
+        assert_eq!(ran, ["copy-a", "copy-b"]);
+
+        settle(d);
+        set_time(&d.join("b.txt"), 1000);
+        let (ran, _, _) = run(&p, d, false);
+        assert_eq!(ran, ["copy-b"]);
+
+        settle(d);
+        fs::remove_file(d.join("c.txt")).unwrap();
+        let (ran, log, _) = run(&p, d, false);
+        assert_eq!(ran, ["copy-b"]);
+        assert!(log.contains("output c.txt is missing"), "{log}");
+
+        let (ran, log, _) = run(&p, d, true);
+        assert_eq!(ran, ["copy-a", "copy-b", "copy-x"]);
+        assert_eq!(log.matches("runs, --force").count(), 3, "{log}");
+    }
+
+    #[test]
+    fn directory_outputs_are_as_old_as_their_oldest_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let p = toy(d);
+        run(&p, d, false);
+        settle(d);
+        fs::write(d.join("y/extra.txt"), "").unwrap();
+        set_time(&d.join("y/extra.txt"), 5); // older than x.txt (10)
+        let (ran, _, _) = run(&p, d, false);
+        assert_eq!(ran, ["copy-x"]);
+    }
+
+    #[test]
+    fn first_failure_stops_the_pipeline_with_its_exit_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(
+            d.join("pipeline.toml"),
+            r#"
+            [[stage]]
+            name = "ok"
+            command = "echo ok >> ran.log && touch one"
+            outputs = ["one"]
+            [[stage]]
+            name = "boom"
+            command = "echo boom >> ran.log; exit 7"
+            inputs = ["one"]
+            outputs = ["two"]
+            [[stage]]
+            name = "never"
+            command = "echo never >> ran.log && touch three"
+            outputs = ["three"]
+            "#,
+        )
+        .unwrap();
+        let p = Pipeline::read(&d.join("pipeline.toml")).unwrap();
+        let (ran, log, outcome) = run(&p, d, false);
+        assert_eq!(ran, ["ok", "boom"]);
+        assert_eq!(
+            outcome,
+            Outcome::Failed {
+                stage: "boom".into(),
+                code: 7
+            }
+        );
+        assert!(
+            log.contains("[2/3] boom: failed with exit code 7; stopping"),
+            "{log}"
+        );
+    }
+
+    #[test]
+    fn a_stage_that_does_not_write_its_output_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(
+            d.join("pipeline.toml"),
+            "[[stage]]\nname = \"lazy\"\ncommand = \"true\"\noutputs = [\"out.txt\"]\n",
+        )
+        .unwrap();
+        let p = Pipeline::read(&d.join("pipeline.toml")).unwrap();
+        let (_, log, outcome) = run(&p, d, false);
+        assert_eq!(
+            outcome,
+            Outcome::Failed {
+                stage: "lazy".into(),
+                code: 1
+            }
+        );
+        assert!(log.contains("did not write out.txt"), "{log}");
+    }
+
+    #[test]
+    fn bad_pipelines_are_refused_with_the_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let path = d.join("pipeline.toml");
+        fs::write(
+            &path,
+            "[[stage]]\nname = \"a\"\ncommand = \"true\"\noutputs = []\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", Pipeline::read(&path).unwrap_err());
+        assert!(e.contains("stage 1 (`a`) declares no outputs"), "{e}");
+        fs::write(
+            &path,
+            "[[stage]]\nname = \"a\"\ncomand = \"true\"\noutputs = [\"o\"]\n",
+        )
+        .unwrap();
+        let e = format!("{:#}", Pipeline::read(&path).unwrap_err());
+        assert!(e.contains("pipeline.toml") && e.contains("comand"), "{e}");
+        fs::write(
+            &path,
+            "[[stage]]\nname = \"a\"\ncommand = \"true\"\ninputs = [\"nope\"]\noutputs = [\"o\"]\n",
+        )
+        .unwrap();
+        fs::write(d.join("o"), "").unwrap();
+        let p = Pipeline::read(&path).unwrap();
+        let e = format!("{:#}", p.run(d, &[], false, &mut Vec::new()).unwrap_err());
+        assert!(e.contains("input nope does not exist"), "{e}");
+    }
+}
