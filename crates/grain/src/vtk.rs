@@ -143,7 +143,7 @@ pub fn write_vti(path: &Path, spec: &GridSpec, data: &[PointData]) -> Result<()>
 /// Writes a point cloud (one vertex cell per point, so ParaView renders it directly).
 /// `points` is flat `[x0, y0, z0, x1, ...]`.
 pub fn write_vtp(path: &Path, points: &[f64], data: &[PointData]) -> Result<()> {
-    if points.len() % 3 != 0 {
+    if !points.len().is_multiple_of(3) {
         return Err(FormatError::invalid(
             path,
             "points",
