@@ -1,0 +1,260 @@
+//! Material and geometry of a contact, validated once, with the constants the kernel uses.
+//!
+//! Public conventions (JAEGER.md, preface): the API takes TOTAL quantities of a sphere pair — the
+//! normal overlap `delta = r1 + r2 - |x2 - x1|` and the relative tangential displacement of the
+//! contact points — plus the radii `r1`, `r2`, the shear modulus `G`, Poisson's ratio `nu` and the
+//! friction coefficient `mu` of two spheres of the SAME material. Internally the kernel works in
+//! Kuhn's half quantities (`zeta = delta / 2`, `xi = u / 2`, JAEGER.md section 1); [`half`] is
+//! the one place that converts.
+
+/// Why contact parameters were refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ParamError {
+    /// A parameter is NaN or infinite.
+    #[error("{name} must be finite, got {value}")]
+    NonFinite {
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// A radius is zero or negative.
+    #[error("radius {name} must be > 0, got {value}")]
+    Radius {
+        /// `r1` or `r2`.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
+    /// The shear modulus is zero or negative.
+    #[error("shear modulus G must be > 0, got {0}")]
+    ShearModulus(f64),
+    /// Poisson's ratio is outside the open interval (-1, 0.5).
+    #[error("Poisson's ratio nu must lie in (-1, 0.5), got {0}")]
+    PoissonRatio(f64),
+    /// The friction coefficient is negative.
+    #[error("friction coefficient mu must be >= 0, got {0}")]
+    Friction(f64),
+}
+
+/// Validated parameters of a contact between two spheres of one material.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactParams {
+    r1: f64,
+    r2: f64,
+    shear_modulus: f64,
+    poisson_ratio: f64,
+    friction: f64,
+    /// `Ebar sqrt(R)`: `N = hertz * zeta^(3/2)` (JAEGER.md section 1).
+    hertz: f64,
+    /// `R = 2 r1 r2 / (r1 + r2)`, Kuhn's radius (twice Johnson's `R*`).
+    radius: f64,
+    /// `kappa = (2 - nu) / (2 (1 - nu))` (JAEGER.md section 2).
+    kappa: f64,
+}
+
+impl ContactParams {
+    /// Checks and stores the parameters: radii `r1, r2 > 0` and shear modulus `G > 0` (any
+    /// consistent units), `-1 < nu < 0.5`, `mu >= 0`, all finite.
+    pub fn new(
+        r1: f64,
+        r2: f64,
+        shear_modulus: f64,
+        poisson_ratio: f64,
+        friction: f64,
+    ) -> Result<Self, ParamError> {
+        for (name, value) in [
+            ("r1", r1),
+            ("r2", r2),
+            ("G", shear_modulus),
+            ("nu", poisson_ratio),
+            ("mu", friction),
+        ] {
+            if !value.is_finite() {
+                return Err(ParamError::NonFinite { name, value });
+            }
+        }
+        for (name, value) in [("r1", r1), ("r2", r2)] {
+            if value <= 0.0 {
+                return Err(ParamError::Radius { name, value });
+            }
+        }
+        if shear_modulus <= 0.0 {
+            return Err(ParamError::ShearModulus(shear_modulus));
+        }
+        if !(poisson_ratio > -1.0 && poisson_ratio < 0.5) {
+            return Err(ParamError::PoissonRatio(poisson_ratio));
+        }
+        if friction < 0.0 {
+            return Err(ParamError::Friction(friction));
+        }
+        let radius = 2.0 * r1 * r2 / (r1 + r2);
+        let ebar = 8.0 / 3.0 * shear_modulus / (1.0 - poisson_ratio);
+        Ok(ContactParams {
+            r1,
+            r2,
+            shear_modulus,
+            poisson_ratio,
+            friction,
+            hertz: ebar * radius.sqrt(),
+            radius,
+            kappa: (2.0 - poisson_ratio) / (2.0 * (1.0 - poisson_ratio)),
+        })
+    }
+
+    /// The radii `(r1, r2)`.
+    pub fn radii(&self) -> (f64, f64) {
+        (self.r1, self.r2)
+    }
+
+    /// Shear modulus `G`.
+    pub fn shear_modulus(&self) -> f64 {
+        self.shear_modulus
+    }
+
+    /// Poisson's ratio `nu`.
+    pub fn poisson_ratio(&self) -> f64 {
+        self.poisson_ratio
+    }
+
+    /// Friction coefficient `mu`.
+    pub fn friction(&self) -> f64 {
+        self.friction
+    }
+
+    /// Ratio of the initial normal to the initial tangential stiffness,
+    /// `kappa = (2 - nu) / (2 (1 - nu))` (Kuhn's `theta`, JAEGER.md section 2).
+    pub fn kappa(&self) -> f64 {
+        self.kappa
+    }
+
+    /// Effective radius `R* = r1 r2 / (r1 + r2)` (Johnson's).
+    pub fn effective_radius(&self) -> f64 {
+        self.radius / 2.0
+    }
+
+    /// Effective modulus `E* = G / (1 - nu)` of two identical materials.
+    pub fn effective_modulus(&self) -> f64 {
+        self.shear_modulus / (1.0 - self.poisson_ratio)
+    }
+
+    /// Hertz normal force for a TOTAL overlap `delta`:
+    /// `N = 4/3 E* sqrt(R*) delta^(3/2)` for `delta > 0`, else 0 (JAEGER.md section 1).
+    pub fn normal_force(&self, delta: f64) -> f64 {
+        self.normal_force_half(half(delta))
+    }
+
+    /// Hertz contact radius `a = sqrt(R* delta)` for a total overlap `delta > 0`, else 0.
+    pub fn contact_radius(&self, delta: f64) -> f64 {
+        if delta > 0.0 {
+            (self.radius * half(delta)).sqrt()
+        } else {
+            0.0
+        }
+    }
+
+    /// `N(zeta) = Ebar sqrt(R) zeta^(3/2)` in Kuhn's half indentation (JAEGER.md section 1).
+    #[inline]
+    pub(crate) fn normal_force_half(&self, zeta: f64) -> f64 {
+        if zeta > 0.0 {
+            self.hertz * zeta * zeta.sqrt()
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Kuhn's half quantities from total ones: `zeta = delta / 2`, `xi = u / 2` (JAEGER.md section 1).
+#[inline]
+pub(crate) fn half(total: f64) -> f64 {
+    0.5 * total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hertz_force_equals_johnsons_form() {
+        // Johnson, Contact Mechanics, eq. 4.23: P = 4/3 E* R*^(1/2) d^(3/2),
+        // E* = E / (2 (1 - nu^2)) = G / (1 - nu) for two equal materials, R* = r1 r2 / (r1 + r2).
+        let (r1, r2, g, nu) = (1.5, 0.5, 29e9, 0.15);
+        let p = ContactParams::new(r1, r2, g, nu, 0.4).unwrap();
+        let e = 2.0 * g * (1.0 + nu);
+        let e_star = e / (2.0 * (1.0 - nu * nu));
+        let r_star = r1 * r2 / (r1 + r2);
+        let d = 1e-4;
+        let johnson = 4.0 / 3.0 * e_star * r_star.sqrt() * d * d.sqrt();
+        assert!((p.normal_force(d) / johnson - 1.0).abs() < 1e-14);
+        assert!((p.contact_radius(d) - (r_star * d).sqrt()).abs() < 1e-18);
+        assert_eq!(p.normal_force(0.0), 0.0);
+        assert_eq!(p.normal_force(-1.0), 0.0);
+        // JAEGER.md section 2 examples.
+        assert!(
+            (ContactParams::new(1.0, 1.0, 1.0, 0.15, 0.4)
+                .unwrap()
+                .kappa()
+                - 1.088235294117647)
+                .abs()
+                < 1e-15
+        );
+        assert!(
+            (ContactParams::new(1.0, 1.0, 1.0, 0.25, 0.4)
+                .unwrap()
+                .kappa()
+                - 7.0 / 6.0)
+                .abs()
+                < 1e-15
+        );
+    }
+
+    #[test]
+    fn bad_parameters_are_typed_errors() {
+        let ok = (1.0, 1.0, 1.0, 0.3, 0.5);
+        type Args = (f64, f64, f64, f64, f64);
+        let cases: [(Args, ParamError); 8] = [
+            (
+                (0.0, 1.0, 1.0, 0.3, 0.5),
+                ParamError::Radius {
+                    name: "r1",
+                    value: 0.0,
+                },
+            ),
+            (
+                (1.0, -2.0, 1.0, 0.3, 0.5),
+                ParamError::Radius {
+                    name: "r2",
+                    value: -2.0,
+                },
+            ),
+            ((1.0, 1.0, 0.0, 0.3, 0.5), ParamError::ShearModulus(0.0)),
+            ((1.0, 1.0, 1.0, 0.5, 0.5), ParamError::PoissonRatio(0.5)),
+            ((1.0, 1.0, 1.0, -1.0, 0.5), ParamError::PoissonRatio(-1.0)),
+            ((1.0, 1.0, 1.0, 0.3, -0.1), ParamError::Friction(-0.1)),
+            (
+                (1.0, f64::INFINITY, 1.0, 0.3, 0.5),
+                ParamError::NonFinite {
+                    name: "r2",
+                    value: f64::INFINITY,
+                },
+            ),
+            (
+                (1.0, 1.0, 1.0, 0.3, f64::NAN),
+                ParamError::Friction(f64::NAN),
+            ),
+        ];
+        assert!(ContactParams::new(ok.0, ok.1, ok.2, ok.3, ok.4).is_ok());
+        for ((r1, r2, g, nu, mu), expected) in cases {
+            let got = ContactParams::new(r1, r2, g, nu, mu).unwrap_err();
+            // NaN != NaN: compare the messages instead of the values.
+            if mu.is_nan() {
+                assert!(
+                    matches!(got, ParamError::NonFinite { name: "mu", .. }),
+                    "{got}"
+                );
+            } else {
+                assert_eq!(got, expected);
+            }
+        }
+    }
+}
