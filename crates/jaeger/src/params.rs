@@ -35,6 +35,9 @@ pub enum ParamError {
     /// The friction coefficient is negative.
     #[error("friction coefficient mu must be >= 0, got {0}")]
     Friction(f64),
+    /// The approximation parameter is negative or not finite.
+    #[error("approximation parameter must be finite and >= 0, got {0}")]
+    Approximation(f64),
 }
 
 /// Validated parameters of a contact between two spheres of one material.
@@ -51,6 +54,8 @@ pub struct ContactParams {
     radius: f64,
     /// `kappa = (2 - nu) / (2 (1 - nu))` (JAEGER.md section 2).
     kappa: f64,
+    /// Kuhn's `pdif`: merge threshold on slope differences (JAEGER.md section 5); 0 = exact.
+    approximation: f64,
 }
 
 impl ContactParams {
@@ -99,7 +104,27 @@ impl ContactParams {
             hertz: ebar * radius.sqrt(),
             radius,
             kappa: (2.0 - poisson_ratio) / (2.0 * (1.0 - poisson_ratio)),
+            approximation: 0.0,
         })
+    }
+
+    /// The same parameters with the approximate history of Kuhn's Section 3.1 (JAEGER.md
+    /// section 5): after an elastic step, consecutive elastic legs whose slopes `p = dT/dN`
+    /// differ by less than `pdif` in norm are merged into one. `pdif` is ABSOLUTE, in units of
+    /// `dT/dN` like `mu` itself (as in Kuhn's DEMPLA code): `pdif = 0.1` with `mu = 0.5` is a
+    /// tolerance of 20 % of `mu`. `0` (the default) keeps the exact history; `pdif > 2 mu` merges
+    /// every pair of elastic legs.
+    pub fn with_approximation(mut self, pdif: f64) -> Result<Self, ParamError> {
+        if !(pdif.is_finite() && pdif >= 0.0) {
+            return Err(ParamError::Approximation(pdif));
+        }
+        self.approximation = pdif;
+        Ok(self)
+    }
+
+    /// Kuhn's `pdif` (0: exact history).
+    pub fn approximation(&self) -> f64 {
+        self.approximation
     }
 
     /// The radii `(r1, r2)`.

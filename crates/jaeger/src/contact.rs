@@ -1,0 +1,46 @@
+//! A single contact that owns its history: the simplest way to use the law.
+
+use crate::kernel::ContactForce;
+use crate::params::ContactParams;
+use crate::store::{ContactState, HistoryStore};
+
+/// One contact with its own small history store. For many contacts, share one [`HistoryStore`]
+/// and keep a [`ContactState`] per contact instead (same results, bit for bit).
+#[derive(Debug, Clone)]
+pub struct JaegerContact {
+    params: ContactParams,
+    store: HistoryStore,
+    state: ContactState,
+}
+
+impl JaegerContact {
+    /// A contact with no history.
+    pub fn new(params: ContactParams) -> Self {
+        JaegerContact {
+            params,
+            store: HistoryStore::with_capacity(16),
+            state: ContactState::new(),
+        }
+    }
+
+    /// Advances the contact: `delta` is the TOTAL normal overlap now, `du` the TOTAL relative
+    /// tangential displacement of this step in the local frame. See [`HistoryStore::step`].
+    pub fn step(&mut self, delta: f64, du: [f64; 2]) -> ContactForce {
+        self.store.step(&self.params, &mut self.state, delta, du)
+    }
+
+    /// Number of legs in the equivalent history.
+    pub fn history_len(&self) -> usize {
+        self.store.history_len(&self.state)
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &ContactParams {
+        &self.params
+    }
+
+    /// The store and state, for inspection.
+    pub fn parts(&self) -> (&HistoryStore, &ContactState) {
+        (&self.store, &self.state)
+    }
+}

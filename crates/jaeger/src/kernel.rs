@@ -1,0 +1,221 @@
+//! One step of Jäger's algorithm (JAEGER.md section 4; Kuhn 2011, Figs. 2 and 3): the new normal
+//! and tangential force of a contact from its new indentation and tangential displacement
+//! increment, with the edits to its equivalent history. Internally in Kuhn's half units.
+
+use crate::params::{ContactParams, half};
+use crate::store::{ContactState, HistoryStore};
+
+/// The force on the contact, in the contact's local frame.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactForce {
+    /// Hertz normal force `N >= 0` (compressive).
+    pub normal: f64,
+    /// Tangential force `T` (local x, y), pointing along the accumulated relative tangential
+    /// displacement: the host applies it against that movement on the body it was measured for.
+    pub tangential: [f64; 2],
+}
+
+/// Relative tolerance of the kernel's comparisons (Kuhn's `tol`; JAEGER.md section 4.8).
+const TOL: f64 = 1e-12;
+
+#[inline]
+fn dot(a: [f64; 2], b: [f64; 2]) -> f64 {
+    a[0] * b[0] + a[1] * b[1]
+}
+
+#[inline]
+fn axpy(a: f64, x: [f64; 2], y: [f64; 2]) -> [f64; 2] {
+    [y[0] + a * x[0], y[1] + a * x[1]]
+}
+
+#[inline]
+fn scale(a: f64, x: [f64; 2]) -> [f64; 2] {
+    [a * x[0], a * x[1]]
+}
+
+/// `mu x / |x|`, or zero for a zero vector (a slip direction that does not exist).
+#[inline]
+fn toward(mu: f64, x: [f64; 2]) -> [f64; 2] {
+    let m = dot(x, x).sqrt();
+    if m > 0.0 { scale(mu / m, x) } else { [0.0; 2] }
+}
+
+impl HistoryStore {
+    /// Advances one contact by one step and returns its force.
+    ///
+    /// - `delta`: the TOTAL normal overlap now, `r1 + r2 - |x2 - x1|` (length); `delta <= 0` is
+    ///   loss of contact: the history is released and the force is zero;
+    /// - `du`: the TOTAL relative tangential displacement of the contact points during this step,
+    ///   in the contact's local frame (length).
+    ///
+    /// Any step size is exact (Cattaneo-Mindlin-Deresiewicz for straight steps in
+    /// (indentation, displacement) space). Cost: O(1) for elastic steps, O(legs removed) for slip
+    /// steps; no allocation unless the store has to grow.
+    pub fn step(
+        &mut self,
+        params: &ContactParams,
+        state: &mut ContactState,
+        delta: f64,
+        du: [f64; 2],
+    ) -> ContactForce {
+        let zeta = half(delta);
+        let dxi = [half(du[0]), half(du[1])];
+        if !(zeta > 0.0) {
+            // Loss of contact (Fig. 2, lines 4-6).
+            self.release(state);
+            return ContactForce {
+                normal: 0.0,
+                tangential: [0.0; 2],
+            };
+        }
+        let n = params.normal_force_half(zeta);
+        let top = state.head as usize;
+        let z_top = self.zeta[top];
+        let n_top = params.normal_force_half(z_top);
+        let dz = zeta - z_top;
+        if dz == 0.0 && dxi == [0.0; 2] {
+            // No movement (line 10).
+            return ContactForce {
+                normal: n_top,
+                tangential: state.tangential,
+            };
+        }
+        let (mu, kappa) = (params.friction(), params.kappa());
+
+        // 4.1: elastic (stick) step, Jäger's first case of eq. (4).
+        let dxi2 = dot(dxi, dxi);
+        if dz > 0.0 && dxi2 < (mu * kappa * dz).powi(2) {
+            let p = if dxi2 == 0.0 {
+                [0.0; 2]
+            } else {
+                scale(1.0 / (kappa * dz), dxi)
+            };
+            let t = axpy(n - n_top, p, state.tangential); // eq. (8), line 18
+            self.push(state, zeta, p);
+            state.tangential = t;
+            if params.approximation() > 0.0 {
+                self.merge(params, state);
+            }
+            return ContactForce {
+                normal: n,
+                tangential: t,
+            };
+        }
+
+        // 4.2: slip in an annulus. Search down the history for the apex zeta_s of the new slip leg.
+        let tol_z = TOL * zeta.max(z_top);
+        let tol_f = TOL * n.max(n_top);
+        let mut dxi = dxi; // measured from the point (z_old, n_old) of the path
+        let mut t_old = state.tangential;
+        let mut n_old = n_top;
+        let (mut z_s, mut n_s) = (zeta, n);
+        let mut p_top = [0.0; 2];
+        while state.head != 0 {
+            let i = state.head as usize;
+            let j = self.link[i] as usize;
+            let (z_i, z_j) = (self.zeta[i], self.zeta[j]);
+            let (n_i, n_j) = (params.normal_force_half(z_i), params.normal_force_half(z_j));
+            p_top = self.slope[i];
+            // Offset of the new end point from the top leg extended to zeta (line 24).
+            let e = axpy(-(zeta - z_i), p_top, scale(1.0 / kappa, dxi));
+            let e2 = dot(e, e);
+            let p2 = dot(p_top, p_top);
+            let mut from_start = false;
+            if e2 <= tol_z * tol_z {
+                z_s = zeta; // (a) on the leg's line
+            } else if (mu * mu - p2).abs() < TOL {
+                // (b) a slip leg: continued loading past its start, or unloading inside its cone.
+                let o = axpy(z_i - z_j, p_top, scale(1.0 / kappa, dxi));
+                if dot(o, o) > (mu * (zeta - z_j)).powi(2) {
+                    z_s = z_j;
+                    from_start = true;
+                } else {
+                    z_s = zeta + e2 / (2.0 * dot(e, p_top)); // eq. (7), line 34
+                }
+            } else {
+                // (c) an elastic leg: the apex where the new point lies on the slip cone
+                // |e + p u| = mu u, u = zeta - zeta_s (eqs. (5)-(6), line 37), in the form that
+                // stays stable as |p| -> mu.
+                let b = dot(e, p_top) / e2;
+                z_s = zeta - 1.0 / ((b * b + (mu * mu - p2) / e2).sqrt() - b);
+            }
+            if z_s >= z_i {
+                // The apex cannot lie beyond the top point except at exact equality (JAEGER.md
+                // 11.6): take the top point itself.
+                z_s = z_i;
+                n_s = n_i;
+                break;
+            }
+            n_s = if from_start {
+                n_j
+            } else if z_s >= tol_z {
+                params.normal_force_half(z_s)
+            } else {
+                // Apex below zero: every remaining leg goes (line 43).
+                -1.0 / (TOL * n.max(n_old))
+            };
+            // Elimination (lines 47-55): cut leg i back to the apex or remove it.
+            let z_cut = z_s.max(z_j);
+            n_old = n_s.max(n_j);
+            t_old = axpy(-(n_i - n_old), p_top, t_old);
+            dxi = axpy(kappa * (z_i - z_cut), p_top, dxi);
+            if n_s <= n_j + tol_f {
+                self.pop(state);
+            } else {
+                self.zeta[i] = z_s; // slide back, keeping the slope (line 55)
+                break;
+            }
+        }
+
+        let t = if state.head == 0 {
+            // 4.3: gross sliding, T = mu N along the accumulated movement.
+            let p = toward(mu, dxi);
+            self.push(state, zeta, p);
+            scale(n, p)
+        } else if zeta - z_s <= tol_z {
+            // 4.5: the slip annulus has zero width (pure normal unloading of a history with no
+            // tangential content): the history is already cut at zeta; push nothing.
+            axpy(-(n_old - n_s), p_top, t_old)
+        } else {
+            // 4.4 and 4.6: the new slip leg from the apex, of slope exactly mu.
+            let p = toward(mu, dxi);
+            self.push(state, zeta, p);
+            axpy(-(n_old - n_s), p_top, axpy(n - n_s, p, t_old)) // eq. (8), line 67
+        };
+        state.tangential = t;
+        ContactForce {
+            normal: n,
+            tangential: t,
+        }
+    }
+
+    /// The approximate history (JAEGER.md section 5; Kuhn Fig. 6): after an elastic step, merge
+    /// the top leg into the one below while both are elastic and their slopes differ by less than
+    /// `pdif`. The merged slope is the `N`-weighted mean, so the force is kept exactly.
+    fn merge(&mut self, params: &ContactParams, state: &mut ContactState) {
+        let mu = params.friction();
+        let pdif2 = params.approximation().powi(2);
+        loop {
+            let i = state.head as usize;
+            let j = self.link[i] as usize;
+            if j == 0 {
+                return;
+            }
+            let n_i = params.normal_force_half(self.zeta[i]);
+            let (p_i, p_j) = (self.slope[i], self.slope[j]);
+            let d = [p_j[0] - p_i[0], p_j[1] - p_i[1]];
+            if !(dot(p_j, p_j) < mu * mu - (TOL * n_i).powi(2) && dot(d, d) < pdif2) {
+                return;
+            }
+            let n_j = params.normal_force_half(self.zeta[j]);
+            let n_k = params.normal_force_half(self.zeta[self.link[j] as usize]);
+            let w = 1.0 / (n_i - n_k);
+            self.slope[j] = [
+                w * (p_i[0] * (n_i - n_j) + p_j[0] * (n_j - n_k)),
+                w * (p_i[1] * (n_i - n_j) + p_j[1] * (n_j - n_k)),
+            ];
+            self.zeta[j] = self.zeta[i];
+            self.pop(state);
+        }
+    }
+}

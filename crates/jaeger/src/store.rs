@@ -1,0 +1,200 @@
+//! The compact history store shared by many contacts (JAEGER.md section 7; Kuhn 2011, Section 3.3
+//! and Fig. 7).
+//!
+//! One arena holds the legs of every contact's equivalent history as parallel arrays, 28 bytes
+//! per entry: the leg's end indentation `zeta*` (`f64`), its slope `p` (2 x `f64`) and a `u32`
+//! link. A contact is a [`ContactState`]: the index of its top leg and its previous tangential
+//! force. Each leg links to the one below it; slot 0 is the origin `(0, 0, 0)` that every history
+//! starts from, and `link[0]` heads the list of free slots.
+//!
+//! Kuhn also stores `N* = N(zeta*)` per entry (36 bytes). Here it is recomputed from `zeta*`
+//! when needed (a square root), which saves 8 of those bytes and cannot disagree with `zeta*`.
+//!
+//! Push and pop are O(1). Slots freed by one contact are reused by the next push of any contact,
+//! so once the arena has grown to the simulation's working size a step allocates nothing. When
+//! the free list is empty a push grows the arena (`Vec` growth: amortized O(1), so the memory
+//! follows the peak total history). A host that prefers a hard memory bound checks
+//! [`HistoryStore::fill`] and calls [`HistoryStore::straighten`] on its contacts, Kuhn's
+//! emergency measure (JAEGER.md section 5, last paragraph).
+
+use crate::params::ContactParams;
+
+/// End of the free list.
+const NONE: u32 = u32::MAX;
+
+/// Per-contact state kept by the host alongside its contact (24 bytes).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactState {
+    /// Top leg of the history; 0 (the origin) for a contact with no history.
+    pub(crate) head: u32,
+    /// The previous step's tangential force, local frame (Kuhn's `T_old`).
+    pub(crate) tangential: [f64; 2],
+}
+
+impl ContactState {
+    /// A contact with no history (not touching, or just touching).
+    pub const fn new() -> Self {
+        ContactState {
+            head: 0,
+            tangential: [0.0; 2],
+        }
+    }
+
+    /// The tangential force of the last step, local frame (force units).
+    pub fn tangential_force(&self) -> [f64; 2] {
+        self.tangential
+    }
+}
+
+impl Default for ContactState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The arena of history legs for any number of contacts. See the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct HistoryStore {
+    /// `zeta*_k`: half indentation at the end of leg k (Kuhn's units).
+    pub(crate) zeta: Vec<f64>,
+    /// `p_k`: slope of leg k, `dT/dN` along it (force-ratio units).
+    pub(crate) slope: Vec<[f64; 2]>,
+    /// For a used slot, the leg below; for a free slot, the next free slot; `link[0]` heads the
+    /// free list.
+    pub(crate) link: Vec<u32>,
+    used: usize,
+}
+
+/// Bytes of one history entry: `zeta*`, `p` and the link.
+pub const BYTES_PER_ENTRY: usize = size_of::<f64>() + size_of::<[f64; 2]>() + size_of::<u32>();
+
+impl HistoryStore {
+    /// An arena with room for `capacity` legs before it first grows.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut store = HistoryStore {
+            zeta: vec![0.0],
+            slope: vec![[0.0; 2]],
+            link: vec![NONE],
+            used: 0,
+        };
+        store.grow(capacity.max(1));
+        store
+    }
+
+    /// Appends `extra` free slots and threads them onto the free list.
+    fn grow(&mut self, extra: usize) {
+        let start = self.link.len();
+        let end = start + extra;
+        assert!(end <= NONE as usize, "history store exceeds 2^32 entries");
+        self.zeta.resize(end, 0.0);
+        self.slope.resize(end, [0.0; 2]);
+        self.link
+            .extend((start as u32 + 1..end as u32).chain([self.link[0]]));
+        self.link[0] = start as u32;
+    }
+
+    /// Legs in use, over all contacts.
+    pub fn len(&self) -> usize {
+        self.used
+    }
+
+    /// Whether no contact has any history.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    /// Slots allocated (used or free), excluding the origin.
+    pub fn capacity(&self) -> usize {
+        self.link.len() - 1
+    }
+
+    /// Fraction of the allocated slots in use.
+    pub fn fill(&self) -> f64 {
+        self.used as f64 / self.capacity() as f64
+    }
+
+    /// Number of legs in a contact's history (walks the list: O(length)).
+    pub fn history_len(&self, state: &ContactState) -> usize {
+        self.legs(state).count()
+    }
+
+    /// The legs of a contact from the top down: slot indices.
+    pub(crate) fn legs(&self, state: &ContactState) -> impl Iterator<Item = usize> + '_ {
+        let mut k = state.head as usize;
+        std::iter::from_fn(move || {
+            (k != 0).then(|| {
+                let here = k;
+                k = self.link[k] as usize;
+                here
+            })
+        })
+    }
+
+    /// Pushes a leg ending at `zeta` with slope `p` onto a contact's history.
+    #[inline]
+    pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, p: [f64; 2]) {
+        if self.link[0] == NONE {
+            self.grow(self.capacity());
+        }
+        let s = self.link[0] as usize;
+        self.link[0] = self.link[s];
+        self.link[s] = state.head;
+        state.head = s as u32;
+        self.zeta[s] = zeta;
+        self.slope[s] = p;
+        self.used += 1;
+    }
+
+    /// Pops the top leg of a contact's history (which must have one).
+    #[inline]
+    pub(crate) fn pop(&mut self, state: &mut ContactState) {
+        let s = state.head as usize;
+        debug_assert!(s != 0, "pop of an empty history");
+        state.head = self.link[s];
+        self.link[s] = self.link[0];
+        self.link[0] = s as u32;
+        self.used -= 1;
+    }
+
+    /// Forgets a contact's history (loss of contact, or the contact is deleted): its legs return
+    /// to the free list and its force is zeroed.
+    pub fn release(&mut self, state: &mut ContactState) {
+        while state.head != 0 {
+            self.pop(state);
+        }
+        state.tangential = [0.0; 2];
+    }
+
+    /// Kuhn's emergency "straighten" (DEMPLA `stratn`): replaces each history by one leg from the
+    /// origin to the current indentation with slope `T / N`, which keeps every contact's force
+    /// and frees all its other legs. The contacts forget their past, so later forces differ from
+    /// the exact ones: this is a memory bound, not an approximation of known size.
+    pub fn straighten<'a>(
+        &mut self,
+        contacts: impl IntoIterator<Item = (&'a ContactParams, &'a mut ContactState)>,
+    ) {
+        for (params, state) in contacts {
+            if state.head == 0 {
+                continue;
+            }
+            let zeta = self.zeta[state.head as usize];
+            let n = params.normal_force_half(zeta);
+            let t = state.tangential;
+            while state.head != 0 {
+                self.pop(state);
+            }
+            let p = if n > 0.0 {
+                [t[0] / n, t[1] / n]
+            } else {
+                [0.0; 2]
+            };
+            self.push(state, zeta, p);
+        }
+    }
+}
+
+impl Default for HistoryStore {
+    fn default() -> Self {
+        Self::with_capacity(64)
+    }
+}
