@@ -48,6 +48,8 @@ impl HistoryStore {
     /// - `du`: the TOTAL relative tangential displacement of the contact points during this step,
     ///   in the contact's local frame (length).
     ///
+    /// Inputs must be finite (checked in debug builds); a NaN overlap counts as no contact.
+    ///
     /// Any step size is exact (Cattaneo-Mindlin-Deresiewicz for straight steps in
     /// (indentation, displacement) space). Cost: O(1) for elastic steps, O(legs removed) for slip
     /// steps; no allocation unless the store has to grow.
@@ -58,9 +60,13 @@ impl HistoryStore {
         delta: f64,
         du: [f64; 2],
     ) -> ContactForce {
+        debug_assert!(
+            delta.is_finite() && du.iter().all(|x| x.is_finite()),
+            "non-finite contact movement: delta {delta}, du {du:?}"
+        );
         let zeta = half(delta);
         let dxi = [half(du[0]), half(du[1])];
-        if !(zeta > 0.0) {
+        if zeta <= 0.0 || zeta.is_nan() {
             // Loss of contact (Fig. 2, lines 4-6).
             self.release(state);
             return ContactForce {
