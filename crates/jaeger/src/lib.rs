@@ -28,4 +28,4 @@ pub use contact::JaegerContact;
 pub use frame::ContactFrame;
 pub use kernel::ContactForce;
 pub use params::{ContactParams, ParamError};
-pub use store::{BYTES_PER_ENTRY, ContactState, HistoryStore};
+pub use store::{BYTES_PER_ENTRY, ContactState, HistoryStore, Leg};

@@ -52,6 +52,15 @@ impl Default for ContactState {
     }
 }
 
+/// One leg of an equivalent history, as [`HistoryStore::history`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Leg {
+    /// TOTAL overlap at the end of the leg (length).
+    pub overlap: f64,
+    /// Slope `p = dT/dN` along the leg (local x, y); `|p| = mu` on slip legs, `< mu` on elastic ones.
+    pub slope: [f64; 2],
+}
+
 /// The arena of history legs for any number of contacts. See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct HistoryStore {
@@ -116,6 +125,18 @@ impl HistoryStore {
     /// Number of legs in a contact's history (walks the list: O(length)).
     pub fn history_len(&self, state: &ContactState) -> usize {
         self.legs(state).count()
+    }
+
+    /// A contact's equivalent history, from the most recent leg down to the first (JAEGER.md
+    /// section 3.2), in the public units: each leg ends at a TOTAL overlap and has a slope
+    /// `p = dT/dN` (local frame).
+    pub fn history(&self, state: &ContactState) -> Vec<Leg> {
+        self.legs(state)
+            .map(|k| Leg {
+                overlap: 2.0 * self.zeta[k],
+                slope: self.slope[k],
+            })
+            .collect()
     }
 
     /// The legs of a contact from the top down: slot indices.

@@ -1,0 +1,113 @@
+//! Invariants of the equivalent history on long random 2-D histories (JAEGER.md section 3.3-3.4),
+//! and the exact reversal of an elastic step (section 8.4).
+
+use jaeger::{ContactParams, ContactState, HistoryStore, JaegerContact, Leg};
+use proptest::prelude::*;
+
+const MU: f64 = 0.35;
+
+fn params() -> ContactParams {
+    ContactParams::new(1.0, 0.7, 1.0, 0.2, MU).unwrap()
+}
+
+/// One random step: overlap change and tangential increment, in units of a reference overlap.
+fn step_strategy() -> impl Strategy<Value = (f64, f64, f64)> {
+    (-1.0f64..1.2, -1.0f64..1.0, -1.0f64..1.0)
+}
+
+/// Checks the invariants of section 3.3-3.4 on a history; `t` is the returned force.
+fn check(legs: &[Leg], p: &ContactParams, n: f64, t: [f64; 2]) -> Result<(), TestCaseError> {
+    let mu_n = MU * n;
+    let t_norm = t[0].hypot(t[1]);
+    prop_assert!(
+        t_norm <= mu_n * (1.0 + 1e-12),
+        "|T| = {t_norm} > mu N = {mu_n}"
+    );
+    // Legs from the first (bottom) up: strictly increasing indentations, slopes within mu.
+    let mut sum = [0.0, 0.0];
+    let mut below = (0.0, 0.0);
+    for leg in legs.iter().rev() {
+        prop_assert!(
+            leg.overlap > below.0,
+            "indentations not increasing: {legs:?}"
+        );
+        let slope = leg.slope[0].hypot(leg.slope[1]);
+        prop_assert!(slope <= MU * (1.0 + 1e-12), "slope {slope} > mu");
+        let n_k = p.normal_force(leg.overlap);
+        sum[0] += leg.slope[0] * (n_k - below.1);
+        sum[1] += leg.slope[1] * (n_k - below.1);
+        below = (leg.overlap, n_k);
+    }
+    // T = sum_k p_k (N_k - N_(k-1)) (section 3.4), to round-off of the incremental updates.
+    let err = (sum[0] - t[0]).hypot(sum[1] - t[1]);
+    prop_assert!(
+        err <= 1e-11 * mu_n.max(f64::MIN_POSITIVE),
+        "T = {t:?} but the history sums to {sum:?}"
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn random_histories_keep_the_invariants(
+        steps in prop::collection::vec(step_strategy(), 1..400),
+        scale in 0.05f64..3.0,
+        pdif in prop_oneof![Just(0.0), 0.0f64..0.3],
+    ) {
+        let p = params().with_approximation(pdif).unwrap();
+        let mut store = HistoryStore::with_capacity(4);
+        let mut state = ContactState::new();
+        let d0 = 1e-3;
+        let mut delta = 0.0f64;
+        for (dd, ux, uy) in steps {
+            // A drift upward keeps most contacts closed; some steps open them.
+            delta = (delta + 0.3 * d0 * dd).max(-0.1 * d0);
+            let du = [scale * 0.1 * d0 * ux, scale * 0.1 * d0 * uy];
+            let f = store.step(&p, &mut state, delta, du);
+            let legs = store.history(&state);
+            if delta <= 0.0 {
+                prop_assert!(legs.is_empty() && f.tangential == [0.0, 0.0] && f.normal == 0.0);
+            } else {
+                prop_assert_eq!(f.normal, p.normal_force(delta));
+                check(&legs, &p, f.normal, f.tangential)?;
+            }
+            prop_assert_eq!(store.len(), legs.len());
+        }
+    }
+
+    #[test]
+    fn an_elastic_step_and_its_reverse_restore_the_state(
+        steps in prop::collection::vec(step_strategy(), 0..60),
+        forward in (0.01f64..1.0, -1.0f64..1.0, -1.0f64..1.0),
+    ) {
+        let p = params();
+        let mut c = JaegerContact::new(p);
+        let d0 = 1e-3;
+        let mut delta = d0;
+        c.step(delta, [0.0, 0.0]);
+        for (dd, ux, uy) in steps {
+            delta = (delta + 0.2 * d0 * dd).max(0.2 * d0);
+            c.step(delta, [0.05 * d0 * ux, 0.05 * d0 * uy]);
+        }
+        let before = c.clone();
+        let (store0, state0) = before.parts();
+        // An elastic step: |du| < mu kappa d(delta) (section 4.1).
+        let dd = 0.1 * d0 * forward.0;
+        let room = 0.99 * MU * p.kappa() * dd;
+        let du = [room * forward.1 / 2f64.sqrt(), room * forward.2 / 2f64.sqrt()];
+        c.step(delta + dd, du);
+        prop_assert_eq!(c.history_len(), store0.history_len(state0) + 1, "the step was not elastic");
+        let back = c.step(delta, [-du[0], -du[1]]);
+        let (store1, state1) = c.parts();
+        // The history is restored bit for bit.
+        prop_assert_eq!(store1.history(state1), store0.history(state0));
+        // The force is restored to round-off: T_old + dT - dT is not always T_old in floating
+        // point, and the 28-byte entries keep no copy of past forces.
+        let t0 = state0.tangential_force();
+        let err = (back.tangential[0] - t0[0]).hypot(back.tangential[1] - t0[1]);
+        prop_assert!(err <= 4.0 * f64::EPSILON * MU * back.normal, "T {:?} vs {:?}", back.tangential, t0);
+        prop_assert_eq!(back.normal, p.normal_force(delta));
+    }
+}
