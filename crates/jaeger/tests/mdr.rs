@@ -86,7 +86,7 @@ fn jaeger_agrees_with_the_mdr_spring_bed_on_collinear_histories() {
     let a_max = (p.effective_radius() * 2.0 * d_max).sqrt();
     let mut worst = 0.0f64;
     for seed in 1..=4u64 {
-        let mut rand = uniform(seed * 0x9e37_79b9_7f4a_7c15);
+        let mut rand = uniform(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut bed = SpringBed::new(&p, 20_000, 1.05 * a_max);
         let mut jaeger = JaegerContact::new(p);
         let mut d = 0.0f64;
