@@ -14,16 +14,19 @@
 //! - [`ContactParams`]: validated radii, shear modulus, Poisson ratio, friction, approximation;
 //! - [`HistoryStore`] + [`ContactState`]: many contacts sharing one arena (28 bytes per leg);
 //! - [`JaegerContact`]: one contact that owns its history;
-//! - [`ContactFrame`]: the quaternion frame that carries a contact through tumbling and twirling.
+//! - [`ContactFrame`]: the quaternion frame that carries a contact through tumbling and twirling;
+//! - [`SpringState`]: the baseline Hertz + incremental Mindlin spring law, for comparison.
 //!
 //! This crate depends on no other workspace crate, so that other DEM codes can use it alone.
 
+mod baseline;
 mod contact;
 mod frame;
 mod kernel;
 mod params;
 mod store;
 
+pub use baseline::SpringState;
 pub use contact::JaegerContact;
 pub use frame::ContactFrame;
 pub use kernel::ContactForce;
