@@ -35,7 +35,7 @@ impl SpringState {
             self.tangential[0] + k_t * du[0],
             self.tangential[1] + k_t * du[1],
         ];
-        let (norm, limit) = (t[0].hypot(t[1]), params.friction() * n);
+        let (norm, limit) = ((t[0] * t[0] + t[1] * t[1]).sqrt(), params.friction() * n);
         if norm > limit {
             t = [t[0] * limit / norm, t[1] * limit / norm];
         }

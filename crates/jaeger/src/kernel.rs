@@ -75,8 +75,7 @@ impl HistoryStore {
             };
         }
         let n = params.normal_force_half(zeta);
-        let top = state.head as usize;
-        let z_top = self.zeta[top];
+        let z_top = state.zeta;
         let n_top = params.normal_force_half(z_top);
         let dz = zeta - z_top;
         if dz == 0.0 && dxi == [0.0; 2] {
@@ -118,10 +117,10 @@ impl HistoryStore {
         let mut p_top = [0.0; 2];
         while state.head != 0 {
             let i = state.head as usize;
-            let j = self.link[i] as usize;
-            let (z_i, z_j) = (self.zeta[i], self.zeta[j]);
+            let j = self.below(i);
+            let (z_i, z_j) = (state.zeta, self.zeta(j));
             let (n_i, n_j) = (params.normal_force_half(z_i), params.normal_force_half(z_j));
-            p_top = self.slope[i];
+            p_top = self.slope(i);
             // Offset of the new end point from the top leg extended to zeta (line 24).
             let e = axpy(-(zeta - z_i), p_top, scale(1.0 / kappa, dxi));
             let e2 = dot(e, e);
@@ -168,7 +167,7 @@ impl HistoryStore {
             if n_s <= n_j + tol_f {
                 self.pop(state);
             } else {
-                self.zeta[i] = z_s; // slide back, keeping the slope (line 55)
+                self.slide_top(state, z_s); // slide back, keeping the slope (line 55)
                 break;
             }
         }
@@ -203,25 +202,27 @@ impl HistoryStore {
         let pdif2 = params.approximation().powi(2);
         loop {
             let i = state.head as usize;
-            let j = self.link[i] as usize;
+            let j = self.below(i);
             if j == 0 {
                 return;
             }
-            let n_i = params.normal_force_half(self.zeta[i]);
-            let (p_i, p_j) = (self.slope[i], self.slope[j]);
+            let n_i = params.normal_force_half(state.zeta);
+            let (p_i, p_j) = (self.slope(i), self.slope(j));
             let d = [p_j[0] - p_i[0], p_j[1] - p_i[1]];
             if !(dot(p_j, p_j) < mu * mu - (TOL * n_i).powi(2) && dot(d, d) < pdif2) {
                 return;
             }
-            let n_j = params.normal_force_half(self.zeta[j]);
-            let n_k = params.normal_force_half(self.zeta[self.link[j] as usize]);
+            let n_j = params.normal_force_half(self.zeta(j));
+            let n_k = params.normal_force_half(self.zeta(self.below(j)));
             let w = 1.0 / (n_i - n_k);
-            self.slope[j] = [
+            let merged = [
                 w * (p_i[0] * (n_i - n_j) + p_j[0] * (n_j - n_k)),
                 w * (p_i[1] * (n_i - n_j) + p_j[1] * (n_j - n_k)),
             ];
-            self.zeta[j] = self.zeta[i];
+            let z_i = state.zeta;
             self.pop(state);
+            self.set_leg(j, z_i, merged);
+            state.zeta = z_i;
         }
     }
 }

@@ -1,18 +1,20 @@
 //! The compact history store shared by many contacts (JAEGER.md section 7; Kuhn 2011, Section 3.3
 //! and Fig. 7).
 //!
-//! One arena holds the legs of every contact's equivalent history as parallel arrays, 28 bytes
-//! per entry: the leg's end indentation `zeta*` (`f64`), its slope `p` (2 x `f64`) and a `u32`
-//! link. A contact is a [`ContactState`]: the index of its top leg and its previous tangential
-//! force. Each leg links to the one below it; slot 0 is the origin `(0, 0, 0)` that every history
-//! starts from, and `link[0]` heads the list of free slots.
+//! One arena holds the legs of every contact's equivalent history, 28 bytes per entry: the leg's
+//! end indentation `zeta*` (`f64`), its slope `p` (2 x `f64`) and a `u32` link, packed together
+//! so that reading a leg touches one cache line. A contact is a [`ContactState`]: the index of
+//! its top leg, a copy of that leg's `zeta*` (an elastic step, the common case, then reads
+//! nothing from the arena), and its previous tangential force. Each leg links to the one below
+//! it; slot 0 is the origin `(0, 0, 0)` that every history starts from, and the origin's link
+//! heads the list of free slots.
 //!
 //! Kuhn also stores `N* = N(zeta*)` per entry (36 bytes). Here it is recomputed from `zeta*`
 //! when needed (a square root), which saves 8 of those bytes and cannot disagree with `zeta*`.
 //!
 //! Push and pop are O(1). Slots freed by one contact are reused by the next push of any contact,
 //! so once the arena has grown to the simulation's working size a step allocates nothing. When
-//! the free list is empty a push grows the arena (`Vec` growth: amortized O(1), so the memory
+//! the free list is empty a push grows the arena (`Vec` doubling: amortized O(1), so the memory
 //! follows the peak total history). A host that prefers a hard memory bound checks
 //! [`HistoryStore::fill`] and calls [`HistoryStore::straighten`] on its contacts, Kuhn's
 //! emergency measure (JAEGER.md section 5, last paragraph).
@@ -22,11 +24,13 @@ use crate::params::ContactParams;
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 
-/// Per-contact state kept by the host alongside its contact (24 bytes).
+/// Per-contact state kept by the host alongside its contact (32 bytes).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactState {
     /// Top leg of the history; 0 (the origin) for a contact with no history.
     pub(crate) head: u32,
+    /// `zeta*` of the top leg (0 at the origin): the previous step's half indentation.
+    pub(crate) zeta: f64,
     /// The previous step's tangential force, local frame (Kuhn's `T_old`).
     pub(crate) tangential: [f64; 2],
 }
@@ -36,6 +40,7 @@ impl ContactState {
     pub const fn new() -> Self {
         ContactState {
             head: 0,
+            zeta: 0.0,
             tangential: [0.0; 2],
         }
     }
@@ -61,29 +66,40 @@ pub struct Leg {
     pub slope: [f64; 2],
 }
 
+/// One arena slot. Packed to 28 bytes (4-byte alignment): unaligned `f64` loads cost nothing
+/// extra on the targets we build for, and fields are only ever copied, never borrowed.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, packed(4))]
+struct Entry {
+    /// `zeta*_k`: half indentation at the end of leg k (Kuhn's units).
+    zeta: f64,
+    /// `p_k`: slope of leg k, `dT/dN` along it (force-ratio units).
+    slope: [f64; 2],
+    /// For a used slot, the leg below; for a free slot, the next free slot (the origin's link
+    /// heads the free list).
+    link: u32,
+}
+
+/// Bytes of one history entry, links included.
+pub const BYTES_PER_ENTRY: usize = size_of::<Entry>();
+
 /// The arena of history legs for any number of contacts. See the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct HistoryStore {
-    /// `zeta*_k`: half indentation at the end of leg k (Kuhn's units).
-    pub(crate) zeta: Vec<f64>,
-    /// `p_k`: slope of leg k, `dT/dN` along it (force-ratio units).
-    pub(crate) slope: Vec<[f64; 2]>,
-    /// For a used slot, the leg below; for a free slot, the next free slot; `link[0]` heads the
-    /// free list.
-    pub(crate) link: Vec<u32>,
+    entries: Vec<Entry>,
     used: usize,
 }
-
-/// Bytes of one history entry: `zeta*`, `p` and the link.
-pub const BYTES_PER_ENTRY: usize = size_of::<f64>() + size_of::<[f64; 2]>() + size_of::<u32>();
 
 impl HistoryStore {
     /// An arena with room for `capacity` legs before it first grows.
     pub fn with_capacity(capacity: usize) -> Self {
+        let origin = Entry {
+            zeta: 0.0,
+            slope: [0.0; 2],
+            link: NONE,
+        };
         let mut store = HistoryStore {
-            zeta: vec![0.0],
-            slope: vec![[0.0; 2]],
-            link: vec![NONE],
+            entries: vec![origin],
             used: 0,
         };
         store.grow(capacity.max(1));
@@ -92,14 +108,16 @@ impl HistoryStore {
 
     /// Appends `extra` free slots and threads them onto the free list.
     fn grow(&mut self, extra: usize) {
-        let start = self.link.len();
+        let start = self.entries.len();
         let end = start + extra;
         assert!(end <= NONE as usize, "history store exceeds 2^32 entries");
-        self.zeta.resize(end, 0.0);
-        self.slope.resize(end, [0.0; 2]);
-        self.link
-            .extend((start as u32 + 1..end as u32).chain([self.link[0]]));
-        self.link[0] = start as u32;
+        let old_free = self.entries[0].link;
+        self.entries.extend((start + 1..=end).map(|next| Entry {
+            zeta: 0.0,
+            slope: [0.0; 2],
+            link: if next == end { old_free } else { next as u32 },
+        }));
+        self.entries[0].link = start as u32;
     }
 
     /// Legs in use, over all contacts.
@@ -114,7 +132,7 @@ impl HistoryStore {
 
     /// Slots allocated (used or free), excluding the origin.
     pub fn capacity(&self) -> usize {
-        self.link.len() - 1
+        self.entries.len() - 1
     }
 
     /// Fraction of the allocated slots in use.
@@ -133,36 +151,72 @@ impl HistoryStore {
     pub fn history(&self, state: &ContactState) -> Vec<Leg> {
         self.legs(state)
             .map(|k| Leg {
-                overlap: 2.0 * self.zeta[k],
-                slope: self.slope[k],
+                overlap: 2.0 * self.zeta(k),
+                slope: self.slope(k),
             })
             .collect()
     }
 
     /// The legs of a contact from the top down: slot indices.
-    pub(crate) fn legs(&self, state: &ContactState) -> impl Iterator<Item = usize> + '_ {
+    fn legs(&self, state: &ContactState) -> impl Iterator<Item = usize> + '_ {
         let mut k = state.head as usize;
         std::iter::from_fn(move || {
             (k != 0).then(|| {
                 let here = k;
-                k = self.link[k] as usize;
+                k = self.below(k);
                 here
             })
         })
     }
 
+    /// `zeta*` of slot `k`.
+    #[inline]
+    pub(crate) fn zeta(&self, k: usize) -> f64 {
+        self.entries[k].zeta
+    }
+
+    /// Slope of slot `k`.
+    #[inline]
+    pub(crate) fn slope(&self, k: usize) -> [f64; 2] {
+        self.entries[k].slope
+    }
+
+    /// The leg below slot `k` (0: the origin).
+    #[inline]
+    pub(crate) fn below(&self, k: usize) -> usize {
+        self.entries[k].link as usize
+    }
+
+    /// Moves the end of a contact's top leg back to `zeta`, keeping its slope (Kuhn's
+    /// slide-back, Fig. 3 line 55).
+    #[inline]
+    pub(crate) fn slide_top(&mut self, state: &mut ContactState, zeta: f64) {
+        self.entries[state.head as usize].zeta = zeta;
+        state.zeta = zeta;
+    }
+
+    /// Sets the slope and end of slot `k` (the merge of JAEGER.md section 5).
+    #[inline]
+    pub(crate) fn set_leg(&mut self, k: usize, zeta: f64, slope: [f64; 2]) {
+        self.entries[k].zeta = zeta;
+        self.entries[k].slope = slope;
+    }
+
     /// Pushes a leg ending at `zeta` with slope `p` onto a contact's history.
     #[inline]
     pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, p: [f64; 2]) {
-        if self.link[0] == NONE {
+        if self.entries[0].link == NONE {
             self.grow(self.capacity());
         }
-        let s = self.link[0] as usize;
-        self.link[0] = self.link[s];
-        self.link[s] = state.head;
+        let s = self.entries[0].link as usize;
+        self.entries[0].link = self.entries[s].link;
+        self.entries[s] = Entry {
+            zeta,
+            slope: p,
+            link: state.head,
+        };
         state.head = s as u32;
-        self.zeta[s] = zeta;
-        self.slope[s] = p;
+        state.zeta = zeta;
         self.used += 1;
     }
 
@@ -171,9 +225,10 @@ impl HistoryStore {
     pub(crate) fn pop(&mut self, state: &mut ContactState) {
         let s = state.head as usize;
         debug_assert!(s != 0, "pop of an empty history");
-        state.head = self.link[s];
-        self.link[s] = self.link[0];
-        self.link[0] = s as u32;
+        state.head = self.entries[s].link;
+        state.zeta = self.entries[state.head as usize].zeta;
+        self.entries[s].link = self.entries[0].link;
+        self.entries[0].link = s as u32;
         self.used -= 1;
     }
 
@@ -190,25 +245,18 @@ impl HistoryStore {
     /// origin to the current indentation with slope `T / N`, which keeps every contact's force
     /// and frees all its other legs. The contacts forget their past, so later forces differ from
     /// the exact ones: this is a memory bound, not an approximation of known size.
-    pub fn straighten<'a>(
-        &mut self,
-        contacts: impl IntoIterator<Item = (&'a ContactParams, &'a mut ContactState)>,
-    ) {
+    pub fn straighten<'a>(&mut self, contacts: impl IntoIterator<Item = (&'a ContactParams, &'a mut ContactState)>) {
         for (params, state) in contacts {
             if state.head == 0 {
                 continue;
             }
-            let zeta = self.zeta[state.head as usize];
+            let zeta = state.zeta;
             let n = params.normal_force_half(zeta);
             let t = state.tangential;
             while state.head != 0 {
                 self.pop(state);
             }
-            let p = if n > 0.0 {
-                [t[0] / n, t[1] / n]
-            } else {
-                [0.0; 2]
-            };
+            let p = if n > 0.0 { [t[0] / n, t[1] / n] } else { [0.0; 2] };
             self.push(state, zeta, p);
         }
     }

@@ -1,0 +1,189 @@
+//! `cargo bench -p jaeger`: cost of one contact update for Jäger exact, Jäger approximate and the
+//! baseline spring law, measured side by side on the same DEM-like histories; history lengths,
+//! memory, and the force error of the approximation.
+//!
+//! The history generator (documented here because the figures depend on it): `CONTACTS`
+//! persistent contacts stepped `STEPS` times, as a DEM loop does (every contact once per step).
+//! Per contact and step:
+//! - the overlap grows slowly with noise, as in a quasi-static compression:
+//!   `delta += D0 (0.0004 + 0.001 g)`, `g` uniform in [-1, 1] (about 30 % of steps unload);
+//! - the tangential increment has magnitude `0.0003 D0 |g'|` along a direction that persists and
+//!   jumps to a new random angle with probability 0.02 per step.
+//! Only the update loops are timed; the movements of a step are generated before the clock runs.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use jaeger::{BYTES_PER_ENTRY, ContactParams, ContactState, HistoryStore, SpringState};
+
+const CONTACTS: usize = 8600; // Kuhn's assembly (Section 4)
+const STEPS: usize = 2000;
+const D0: f64 = 1e-6;
+
+struct Rng(u64);
+impl Rng {
+    fn uniform(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+    fn sym(&mut self) -> f64 {
+        2.0 * self.uniform() - 1.0
+    }
+}
+
+struct Generator {
+    rng: Rng,
+    delta: Vec<f64>,
+    angle: Vec<f64>,
+}
+
+impl Generator {
+    fn new() -> Self {
+        let mut rng = Rng(0x5eed_1234_abcd_ef01);
+        let delta = (0..CONTACTS).map(|_| D0 * (1.0 + 0.2 * rng.sym())).collect();
+        let angle = (0..CONTACTS).map(|_| std::f64::consts::PI * rng.sym()).collect();
+        Generator { rng, delta, angle }
+    }
+
+    /// The movements of every contact for the next step.
+    fn step(&mut self, out: &mut Vec<(f64, [f64; 2])>) {
+        out.clear();
+        for c in 0..CONTACTS {
+            let d = &mut self.delta[c];
+            *d += D0 * (0.0004 + 0.001 * self.rng.sym());
+            if self.rng.uniform() < 0.02 {
+                self.angle[c] = std::f64::consts::PI * self.rng.sym();
+            }
+            let m = 0.0003 * D0 * self.rng.sym().abs();
+            out.push((*d, [m * self.angle[c].cos(), m * self.angle[c].sin()]));
+        }
+    }
+}
+
+struct Jaeger {
+    name: String,
+    params: ContactParams,
+    store: HistoryStore,
+    states: Vec<ContactState>,
+    forces: Vec<[f64; 2]>,
+    time: Duration,
+    /// Sum over samples of the mean history length, number of samples, longest history seen.
+    history: (f64, usize, usize),
+    max_error: f64,
+}
+
+impl Jaeger {
+    fn new(params: ContactParams, pdif: f64) -> Self {
+        Jaeger {
+            name: if pdif == 0.0 { "jaeger exact".into() } else { format!("jaeger pdif={pdif}") },
+            params: params.with_approximation(pdif).unwrap(),
+            store: HistoryStore::with_capacity(CONTACTS * 64),
+            states: vec![ContactState::new(); CONTACTS],
+            forces: vec![[0.0; 2]; CONTACTS],
+            time: Duration::ZERO,
+            history: (0.0, 0, 0),
+            max_error: 0.0,
+        }
+    }
+
+    fn step_all(&mut self, moves: &[(f64, [f64; 2])]) {
+        let start = Instant::now();
+        for ((s, &(d, du)), t) in self.states.iter_mut().zip(moves).zip(&mut self.forces) {
+            *t = self.store.step(&self.params, s, d, du).tangential;
+        }
+        self.time += start.elapsed();
+    }
+
+    fn sample_history(&mut self) {
+        let longest = self.states.iter().map(|s| self.store.history_len(s)).max().unwrap_or(0);
+        self.history.0 += self.store.len() as f64 / CONTACTS as f64;
+        self.history.1 += 1;
+        self.history.2 = self.history.2.max(longest);
+    }
+}
+
+struct Baseline {
+    params: ContactParams,
+    states: Vec<SpringState>,
+    time: Duration,
+}
+
+impl Baseline {
+    fn step_all(&mut self, moves: &[(f64, [f64; 2])]) {
+        let start = Instant::now();
+        for (s, &(d, du)) in self.states.iter_mut().zip(moves) {
+            black_box(s.step(&self.params, d, du));
+        }
+        self.time += start.elapsed();
+    }
+}
+
+fn main() {
+    let params = ContactParams::new(1e-3, 1e-3, 29e9, 0.15, 0.5).unwrap();
+    let mut baseline = Baseline {
+        params,
+        states: vec![SpringState::default(); CONTACTS],
+        time: Duration::ZERO,
+    };
+    let mut jaegers: Vec<Jaeger> = [0.0, 0.05, 0.1, 0.2].into_iter().map(|p| Jaeger::new(params, p)).collect();
+    let mut generator = Generator::new();
+    let mut moves = Vec::with_capacity(CONTACTS);
+    for step in 0..STEPS {
+        generator.step(&mut moves);
+        let moves = black_box(&moves);
+        // Alternate the order, so that no model always runs right after the generator.
+        if step % 2 == 0 {
+            baseline.step_all(moves);
+        }
+        for j in &mut jaegers {
+            j.step_all(moves);
+        }
+        if step % 2 == 1 {
+            baseline.step_all(moves);
+        }
+        let (exact, approximate) = jaegers.split_first_mut().unwrap();
+        for a in approximate {
+            for (c, &(d, _)) in moves.iter().enumerate() {
+                let (t, u) = (exact.forces[c], a.forces[c]);
+                let mu_n = params.friction() * params.normal_force(d);
+                a.max_error = a.max_error.max((t[0] - u[0]).hypot(t[1] - u[1]) / mu_n);
+            }
+        }
+        if step % 20 == 19 {
+            for j in &mut jaegers {
+                j.sample_history();
+            }
+        }
+    }
+
+    let updates = (CONTACTS * STEPS) as f64;
+    let ns = |t: Duration| t.as_secs_f64() * 1e9 / updates;
+    println!("{CONTACTS} contacts x {STEPS} steps of DEM-like histories (generator in the bench's docs)");
+    println!("bytes per history entry (zeta, p, link): {BYTES_PER_ENTRY}; per contact state: {}", size_of::<ContactState>());
+    println!(
+        "{:<18} {:>10} {:>12} {:>13} {:>12} {:>15} {:>16}",
+        "model", "ns/update", "vs baseline", "mean history", "max history", "bytes/contact", "max err / mu N"
+    );
+    println!("{:<18} {:>10.1} {:>12.2} {:>13} {:>12} {:>15} {:>16}", "baseline spring", ns(baseline.time), 1.0, "-", "-", size_of::<SpringState>(), "-");
+    let exact_mean = jaegers[0].history.0 / jaegers[0].history.1 as f64;
+    for j in &jaegers {
+        let mean = j.history.0 / j.history.1 as f64;
+        let bytes = size_of::<ContactState>() as f64 + mean * BYTES_PER_ENTRY as f64;
+        let err = if j.params.approximation() == 0.0 { "-".to_string() } else { format!("{:.2e}", j.max_error) };
+        println!(
+            "{:<18} {:>10.1} {:>12.2} {:>13.1} {:>12} {:>15.0} {:>16}",
+            j.name,
+            ns(j.time),
+            j.time.as_secs_f64() / baseline.time.as_secs_f64(),
+            mean,
+            j.history.2,
+            bytes,
+            err
+        );
+        if j.params.approximation() > 0.0 {
+            println!("{:<18} mean history {:.0} % shorter than exact", "", 100.0 * (1.0 - mean / exact_mean));
+        }
+    }
+}
