@@ -75,8 +75,7 @@ impl HistoryStore {
             };
         }
         let n = params.normal_force_half(zeta);
-        let z_top = state.zeta;
-        let n_top = params.normal_force_half(z_top);
+        let (z_top, n_top) = (state.zeta, state.normal);
         let dz = zeta - z_top;
         if dz == 0.0 && dxi == [0.0; 2] {
             // No movement (line 10).
@@ -96,7 +95,7 @@ impl HistoryStore {
                 scale(1.0 / (kappa * dz), dxi)
             };
             let t = axpy(n - n_top, p, state.tangential); // eq. (8), line 18
-            self.push(state, zeta, p);
+            self.push(state, zeta, n, p);
             state.tangential = t;
             if params.approximation() > 0.0 {
                 self.merge(params, state);
@@ -116,11 +115,10 @@ impl HistoryStore {
         let (mut z_s, mut n_s) = (zeta, n);
         let mut p_top = [0.0; 2];
         while state.head != 0 {
-            let i = state.head as usize;
-            let j = self.below(i);
-            let (z_i, z_j) = (state.zeta, self.zeta(j));
-            let (n_i, n_j) = (params.normal_force_half(z_i), params.normal_force_half(z_j));
-            p_top = self.slope(i);
+            let j = self.below(state.head as usize);
+            let (z_i, n_i, z_j) = (state.zeta, state.normal, self.zeta(j));
+            let n_j = params.normal_force_half(z_j);
+            p_top = state.slope;
             // Offset of the new end point from the top leg extended to zeta (line 24).
             let e = axpy(-(zeta - z_i), p_top, scale(1.0 / kappa, dxi));
             let e2 = dot(e, e);
@@ -165,9 +163,9 @@ impl HistoryStore {
             t_old = axpy(-(n_i - n_old), p_top, t_old);
             dxi = axpy(kappa * (z_i - z_cut), p_top, dxi);
             if n_s <= n_j + tol_f {
-                self.pop(state);
+                self.pop(state, n_j);
             } else {
-                self.slide_top(state, z_s); // slide back, keeping the slope (line 55)
+                self.slide_top(state, z_s, n_s); // slide back, keeping the slope (line 55)
                 break;
             }
         }
@@ -175,7 +173,7 @@ impl HistoryStore {
         let t = if state.head == 0 {
             // 4.3: gross sliding, T = mu N along the accumulated movement.
             let p = toward(mu, dxi);
-            self.push(state, zeta, p);
+            self.push(state, zeta, n, p);
             scale(n, p)
         } else if zeta - z_s <= tol_z {
             // 4.5: the slip annulus has zero width (pure normal unloading of a history with no
@@ -184,7 +182,7 @@ impl HistoryStore {
         } else {
             // 4.4 and 4.6: the new slip leg from the apex, of slope exactly mu.
             let p = toward(mu, dxi);
-            self.push(state, zeta, p);
+            self.push(state, zeta, n, p);
             axpy(-(n_old - n_s), p_top, axpy(n - n_s, p, t_old)) // eq. (8), line 67
         };
         state.tangential = t;
@@ -201,13 +199,11 @@ impl HistoryStore {
         let mu = params.friction();
         let pdif2 = params.approximation().powi(2);
         loop {
-            let i = state.head as usize;
-            let j = self.below(i);
+            let j = self.below(state.head as usize);
             if j == 0 {
                 return;
             }
-            let n_i = params.normal_force_half(state.zeta);
-            let (p_i, p_j) = (self.slope(i), self.slope(j));
+            let (n_i, p_i, p_j) = (state.normal, state.slope, self.slope(j));
             let d = [p_j[0] - p_i[0], p_j[1] - p_i[1]];
             if !(dot(p_j, p_j) < mu * mu - (TOL * n_i).powi(2) && dot(d, d) < pdif2) {
                 return;
@@ -220,9 +216,8 @@ impl HistoryStore {
                 w * (p_i[1] * (n_i - n_j) + p_j[1] * (n_j - n_k)),
             ];
             let z_i = state.zeta;
-            self.pop(state);
-            self.set_leg(j, z_i, merged);
-            state.zeta = z_i;
+            self.pop(state, n_j);
+            self.replace_top(state, z_i, n_i, merged);
         }
     }
 }

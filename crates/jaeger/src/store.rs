@@ -24,13 +24,19 @@ use crate::params::ContactParams;
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 
-/// Per-contact state kept by the host alongside its contact (32 bytes).
+/// Per-contact state kept by the host alongside its contact (56 bytes). Besides the history's
+/// head it keeps a copy of the top leg (its end, the normal force there, its slope), so that an
+/// elastic step reads nothing from the shared arena and a slip step one entry fewer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactState {
     /// Top leg of the history; 0 (the origin) for a contact with no history.
     pub(crate) head: u32,
     /// `zeta*` of the top leg (0 at the origin): the previous step's half indentation.
     pub(crate) zeta: f64,
+    /// `N(zeta*)` of the top leg: the previous step's normal force.
+    pub(crate) normal: f64,
+    /// Slope of the top leg.
+    pub(crate) slope: [f64; 2],
     /// The previous step's tangential force, local frame (Kuhn's `T_old`).
     pub(crate) tangential: [f64; 2],
 }
@@ -41,6 +47,8 @@ impl ContactState {
         ContactState {
             head: 0,
             zeta: 0.0,
+            normal: 0.0,
+            slope: [0.0; 2],
             tangential: [0.0; 2],
         }
     }
@@ -187,24 +195,31 @@ impl HistoryStore {
         self.entries[k].link as usize
     }
 
-    /// Moves the end of a contact's top leg back to `zeta`, keeping its slope (Kuhn's
-    /// slide-back, Fig. 3 line 55).
+    /// Moves the end of a contact's top leg back to `zeta` (where the normal force is `normal`),
+    /// keeping its slope (Kuhn's slide-back, Fig. 3 line 55).
     #[inline]
-    pub(crate) fn slide_top(&mut self, state: &mut ContactState, zeta: f64) {
+    pub(crate) fn slide_top(&mut self, state: &mut ContactState, zeta: f64, normal: f64) {
         self.entries[state.head as usize].zeta = zeta;
         state.zeta = zeta;
+        state.normal = normal;
     }
 
-    /// Sets the slope and end of slot `k` (the merge of JAEGER.md section 5).
+    /// Replaces a contact's top leg by one ending at `zeta` (normal force `normal`) with slope `p`
+    /// (the merge of JAEGER.md section 5).
     #[inline]
-    pub(crate) fn set_leg(&mut self, k: usize, zeta: f64, slope: [f64; 2]) {
-        self.entries[k].zeta = zeta;
-        self.entries[k].slope = slope;
+    pub(crate) fn replace_top(&mut self, state: &mut ContactState, zeta: f64, normal: f64, p: [f64; 2]) {
+        let top = &mut self.entries[state.head as usize];
+        top.zeta = zeta;
+        top.slope = p;
+        state.zeta = zeta;
+        state.normal = normal;
+        state.slope = p;
     }
 
-    /// Pushes a leg ending at `zeta` with slope `p` onto a contact's history.
+    /// Pushes a leg ending at `zeta` (normal force `normal`) with slope `p` onto a contact's
+    /// history.
     #[inline]
-    pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, p: [f64; 2]) {
+    pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, normal: f64, p: [f64; 2]) {
         if self.entries[0].link == NONE {
             self.grow(self.capacity());
         }
@@ -217,16 +232,23 @@ impl HistoryStore {
         };
         state.head = s as u32;
         state.zeta = zeta;
+        state.normal = normal;
+        state.slope = p;
         self.used += 1;
     }
 
-    /// Pops the top leg of a contact's history (which must have one).
+    /// Pops the top leg of a contact's history (which must have one); `normal` is the normal
+    /// force at the end of the leg that becomes the top.
     #[inline]
-    pub(crate) fn pop(&mut self, state: &mut ContactState) {
+    pub(crate) fn pop(&mut self, state: &mut ContactState, normal: f64) {
         let s = state.head as usize;
         debug_assert!(s != 0, "pop of an empty history");
-        state.head = self.entries[s].link;
-        state.zeta = self.entries[state.head as usize].zeta;
+        let below = self.entries[s].link;
+        let top = self.entries[below as usize];
+        state.head = below;
+        state.zeta = top.zeta;
+        state.normal = normal;
+        state.slope = top.slope;
         self.entries[s].link = self.entries[0].link;
         self.entries[0].link = s as u32;
         self.used -= 1;
@@ -236,9 +258,9 @@ impl HistoryStore {
     /// to the free list and its force is zeroed.
     pub fn release(&mut self, state: &mut ContactState) {
         while state.head != 0 {
-            self.pop(state);
+            self.pop(state, 0.0);
         }
-        state.tangential = [0.0; 2];
+        *state = ContactState::new();
     }
 
     /// Kuhn's emergency "straighten" (DEMPLA `stratn`): replaces each history by one leg from the
@@ -250,14 +272,11 @@ impl HistoryStore {
             if state.head == 0 {
                 continue;
             }
-            let zeta = state.zeta;
-            let n = params.normal_force_half(zeta);
-            let t = state.tangential;
-            while state.head != 0 {
-                self.pop(state);
-            }
+            let (zeta, n, t) = (state.zeta, state.normal, state.tangential);
+            self.release(state);
             let p = if n > 0.0 { [t[0] / n, t[1] / n] } else { [0.0; 2] };
-            self.push(state, zeta, p);
+            self.push(state, zeta, n, p);
+            state.tangential = t;
         }
     }
 }
