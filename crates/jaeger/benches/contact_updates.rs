@@ -42,8 +42,12 @@ struct Generator {
 impl Generator {
     fn new() -> Self {
         let mut rng = Rng(0x5eed_1234_abcd_ef01);
-        let delta = (0..CONTACTS).map(|_| D0 * (1.0 + 0.2 * rng.sym())).collect();
-        let angle = (0..CONTACTS).map(|_| std::f64::consts::PI * rng.sym()).collect();
+        let delta = (0..CONTACTS)
+            .map(|_| D0 * (1.0 + 0.2 * rng.sym()))
+            .collect();
+        let angle = (0..CONTACTS)
+            .map(|_| std::f64::consts::PI * rng.sym())
+            .collect();
         Generator { rng, delta, angle }
     }
 
@@ -77,7 +81,11 @@ struct Jaeger {
 impl Jaeger {
     fn new(params: ContactParams, pdif: f64) -> Self {
         Jaeger {
-            name: if pdif == 0.0 { "jaeger exact".into() } else { format!("jaeger pdif={pdif}") },
+            name: if pdif == 0.0 {
+                "jaeger exact".into()
+            } else {
+                format!("jaeger pdif={pdif}")
+            },
             params: params.with_approximation(pdif).unwrap(),
             store: HistoryStore::with_capacity(CONTACTS * 64),
             states: vec![ContactState::new(); CONTACTS],
@@ -97,8 +105,13 @@ impl Jaeger {
     }
 
     fn sample_history(&mut self) {
-        let longest = self.states.iter().map(|s| self.store.history_len(s)).max().unwrap_or(0);
-        self.history.0 += self.store.len() as f64 / CONTACTS as f64;
+        let lengths: Vec<usize> = self
+            .states
+            .iter()
+            .map(|s| self.store.history_len(s))
+            .collect();
+        let longest = lengths.iter().copied().max().unwrap_or(0);
+        self.history.0 += lengths.iter().sum::<usize>() as f64 / CONTACTS as f64;
         self.history.1 += 1;
         self.history.2 = self.history.2.max(longest);
     }
@@ -127,7 +140,10 @@ fn main() {
         states: vec![SpringState::default(); CONTACTS],
         time: Duration::ZERO,
     };
-    let mut jaegers: Vec<Jaeger> = [0.0, 0.05, 0.1, 0.2].into_iter().map(|p| Jaeger::new(params, p)).collect();
+    let mut jaegers: Vec<Jaeger> = [0.0, 0.05, 0.1, 0.2, 0.5, 1.0]
+        .into_iter()
+        .map(|p| Jaeger::new(params, p))
+        .collect();
     let mut generator = Generator::new();
     let mut moves = Vec::with_capacity(CONTACTS);
     for step in 0..STEPS {
@@ -160,18 +176,42 @@ fn main() {
 
     let updates = (CONTACTS * STEPS) as f64;
     let ns = |t: Duration| t.as_secs_f64() * 1e9 / updates;
-    println!("{CONTACTS} contacts x {STEPS} steps of DEM-like histories (generator in the bench's docs)");
-    println!("bytes per history entry (zeta, p, link): {BYTES_PER_ENTRY}; per contact state: {}", size_of::<ContactState>());
+    println!(
+        "{CONTACTS} contacts x {STEPS} steps of DEM-like histories (generator in the bench's docs)"
+    );
+    println!(
+        "bytes per history entry (zeta, p, link): {BYTES_PER_ENTRY}; per contact state: {}",
+        size_of::<ContactState>()
+    );
     println!(
         "{:<18} {:>10} {:>12} {:>13} {:>12} {:>15} {:>16}",
-        "model", "ns/update", "vs baseline", "mean history", "max history", "bytes/contact", "max err / mu N"
+        "model",
+        "ns/update",
+        "vs baseline",
+        "mean history",
+        "max history",
+        "bytes/contact",
+        "max err / mu N"
     );
-    println!("{:<18} {:>10.1} {:>12.2} {:>13} {:>12} {:>15} {:>16}", "baseline spring", ns(baseline.time), 1.0, "-", "-", size_of::<SpringState>(), "-");
+    println!(
+        "{:<18} {:>10.1} {:>12.2} {:>13} {:>12} {:>15} {:>16}",
+        "baseline spring",
+        ns(baseline.time),
+        1.0,
+        "-",
+        "-",
+        size_of::<SpringState>(),
+        "-"
+    );
     let exact_mean = jaegers[0].history.0 / jaegers[0].history.1 as f64;
     for j in &jaegers {
         let mean = j.history.0 / j.history.1 as f64;
         let bytes = size_of::<ContactState>() as f64 + mean * BYTES_PER_ENTRY as f64;
-        let err = if j.params.approximation() == 0.0 { "-".to_string() } else { format!("{:.2e}", j.max_error) };
+        let err = if j.params.approximation() == 0.0 {
+            "-".to_string()
+        } else {
+            format!("{:.2e}", j.max_error)
+        };
         println!(
             "{:<18} {:>10.1} {:>12.2} {:>13.1} {:>12} {:>15.0} {:>16}",
             j.name,
@@ -183,7 +223,11 @@ fn main() {
             err
         );
         if j.params.approximation() > 0.0 {
-            println!("{:<18} mean history {:.0} % shorter than exact", "", 100.0 * (1.0 - mean / exact_mean));
+            println!(
+                "{:<18} mean history {:.0} % shorter than exact",
+                "",
+                100.0 * (1.0 - mean / exact_mean)
+            );
         }
     }
 }

@@ -114,8 +114,8 @@ impl HistoryStore {
         let mut n_old = n_top;
         let (mut z_s, mut n_s) = (zeta, n);
         let mut p_top = [0.0; 2];
-        while state.head != 0 {
-            let j = self.below(state.head as usize);
+        while state.has_legs() {
+            let j = state.below;
             let (z_i, n_i, z_j) = (state.zeta, state.normal, self.zeta(j));
             let n_j = params.normal_force_half(z_j);
             p_top = state.slope;
@@ -165,12 +165,14 @@ impl HistoryStore {
             if n_s <= n_j + tol_f {
                 self.pop(state, n_j);
             } else {
-                self.slide_top(state, z_s, n_s); // slide back, keeping the slope (line 55)
+                // Slide back, keeping the slope (line 55).
+                state.zeta = z_s;
+                state.normal = n_s;
                 break;
             }
         }
 
-        let t = if state.head == 0 {
+        let t = if !state.has_legs() {
             // 4.3: gross sliding, T = mu N along the accumulated movement.
             let p = toward(mu, dxi);
             self.push(state, zeta, n, p);
@@ -199,8 +201,8 @@ impl HistoryStore {
         let mu = params.friction();
         let pdif2 = params.approximation().powi(2);
         loop {
-            let j = self.below(state.head as usize);
-            if j == 0 {
+            let j = state.below;
+            if j == 0 || !state.has_legs() {
                 return;
             }
             let (n_i, p_i, p_j) = (state.normal, state.slope, self.slope(j));
@@ -217,7 +219,9 @@ impl HistoryStore {
             ];
             let z_i = state.zeta;
             self.pop(state, n_j);
-            self.replace_top(state, z_i, n_i, merged);
+            state.zeta = z_i;
+            state.normal = n_i;
+            state.slope = merged;
         }
     }
 }

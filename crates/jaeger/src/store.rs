@@ -1,13 +1,17 @@
 //! The compact history store shared by many contacts (JAEGER.md section 7; Kuhn 2011, Section 3.3
 //! and Fig. 7).
 //!
-//! One arena holds the legs of every contact's equivalent history, 28 bytes per entry: the leg's
-//! end indentation `zeta*` (`f64`), its slope `p` (2 x `f64`) and a `u32` link, packed together
-//! so that reading a leg touches one cache line. A contact is a [`ContactState`]: the index of
-//! its top leg, a copy of that leg's `zeta*` (an elastic step, the common case, then reads
-//! nothing from the arena), and its previous tangential force. Each leg links to the one below
-//! it; slot 0 is the origin `(0, 0, 0)` that every history starts from, and the origin's link
-//! heads the list of free slots.
+//! A contact's equivalent history is a stack of legs. Its top leg (the one the next step works
+//! on) lives in the contact's [`ContactState`]; the legs below it live in one arena shared by all
+//! contacts, 28 bytes per entry: the leg's end indentation `zeta*` (`f64`), its slope `p`
+//! (2 x `f64`) and a `u32` link to the leg below, packed together so that reading a leg touches
+//! one cache line. Slot 0 of the arena is the origin `(0, 0, 0)` that every history starts from;
+//! its link heads the list of free slots.
+//!
+//! Why the top leg is kept apart: an elastic step (the common case) then reads nothing from the
+//! arena and writes one slot, and a slip step reads one arena entry per leg it examines. With
+//! histories of hundreds of legs per contact the arena is far larger than the caches, so each
+//! arena read is a likely cache miss; Kuhn's layout reads the top entry as well.
 //!
 //! Kuhn also stores `N* = N(zeta*)` per entry (36 bytes). Here it is recomputed from `zeta*`
 //! when needed (a square root), which saves 8 of those bytes and cannot disagree with `zeta*`.
@@ -24,13 +28,13 @@ use crate::params::ContactParams;
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 
-/// Per-contact state kept by the host alongside its contact (56 bytes). Besides the history's
-/// head it keeps a copy of the top leg (its end, the normal force there, its slope), so that an
-/// elastic step reads nothing from the shared arena and a slip step one entry fewer.
+/// Per-contact state kept by the host alongside its contact (56 bytes): the top leg of the
+/// history, the arena index of the leg below it, and the previous tangential force.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ContactState {
-    /// Top leg of the history; 0 (the origin) for a contact with no history.
-    pub(crate) head: u32,
+    /// Arena index of the leg below the top (0: the origin); [`NONE`] when the history is empty
+    /// and the "top" is the origin itself.
+    pub(crate) below: u32,
     /// `zeta*` of the top leg (0 at the origin): the previous step's half indentation.
     pub(crate) zeta: f64,
     /// `N(zeta*)` of the top leg: the previous step's normal force.
@@ -45,7 +49,7 @@ impl ContactState {
     /// A contact with no history (not touching, or just touching).
     pub const fn new() -> Self {
         ContactState {
-            head: 0,
+            below: NONE,
             zeta: 0.0,
             normal: 0.0,
             slope: [0.0; 2],
@@ -56,6 +60,12 @@ impl ContactState {
     /// The tangential force of the last step, local frame (force units).
     pub fn tangential_force(&self) -> [f64; 2] {
         self.tangential
+    }
+
+    /// Whether the history has at least one leg.
+    #[inline]
+    pub(crate) fn has_legs(&self) -> bool {
+        self.below != NONE
     }
 }
 
@@ -118,7 +128,7 @@ impl HistoryStore {
     fn grow(&mut self, extra: usize) {
         let start = self.entries.len();
         let end = start + extra;
-        assert!(end <= NONE as usize, "history store exceeds 2^32 entries");
+        assert!(end < NONE as usize, "history store exceeds 2^32 entries");
         let old_free = self.entries[0].link;
         self.entries.extend((start + 1..=end).map(|next| Entry {
             zeta: 0.0,
@@ -128,12 +138,12 @@ impl HistoryStore {
         self.entries[0].link = start as u32;
     }
 
-    /// Legs in use, over all contacts.
+    /// Legs held in the arena, over all contacts (each contact's top leg is in its state).
     pub fn len(&self) -> usize {
         self.used
     }
 
-    /// Whether no contact has any history.
+    /// Whether the arena holds no leg.
     pub fn is_empty(&self) -> bool {
         self.used == 0
     }
@@ -148,116 +158,108 @@ impl HistoryStore {
         self.used as f64 / self.capacity() as f64
     }
 
-    /// Number of legs in a contact's history (walks the list: O(length)).
+    /// Number of legs in a contact's history, its top leg included (walks the list: O(length)).
     pub fn history_len(&self, state: &ContactState) -> usize {
-        self.legs(state).count()
+        self.history_iter(state).count()
     }
 
     /// A contact's equivalent history, from the most recent leg down to the first (JAEGER.md
     /// section 3.2), in the public units: each leg ends at a TOTAL overlap and has a slope
     /// `p = dT/dN` (local frame).
     pub fn history(&self, state: &ContactState) -> Vec<Leg> {
-        self.legs(state)
-            .map(|k| Leg {
-                overlap: 2.0 * self.zeta(k),
-                slope: self.slope(k),
-            })
-            .collect()
+        self.history_iter(state).collect()
     }
 
-    /// The legs of a contact from the top down: slot indices.
-    fn legs(&self, state: &ContactState) -> impl Iterator<Item = usize> + '_ {
-        let mut k = state.head as usize;
-        std::iter::from_fn(move || {
+    fn history_iter(&self, state: &ContactState) -> impl Iterator<Item = Leg> + '_ {
+        let top = state.has_legs().then_some((state.zeta, state.slope));
+        let mut k = if state.has_legs() {
+            state.below as usize
+        } else {
+            0
+        };
+        let below = std::iter::from_fn(move || {
             (k != 0).then(|| {
-                let here = k;
-                k = self.below(k);
-                here
+                let e = self.entries[k];
+                k = e.link as usize;
+                (e.zeta, e.slope)
             })
+        });
+        top.into_iter().chain(below).map(|(zeta, slope)| Leg {
+            overlap: 2.0 * zeta,
+            slope,
         })
     }
 
-    /// `zeta*` of slot `k`.
+    /// `zeta*` of arena slot `k` (0 for the origin).
     #[inline]
-    pub(crate) fn zeta(&self, k: usize) -> f64 {
-        self.entries[k].zeta
+    pub(crate) fn zeta(&self, k: u32) -> f64 {
+        self.entries[k as usize].zeta
     }
 
-    /// Slope of slot `k`.
+    /// The leg below arena slot `k` (0: the origin).
     #[inline]
-    pub(crate) fn slope(&self, k: usize) -> [f64; 2] {
-        self.entries[k].slope
+    pub(crate) fn below(&self, k: u32) -> u32 {
+        self.entries[k as usize].link
     }
 
-    /// The leg below slot `k` (0: the origin).
+    /// Slope of arena slot `k`.
     #[inline]
-    pub(crate) fn below(&self, k: usize) -> usize {
-        self.entries[k].link as usize
-    }
-
-    /// Moves the end of a contact's top leg back to `zeta` (where the normal force is `normal`),
-    /// keeping its slope (Kuhn's slide-back, Fig. 3 line 55).
-    #[inline]
-    pub(crate) fn slide_top(&mut self, state: &mut ContactState, zeta: f64, normal: f64) {
-        self.entries[state.head as usize].zeta = zeta;
-        state.zeta = zeta;
-        state.normal = normal;
-    }
-
-    /// Replaces a contact's top leg by one ending at `zeta` (normal force `normal`) with slope `p`
-    /// (the merge of JAEGER.md section 5).
-    #[inline]
-    pub(crate) fn replace_top(&mut self, state: &mut ContactState, zeta: f64, normal: f64, p: [f64; 2]) {
-        let top = &mut self.entries[state.head as usize];
-        top.zeta = zeta;
-        top.slope = p;
-        state.zeta = zeta;
-        state.normal = normal;
-        state.slope = p;
+    pub(crate) fn slope(&self, k: u32) -> [f64; 2] {
+        self.entries[k as usize].slope
     }
 
     /// Pushes a leg ending at `zeta` (normal force `normal`) with slope `p` onto a contact's
-    /// history.
+    /// history: the previous top moves into the arena.
     #[inline]
     pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, normal: f64, p: [f64; 2]) {
-        if self.entries[0].link == NONE {
-            self.grow(self.capacity());
+        if state.has_legs() {
+            if self.entries[0].link == NONE {
+                self.grow(self.capacity());
+            }
+            let s = self.entries[0].link;
+            self.entries[0].link = self.entries[s as usize].link;
+            self.entries[s as usize] = Entry {
+                zeta: state.zeta,
+                slope: state.slope,
+                link: state.below,
+            };
+            state.below = s;
+            self.used += 1;
+        } else {
+            state.below = 0;
         }
-        let s = self.entries[0].link as usize;
-        self.entries[0].link = self.entries[s].link;
-        self.entries[s] = Entry {
-            zeta,
-            slope: p,
-            link: state.head,
-        };
-        state.head = s as u32;
         state.zeta = zeta;
         state.normal = normal;
         state.slope = p;
-        self.used += 1;
     }
 
-    /// Pops the top leg of a contact's history (which must have one); `normal` is the normal
-    /// force at the end of the leg that becomes the top.
+    /// Pops a contact's top leg (it must have one); the leg below becomes the top. `normal` is
+    /// the normal force at that leg's end.
     #[inline]
     pub(crate) fn pop(&mut self, state: &mut ContactState, normal: f64) {
-        let s = state.head as usize;
-        debug_assert!(s != 0, "pop of an empty history");
-        let below = self.entries[s].link;
-        let top = self.entries[below as usize];
-        state.head = below;
-        state.zeta = top.zeta;
+        debug_assert!(state.has_legs(), "pop of an empty history");
+        let s = state.below;
+        if s == 0 {
+            state.below = NONE;
+            state.zeta = 0.0;
+            state.normal = 0.0;
+            state.slope = [0.0; 2];
+            return;
+        }
+        let e = self.entries[s as usize];
+        state.below = e.link;
+        state.zeta = e.zeta;
         state.normal = normal;
-        state.slope = top.slope;
-        self.entries[s].link = self.entries[0].link;
-        self.entries[0].link = s as u32;
+        state.slope = e.slope;
+        self.entries[s as usize].link = self.entries[0].link;
+        self.entries[0].link = s;
         self.used -= 1;
     }
 
     /// Forgets a contact's history (loss of contact, or the contact is deleted): its legs return
     /// to the free list and its force is zeroed.
     pub fn release(&mut self, state: &mut ContactState) {
-        while state.head != 0 {
+        while state.has_legs() {
             self.pop(state, 0.0);
         }
         *state = ContactState::new();
@@ -267,14 +269,22 @@ impl HistoryStore {
     /// origin to the current indentation with slope `T / N`, which keeps every contact's force
     /// and frees all its other legs. The contacts forget their past, so later forces differ from
     /// the exact ones: this is a memory bound, not an approximation of known size.
-    pub fn straighten<'a>(&mut self, contacts: impl IntoIterator<Item = (&'a ContactParams, &'a mut ContactState)>) {
+    pub fn straighten<'a>(
+        &mut self,
+        contacts: impl IntoIterator<Item = (&'a ContactParams, &'a mut ContactState)>,
+    ) {
         for (params, state) in contacts {
-            if state.head == 0 {
+            if !state.has_legs() {
                 continue;
             }
-            let (zeta, n, t) = (state.zeta, state.normal, state.tangential);
+            let (zeta, t) = (state.zeta, state.tangential);
+            let n = params.normal_force_half(zeta);
             self.release(state);
-            let p = if n > 0.0 { [t[0] / n, t[1] / n] } else { [0.0; 2] };
+            let p = if n > 0.0 {
+                [t[0] / n, t[1] / n]
+            } else {
+                [0.0; 2]
+            };
             self.push(state, zeta, n, p);
             state.tangential = t;
         }
