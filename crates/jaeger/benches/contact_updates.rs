@@ -9,6 +9,7 @@
 //!   `delta += D0 (0.0004 + 0.001 g)`, `g` uniform in [-1, 1] (about 30 % of steps unload);
 //! - the tangential increment has magnitude `0.0003 D0 |g'|` along a direction that persists and
 //!   jumps to a new random angle with probability 0.02 per step.
+//!
 //! Only the update loops are timed; the movements of a step are generated before the clock runs.
 
 use std::hint::black_box;
