@@ -305,19 +305,13 @@ mod tests {
 
     /// A deterministic spread of points, some exactly on nodes and faces.
     fn probe_points(spec: &GridSpec) -> Vec<Point3<f64>> {
+        use rand::{RngExt, SeedableRng};
         let lo = Point3::from(spec.origin);
         let ext = spec.upper() - lo;
         let mut pts = vec![lo, spec.upper(), spec.node(3, 5, 2)];
-        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(3);
         for _ in 0..500 {
-            let mut r = [0.0; 3];
-            for x in &mut r {
-                // xorshift64: a fixed sequence, so failures reproduce.
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                *x = (state >> 11) as f64 / (1u64 << 53) as f64;
-            }
+            let r: [f64; 3] = [rng.random(), rng.random(), rng.random()];
             pts.push(lo + ext.component_mul(&Vector3::from(r)));
         }
         pts

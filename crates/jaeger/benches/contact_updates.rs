@@ -15,39 +15,29 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use rand::{RngExt, SeedableRng};
+use rand_xorshift::XorShiftRng;
+
 use jaeger::{BYTES_PER_ENTRY, ContactParams, ContactState, HistoryStore, SpringState};
 
 const CONTACTS: usize = 8600; // Kuhn's assembly (Section 4)
 const STEPS: usize = 2000;
 const D0: f64 = 1e-6;
 
-struct Rng(u64);
-impl Rng {
-    fn uniform(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn sym(&mut self) -> f64 {
-        2.0 * self.uniform() - 1.0
-    }
-}
-
 struct Generator {
-    rng: Rng,
+    rng: XorShiftRng,
     delta: Vec<f64>,
     angle: Vec<f64>,
 }
 
 impl Generator {
     fn new() -> Self {
-        let mut rng = Rng(0x5eed_1234_abcd_ef01);
+        let mut rng = XorShiftRng::seed_from_u64(0x5eed);
         let delta = (0..CONTACTS)
-            .map(|_| D0 * (1.0 + 0.2 * rng.sym()))
+            .map(|_| D0 * (1.0 + 0.2 * rng.random_range(-1.0..1.0)))
             .collect();
         let angle = (0..CONTACTS)
-            .map(|_| std::f64::consts::PI * rng.sym())
+            .map(|_| std::f64::consts::PI * rng.random_range(-1.0..1.0))
             .collect();
         Generator { rng, delta, angle }
     }
@@ -57,11 +47,11 @@ impl Generator {
         out.clear();
         for c in 0..CONTACTS {
             let d = &mut self.delta[c];
-            *d += D0 * (0.0004 + 0.001 * self.rng.sym());
-            if self.rng.uniform() < 0.02 {
-                self.angle[c] = std::f64::consts::PI * self.rng.sym();
+            *d += D0 * (0.0004 + 0.001 * self.rng.random_range(-1.0..1.0));
+            if self.rng.random::<f64>() < 0.02 {
+                self.angle[c] = std::f64::consts::PI * self.rng.random_range(-1.0..1.0);
             }
-            let m = 0.0003 * D0 * self.rng.sym().abs();
+            let m = 0.0003 * D0 * self.rng.random_range(-1.0..1.0).abs();
             out.push((*d, [m * self.angle[c].cos(), m * self.angle[c].sin()]));
         }
     }

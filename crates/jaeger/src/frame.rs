@@ -173,15 +173,9 @@ mod tests {
 
     /// A fixed sequence of pseudo-random numbers in [-1, 1).
     fn sequence(n: usize) -> Vec<f64> {
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                (s >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-            })
-            .collect()
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(11);
+        (0..n).map(|_| rng.random_range(-1.0..1.0)).collect()
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! algorithm, so the two must agree to the bed's discretization error. Acceptance: 1e-3 mu N.
 
 use jaeger::{ContactParams, JaegerContact};
+use rand::{RngExt, SeedableRng};
+use rand_xorshift::XorShiftRng;
 
 /// The MDR spring bed of two identical spheres, in full (total) units, collinear tangential
 /// movement (one component).
@@ -68,17 +70,6 @@ impl SpringBed {
     }
 }
 
-/// A fixed pseudo-random sequence in [0, 1).
-fn uniform(seed: u64) -> impl FnMut() -> f64 {
-    let mut s = seed;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 #[test]
 fn jaeger_agrees_with_the_mdr_spring_bed_on_collinear_histories() {
     let p = ContactParams::new(1.0, 1.0, 1.0, 0.15, 0.4).unwrap();
@@ -86,7 +77,8 @@ fn jaeger_agrees_with_the_mdr_spring_bed_on_collinear_histories() {
     let a_max = (p.effective_radius() * 2.0 * d_max).sqrt();
     let mut worst = 0.0f64;
     for seed in 1..=4u64 {
-        let mut rand = uniform(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rng = XorShiftRng::seed_from_u64(seed);
+        let mut rand = || rng.random::<f64>();
         let mut bed = SpringBed::new(&p, 20_000, 1.05 * a_max);
         let mut jaeger = JaegerContact::new(p);
         let mut d = 0.0f64;

@@ -2,33 +2,32 @@
 //! store grows when full, stops growing in steady state, and straightens on request.
 
 use jaeger::{ContactFrame, ContactParams, ContactState, HistoryStore, JaegerContact};
+use rand::{RngExt, SeedableRng};
+use rand_xorshift::XorShiftRng;
 
 fn params(k: usize) -> ContactParams {
     // Different radii per contact: polydisperse packings share one store.
     ContactParams::new(1.0 + 0.1 * (k % 7) as f64, 0.8, 1.0, 0.22, 0.45).unwrap()
 }
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
+fn rng(seed: u64) -> XorShiftRng {
+    XorShiftRng::seed_from_u64(seed)
 }
 
 /// The movement of contact `k` at its own step `i`: (overlap, du). Deterministic per (k, i), so
 /// the same contact sees the same movements wherever it runs.
 fn movement(k: usize, i: usize) -> (f64, [f64; 2]) {
-    let mut r = Rng((k as u64 + 1) * 0x2545_f491 + i as u64 * 0x9e37_79b9 + 17);
-    for _ in 0..3 {
-        r.next();
-    }
+    let mut r = rng(((k as u64) << 32) + i as u64);
     let t = i as f64;
-    let delta =
-        1e-3 * (1.0 + 0.5 * (0.3 * t + k as f64).sin()) - if r.next() < 0.03 { 2e-3 } else { 0.0 };
-    (delta, [2e-4 * (r.next() - 0.5), 2e-4 * (r.next() - 0.5)])
+    let opens = r.random::<f64>() < 0.03;
+    let delta = 1e-3 * (1.0 + 0.5 * (0.3 * t + k as f64).sin()) - if opens { 2e-3 } else { 0.0 };
+    (
+        delta,
+        [
+            2e-4 * (r.random::<f64>() - 0.5),
+            2e-4 * (r.random::<f64>() - 0.5),
+        ],
+    )
 }
 
 #[test]
@@ -54,9 +53,9 @@ fn interleaved_contacts_match_contacts_run_alone_bit_for_bit() {
     let mut states = vec![ContactState::new(); CONTACTS];
     let mut done = vec![0usize; CONTACTS];
     let mut got: Vec<Vec<(f64, [f64; 2])>> = vec![Vec::new(); CONTACTS];
-    let mut rng = Rng(0xdead_beef);
+    let mut order = rng(0xdead_beef);
     while done.iter().any(|&d| d < STEPS) {
-        let k = (rng.next() * CONTACTS as f64) as usize;
+        let k = order.random_range(0..CONTACTS);
         if done[k] == STEPS {
             continue;
         }
@@ -166,9 +165,9 @@ fn loaded_pair_tumbling_and_twirling_as_one_body_carries_its_force() {
     let mut frame = ContactFrame::new(n);
     let mut t_ref = frame.to_global(loaded.tangential);
     let magnitude = loaded.tangential[0].hypot(loaded.tangential[1]);
-    let mut rng = Rng(7);
+    let mut r = rng(7);
     for _ in 0..2000 {
-        let spin = [0.0; 3].map(|_: f64| 0.2 * (rng.next() - 0.5));
+        let spin = [0.0; 3].map(|_: f64| 0.2 * (r.random::<f64>() - 0.5));
         n = rodrigues(n, spin);
         t_ref = rodrigues(t_ref, spin);
         frame.update(n, spin, spin);
