@@ -7,8 +7,8 @@
 //! Per contact and step:
 //! - the overlap grows slowly with noise, as in a quasi-static compression:
 //!   `delta += D0 (0.0004 + 0.001 g)`, `g` uniform in [-1, 1] (about 30 % of steps unload);
-//! - the tangential increment has magnitude `0.0003 D0 |g'|` along a direction that persists and
-//!   jumps to a new random angle with probability 0.02 per step.
+//! - the tangential increment has magnitude `0.0003 D0 u`, `u` uniform in [0, 1), along a
+//!   direction that persists and jumps to a new random angle with probability 0.02 per step.
 //!
 //! Only the update loops are timed; the movements of a step are generated before the clock runs.
 
@@ -51,7 +51,7 @@ impl Generator {
             if self.rng.random::<f64>() < 0.02 {
                 self.angle[c] = std::f64::consts::PI * self.rng.random_range(-1.0..1.0);
             }
-            let m = 0.0003 * D0 * self.rng.random_range(-1.0..1.0).abs();
+            let m = 0.0003 * D0 * self.rng.random::<f64>();
             out.push((*d, [m * self.angle[c].cos(), m * self.angle[c].sin()]));
         }
     }
