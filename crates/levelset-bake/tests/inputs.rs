@@ -72,7 +72,12 @@ fn stl_obj_and_vtk_read_the_same_cube() {
     // VTK polydata, XML and legacy.
     use vtkio::model::*;
     let piece = PolyDataPiece {
-        points: IOBuffer::from(mesh.vertices.iter().flat_map(|p| [p.x, p.y, p.z]).collect::<Vec<f64>>()),
+        points: IOBuffer::from(
+            mesh.vertices
+                .iter()
+                .flat_map(|p| [p.x, p.y, p.z])
+                .collect::<Vec<f64>>(),
+        ),
         polys: Some(VertexNumbers::XML {
             connectivity: mesh.triangles.iter().flatten().map(|&i| i as u64).collect(),
             offsets: (1..=mesh.triangles.len() as u64).map(|k| 3 * k).collect(),
@@ -90,49 +95,95 @@ fn stl_obj_and_vtk_read_the_same_cube() {
     vtk.export(&path).unwrap();
     same_surface(&read_surface(&path).unwrap(), &mesh);
     // Legacy ASCII polydata as ParaView and meshio write it.
-    let mut legacy = format!("# vtk DataFile Version 4.2\ncube\nASCII\nDATASET POLYDATA\nPOINTS {} double\n", mesh.vertices.len());
+    let mut legacy = format!(
+        "# vtk DataFile Version 4.2\ncube\nASCII\nDATASET POLYDATA\nPOINTS {} double\n",
+        mesh.vertices.len()
+    );
     for p in &mesh.vertices {
         legacy.push_str(&format!("{} {} {}\n", p.x, p.y, p.z));
     }
-    legacy.push_str(&format!("POLYGONS {} {}\n", mesh.triangles.len(), 4 * mesh.triangles.len()));
+    legacy.push_str(&format!(
+        "POLYGONS {} {}\n",
+        mesh.triangles.len(),
+        4 * mesh.triangles.len()
+    ));
     for t in &mesh.triangles {
         legacy.push_str(&format!("3 {} {} {}\n", t[0], t[1], t[2]));
     }
-    same_surface(&read_surface(&write(dir.path(), "e.vtk", legacy.as_bytes())).unwrap(), &mesh);
+    same_surface(
+        &read_surface(&write(dir.path(), "e.vtk", legacy.as_bytes())).unwrap(),
+        &mesh,
+    );
 }
 
 fn err(dir: &Path, name: &str, text: &str) -> String {
-    read_surface(&write(dir, name, text.as_bytes())).unwrap_err().to_string()
+    read_surface(&write(dir, name, text.as_bytes()))
+        .unwrap_err()
+        .to_string()
 }
 
 #[test]
 fn malformed_files_are_named_with_their_line() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let e = err(d, "a.stl", "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 zero\n");
-    assert!(e.contains("a.stl: line 5: vertex: `zero` is not a number"), "{e}");
-    let e = err(d, "b.stl", "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nendloop\n");
-    assert!(e.contains("b.stl: line 3: facet loop has 2 vertices, expected 3"), "{e}");
+    let e = err(
+        d,
+        "a.stl",
+        "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 zero\n",
+    );
+    assert!(
+        e.contains("a.stl: line 5: vertex: `zero` is not a number"),
+        "{e}"
+    );
+    let e = err(
+        d,
+        "b.stl",
+        "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nendloop\n",
+    );
+    assert!(
+        e.contains("b.stl: line 3: facet loop has 2 vertices, expected 3"),
+        "{e}"
+    );
     let e = err(d, "c.stl", "not an stl");
-    assert!(e.contains("c.stl: line 1: an ASCII STL starts with `solid`"), "{e}");
+    assert!(
+        e.contains("c.stl: line 1: an ASCII STL starts with `solid`"),
+        "{e}"
+    );
     let mut truncated = binary_stl(&cube());
     truncated.truncate(200);
-    let e = read_surface(&write(d, "d.stl", &truncated)).unwrap_err().to_string();
+    let e = read_surface(&write(d, "d.stl", &truncated))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("d.stl") && e.contains("not a binary STL"), "{e}");
     let e = err(d, "e.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n");
-    assert!(e.contains("e.obj: line 4: face index 4 does not name one of the 3 vertices"), "{e}");
+    assert!(
+        e.contains("e.obj: line 4: face index 4 does not name one of the 3 vertices"),
+        "{e}"
+    );
     let e = err(d, "f.obj", "v 0 0\n");
-    assert!(e.contains("f.obj: line 1: vertex: expected 3 numbers, found 2"), "{e}");
+    assert!(
+        e.contains("f.obj: line 1: vertex: expected 3 numbers, found 2"),
+        "{e}"
+    );
     let e = err(d, "g.ply", "ply");
     assert!(e.contains("g.ply: unknown surface format"), "{e}");
-    let e = read_surface(Path::new("/nonexistent/h.stl")).unwrap_err().to_string();
+    let e = read_surface(Path::new("/nonexistent/h.stl"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("/nonexistent/h.stl"), "{e}");
 }
 
 #[test]
 fn mesh_checks_refuse_bad_surfaces_with_the_place_named() {
     let good = cube();
-    assert_eq!(TriangleMesh { vertices: vec![], triangles: vec![] }.check(), Err(MeshError::Empty));
+    assert_eq!(
+        TriangleMesh {
+            vertices: vec![],
+            triangles: vec![]
+        }
+        .check(),
+        Err(MeshError::Empty)
+    );
 
     let mut m = good.clone();
     m.vertices[3].y = f64::NAN;
@@ -165,11 +216,24 @@ fn mesh_checks_refuse_bad_surfaces_with_the_place_named() {
     let mut m = good.clone();
     m.triangles.pop();
     let closure = m.check().unwrap();
-    assert!(matches!(closure, Closure::Open { count: 3, .. }), "{closure:?}");
+    assert!(
+        matches!(closure, Closure::Open { count: 3, .. }),
+        "{closure:?}"
+    );
     let e = closure.require_closed().unwrap_err().to_string();
-    assert!(e.contains("open: 3 boundary edges") && e.contains("--open winding"), "{e}");
+    assert!(
+        e.contains("open: 3 boundary edges") && e.contains("--open winding"),
+        "{e}"
+    );
 
     let mut m = good;
     m.triangles.push([0, 1, 99]);
-    assert_eq!(m.check(), Err(MeshError::BadIndex { face: 12, vertex: 99, count: 8 }));
+    assert_eq!(
+        m.check(),
+        Err(MeshError::BadIndex {
+            face: 12,
+            vertex: 99,
+            count: 8
+        })
+    );
 }
