@@ -5,12 +5,14 @@
 mod error;
 pub mod input;
 mod mass;
+mod nodes;
 mod primitives;
 mod sdf;
 mod surface;
 
 pub use error::{BakeError, MeshError};
 pub use mass::{MassProperties, PrincipalFrame};
+pub use nodes::SurfaceNodes;
 pub use primitives::{Primitive, UnitMassProperties};
 pub use sdf::{DistanceField, Extent, Signing};
 pub use surface::{Closure, TriangleMesh};

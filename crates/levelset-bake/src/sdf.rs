@@ -78,6 +78,15 @@ impl DistanceField {
         Some(((proj.point - p).norm(), proj.is_inside))
     }
 
+    /// The closest point of the mesh to `p`, and its distance.
+    pub fn closest_point(&self, p: &Point3<f64>) -> (Point3<f64>, f64) {
+        let (proj, _) = self
+            .trimesh
+            .project_local_point_and_get_location_with_max_dist(p, false, f64::MAX)
+            .expect("an unbounded query always finds the mesh");
+        (proj.point, (proj.point - p).norm())
+    }
+
     /// Whether `p` is inside, by the configured signing rule.
     fn inside(&self, p: &Point3<f64>) -> bool {
         match self.signing {
