@@ -2,6 +2,7 @@
 //! areas, mass properties in the principal frame, and per-mode grid data for deformable grains
 //! (PHYSICS.md sections 1 and 5).
 
+mod bake;
 mod error;
 pub mod input;
 mod mass;
@@ -10,6 +11,9 @@ mod primitives;
 mod sdf;
 mod surface;
 
+pub use bake::{
+    BakeOptions, NodeChoice, OpenMesh, bake_mesh, bake_primitive, grid_mass_properties, summary,
+};
 pub use error::{BakeError, MeshError};
 pub use mass::{MassProperties, PrincipalFrame};
 pub use nodes::SurfaceNodes;

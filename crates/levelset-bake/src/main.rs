@@ -1,20 +1,195 @@
 //! The `levelset-bake` command line: a thin layer over the `levelset_bake` library.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
+use levelset_bake::{
+    BakeError, BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_mesh, bake_primitive,
+    input, summary,
+};
 
-/// Signed distance grids, surface nodes, mass properties and mode data of grains.
 #[derive(Parser)]
-#[command(version, about)]
+#[command(
+    version,
+    about = "Grain bundles (signed distance grid, surface nodes, mass properties) from meshes and primitives",
+    subcommand_required = true
+)]
 struct Cli {
-    /// Arguments of the commands to come (see DESIGN.md, "Command lines").
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    #[command(subcommand)]
+    shape: Shape,
+}
+
+#[derive(Subcommand)]
+enum Shape {
+    /// A closed triangle surface: .stl (ASCII or binary), .obj, .vtp or .vtk polydata.
+    #[command(allow_negative_numbers = true)]
+    Mesh {
+        /// The surface file.
+        file: PathBuf,
+        /// Open meshes: `refuse` (default) or `winding` (sign by the generalized winding number).
+        #[arg(long, default_value = "refuse", value_parser = parse_open)]
+        open: OpenMesh,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A sphere centred at the origin.
+    #[command(allow_negative_numbers = true)]
+    Sphere {
+        /// Radius.
+        #[arg(long)]
+        radius: f64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A box centred at the origin, sides along x, y, z.
+    #[command(allow_negative_numbers = true)]
+    Box {
+        /// Full side lengths along x, y, z.
+        #[arg(long, num_args = 3, value_names = ["X", "Y", "Z"])]
+        size: Vec<f64>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A circular cylinder along z, centred at the origin.
+    #[command(allow_negative_numbers = true)]
+    Cylinder {
+        /// Radius.
+        #[arg(long)]
+        radius: f64,
+        /// Full height.
+        #[arg(long)]
+        height: f64,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// An ellipsoid centred at the origin, axes along x, y, z.
+    #[command(allow_negative_numbers = true)]
+    Ellipsoid {
+        /// Semi-axes along x, y, z.
+        #[arg(long, num_args = 3, value_names = ["A", "B", "C"])]
+        semi_axes: Vec<f64>,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+struct Common {
+    /// Grid spacing (length units).
+    #[arg(long)]
+    spacing: f64,
+    /// Grid nodes of padding around the grain on every side.
+    #[arg(long, default_value_t = 3)]
+    pad: usize,
+    /// Exact distances only within this many cells of the surface (default: everywhere).
+    #[arg(long)]
+    band: Option<f64>,
+    /// Surface nodes: `vertices`, `spacing=H` or `count=N`.
+    #[arg(long, default_value = "vertices", value_parser = parse_nodes)]
+    nodes: NodeChoice,
+    /// Density (mass / length^3).
+    #[arg(long, default_value_t = 1.0)]
+    density: f64,
+    /// Free-text unit system, recorded in grain.json.
+    #[arg(long, default_value = "unspecified")]
+    units: String,
+    /// Output bundle directory (written atomically).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn parse_open(s: &str) -> Result<OpenMesh, String> {
+    match s {
+        "refuse" => Ok(OpenMesh::Refuse),
+        "winding" => Ok(OpenMesh::Winding),
+        _ => Err(format!("expected `refuse` or `winding`, got `{s}`")),
+    }
+}
+
+fn parse_nodes(s: &str) -> Result<NodeChoice, String> {
+    let bad = || format!("expected `vertices`, `spacing=H` or `count=N`, got `{s}`");
+    match s.split_once('=') {
+        None if s == "vertices" => Ok(NodeChoice::Vertices),
+        Some(("spacing", v)) => v.parse().map(NodeChoice::Spacing).map_err(|_| bad()),
+        Some(("count", v)) => v.parse().map(NodeChoice::Count).map_err(|_| bad()),
+        _ => Err(bad()),
+    }
+}
+
+impl Common {
+    fn options(&self, open: OpenMesh) -> BakeOptions {
+        BakeOptions {
+            spacing: self.spacing,
+            pad_cells: self.pad,
+            extent: self
+                .band
+                .map_or(Extent::Full, |cells| Extent::NarrowBand { cells }),
+            nodes: self.nodes,
+            density: self.density,
+            units: self.units.clone(),
+            open,
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), BakeError> {
+    let (grain, common) = match &cli.shape {
+        Shape::Mesh { file, open, common } => {
+            let mesh = input::read_surface(file)?;
+            (bake_mesh(&mesh, file, &common.options(*open))?, common)
+        }
+        Shape::Sphere { radius, common } => (
+            bake_primitive(
+                &Primitive::Sphere { radius: *radius },
+                &common.options(OpenMesh::Refuse),
+            )?,
+            common,
+        ),
+        Shape::Box { size, common } => (
+            bake_primitive(
+                &Primitive::Cuboid {
+                    half: [0.5 * size[0], 0.5 * size[1], 0.5 * size[2]],
+                },
+                &common.options(OpenMesh::Refuse),
+            )?,
+            common,
+        ),
+        Shape::Cylinder {
+            radius,
+            height,
+            common,
+        } => (
+            bake_primitive(
+                &Primitive::Cylinder {
+                    radius: *radius,
+                    half_height: 0.5 * height,
+                },
+                &common.options(OpenMesh::Refuse),
+            )?,
+            common,
+        ),
+        Shape::Ellipsoid { semi_axes, common } => (
+            bake_primitive(
+                &Primitive::Ellipsoid {
+                    semi_axes: [semi_axes[0], semi_axes[1], semi_axes[2]],
+                },
+                &common.options(OpenMesh::Refuse),
+            )?,
+            common,
+        ),
+    };
+    grain.write(&common.out)?;
+    println!("{}", summary(&common.out.display().to_string(), &grain));
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    Cli::parse();
-    eprintln!("levelset-bake: not built yet (issue #4); nothing was read or written");
-    ExitCode::from(2)
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("levelset-bake: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -44,13 +44,15 @@ impl SurfaceNodes {
     pub fn resample(mesh: &TriangleMesh, field: &DistanceField, spacing: f64) -> Self {
         let (lo, hi) = mesh.bounds().expect("a checked mesh has vertices");
         let origin = lo - Vector3::repeat(spacing);
-        let n = ((hi - origin).map(|e| (e / spacing).ceil() as usize) + Vector3::repeat(1)).map(|x| x.max(1));
+        let n = ((hi - origin).map(|e| (e / spacing).ceil() as usize) + Vector3::repeat(1))
+            .map(|x| x.max(1));
         let half_diagonal = 0.5 * 3f64.sqrt() * spacing;
         let candidates: Vec<Point3<f64>> = (0..n.x * n.y * n.z)
             .into_par_iter()
             .filter_map(|c| {
                 let (i, j, k) = (c / (n.y * n.z), (c / n.z) % n.y, c % n.z);
-                let centre = origin + Vector3::new(i as f64 + 0.5, j as f64 + 0.5, k as f64 + 0.5) * spacing;
+                let centre =
+                    origin + Vector3::new(i as f64 + 0.5, j as f64 + 0.5, k as f64 + 0.5) * spacing;
                 let (closest, distance) = field.closest_point(&centre);
                 (distance <= half_diagonal).then_some(closest)
             })
@@ -58,7 +60,10 @@ impl SurfaceNodes {
         let mut accepted = BucketGrid::new(0.5 * spacing);
         let mut positions = Vec::new();
         for p in candidates {
-            if accepted.nearest_within(&positions, &p, 0.5 * spacing).is_none() {
+            if accepted
+                .nearest_within(&positions, &p, 0.5 * spacing)
+                .is_none()
+            {
                 accepted.insert(&p, positions.len());
                 positions.push(p);
             }
@@ -93,7 +98,9 @@ fn voronoi_areas(mesh: &TriangleMesh, nodes: &[Point3<f64>], spacing: f64) -> Ve
                         out.push(base + (u + v) * (2.0 / 3.0));
                     }
                     out.into_iter().map(move |centroid| {
-                        let nearest = grid.nearest(nodes, &centroid).expect("nodes cover the surface");
+                        let nearest = grid
+                            .nearest(nodes, &centroid)
+                            .expect("nodes cover the surface");
                         (nearest, piece_area)
                     })
                 })
@@ -132,14 +139,20 @@ impl BucketGrid {
     }
 
     /// The nearest point within `radius` (searching the buckets that radius reaches).
-    fn nearest_within(&self, points: &[Point3<f64>], p: &Point3<f64>, radius: f64) -> Option<usize> {
+    fn nearest_within(
+        &self,
+        points: &[Point3<f64>],
+        p: &Point3<f64>,
+        radius: f64,
+    ) -> Option<usize> {
         let reach = (radius / self.size).ceil() as i64;
         let key = self.key(p);
         let mut best: Option<(f64, usize)> = None;
         for dx in -reach..=reach {
             for dy in -reach..=reach {
                 for dz in -reach..=reach {
-                    let Some(ids) = self.buckets.get(&[key[0] + dx, key[1] + dy, key[2] + dz]) else {
+                    let Some(ids) = self.buckets.get(&[key[0] + dx, key[1] + dy, key[2] + dz])
+                    else {
                         continue;
                     };
                     for &id in ids {

@@ -4,10 +4,16 @@ use levelset_bake::{DistanceField, Primitive, Signing, SurfaceNodes};
 
 #[test]
 fn vertex_nodes_carry_the_whole_area() {
-    let mesh = Primitive::Cuboid { half: [1.0, 0.5, 0.25] }.surface_mesh(0.2);
+    let mesh = Primitive::Cuboid {
+        half: [1.0, 0.5, 0.25],
+    }
+    .surface_mesh(0.2);
     let nodes = SurfaceNodes::vertices(&mesh);
     let total: f64 = nodes.areas.iter().sum();
-    assert!((total - 8.0 * (0.5 + 0.125 + 0.25)).abs() < 1e-12, "{total}");
+    assert!(
+        (total - 8.0 * (0.5 + 0.125 + 0.25)).abs() < 1e-12,
+        "{total}"
+    );
     assert_eq!(nodes.positions.len(), mesh.vertices.len());
 }
 
@@ -33,8 +39,14 @@ fn resampled_nodes_are_uniform_on_the_surface_and_carry_its_area() {
         }
     }
     let per_node = total / n as f64;
-    assert!(per_node > 0.3 * spacing * spacing && per_node < 1.5 * spacing * spacing, "{per_node}");
+    assert!(
+        per_node > 0.3 * spacing * spacing && per_node < 1.5 * spacing * spacing,
+        "{per_node}"
+    );
     // Every node owns some area, none a disproportionate share.
     let largest = nodes.areas.iter().copied().fold(0.0, f64::max);
-    assert!(nodes.areas.iter().all(|&a| a > 0.0) && largest < 4.0 * per_node, "{largest} vs {per_node}");
+    assert!(
+        nodes.areas.iter().all(|&a| a > 0.0) && largest < 4.0 * per_node,
+        "{largest} vs {per_node}"
+    );
 }

@@ -1,0 +1,180 @@
+//! The command line end to end: bundles written, read back through the shared crate, checked
+//! against exact geometry; refused inputs named.
+
+use std::process::Command;
+
+use grain::GrainBundle;
+use levelset_bake::Primitive;
+use nalgebra::{Matrix3, Point3, Rotation3, Vector3};
+
+fn bake(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn sphere_bundle_is_exact_and_summarized() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.grain");
+    let (ok, stdout, stderr) = bake(&[
+        "sphere",
+        "--radius",
+        "10",
+        "--spacing",
+        "1",
+        "--density",
+        "2",
+        "--units",
+        "voxel",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("s.grain: volume 4.188790e3, mass 8.377580e3"),
+        "{stdout}"
+    );
+    let g = GrainBundle::read(&out).unwrap();
+    let spec = g.levelset.spec();
+    assert_eq!(spec.dims, [27; 3]);
+    assert_eq!(spec.origin, [-13.0; 3]);
+    for (n, &v) in g.levelset.values().iter().enumerate() {
+        let p = spec.node(n / 729, (n / 27) % 27, n % 27);
+        assert!((v - (p.coords.norm() - 10.0)).abs() < 1e-12);
+    }
+    let area: f64 = g.node_areas.iter().sum();
+    assert!((area / (400.0 * std::f64::consts::PI) - 1.0).abs() < 1e-12);
+    for p in g.nodes.rows() {
+        assert!((p[0].hypot(p[1]).hypot(p[2]) - 10.0).abs() < 1e-12);
+    }
+    let m = 2.0 * 4.0 / 3.0 * std::f64::consts::PI * 1000.0;
+    assert!((g.properties.mass / m - 1.0).abs() < 1e-15);
+    assert!((g.properties.principal_moments[0] / (0.4 * m * 100.0) - 1.0).abs() < 1e-14);
+    assert_eq!(g.properties.units, "voxel");
+}
+
+#[test]
+fn rotated_box_mesh_is_baked_in_its_principal_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    let half = [2.0, 1.0, 0.5];
+    let rotation = Rotation3::from_euler_angles(0.5, -0.2, 0.8);
+    let shift = Vector3::new(3.0, -1.0, 2.0);
+    let mut mesh = Primitive::Cuboid { half }.surface_mesh(10.0);
+    mesh.transform(rotation.matrix(), &shift);
+    let mut obj = String::new();
+    for v in &mesh.vertices {
+        obj.push_str(&format!("v {:?} {:?} {:?}\n", v.x, v.y, v.z));
+    }
+    for t in &mesh.triangles {
+        obj.push_str(&format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1));
+    }
+    let file = dir.path().join("box.obj");
+    std::fs::write(&file, obj).unwrap();
+    let out = dir.path().join("box.grain");
+    let (ok, _, stderr) = bake(&[
+        "mesh",
+        file.to_str().unwrap(),
+        "--spacing",
+        "0.25",
+        "--nodes",
+        "spacing=0.3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let g = GrainBundle::read(&out).unwrap();
+    // The recorded transform takes the input box to the axis-aligned box at the origin.
+    let f = &g.properties.input_frame;
+    let r = Matrix3::from_fn(|i, j| f.rotation[i][j]);
+    let t = Vector3::from(f.translation);
+    let p = Primitive::Cuboid { half };
+    for v in &mesh.vertices {
+        let local = Point3::from(r * v.coords + t);
+        assert!(p.signed_distance(&local).abs() < 1e-9, "{local}");
+    }
+    // The level set is the exact box distance in the local frame.
+    let spec = g.levelset.spec().clone();
+    let [_, ny, nz] = spec.dims;
+    for (n, &v) in g.levelset.values().iter().enumerate() {
+        let q = spec.node(n / (ny * nz), (n / nz) % ny, n % nz);
+        assert!((v - p.signed_distance(&q)).abs() < 1e-9 * spec.spacing);
+    }
+    assert!((g.properties.volume - 8.0).abs() < 1e-10);
+    let area: f64 = g.node_areas.iter().sum();
+    assert!((area - 28.0).abs() < 1e-9, "{area}");
+}
+
+#[test]
+fn refused_inputs_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.grain");
+    let out = out.to_str().unwrap();
+    let (ok, _, e) = bake(&["sphere", "--radius", "-1", "--spacing", "1", "--out", out]);
+    assert!(
+        !ok && e.contains("radius: must be finite and > 0, got [-1.0]"),
+        "{e}"
+    );
+    let (ok, _, e) = bake(&["sphere", "--radius", "1", "--spacing", "0", "--out", out]);
+    assert!(
+        !ok && e.contains("--spacing: must be finite and > 0"),
+        "{e}"
+    );
+    let (ok, _, e) = bake(&[
+        "sphere",
+        "--radius",
+        "1",
+        "--spacing",
+        "0.1",
+        "--band",
+        "0.5",
+        "--out",
+        out,
+    ]);
+    assert!(!ok && e.contains("--band: must be at least 1 cell"), "{e}");
+    // An open mesh: one triangle removed from a box.
+    let mut mesh = Primitive::Cuboid { half: [1.0; 3] }.surface_mesh(10.0);
+    mesh.triangles.pop();
+    let mut obj = String::new();
+    for v in &mesh.vertices {
+        obj.push_str(&format!("v {} {} {}\n", v.x, v.y, v.z));
+    }
+    for t in &mesh.triangles {
+        obj.push_str(&format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1));
+    }
+    let file = dir.path().join("open.obj");
+    std::fs::write(&file, obj).unwrap();
+    let (ok, _, e) = bake(&[
+        "mesh",
+        file.to_str().unwrap(),
+        "--spacing",
+        "0.25",
+        "--out",
+        out,
+    ]);
+    assert!(
+        !ok && e.contains("open.obj: the mesh is open: 3 boundary edges"),
+        "{e}"
+    );
+    // ... which the winding number signs.
+    let (ok, stdout, e) = bake(&[
+        "mesh",
+        file.to_str().unwrap(),
+        "--spacing",
+        "0.25",
+        "--open",
+        "winding",
+        "--out",
+        out,
+    ]);
+    assert!(ok, "{e}");
+    let g = GrainBundle::read(std::path::Path::new(out)).unwrap();
+    assert!((g.properties.volume / 8.0 - 1.0).abs() < 0.05, "{stdout}");
+    assert!(!std::path::Path::new(&dir.path().join("never.grain")).exists());
+}
