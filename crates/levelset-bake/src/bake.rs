@@ -69,13 +69,13 @@ impl BakeOptions {
         };
         positive("--spacing", self.spacing)?;
         positive("--density", self.density)?;
-        if let Extent::NarrowBand { cells } = self.extent {
-            if !(cells.is_finite() && cells >= 1.0) {
-                return Err(BakeError::parameter(
-                    "--band",
-                    format!("must be at least 1 cell, got {cells}"),
-                ));
-            }
+        if let Extent::NarrowBand { cells } = self.extent
+            && !(cells.is_finite() && cells >= 1.0)
+        {
+            return Err(BakeError::parameter(
+                "--band",
+                format!("must be at least 1 cell, got {cells}"),
+            ));
         }
         match self.nodes {
             NodeChoice::Spacing(s) => positive("--nodes spacing", s),
