@@ -7,6 +7,8 @@ use ndarray::{Array1, Array2};
 use rayon::prelude::*;
 
 use crate::error::BakeError;
+use crate::image::VoxelImage;
+use crate::isosurface::zero_level_set;
 use crate::mass::{MassProperties, PrincipalFrame};
 use crate::nodes::SurfaceNodes;
 use crate::primitives::Primitive;
@@ -209,6 +211,82 @@ pub fn bake_primitive(
         m.moments,
         Matrix3::identity(),
         Vector3::zeros(),
+    )
+}
+
+/// Bakes a grain from a segmented image (see [`crate::image`] for the conventions). Nodes come
+/// from the zero level set of the grain's grid (marching tetrahedra), resampled at the node
+/// spacing (the grid spacing for [`NodeChoice::Vertices`]: the raw isosurface vertices are far
+/// from uniform).
+pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<GrainBundle, BakeError> {
+    options.validate()?;
+    let mass = image.mass_properties();
+    let frame = PrincipalFrame::of_inertia(&mass.inertia);
+    let translation = -(frame.rotation * mass.center.coords);
+    let pad_voxels = (options.pad_cells as f64 * options.spacing / image.voxel).ceil() as usize + 2;
+    let voxels = image.signed_distance(pad_voxels);
+
+    // The local box: the solid voxels' bounding box corners, moved to the principal frame.
+    let [_, ny, nz] = image.dims;
+    let (mut lo, mut hi) = (
+        Point3::from(Vector3::repeat(f64::MAX)),
+        Point3::from(Vector3::repeat(f64::MIN)),
+    );
+    for (n, _) in image.solid.iter().enumerate().filter(|(_, s)| **s) {
+        let c = Vector3::new(
+            (n / (ny * nz)) as f64,
+            ((n / nz) % ny) as f64,
+            (n % nz) as f64,
+        ) * image.voxel;
+        for corner in 0..8 {
+            let offset = Vector3::new(
+                (corner & 1) as f64,
+                ((corner >> 1) & 1) as f64,
+                ((corner >> 2) & 1) as f64,
+            );
+            let p = Point3::from(
+                frame.rotation * (c + (offset - Vector3::repeat(0.5)) * image.voxel) + translation,
+            );
+            lo = lo.inf(&p);
+            hi = hi.sup(&p);
+        }
+    }
+    let spec = options.grid(lo, hi);
+    let band = match options.extent {
+        Extent::Full => f64::INFINITY,
+        Extent::NarrowBand { cells } => cells * options.spacing,
+    };
+    let inverse = frame.rotation.transpose();
+    let [_, gy, gz] = spec.dims;
+    let values: Vec<f64> = (0..spec.len())
+        .into_par_iter()
+        .map(|n| {
+            let x = spec.node(n / (gy * gz), (n / gz) % gy, n % gz);
+            voxels
+                .value(&Point3::from(inverse * (x.coords - translation)))
+                .clamp(-band, band)
+        })
+        .collect();
+    let grid = LevelSetGrid::new(spec, values)
+        .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
+    let surface = zero_level_set(&grid);
+    let field = DistanceField::new(&surface, Signing::PseudoNormal);
+    let node_spacing = match options.nodes {
+        NodeChoice::Vertices => options.spacing,
+        NodeChoice::Spacing(s) => s,
+        NodeChoice::Count(n) => (surface.area() / n as f64).sqrt(),
+    };
+    let nodes = SurfaceNodes::resample(&surface, &field, node_spacing);
+    let (spec, values) = grid.into_parts();
+    assemble(
+        options,
+        spec,
+        values,
+        nodes,
+        mass.volume,
+        frame.moments,
+        frame.rotation,
+        translation,
     )
 }
 

@@ -4,7 +4,9 @@
 
 mod bake;
 mod error;
+mod image;
 pub mod input;
+mod isosurface;
 mod mass;
 mod nodes;
 mod primitives;
@@ -12,9 +14,12 @@ mod sdf;
 mod surface;
 
 pub use bake::{
-    BakeOptions, NodeChoice, OpenMesh, bake_mesh, bake_primitive, grid_mass_properties, summary,
+    BakeOptions, NodeChoice, OpenMesh, bake_image, bake_mesh, bake_primitive, grid_mass_properties,
+    summary,
 };
 pub use error::{BakeError, MeshError};
+pub use image::{Segmentation, VoxelImage};
+pub use isosurface::zero_level_set;
 pub use mass::{MassProperties, PrincipalFrame};
 pub use nodes::SurfaceNodes;
 pub use primitives::{Primitive, UnitMassProperties};

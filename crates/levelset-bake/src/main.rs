@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use levelset_bake::{
-    BakeError, BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_mesh, bake_primitive,
-    input, summary,
+    BakeError, BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, Segmentation, VoxelImage,
+    bake_image, bake_mesh, bake_primitive, input, summary,
 };
 
 #[derive(Parser)]
@@ -30,6 +30,23 @@ enum Shape {
         /// Open meshes: `refuse` (default) or `winding` (sign by the generalized winding number).
         #[arg(long, default_value = "refuse", value_parser = parse_open)]
         open: OpenMesh,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// A segmented CT image: a 3-D .npy array; voxel (i, j, k) is centred at voxel * (i, j, k).
+    #[command(allow_negative_numbers = true)]
+    Image {
+        /// The .npy file (any integer, float or bool type).
+        file: PathBuf,
+        /// Voxel edge length (length units).
+        #[arg(long)]
+        voxel: f64,
+        /// Solid where the value is >= this (default 0.5, for 0/1 masks).
+        #[arg(long, conflicts_with = "label")]
+        threshold: Option<f64>,
+        /// Solid where the value equals this label.
+        #[arg(long)]
+        label: Option<i64>,
         #[command(flatten)]
         common: Common,
     },
@@ -138,6 +155,23 @@ fn run(cli: Cli) -> Result<(), BakeError> {
         Shape::Mesh { file, open, common } => {
             let mesh = input::read_surface(file)?;
             (bake_mesh(&mesh, file, &common.options(*open))?, common)
+        }
+        Shape::Image {
+            file,
+            voxel,
+            threshold,
+            label,
+            common,
+        } => {
+            let rule = match label {
+                Some(l) => Segmentation::Label(*l),
+                None => Segmentation::Threshold(threshold.unwrap_or(0.5)),
+            };
+            let image = VoxelImage::read(file, *voxel, rule)?;
+            (
+                bake_image(&image, &common.options(OpenMesh::Refuse))?,
+                common,
+            )
         }
         Shape::Sphere { radius, common } => (
             bake_primitive(
