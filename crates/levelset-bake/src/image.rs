@@ -263,7 +263,7 @@ mod tests {
         let n = dims.iter().product::<usize>();
         let flags: Vec<bool> = (0..n).map(|i| (i * 7919) % 23 == 0).collect();
         let d = squared_edt(dims, &flags, true);
-        for a in 0..n {
+        for (a, &got) in d.iter().enumerate() {
             let pa = [a / 45, (a / 5) % 9, a % 5];
             let brute = (0..n)
                 .filter(|&b| flags[b])
@@ -274,7 +274,7 @@ mod tests {
                         .sum::<f64>()
                 })
                 .fold(f64::INFINITY, f64::min);
-            assert_eq!(d[a], brute, "voxel {pa:?}");
+            assert_eq!(got, brute, "voxel {pa:?}");
         }
     }
 }
