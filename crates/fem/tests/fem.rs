@@ -1,0 +1,320 @@
+//! Decks, VTK meshes, boundaries and point location on structured box meshes of every element type.
+
+use std::collections::HashMap;
+
+use fem::{Deck, Locator, boundary, read_vtu_mesh};
+use grain::{ElementBlock, ElementType, FemMesh};
+use nalgebra::{Point3, Vector3};
+use ndarray::Array2;
+
+const SIZE: [f64; 3] = [2.0, 1.0, 0.5];
+
+/// A structured box mesh of `n` cells per axis, with elements of type `t`.
+fn box_mesh(t: ElementType, n: [usize; 3]) -> FemMesh {
+    let mut nodes: Vec<[f64; 3]> = Vec::new();
+    let id = |i: usize, j: usize, k: usize| ((i * (n[1] + 1) + j) * (n[2] + 1) + k) as u64;
+    for i in 0..=n[0] {
+        for j in 0..=n[1] {
+            for k in 0..=n[2] {
+                nodes.push([
+                    SIZE[0] * i as f64 / n[0] as f64,
+                    SIZE[1] * j as f64 / n[1] as f64,
+                    SIZE[2] * k as f64 / n[2] as f64,
+                ]);
+            }
+        }
+    }
+    let mut cells: Vec<Vec<u64>> = Vec::new();
+    for i in 0..n[0] {
+        for j in 0..n[1] {
+            for k in 0..n[2] {
+                // Abaqus hex order: bottom (z-) face counter-clockwise, then top.
+                let h = [
+                    id(i, j, k),
+                    id(i + 1, j, k),
+                    id(i + 1, j + 1, k),
+                    id(i, j + 1, k),
+                    id(i, j, k + 1),
+                    id(i + 1, j, k + 1),
+                    id(i + 1, j + 1, k + 1),
+                    id(i, j + 1, k + 1),
+                ];
+                match t {
+                    ElementType::Tet4 | ElementType::Tet10 => {
+                        // Six tetrahedra around the diagonal 0-6, each positively oriented.
+                        for [a, b, c] in [
+                            [1, 2, 6],
+                            [2, 3, 6],
+                            [3, 7, 6],
+                            [7, 4, 6],
+                            [4, 5, 6],
+                            [5, 1, 6],
+                        ] {
+                            cells.push(vec![h[0], h[a], h[b], h[c]]);
+                        }
+                    }
+                    _ => cells.push(h.to_vec()),
+                }
+            }
+        }
+    }
+    if t.node_count() > 8 || t == ElementType::Tet10 {
+        let edges: &[(usize, usize)] = if t == ElementType::Tet10 {
+            &[(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)]
+        } else {
+            &[
+                (0, 1),
+                (1, 2),
+                (2, 3),
+                (3, 0),
+                (4, 5),
+                (5, 6),
+                (6, 7),
+                (7, 4),
+                (0, 4),
+                (1, 5),
+                (2, 6),
+                (3, 7),
+            ]
+        };
+        let mut mid: HashMap<(u64, u64), u64> = HashMap::new();
+        for c in &mut cells {
+            let corners = c.clone();
+            for &(a, b) in edges {
+                let key = (corners[a].min(corners[b]), corners[a].max(corners[b]));
+                let m = *mid.entry(key).or_insert_with(|| {
+                    let (p, q) = (nodes[key.0 as usize], nodes[key.1 as usize]);
+                    nodes.push([
+                        0.5 * (p[0] + q[0]),
+                        0.5 * (p[1] + q[1]),
+                        0.5 * (p[2] + q[2]),
+                    ]);
+                    nodes.len() as u64 - 1
+                });
+                c.push(m);
+            }
+        }
+    }
+    FemMesh {
+        nodes: Array2::from_shape_vec((nodes.len(), 3), nodes.into_iter().flatten().collect())
+            .unwrap(),
+        blocks: vec![ElementBlock {
+            element_type: t,
+            connectivity: Array2::from_shape_vec(
+                (cells.len(), t.node_count()),
+                cells.into_iter().flatten().collect(),
+            )
+            .unwrap(),
+        }],
+    }
+}
+
+#[test]
+fn boundary_of_every_element_type_is_the_closed_outward_box_surface() {
+    for t in ElementType::ALL {
+        let mesh = box_mesh(t, [3, 2, 2]);
+        let b = boundary(&mesh);
+        let p = |i: u32| {
+            Vector3::new(
+                mesh.nodes[[i as usize, 0]],
+                mesh.nodes[[i as usize, 1]],
+                mesh.nodes[[i as usize, 2]],
+            )
+        };
+        let (mut area, mut volume) = (0.0, 0.0);
+        let mut directed = HashMap::new();
+        for tri in &b.triangles {
+            let [a, c, d] = tri.map(p);
+            area += 0.5 * (c - a).cross(&(d - a)).norm();
+            volume += a.dot(&c.cross(&d)) / 6.0;
+            for k in 0..3 {
+                *directed.entry((tri[k], tri[(k + 1) % 3])).or_insert(0) += 1;
+            }
+        }
+        let expected_area = 2.0 * (SIZE[0] * SIZE[1] + SIZE[1] * SIZE[2] + SIZE[0] * SIZE[2]);
+        assert!((area - expected_area).abs() < 1e-12, "{t:?}: area {area}");
+        assert!(
+            (volume - SIZE.iter().product::<f64>()).abs() < 1e-12,
+            "{t:?}: volume {volume} (outward?)"
+        );
+        // Closed and consistently oriented: every directed edge once, and its reverse once.
+        for (&(a, c), &count) in &directed {
+            assert_eq!(count, 1, "{t:?}");
+            assert_eq!(
+                directed.get(&(c, a)),
+                Some(&1),
+                "{t:?}: open edge ({a}, {c})"
+            );
+        }
+    }
+}
+
+#[test]
+fn located_points_interpolate_polynomial_fields_exactly() {
+    for t in ElementType::ALL {
+        let mesh = box_mesh(t, [2, 2, 1]);
+        let quadratic = t.node_count() > 8 || t == ElementType::Tet10;
+        // A field the elements reproduce exactly: linear, or quadratic for quadratic elements
+        // (hex20 spans x^2 but not x^2 y^2; x^2 + y z is in every complete quadratic space).
+        let f = |x: &Vector3<f64>| {
+            let q = if quadratic {
+                x.x * x.x + x.y * x.z
+            } else {
+                0.0
+            };
+            Vector3::new(1.0 + 2.0 * x.x - x.y + q, 0.5 * x.z, -x.x + 3.0 * x.y)
+        };
+        let field: Vec<[f64; 3]> = (0..mesh.nodes.nrows())
+            .map(|i| {
+                f(&Vector3::new(
+                    mesh.nodes[[i, 0]],
+                    mesh.nodes[[i, 1]],
+                    mesh.nodes[[i, 2]],
+                ))
+                .into()
+            })
+            .collect();
+        let locator = Locator::new(&mesh);
+        for s in 0..50 {
+            let u = [
+                (s * 37 % 50) as f64 / 50.0,
+                (s * 11 % 50) as f64 / 50.0,
+                (s * 23 % 50) as f64 / 50.0,
+            ];
+            let p = Point3::new(SIZE[0] * u[0], SIZE[1] * u[1], SIZE[2] * u[2]);
+            let at = locator.locate(&p, 1e-10).expect("inside the box");
+            assert!(at.outside <= 1e-10, "{t:?} {p}");
+            let v = locator.interpolate(&at, &field);
+            assert!(
+                (v - f(&p.coords)).norm() < 1e-12,
+                "{t:?} at {p}: {v} vs {}",
+                f(&p.coords)
+            );
+        }
+    }
+}
+
+#[test]
+fn vtu_meshes_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    for t in [ElementType::Tet10, ElementType::Hex20, ElementType::Hex8] {
+        let mesh = box_mesh(t, [2, 1, 1]);
+        let path = dir.path().join("m.vtu");
+        grain::vtk::write_vtu(&path, &mesh, &[]).unwrap();
+        assert_eq!(read_vtu_mesh(&path).unwrap(), mesh);
+    }
+}
+
+const DECK: &str = "*Heading
+ grain and plate
+** a comment
+*Include, input=nodes.inp
+*Node, nset=EXTRA
+ 100, 5., 5., 5.
+*Element, type=C3D20R, elset=GRAIN
+ 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+ 16, 17, 18, 19, 20
+*Element, type=R3D4, elset=PLATE
+ 2, 1, 2, 3, 4
+*Nset, nset=BOTTOM, generate
+ 1, 4, 1
+*Nset, nset=SOME
+ BOTTOM, 100
+*Elset, elset=ALL
+ GRAIN, PLATE
+*Material, name=Steel
+*Elastic
+ 210000., 0.3
+*Density
+ 7.85E-09
+*Step
+*Static
+*End Step
+";
+
+fn hex20_nodes() -> String {
+    let nat = fem::shape::node_coordinates(ElementType::Hex20);
+    let mut s = String::from("*NODE\n");
+    for (i, p) in nat.iter().enumerate() {
+        s.push_str(&format!("{}, {}, {}, {}\n", i + 1, p.x, p.y, p.z));
+    }
+    s
+}
+
+#[test]
+fn decks_are_read_with_sets_materials_includes_and_continuations() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("nodes.inp"), hex20_nodes()).unwrap();
+    let path = dir.path().join("job.inp");
+    std::fs::write(&path, DECK).unwrap();
+    let deck = Deck::read(&path).unwrap();
+    assert_eq!(deck.node_labels.len(), 21);
+    assert_eq!(deck.node_sets["BOTTOM"], vec![1, 2, 3, 4]);
+    assert_eq!(deck.node_sets["SOME"], vec![1, 2, 3, 4, 100]);
+    assert_eq!(deck.element_sets["ALL"], vec![1, 2]);
+    assert_eq!(deck.materials[0].name, "STEEL");
+    assert_eq!(deck.materials[0].elastic, Some((210000.0, 0.3)));
+    assert_eq!(deck.materials[0].density, Some(7.85e-9));
+    let mesh = deck.mesh(Some("grain")).unwrap();
+    assert_eq!(mesh.blocks.len(), 1);
+    assert_eq!(mesh.blocks[0].element_type, ElementType::Hex20Reduced);
+    assert_eq!(
+        mesh.blocks[0].connectivity.row(0).to_vec(),
+        (0..20).collect::<Vec<u64>>()
+    );
+    // The whole deck includes the rigid plate: refused, naming it.
+    let e = deck.mesh(None).unwrap_err().to_string();
+    assert!(
+        e.contains("job.inp: line 11: element 2 has type R3D4"),
+        "{e}"
+    );
+    let e = deck.mesh(Some("nope")).unwrap_err().to_string();
+    assert!(
+        e.contains("no element set `nope` (sets: ALL, GRAIN, PLATE)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_decks_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |text: &str, expect: &str| {
+        let path = dir.path().join("bad.inp");
+        std::fs::write(&path, text).unwrap();
+        let e = match Deck::read(&path) {
+            Err(e) => e.to_string(),
+            Ok(deck) => deck.mesh(None).unwrap_err().to_string(),
+        };
+        assert!(e.contains(expect), "{e} does not contain {expect}");
+    };
+    check(
+        "*Node\n1, 0., 0., x\n",
+        "bad.inp: line 2: node: `x` is not a number",
+    );
+    check(
+        "*Node\n1, 0., 0.\n",
+        "line 2: a node needs a label and 3 coordinates",
+    );
+    check(
+        "*Node\n1,0,0,0\n*Element, type=C3D4\n1, 1, 2, 3, 4\n",
+        "line 4: element 1 refers to node 2, which is not defined",
+    );
+    check(
+        "*Element, type=C3D4\n1, 1, 2, 3, 4, 5\n",
+        "line 2: element 1 of type C3D4 lists 5 nodes, expected 4",
+    );
+    check(
+        "*Element, type=C3D20\n1, 1, 2, 3\n*Node\n",
+        "line 2: element 1 has 3 nodes",
+    );
+    check(
+        "*Nset, nset=A\nB\n",
+        "line 2: `B` is neither a label nor a set defined above",
+    );
+    check("*Include, input=missing.inp\n", "missing.inp");
+    check(
+        "*Part, name=A\n*End Part\n*Part, name=B\n",
+        "line 3: a second *Part",
+    );
+    check("*Node\n1,0,0,0\n", "bad.inp: no solid elements");
+}
