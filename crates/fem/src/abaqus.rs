@@ -317,9 +317,9 @@ impl Deck {
                             [a, b] => (*a, *b, 1),
                             [a, b, c] if *c > 0 => (*a, *b, *c),
                             _ => {
-                                return Err(
-                                    err("GENERATE expects `first, last[, step > 0]`".into()),
-                                );
+                                return Err(err(
+                                    "GENERATE expects `first, last[, step > 0]`".into()
+                                ));
                             }
                         };
                         (first..=last).step_by(step as usize).collect()

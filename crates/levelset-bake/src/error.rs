@@ -122,6 +122,9 @@ pub enum BakeError {
     /// Reading or writing a bundle failed.
     #[error(transparent)]
     Format(#[from] grain::FormatError),
+    /// A FEM deck or volume mesh could not be read.
+    #[error(transparent)]
+    Fem(#[from] fem::DeckError),
 }
 
 impl BakeError {

@@ -22,11 +22,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Shape {
-    /// A closed triangle surface: .stl (ASCII or binary), .obj, .vtp or .vtk polydata.
+    /// A closed triangle surface (.stl ASCII or binary, .obj, .vtp or .vtk polydata), or the
+    /// boundary of a FEM volume mesh (.inp Abaqus/CalculiX deck, .vtu, .vtk unstructured grid).
     #[command(allow_negative_numbers = true)]
     Mesh {
-        /// The surface file.
+        /// The geometry file.
         file: PathBuf,
+        /// For decks: the element set of the grain (default: every solid element).
+        #[arg(long)]
+        elset: Option<String>,
         /// Open meshes: `refuse` (default) or `winding` (sign by the generalized winding number).
         #[arg(long, default_value = "refuse", value_parser = parse_open)]
         open: OpenMesh,
@@ -152,8 +156,13 @@ impl Common {
 
 fn run(cli: Cli) -> Result<(), BakeError> {
     let (grain, common) = match &cli.shape {
-        Shape::Mesh { file, open, common } => {
-            let mesh = input::read_surface(file)?;
+        Shape::Mesh {
+            file,
+            elset,
+            open,
+            common,
+        } => {
+            let mesh = input::read_surface(file, elset.as_deref())?;
             (bake_mesh(&mesh, file, &common.options(*open))?, common)
         }
         Shape::Image {

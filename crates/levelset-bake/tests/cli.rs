@@ -178,3 +178,61 @@ fn refused_inputs_name_the_problem() {
     assert!((g.properties.volume / 8.0 - 1.0).abs() < 0.05, "{stdout}");
     assert!(!std::path::Path::new(&dir.path().join("never.grain")).exists());
 }
+
+#[test]
+fn fem_decks_and_volume_meshes_are_baked_from_their_boundary() {
+    // One C3D20 element filling [-1, 1]^3 (its nodes at their natural coordinates), next to a
+    // rigid element that must be left out by choosing the grain's element set.
+    let dir = tempfile::tempdir().unwrap();
+    let nat = fem::shape::node_coordinates(grain::ElementType::Hex20);
+    let mut deck = String::from("*Node\n");
+    for (i, p) in nat.iter().enumerate() {
+        deck.push_str(&format!("{}, {}, {}, {}\n", i + 1, p.x, p.y, p.z));
+    }
+    deck.push_str("*Element, type=C3D20, elset=GRAIN\n1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,\n16, 17, 18, 19, 20\n");
+    deck.push_str("*Element, type=R3D4, elset=WALL\n2, 1, 2, 3, 4\n");
+    let file = dir.path().join("cube.inp");
+    std::fs::write(&file, deck).unwrap();
+    let out = dir.path().join("cube.grain");
+    let args = [
+        "mesh",
+        file.to_str().unwrap(),
+        "--spacing",
+        "0.25",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (ok, _, e) = bake(&args);
+    assert!(
+        !ok && e.contains("cube.inp: line 26: element 2 has type R3D4"),
+        "{e}"
+    );
+    let (ok, _, e) = bake(&[&args[..], &["--elset", "grain"]].concat());
+    assert!(ok, "{e}");
+    let g = GrainBundle::read(&out).unwrap();
+    assert!((g.properties.volume - 8.0).abs() < 1e-12);
+    // 8 corners, 12 mid-edges: the boundary vertices are exactly the element's 20 nodes.
+    assert_eq!(g.node_count(), 20);
+    assert!((g.node_areas.sum() - 24.0).abs() < 1e-12);
+    let cube = Primitive::Cuboid { half: [1.0; 3] };
+    let spec = g.levelset.spec().clone();
+    let [_, ny, nz] = spec.dims;
+    for (n, &v) in g.levelset.values().iter().enumerate() {
+        let q = spec.node(n / (ny * nz), (n / nz) % ny, n % nz);
+        assert!((v - cube.signed_distance(&q)).abs() < 1e-12, "{q}");
+    }
+    // The same element as a .vtu volume mesh.
+    let fem_mesh = fem::Deck::read(&file).unwrap().mesh(Some("GRAIN")).unwrap();
+    let vtu = dir.path().join("cube.vtu");
+    grain::vtk::write_vtu(&vtu, &fem_mesh, &[]).unwrap();
+    let (ok, _, e) = bake(&[
+        "mesh",
+        vtu.to_str().unwrap(),
+        "--spacing",
+        "0.25",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{e}");
+    assert!((GrainBundle::read(&out).unwrap().properties.volume - 8.0).abs() < 1e-12);
+}

@@ -53,8 +53,12 @@ fn same_surface(a: &TriangleMesh, b: &TriangleMesh) {
 fn stl_obj_and_vtk_read_the_same_cube() {
     let dir = tempfile::tempdir().unwrap();
     let mesh = cube();
-    let ascii = read_surface(&write(dir.path(), "a.stl", ascii_stl(&mesh).as_bytes())).unwrap();
-    let binary = read_surface(&write(dir.path(), "b.STL", &binary_stl(&mesh))).unwrap();
+    let ascii = read_surface(
+        &write(dir.path(), "a.stl", ascii_stl(&mesh).as_bytes()),
+        None,
+    )
+    .unwrap();
+    let binary = read_surface(&write(dir.path(), "b.STL", &binary_stl(&mesh)), None).unwrap();
     same_surface(&ascii, &mesh);
     same_surface(&binary, &mesh);
     assert_eq!(ascii.vertices.len(), 8, "STL vertices are welded");
@@ -64,7 +68,7 @@ fn stl_obj_and_vtk_read_the_same_cube() {
     let obj = "# cube\nv -0.5 -0.5 -0.5\nv 0.5 -0.5 -0.5\nv 0.5 0.5 -0.5\nv -0.5 0.5 -0.5\n\
                v -0.5 -0.5 0.5\nv 0.5 -0.5 0.5\nv 0.5 0.5 0.5\nv -0.5 0.5 0.5\nvn 0 0 1\n\
                f 1 4 3 2\nf 5 6 7 8\nf 1/1 2/1 6/1 5/1\nf 2//1 3//1 7//1 6//1\nf 3 4 8 7\nf 4 1 5 -1\n";
-    let obj = read_surface(&write(dir.path(), "c.obj", obj.as_bytes())).unwrap();
+    let obj = read_surface(&write(dir.path(), "c.obj", obj.as_bytes()), None).unwrap();
     assert_eq!((obj.vertices.len(), obj.triangles.len()), (8, 12));
     assert_eq!(obj.check().unwrap(), Closure::Closed);
     assert!((obj.area() - 6.0).abs() < 1e-15);
@@ -93,7 +97,7 @@ fn stl_obj_and_vtk_read_the_same_cube() {
     };
     let path = dir.path().join("d.vtp");
     vtk.export(&path).unwrap();
-    same_surface(&read_surface(&path).unwrap(), &mesh);
+    same_surface(&read_surface(&path, None).unwrap(), &mesh);
     // Legacy ASCII polydata as ParaView and meshio write it.
     let mut legacy = format!(
         "# vtk DataFile Version 4.2\ncube\nASCII\nDATASET POLYDATA\nPOINTS {} double\n",
@@ -111,13 +115,13 @@ fn stl_obj_and_vtk_read_the_same_cube() {
         legacy.push_str(&format!("3 {} {} {}\n", t[0], t[1], t[2]));
     }
     same_surface(
-        &read_surface(&write(dir.path(), "e.vtk", legacy.as_bytes())).unwrap(),
+        &read_surface(&write(dir.path(), "e.vtk", legacy.as_bytes()), None).unwrap(),
         &mesh,
     );
 }
 
 fn err(dir: &Path, name: &str, text: &str) -> String {
-    read_surface(&write(dir, name, text.as_bytes()))
+    read_surface(&write(dir, name, text.as_bytes()), None)
         .unwrap_err()
         .to_string()
 }
@@ -151,7 +155,7 @@ fn malformed_files_are_named_with_their_line() {
     );
     let mut truncated = binary_stl(&cube());
     truncated.truncate(200);
-    let e = read_surface(&write(d, "d.stl", &truncated))
+    let e = read_surface(&write(d, "d.stl", &truncated), None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("d.stl") && e.contains("not a binary STL"), "{e}");
@@ -166,8 +170,8 @@ fn malformed_files_are_named_with_their_line() {
         "{e}"
     );
     let e = err(d, "g.ply", "ply");
-    assert!(e.contains("g.ply: unknown surface format"), "{e}");
-    let e = read_surface(Path::new("/nonexistent/h.stl"))
+    assert!(e.contains("g.ply: unknown geometry format"), "{e}");
+    let e = read_surface(Path::new("/nonexistent/h.stl"), None)
         .unwrap_err()
         .to_string();
     assert!(e.contains("/nonexistent/h.stl"), "{e}");
