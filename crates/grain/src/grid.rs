@@ -191,44 +191,21 @@ impl LevelSetGrid {
         }
     }
 
-    /// The 8 corner values of a cell, ordered `c[4*a + 2*b + c]` for offsets `(a, b, c)`.
+    /// The 8 corner node indices of a cell, ordered `[4*a + 2*b + c]` for offsets `(a, b, c)`.
     #[inline]
-    fn corners(&self, base: usize) -> [f64; 8] {
+    fn corner_indices(&self, base: usize) -> [usize; 8] {
         let [_, ny, nz] = self.spec.dims;
-        let v = &self.values;
         let (di, dj) = (ny * nz, nz);
         [
-            v[base],
-            v[base + 1],
-            v[base + dj],
-            v[base + dj + 1],
-            v[base + di],
-            v[base + di + 1],
-            v[base + di + dj],
-            v[base + di + dj + 1],
+            base,
+            base + 1,
+            base + dj,
+            base + dj + 1,
+            base + di,
+            base + di + 1,
+            base + di + dj,
+            base + di + dj + 1,
         ]
-    }
-
-    /// Trilinear value and gradient inside a cell.
-    #[inline]
-    fn interpolate(&self, cell: &Cell) -> (f64, Vector3<f64>) {
-        let c = self.corners(cell.base);
-        let [tx, ty, tz] = cell.t;
-        // Interpolate along z, then y, then x; keep the differences for the gradient.
-        let c00 = c[0] + tz * (c[1] - c[0]);
-        let c01 = c[2] + tz * (c[3] - c[2]);
-        let c10 = c[4] + tz * (c[5] - c[4]);
-        let c11 = c[6] + tz * (c[7] - c[6]);
-        let c0 = c00 + ty * (c01 - c00);
-        let c1 = c10 + ty * (c11 - c10);
-        let value = c0 + tx * (c1 - c0);
-
-        let dx = c1 - c0;
-        let dy = (1.0 - tx) * (c01 - c00) + tx * (c11 - c10);
-        let dz0 = (1.0 - ty) * (c[1] - c[0]) + ty * (c[3] - c[2]);
-        let dz1 = (1.0 - ty) * (c[5] - c[4]) + ty * (c[7] - c[6]);
-        let dz = (1.0 - tx) * dz0 + tx * dz1;
-        (value, Vector3::new(dx, dy, dz) / self.spec.spacing)
     }
 
     /// The closest point of the grid box to `p`, and which axes were clamped.
@@ -269,8 +246,47 @@ impl LevelSetGrid {
     /// Cost: one cell lookup and 8 value reads; no allocation.
     #[inline]
     pub fn value_and_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
+        self.extended(p, |cell| {
+            let c = self.corner_indices(cell.base).map(|n| self.values[n]);
+            trilinear(&c, cell.t, self.spec.spacing)
+        })
+    }
+
+    /// The level set of the grain deformed by the displacement field `u` (given at the grid
+    /// nodes by linear index), by the semi-Lagrangian remap of PHYSICS.md section 5
+    /// (paper Eqs. 47-48): each corner `c` of the cell holding `p` takes the reference value at
+    /// `c - u(c)`, and those 8 values are interpolated trilinearly at `p`, which also gives the
+    /// gradient. Outside the grid box, the extension of the module docs applied to the remapped
+    /// field.
+    ///
+    /// Accuracy: the zero level set moves with the displacement to first order in its gradient;
+    /// away from it the remapped field is the reference distance pulled back through the
+    /// deformation, which differs from the true distance by about `|phi| * |grad u|`.
+    pub fn remapped_value_and_gradient(
+        &self,
+        p: &Point3<f64>,
+        u: impl Fn(usize) -> Vector3<f64>,
+    ) -> (f64, Vector3<f64>) {
+        let [_, ny, nz] = self.spec.dims;
+        self.extended(p, |cell| {
+            let c = self.corner_indices(cell.base).map(|n| {
+                let node = self.spec.node(n / (ny * nz), (n / nz) % ny, n % nz);
+                self.value(&(node - u(n)))
+            });
+            trilinear(&c, cell.t, self.spec.spacing)
+        })
+    }
+
+    /// Evaluates `inside` in the cell of the clamped point and applies the outside-the-box
+    /// extension of the module docs.
+    #[inline]
+    fn extended(
+        &self,
+        p: &Point3<f64>,
+        inside: impl Fn(&Cell) -> (f64, Vector3<f64>),
+    ) -> (f64, Vector3<f64>) {
         let (c, clamped) = self.clamp(p);
-        let (value, mut grad) = self.interpolate(&self.cell(&c));
+        let (value, mut grad) = inside(&self.cell(&c));
         if !clamped.iter().any(|&x| x) {
             return (value, grad);
         }
@@ -285,6 +301,27 @@ impl LevelSetGrid {
         }
         (value + dist, grad)
     }
+}
+
+/// Trilinear value and gradient from the 8 corner values of a cell (ordered as
+/// `corner_indices`), local coordinates `t` in `[0, 1]^3` and the cell size `h`.
+#[inline]
+fn trilinear(c: &[f64; 8], [tx, ty, tz]: [f64; 3], h: f64) -> (f64, Vector3<f64>) {
+    // Interpolate along z, then y, then x; keep the differences for the gradient.
+    let c00 = c[0] + tz * (c[1] - c[0]);
+    let c01 = c[2] + tz * (c[3] - c[2]);
+    let c10 = c[4] + tz * (c[5] - c[4]);
+    let c11 = c[6] + tz * (c[7] - c[6]);
+    let c0 = c00 + ty * (c01 - c00);
+    let c1 = c10 + ty * (c11 - c10);
+    let value = c0 + tx * (c1 - c0);
+
+    let dx = c1 - c0;
+    let dy = (1.0 - tx) * (c01 - c00) + tx * (c11 - c10);
+    let dz0 = (1.0 - ty) * (c[1] - c[0]) + ty * (c[3] - c[2]);
+    let dz1 = (1.0 - ty) * (c[5] - c[4]) + ty * (c[7] - c[6]);
+    let dz = (1.0 - tx) * dz0 + tx * dz1;
+    (value, Vector3::new(dx, dy, dz) / h)
 }
 
 #[cfg(test)]
@@ -344,6 +381,25 @@ mod tests {
             assert!((v - f(p)).abs() <= 1e-12);
             let exact = Vector3::new(p.y * p.z, p.x * p.z, p.x * p.y);
             assert!((g - exact).norm() <= 1e-11, "{g} vs {exact}");
+        }
+    }
+
+    #[test]
+    fn remap_by_a_uniform_displacement_translates_the_field() {
+        // A translation moves the level set rigidly: phi(x) = phi_0(x - u), exact for a linear
+        // field (trilinear interpolation reproduces it), gradient unchanged.
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
+        let u = Vector3::new(0.05, -0.1, 0.02);
+        for p in probe_points(&s)
+            .into_iter()
+            .filter(|p| grid.contains(&(p - u)))
+        {
+            let (v, g) = grid.remapped_value_and_gradient(&p, |_| u);
+            assert!((v - linear(p - u)).abs() < 1e-13, "{p}");
+            assert!((g - Vector3::new(0.3, -1.7, 2.1)).norm() < 1e-12);
+            let (v0, _) = grid.remapped_value_and_gradient(&p, |_| Vector3::zeros());
+            assert_eq!(v0, grid.value(&p));
         }
     }
 
