@@ -391,10 +391,11 @@ mod tests {
         let s = spec();
         let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
         let u = Vector3::new(0.05, -0.1, 0.02);
-        for p in probe_points(&s)
-            .into_iter()
-            .filter(|p| grid.contains(&(p - u)))
-        {
+        // Points whose whole cell, shifted back by u, stays in the grid (no extension involved).
+        let margin = Vector3::repeat(s.spacing);
+        let inside =
+            |p: &Point3<f64>| grid.contains(&(p - u - margin)) && grid.contains(&(p - u + margin));
+        for p in probe_points(&s).into_iter().filter(inside) {
             let (v, g) = grid.remapped_value_and_gradient(&p, |_| u);
             assert!((v - linear(p - u)).abs() < 1e-13, "{p}");
             assert!((g - Vector3::new(0.3, -1.7, 2.1)).norm() < 1e-12);
