@@ -259,9 +259,12 @@ impl LevelSetGrid {
     /// gradient. Outside the grid box, the extension of the module docs applied to the remapped
     /// field.
     ///
-    /// Accuracy: the zero level set moves with the displacement to first order in its gradient;
-    /// away from it the remapped field is the reference distance pulled back through the
-    /// deformation, which differs from the true distance by about `|phi| * |grad u|`.
+    /// Accuracy: the result is the reference distance pulled back through the deformation, not
+    /// a distance: it differs from the deformed grain's true signed distance by about
+    /// `|grad u| (|phi| + |u|)` plus the trilinear interpolation error, and its zero level set
+    /// follows the surface to that order. For a uniform dilation `u = eps x` of a sphere of
+    /// radius `R` the first part is exactly `eps (phi + eps R)`; levelset-bake's tests check the
+    /// whole bound `|eps| (|phi| + |eps| R) + h^2 / (2 r)` within two cells of the surface.
     pub fn remapped_value_and_gradient(
         &self,
         p: &Point3<f64>,

@@ -107,7 +107,7 @@ pub fn bake_mesh(
     mesh: &TriangleMesh,
     source: &std::path::Path,
     options: &BakeOptions,
-) -> Result<GrainBundle, BakeError> {
+) -> Result<Baked, BakeError> {
     options.validate()?;
     let mesh_error = |error| BakeError::Mesh {
         path: source.to_path_buf(),
@@ -157,23 +157,17 @@ pub fn bake_mesh(
             SurfaceNodes::resample(&local, &field, (local.area() / n as f64).sqrt())
         }
     };
-    assemble(
-        options,
-        spec,
-        values,
-        nodes,
-        mass.volume,
-        frame.moments,
-        frame.rotation,
+    let solid = Solid {
+        volume: mass.volume,
+        moments: frame.moments,
+        rotation: frame.rotation,
         translation,
-    )
+    };
+    assemble(options, (spec, values), nodes, solid, local)
 }
 
 /// Bakes an analytic grain (already in its principal frame: the transform is the identity).
-pub fn bake_primitive(
-    primitive: &Primitive,
-    options: &BakeOptions,
-) -> Result<GrainBundle, BakeError> {
+pub fn bake_primitive(primitive: &Primitive, options: &BakeOptions) -> Result<Baked, BakeError> {
     options.validate()?;
     primitive.validate()?;
     let e = primitive.half_extents();
@@ -202,23 +196,21 @@ pub fn bake_primitive(
     let scale = primitive.area() / nodes.areas.iter().sum::<f64>();
     nodes.areas.iter_mut().for_each(|a| *a *= scale);
     let m = primitive.mass_properties();
-    assemble(
-        options,
-        spec,
-        values,
-        nodes,
-        m.volume,
-        m.moments,
-        Matrix3::identity(),
-        Vector3::zeros(),
-    )
+    let solid = Solid {
+        volume: m.volume,
+        moments: m.moments,
+        rotation: Matrix3::identity(),
+        translation: Vector3::zeros(),
+    };
+    let surface = primitive.surface_mesh(options.spacing);
+    assemble(options, (spec, values), nodes, solid, surface)
 }
 
 /// Bakes a grain from a segmented image (see [`crate::image`] for the conventions). Nodes come
 /// from the zero level set of the grain's grid (marching tetrahedra), resampled at the node
 /// spacing (the grid spacing for [`NodeChoice::Vertices`]: the raw isosurface vertices are far
 /// from uniform).
-pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<GrainBundle, BakeError> {
+pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<Baked, BakeError> {
     options.validate()?;
     let mass = image.mass_properties();
     let frame = PrincipalFrame::of_inertia(&mass.inertia);
@@ -277,17 +269,13 @@ pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<GrainBund
         NodeChoice::Count(n) => (surface.area() / n as f64).sqrt(),
     };
     let nodes = SurfaceNodes::resample(&surface, &field, node_spacing);
-    let (spec, values) = grid.into_parts();
-    assemble(
-        options,
-        spec,
-        values,
-        nodes,
-        mass.volume,
-        frame.moments,
-        frame.rotation,
+    let solid = Solid {
+        volume: mass.volume,
+        moments: frame.moments,
+        rotation: frame.rotation,
         translation,
-    )
+    };
+    assemble(options, grid.into_parts(), nodes, solid, surface)
 }
 
 /// Volume, centroid and inertia of the solid `phi < 0` described by a level-set grid. Each grid
@@ -338,18 +326,34 @@ pub fn grid_mass_properties(grid: &LevelSetGrid) -> MassProperties {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn assemble(
-    options: &BakeOptions,
-    spec: GridSpec,
-    values: Vec<f64>,
-    nodes: SurfaceNodes,
+/// A baked grain with the surface it was baked from (local frame), kept for the deformable
+/// data: precomputed level sets deform this surface.
+#[derive(Debug, Clone)]
+pub struct Baked {
+    /// The grain bundle (rigid until modes are attached).
+    pub bundle: GrainBundle,
+    /// The grain's surface in its local frame.
+    pub surface: TriangleMesh,
+    /// How the level set was computed (reused for the precomputed level sets).
+    pub extent: Extent,
+}
+
+/// What the geometry gives besides the grid and nodes: mass properties and the frame.
+struct Solid {
     volume: f64,
     moments: [f64; 3],
     rotation: Matrix3<f64>,
     translation: Vector3<f64>,
-) -> Result<GrainBundle, BakeError> {
-    let levelset = LevelSetGrid::new(spec, values)
+}
+
+fn assemble(
+    options: &BakeOptions,
+    grid: (GridSpec, Vec<f64>),
+    nodes: SurfaceNodes,
+    solid: Solid,
+    surface: TriangleMesh,
+) -> Result<Baked, BakeError> {
+    let levelset = LevelSetGrid::new(grid.0, grid.1)
         .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
     let k = nodes.positions.len();
     let flat: Vec<f64> = nodes
@@ -357,22 +361,28 @@ fn assemble(
         .iter()
         .flat_map(|p| [p.x, p.y, p.z])
         .collect();
-    Ok(GrainBundle {
+    let (r, t) = (solid.rotation, solid.translation);
+    let bundle = GrainBundle {
         properties: GrainProperties {
             units: options.units.clone(),
             input_frame: RigidTransform {
-                rotation: [0, 1, 2].map(|r| [0, 1, 2].map(|c| rotation[(r, c)])),
-                translation: translation.into(),
+                rotation: [0, 1, 2].map(|i| [0, 1, 2].map(|j| r[(i, j)])),
+                translation: t.into(),
             },
-            volume,
+            volume: solid.volume,
             density: options.density,
-            mass: options.density * volume,
-            principal_moments: moments.map(|m| m * options.density),
+            mass: options.density * solid.volume,
+            principal_moments: solid.moments.map(|m| m * options.density),
         },
         levelset,
         nodes: Array2::from_shape_vec((k, 3), flat).expect("k x 3"),
         node_areas: Array1::from(nodes.areas),
         deformation: None,
+    };
+    Ok(Baked {
+        bundle,
+        surface,
+        extent: options.extent,
     })
 }
 

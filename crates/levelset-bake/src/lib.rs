@@ -3,6 +3,7 @@
 //! (PHYSICS.md sections 1 and 5).
 
 mod bake;
+mod deform;
 mod error;
 mod image;
 pub mod input;
@@ -14,8 +15,11 @@ mod sdf;
 mod surface;
 
 pub use bake::{
-    BakeOptions, NodeChoice, OpenMesh, bake_image, bake_mesh, bake_primitive, grid_mass_properties,
-    summary,
+    BakeOptions, Baked, NodeChoice, OpenMesh, bake_image, bake_mesh, bake_primitive,
+    grid_mass_properties, summary,
+};
+pub use deform::{
+    BendingMode, Damping, FemModes, Modal, ModeField, ModeRequest, ModeSource, attach_modes,
 };
 pub use error::{BakeError, MeshError};
 pub use image::{Segmentation, VoxelImage};

@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use levelset_bake::{
-    BakeError, BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, Segmentation, VoxelImage,
-    bake_image, bake_mesh, bake_primitive, input, summary,
+    BakeError, BakeOptions, BendingMode, Damping, Extent, ModeRequest, ModeSource, NodeChoice,
+    OpenMesh, Primitive, Segmentation, VoxelImage, bake_image, bake_mesh, bake_primitive, input,
+    summary,
 };
 
 #[derive(Parser)]
@@ -118,6 +119,87 @@ struct Common {
     /// Output bundle directory (written atomically).
     #[arg(long)]
     out: PathBuf,
+    #[command(flatten)]
+    deform: DeformArgs,
+}
+
+/// Modes that make the grain deformable (PHYSICS.md sections 1, 2, 5).
+#[derive(Args)]
+struct DeformArgs {
+    /// A modes bundle (mode-extract's output) on the grain's FEM mesh, same coordinates.
+    #[arg(long, conflicts_with = "bending_mode")]
+    modes: Option<PathBuf>,
+    /// The analytic bending mode (PHYSICS.md Eq. 51) of a beam of this length, centred.
+    #[arg(long)]
+    bending_mode: Option<f64>,
+    /// Beam axis of the bending mode (local frame).
+    #[arg(long, default_value = "x", value_parser = parse_axis)]
+    bending_axis: usize,
+    /// Deflection direction of the bending mode (local frame).
+    #[arg(long, default_value = "z", value_parser = parse_axis)]
+    bending_direction: usize,
+    /// Amplitudes at which to precompute level sets (comma-separated, increasing).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    samples: Vec<f64>,
+    /// Modal mass of the bending mode (default: the closed form for a box).
+    #[arg(long)]
+    modal_mass: Option<f64>,
+    /// Modal stiffness of the bending mode (default: the closed form for a box, from
+    /// --youngs-modulus and --poisson).
+    #[arg(long)]
+    modal_stiffness: Option<f64>,
+    /// Young's modulus, for the bending mode's closed-form stiffness.
+    #[arg(long)]
+    youngs_modulus: Option<f64>,
+    /// Poisson's ratio, for the bending mode's closed-form stiffness.
+    #[arg(long)]
+    poisson: Option<f64>,
+    /// Modal damping C = VALUE * identity.
+    #[arg(long, conflicts_with = "damping_beta")]
+    modal_damping: Option<f64>,
+    /// Stiffness-proportional modal damping C = BETA * K.
+    #[arg(long)]
+    damping_beta: Option<f64>,
+}
+
+fn parse_axis(s: &str) -> Result<usize, String> {
+    match s {
+        "x" => Ok(0),
+        "y" => Ok(1),
+        "z" => Ok(2),
+        _ => Err(format!("expected x, y or z, got `{s}`")),
+    }
+}
+
+impl DeformArgs {
+    fn request(&self) -> ModeRequest {
+        let source = match (&self.modes, self.bending_mode) {
+            (Some(dir), _) => ModeSource::Bundle(dir.clone()),
+            (None, Some(length)) => ModeSource::Bending {
+                mode: BendingMode {
+                    length,
+                    axis: self.bending_axis,
+                    direction: self.bending_direction,
+                    start: -0.5 * length,
+                },
+                mass: self.modal_mass,
+                stiffness: self.modal_stiffness,
+                youngs_modulus: self.youngs_modulus,
+                poisson: self.poisson,
+            },
+            (None, None) => ModeSource::None,
+        };
+        let damping = match (self.modal_damping, self.damping_beta) {
+            (Some(c), _) => Damping::Constant(c),
+            (None, Some(beta)) => Damping::StiffnessProportional(beta),
+            (None, None) => Damping::Constant(0.0),
+        };
+        ModeRequest {
+            source,
+            samples: self.samples.clone(),
+            damping,
+        }
+    }
 }
 
 fn parse_open(s: &str) -> Result<OpenMesh, String> {
@@ -155,6 +237,10 @@ impl Common {
 }
 
 fn run(cli: Cli) -> Result<(), BakeError> {
+    let cuboid = match &cli.shape {
+        Shape::Box { size, .. } => Some([0.5 * size[0], 0.5 * size[1], 0.5 * size[2]]),
+        _ => None,
+    };
     let (grain, common) = match &cli.shape {
         Shape::Mesh {
             file,
@@ -222,8 +308,16 @@ fn run(cli: Cli) -> Result<(), BakeError> {
             common,
         ),
     };
-    grain.write(&common.out)?;
-    println!("{}", summary(&common.out.display().to_string(), &grain));
+    let mut grain = grain;
+    common
+        .deform
+        .request()
+        .apply(&mut grain, common.density, cuboid)?;
+    grain.bundle.write(&common.out)?;
+    println!(
+        "{}",
+        summary(&common.out.display().to_string(), &grain.bundle)
+    );
     Ok(())
 }
 

@@ -1,0 +1,377 @@
+//! Deformable grains: the mode fields on the surface nodes and on the grid, and level sets
+//! precomputed at sampled amplitudes (PHYSICS.md sections 1 and 5).
+//!
+//! A mode is a displacement field `Phi_a(x)` on the grain's reference configuration, here always
+//! evaluated in the grain's local frame. Two sources:
+//! - [`FemModes`]: the modes of a modes bundle, interpolated with the element shape functions
+//!   after locating the point in its element; outside the FEM mesh, the value at the closest
+//!   point of the mesh's boundary (PHYSICS.md section 5: the grid field is extended outside);
+//! - [`BendingMode`]: the analytic bending mode of PHYSICS.md section 2 (paper Eq. 51), defined
+//!   everywhere by its formula.
+
+use grain::{Deformation, InternalForce, ModesBundle, RigidTransform, SampledLevelSet};
+use nalgebra::{Matrix3, Point3, Vector3};
+use ndarray::{Array2, Array3, Array5};
+use rayon::prelude::*;
+
+use crate::bake::Baked;
+use crate::error::BakeError;
+use crate::sdf::{DistanceField, Signing};
+use crate::surface::TriangleMesh;
+
+/// Mode fields evaluated in the grain's local frame.
+pub trait ModeField: Sync {
+    /// Number of modes `A`.
+    fn count(&self) -> usize;
+    /// The `A` mode vectors at a local point.
+    fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>>;
+}
+
+/// The bending mode of a beam (PHYSICS.md section 2, paper Eq. 51): with `s` the coordinate
+/// along the beam axis measured from one end (`s` in `[0, L]`) and `z` the coordinate along the
+/// deflection direction measured from the mid-plane,
+/// `u_axis = z (pi / L) cos(pi s / L)`, `u_direction = -sin(pi s / L)`, other component 0.
+/// Unit amplitude deflects the middle of the beam by -1 along the direction.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BendingMode {
+    /// Beam length `L`.
+    pub length: f64,
+    /// Local axis along the beam (0, 1, 2 for x, y, z).
+    pub axis: usize,
+    /// Local axis of the deflection.
+    pub direction: usize,
+    /// Local coordinate of the beam end where `s = 0` (`-L/2` for a centred beam).
+    pub start: f64,
+}
+
+impl ModeField for BendingMode {
+    fn count(&self) -> usize {
+        1
+    }
+
+    fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>> {
+        let k = std::f64::consts::PI / self.length;
+        let s = x[self.axis] - self.start;
+        let mut u = Vector3::zeros();
+        u[self.axis] = x[self.direction] * k * (k * s).cos();
+        u[self.direction] = -(k * s).sin();
+        vec![u]
+    }
+}
+
+impl BendingMode {
+    /// Modal mass and stiffness of the mode on a cuboid beam of cross-section `b x h` (`h` along
+    /// the deflection direction), PHYSICS.md section 2:
+    /// `K = (lambda + 2 mu) (pi/L)^4 (L/2) (b h^3 / 12)`,
+    /// `M = rho [(pi/L)^2 (L/2) (b h^3 / 12) + (L/2) b h]`.
+    pub fn cuboid_mass_stiffness(
+        &self,
+        b: f64,
+        h: f64,
+        density: f64,
+        youngs: f64,
+        poisson: f64,
+    ) -> (f64, f64) {
+        let (l, k) = (self.length, std::f64::consts::PI / self.length);
+        let second_moment = b * h.powi(3) / 12.0;
+        // lambda + 2 mu = E (1 - nu) / ((1 + nu)(1 - 2 nu)): uniaxial strain modulus.
+        let p_modulus = youngs * (1.0 - poisson) / ((1.0 + poisson) * (1.0 - 2.0 * poisson));
+        let stiffness = p_modulus * k.powi(4) * 0.5 * l * second_moment;
+        let mass = density * (k * k * 0.5 * l * second_moment + 0.5 * l * b * h);
+        (mass, stiffness)
+    }
+}
+
+/// The modes of a modes bundle on a grain baked from the same FEM mesh.
+pub struct FemModes<'a> {
+    bundle: &'a ModesBundle,
+    locator: fem::Locator<'a>,
+    /// Input-frame rotation and translation of the grain (`x_local = R x + t`).
+    rotation: Matrix3<f64>,
+    translation: Vector3<f64>,
+    /// The FEM mesh's boundary in the local frame, for the extension outside.
+    boundary: DistanceField,
+    /// Mode vectors per node: `phi[a][n]`.
+    phi: Vec<Vec<[f64; 3]>>,
+}
+
+impl<'a> FemModes<'a> {
+    /// Prepares the interpolation. `frame` is the grain's recorded input frame.
+    pub fn new(bundle: &'a ModesBundle, frame: &RigidTransform) -> Self {
+        let rotation = Matrix3::from_fn(|i, j| frame.rotation[i][j]);
+        let translation = Vector3::from(frame.translation);
+        let b = fem::boundary(&bundle.mesh);
+        let mut local = TriangleMesh {
+            vertices: (0..bundle.mesh.nodes.nrows())
+                .map(|n| fem::node(&bundle.mesh, n))
+                .collect(),
+            triangles: b.triangles,
+        };
+        local.transform(&rotation, &translation);
+        let phi = (0..bundle.mode_count())
+            .map(|a| {
+                (0..bundle.mesh.nodes.nrows())
+                    .map(|n| [0, 1, 2].map(|d| bundle.phi[[a, n, d]]))
+                    .collect()
+            })
+            .collect();
+        FemModes {
+            bundle,
+            locator: fem::Locator::new(&bundle.mesh),
+            rotation,
+            translation,
+            boundary: DistanceField::new(&local, Signing::PseudoNormal),
+            phi,
+        }
+    }
+}
+
+impl ModeField for FemModes<'_> {
+    fn count(&self) -> usize {
+        self.bundle.mode_count()
+    }
+
+    fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>> {
+        let to_input = |p: &Point3<f64>| {
+            Point3::from(self.rotation.transpose() * (p.coords - self.translation))
+        };
+        let at = match self.locator.locate(&to_input(x), 1e-9) {
+            Some(at) if at.outside <= 1e-9 => at,
+            _ => {
+                // Outside the mesh: the value at the closest boundary point.
+                let (closest, _) = self.boundary.closest_point(x);
+                self.locator
+                    .locate(&to_input(&closest), 1e-6)
+                    .expect("a boundary point lies in an element")
+            }
+        };
+        self.phi
+            .iter()
+            .map(|field| self.rotation * self.locator.interpolate(&at, field))
+            .collect()
+    }
+}
+
+/// Modal matrices and law of a deformable grain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Modal {
+    /// `M_eps` (A x A).
+    pub mass: Array2<f64>,
+    /// `K` (A x A).
+    pub stiffness: Array2<f64>,
+    /// `C_eps` (A x A).
+    pub damping: Array2<f64>,
+    /// `F_int`.
+    pub internal_force: InternalForce,
+}
+
+/// Makes a baked grain deformable: mode vectors at its nodes and grid nodes, and for every mode
+/// the level sets of the surface deformed by each amplitude in `samples` alone (exact signed
+/// distance of the deformed surface on the same grid, same extent). `samples` must increase
+/// strictly; empty means no precomputed level sets.
+pub fn attach_modes(
+    baked: &mut Baked,
+    field: &dyn ModeField,
+    modal: Modal,
+    samples: &[f64],
+) -> Result<(), BakeError> {
+    let a = field.count();
+    if samples.iter().any(|s| !s.is_finite()) || samples.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(BakeError::parameter(
+            "--samples",
+            "amplitudes must be finite and strictly increasing",
+        ));
+    }
+    let g = &baked.bundle;
+    let spec = g.levelset.spec().clone();
+    let [nx, ny, nz] = spec.dims;
+    let nodes: Vec<Point3<f64>> = g
+        .nodes
+        .rows()
+        .into_iter()
+        .map(|r| Point3::new(r[0], r[1], r[2]))
+        .collect();
+    let at_nodes: Vec<Vec<Vector3<f64>>> = nodes.par_iter().map(|p| field.values(p)).collect();
+    let at_grid: Vec<Vec<Vector3<f64>>> = (0..spec.len())
+        .into_par_iter()
+        .map(|n| field.values(&spec.node(n / (ny * nz), (n / nz) % ny, n % nz)))
+        .collect();
+    let node_modes = Array3::from_shape_fn((a, nodes.len(), 3), |(m, k, d)| at_nodes[k][m][d]);
+    let grid_modes = Array5::from_shape_fn((a, nx, ny, nz, 3), |(m, i, j, k, d)| {
+        at_grid[spec.index(i, j, k)][m][d]
+    });
+
+    // Precomputed level sets: deform the surface by one mode at one amplitude.
+    let surface = &baked.surface;
+    let at_vertices: Vec<Vec<Vector3<f64>>> = surface
+        .vertices
+        .par_iter()
+        .map(|p| field.values(p))
+        .collect();
+    let mut precomputed = Vec::with_capacity(a);
+    for m in 0..a {
+        let mut levels = Vec::with_capacity(samples.len());
+        for &amplitude in samples {
+            let deformed = TriangleMesh {
+                vertices: surface
+                    .vertices
+                    .iter()
+                    .zip(&at_vertices)
+                    .map(|(p, u)| p + u[m] * amplitude)
+                    .collect(),
+                triangles: surface.triangles.clone(),
+            };
+            let values =
+                DistanceField::new(&deformed, Signing::PseudoNormal).grid(&spec, baked.extent);
+            levels.push(SampledLevelSet {
+                amplitude,
+                values: Array3::from_shape_vec((nx, ny, nz), values).expect("grid shape"),
+            });
+        }
+        precomputed.push(levels);
+    }
+    baked.bundle.deformation = Some(Deformation {
+        modal_mass: modal.mass,
+        modal_stiffness: modal.stiffness,
+        modal_damping: modal.damping,
+        internal_force: modal.internal_force,
+        node_modes,
+        grid_modes,
+        precomputed,
+    });
+    Ok(())
+}
+
+/// Where a grain's modes come from (the command line's choices).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModeSource {
+    /// A rigid grain.
+    None,
+    /// A modes bundle on the grain's FEM mesh.
+    Bundle(std::path::PathBuf),
+    /// The analytic bending mode, with its modal mass and stiffness given, or from the closed
+    /// forms (box grains only; the stiffness needs Young's modulus and Poisson's ratio).
+    Bending {
+        /// The mode.
+        mode: BendingMode,
+        /// Modal mass, if given.
+        mass: Option<f64>,
+        /// Modal stiffness, if given.
+        stiffness: Option<f64>,
+        /// For the closed-form stiffness.
+        youngs_modulus: Option<f64>,
+        /// For the closed-form stiffness.
+        poisson: Option<f64>,
+    },
+}
+
+/// Modal damping `C_eps`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Damping {
+    /// `C = c I`.
+    Constant(f64),
+    /// `C = beta K`.
+    StiffnessProportional(f64),
+}
+
+/// Everything that makes a baked grain deformable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModeRequest {
+    /// The modes.
+    pub source: ModeSource,
+    /// Amplitudes of the precomputed level sets.
+    pub samples: Vec<f64>,
+    /// Modal damping.
+    pub damping: Damping,
+}
+
+impl ModeRequest {
+    /// Attaches the requested modes to a baked grain (nothing for [`ModeSource::None`]).
+    /// `density` is the grain's; `cuboid` its half sides when it is a box primitive.
+    pub fn apply(
+        &self,
+        baked: &mut Baked,
+        density: f64,
+        cuboid: Option<[f64; 3]>,
+    ) -> Result<(), BakeError> {
+        let damping = |k: &Array2<f64>| match self.damping {
+            Damping::Constant(c) => Array2::eye(k.nrows()) * c,
+            Damping::StiffnessProportional(beta) => k * beta,
+        };
+        match &self.source {
+            ModeSource::None if self.samples.is_empty() => Ok(()),
+            ModeSource::None => Err(BakeError::parameter(
+                "--samples",
+                "needs --modes or --bending-mode",
+            )),
+            ModeSource::Bundle(dir) => {
+                let bundle = ModesBundle::read(dir)?;
+                let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame);
+                let modal = Modal {
+                    damping: damping(&bundle.stiffness),
+                    mass: bundle.mass.clone(),
+                    stiffness: bundle.stiffness.clone(),
+                    internal_force: bundle.internal_force.clone(),
+                };
+                attach_modes(baked, &field, modal, &self.samples)
+            }
+            ModeSource::Bending {
+                mode,
+                mass,
+                stiffness,
+                youngs_modulus,
+                poisson,
+            } => {
+                if mode.axis == mode.direction {
+                    return Err(BakeError::parameter(
+                        "--bending-direction",
+                        "must differ from --bending-axis",
+                    ));
+                }
+                let section = |what: &str| {
+                    cuboid
+                        .map(|half| {
+                            (
+                                2.0 * half[3 - mode.axis - mode.direction],
+                                2.0 * half[mode.direction],
+                            )
+                        })
+                        .ok_or_else(|| {
+                            BakeError::parameter(
+                                what,
+                                "give it: the closed form exists for `box` grains only",
+                            )
+                        })
+                };
+                let mass = match mass {
+                    Some(m) => *m,
+                    None => {
+                        let (b, h) = section("--modal-mass")?;
+                        mode.cuboid_mass_stiffness(b, h, density, 1.0, 0.0).0
+                    }
+                };
+                let stiffness = match (stiffness, youngs_modulus, poisson) {
+                    (Some(k), _, _) => *k,
+                    (None, Some(e), Some(nu)) => {
+                        let (b, h) = section("--modal-stiffness")?;
+                        mode.cuboid_mass_stiffness(b, h, density, *e, *nu).1
+                    }
+                    _ => {
+                        return Err(BakeError::parameter(
+                            "--modal-stiffness",
+                            "give it, or --youngs-modulus and --poisson for the closed form (box grains)",
+                        ));
+                    }
+                };
+                let k = Array2::from_elem((1, 1), stiffness);
+                let modal = Modal {
+                    mass: Array2::from_elem((1, 1), mass),
+                    damping: damping(&k),
+                    stiffness: k,
+                    internal_force: InternalForce::Linear,
+                };
+                attach_modes(baked, mode, modal, &self.samples)
+            }
+        }
+    }
+}

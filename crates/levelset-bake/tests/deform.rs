@@ -1,0 +1,311 @@
+//! Deformable grains: mode data on nodes and grids, the semi-Lagrangian remap, and precomputed
+//! level sets, against exact references.
+
+use std::process::Command;
+
+use grain::{
+    ElementBlock, ElementType, FemMesh, GrainBundle, InternalForce, Material, ModeConstruction,
+    ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError,
+};
+use levelset_bake::{
+    BakeOptions, DistanceField, Extent, Modal, ModeField, NodeChoice, OpenMesh, Primitive, Signing,
+    attach_modes, bake_primitive,
+};
+use nalgebra::{Point3, Vector3};
+use ndarray::{Array2, Array3};
+
+/// Uniform dilation, Phi(x) = x: the sphere of radius R becomes the sphere of radius R (1 + eps).
+struct Dilation;
+
+impl ModeField for Dilation {
+    fn count(&self) -> usize {
+        1
+    }
+    fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>> {
+        vec![x.coords]
+    }
+}
+
+fn options(spacing: f64) -> BakeOptions {
+    BakeOptions {
+        spacing,
+        pad_cells: 3,
+        extent: Extent::Full,
+        nodes: NodeChoice::Vertices,
+        density: 1.0,
+        units: "test".into(),
+        open: OpenMesh::Refuse,
+    }
+}
+
+fn unit_modal() -> Modal {
+    Modal {
+        mass: Array2::eye(1),
+        stiffness: Array2::eye(1),
+        damping: Array2::zeros((1, 1)),
+        internal_force: InternalForce::Linear,
+    }
+}
+
+#[test]
+fn semi_lagrangian_remap_of_a_dilation_is_within_its_bound_near_the_surface() {
+    let (r, h) = (10.0, 1.0);
+    let mut baked = bake_primitive(&Primitive::Sphere { radius: r }, &options(h)).unwrap();
+    attach_modes(&mut baked, &Dilation, unit_modal(), &[]).unwrap();
+    let g = &baked.bundle;
+    let d = g.deformation.as_ref().unwrap();
+    let spec = g.levelset.spec().clone();
+    let [nx, ny, nz] = spec.dims;
+    // Node modes are the node positions.
+    for (k, p) in g.nodes.rows().into_iter().enumerate() {
+        for c in 0..3 {
+            assert_eq!(d.node_modes[[0, k, c]], p[c]);
+        }
+    }
+    for eps in [0.02, -0.03] {
+        let u = |n: usize| {
+            let (i, j, k) = (n / (ny * nz), (n / nz) % ny, n % nz);
+            Vector3::new(
+                d.grid_modes[[0, i, j, k, 0]],
+                d.grid_modes[[0, i, j, k, 1]],
+                d.grid_modes[[0, i, j, k, 2]],
+            ) * eps
+        };
+        let mut worst_ratio = 0.0f64;
+        for n in 0..spec.len() {
+            let p = spec.node(n / (ny * nz), (n / nz) % ny, n % nz);
+            // Between grid nodes too: offset by a third of a cell.
+            let p = p + Vector3::repeat(h / 3.0);
+            let exact = p.coords.norm() - r * (1.0 + eps);
+            if exact.abs() > 2.0 * h {
+                continue;
+            }
+            let (v, _) = g.levelset.remapped_value_and_gradient(&p, u);
+            // The bound of grain's remap docs: |eps| (|phi| + |eps| R) from the pull-back, plus
+            // twice the trilinear interpolation error of the sphere distance, h^2 / (4 r).
+            let r_min = r - 3.0 * h;
+            let bound = eps.abs() * (exact.abs() + eps.abs() * r) + h * h / (2.0 * r_min);
+            worst_ratio = worst_ratio.max((v - exact).abs() / bound);
+        }
+        assert!(
+            worst_ratio <= 1.0,
+            "eps {eps}: error reaches {worst_ratio} x the bound"
+        );
+    }
+}
+
+#[test]
+fn precomputed_bending_level_sets_equal_the_distance_of_the_deformed_beam() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("beam.grain");
+    let status = Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+        .args([
+            "box",
+            "--size",
+            "40",
+            "4",
+            "4",
+            "--spacing",
+            "1",
+            "--bending-mode",
+            "40",
+        ])
+        .args([
+            "--modal-mass",
+            "1e4",
+            "--modal-stiffness",
+            "1e4",
+            "--modal-damping",
+            "2e4",
+        ])
+        .args(["--samples=-1.5,0.5,2", "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let g = GrainBundle::read(&out).unwrap();
+    let d = g.deformation.as_ref().unwrap();
+    assert_eq!(d.modal_damping[[0, 0]], 2e4);
+    let spec = g.levelset.spec().clone();
+    // Eq. 51 written out here, independently of the crate: s from the beam's end, z from the
+    // mid-plane.
+    let (l, k) = (40.0, std::f64::consts::PI / 40.0);
+    let bend = |p: &Point3<f64>| {
+        Vector3::new(
+            p.z * k * (k * (p.x + 0.5 * l)).cos(),
+            0.0,
+            -(k * (p.x + 0.5 * l)).sin(),
+        )
+    };
+    for (k_node, p) in g.nodes.rows().into_iter().enumerate() {
+        let u = bend(&Point3::new(p[0], p[1], p[2]));
+        for c in 0..3 {
+            assert!((d.node_modes[[0, k_node, c]] - u[c]).abs() < 1e-14);
+        }
+    }
+    let mesh = Primitive::Cuboid {
+        half: [20.0, 2.0, 2.0],
+    }
+    .surface_mesh(1.0);
+    for (p, sample) in d.precomputed[0].iter().enumerate() {
+        let mut deformed = mesh.clone();
+        for v in &mut deformed.vertices {
+            *v += bend(v) * sample.amplitude;
+        }
+        let exact = DistanceField::new(&deformed, Signing::PseudoNormal).grid(&spec, Extent::Full);
+        let err = sample
+            .values
+            .iter()
+            .zip(&exact)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(err <= 1e-9 * spec.spacing, "sample {p}: {err:e}");
+    }
+    assert_eq!(
+        d.precomputed[0]
+            .iter()
+            .map(|s| s.amplitude)
+            .collect::<Vec<_>>(),
+        vec![-1.5, 0.5, 2.0]
+    );
+}
+
+/// One C3D20 element filling [-1, 1]^3, as a deck and as a modes bundle whose single mode is a
+/// quadratic field the element reproduces exactly.
+fn cube_modes(
+    dir: &std::path::Path,
+) -> (
+    std::path::PathBuf,
+    std::path::PathBuf,
+    impl Fn(&Point3<f64>) -> Vector3<f64>,
+) {
+    let f = |p: &Point3<f64>| {
+        Vector3::new(
+            0.1 * p.x + 0.2 * p.y * p.z,
+            -0.05 * p.z + 0.1 * p.x * p.x,
+            0.3 * p.y,
+        )
+    };
+    let nat = fem::shape::node_coordinates(ElementType::Hex20);
+    let mut deck = String::from("*Node\n");
+    for (i, p) in nat.iter().enumerate() {
+        deck.push_str(&format!("{}, {}, {}, {}\n", i + 1, p.x, p.y, p.z));
+    }
+    deck.push_str("*Element, type=C3D20\n1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,\n16, 17, 18, 19, 20\n");
+    let deck_path = dir.join("cube.inp");
+    std::fs::write(&deck_path, deck).unwrap();
+    let nodes = Array2::from_shape_fn((20, 3), |(n, c)| nat[n][c]);
+    let phi = Array3::from_shape_fn((1, 20, 3), |(_, n, c)| f(&nat[n])[c]);
+    let bundle = ModesBundle {
+        info: ModesInfo {
+            units: "test".into(),
+            material: Material {
+                youngs_modulus: 1.0,
+                poisson_ratio: 0.3,
+                density: 1.0,
+            },
+            sources: vec![],
+            construction: ModeConstruction::Single {
+                snapshot: "made up".into(),
+            },
+            normalization: Normalization::UnitMax,
+            energy_orthogonalized: false,
+            snapshots: vec![],
+            reconstruction: Reconstruction {
+                train: ReconstructionError {
+                    displacement: 0.0,
+                    strain_energy: None,
+                },
+                holdout: None,
+            },
+        },
+        mesh: FemMesh {
+            nodes,
+            blocks: vec![ElementBlock {
+                element_type: ElementType::Hex20,
+                connectivity: Array2::from_shape_fn((1, 20), |(_, n)| n as u64),
+            }],
+        },
+        phi,
+        mass: Array2::from_elem((1, 1), 3.0),
+        stiffness: Array2::from_elem((1, 1), 5.0),
+        coords: Array2::zeros((0, 1)),
+        internal_force: InternalForce::Linear,
+    };
+    let modes_path = dir.join("cube.modes");
+    bundle.write(&modes_path).unwrap();
+    (deck_path, modes_path, f)
+}
+
+#[test]
+fn fem_modes_are_interpolated_inside_and_extended_outside() {
+    let dir = tempfile::tempdir().unwrap();
+    let (deck, modes, f) = cube_modes(dir.path());
+    let out = dir.path().join("cube.grain");
+    let status = Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+        .args([
+            "mesh",
+            deck.to_str().unwrap(),
+            "--spacing",
+            "0.25",
+            "--modes",
+            modes.to_str().unwrap(),
+        ])
+        .args([
+            "--samples",
+            "0.5",
+            "--damping-beta",
+            "0.01",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let g = GrainBundle::read(&out).unwrap();
+    let d = g.deformation.as_ref().unwrap();
+    assert_eq!(
+        (
+            d.modal_mass[[0, 0]],
+            d.modal_stiffness[[0, 0]],
+            d.modal_damping[[0, 0]]
+        ),
+        (3.0, 5.0, 0.05)
+    );
+    // The symmetric cube keeps the input frame, so local = input coordinates.
+    assert_eq!(g.properties.input_frame.translation, [0.0; 3]);
+    for (k, p) in g.nodes.rows().into_iter().enumerate() {
+        let u = f(&Point3::new(p[0], p[1], p[2]));
+        for c in 0..3 {
+            assert!((d.node_modes[[0, k, c]] - u[c]).abs() < 1e-12);
+        }
+    }
+    let spec = g.levelset.spec().clone();
+    for i in 0..spec.dims[0] {
+        for j in 0..spec.dims[1] {
+            for k in 0..spec.dims[2] {
+                let p = spec.node(i, j, k);
+                // Inside: the field itself; outside: its value at the closest point of the cube.
+                let q = Point3::new(
+                    p.x.clamp(-1.0, 1.0),
+                    p.y.clamp(-1.0, 1.0),
+                    p.z.clamp(-1.0, 1.0),
+                );
+                let u = f(&q);
+                for c in 0..3 {
+                    assert!(
+                        (d.grid_modes[[0, i, j, k, c]] - u[c]).abs() < 1e-9,
+                        "{p}: {c}"
+                    );
+                }
+            }
+        }
+    }
+}
