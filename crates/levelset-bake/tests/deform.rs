@@ -55,7 +55,7 @@ fn semi_lagrangian_remap_of_a_dilation_is_within_its_bound_near_the_surface() {
     let g = &baked.bundle;
     let d = g.deformation.as_ref().unwrap();
     let spec = g.levelset.spec().clone();
-    let [nx, ny, nz] = spec.dims;
+    let [_, ny, nz] = spec.dims;
     // Node modes are the node positions.
     for (k, p) in g.nodes.rows().into_iter().enumerate() {
         for c in 0..3 {
