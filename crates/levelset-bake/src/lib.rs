@@ -3,6 +3,7 @@
 //! (PHYSICS.md sections 1 and 5).
 
 mod bake;
+mod bvh;
 mod deform;
 mod error;
 mod image;

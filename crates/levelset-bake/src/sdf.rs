@@ -1,6 +1,6 @@
 //! Exact signed distance from a triangle mesh to the nodes of a regular grid.
 //!
-//! Distance: the closest point on the mesh, found through parry's bounding-volume hierarchy
+//! Distance: the closest point on the mesh, found through a bounding-volume hierarchy
 //! (exact point-triangle projection). Sign, for closed meshes: the angle-weighted pseudonormal
 //! of the closest feature (face, edge or vertex), the test of Bærentzen and Aanæs (IEEE TVCG
 //! 11(3), 2005), which is exact for closed, consistently oriented meshes. For open meshes, on
@@ -9,8 +9,8 @@
 //! open meshes it is meant for, slow for large ones (close those instead).
 //!
 //! Speed: rows of the grid run in parallel (rayon); along a row each query is bounded by the
-//! previous node's distance plus the spacing (the distance is 1-Lipschitz), which lets the
-//! hierarchy discard most of the mesh at once. Results do not depend on the thread count.
+//! distance to the previous node's closest triangle, which lets the hierarchy discard most of
+//! the mesh at once. Results do not depend on the thread count.
 //!
 //! Narrow band: only nodes within `cells * spacing` of the surface get exact distances; the
 //! others get `+-cells * spacing` with the exact sign. Their sign is found per connected region:
@@ -21,10 +21,9 @@ use std::collections::VecDeque;
 
 use grain::GridSpec;
 use nalgebra::{Point3, Vector3};
-use parry3d_f64::query::PointQueryWithLocation;
-use parry3d_f64::shape::{TriMesh, TriMeshFlags};
 use rayon::prelude::*;
 
+use crate::bvh::TriangleBvh;
 use crate::surface::TriangleMesh;
 
 /// Which nodes get exact distances.
@@ -51,72 +50,48 @@ pub enum Signing {
 
 /// A mesh prepared for distance queries.
 pub struct DistanceField {
-    trimesh: TriMesh,
+    mesh: TriangleMesh,
+    bvh: TriangleBvh,
     signing: Signing,
 }
 
 impl DistanceField {
-    /// Builds the hierarchy (and the pseudonormals). The mesh must have passed
+    /// Builds the hierarchy and the pseudonormals. The mesh must have passed
     /// [`TriangleMesh::check`]; a closed mesh for [`Signing::PseudoNormal`].
     pub fn new(mesh: &TriangleMesh, signing: Signing) -> Self {
-        let trimesh = TriMesh::with_flags(
-            mesh.vertices.clone(),
-            mesh.triangles.clone(),
-            TriMeshFlags::ORIENTED,
-        )
-        .expect("a checked mesh is a valid parry TriMesh");
-        DistanceField { trimesh, signing }
-    }
-
-    /// Unsigned distance and pseudonormal sign (`true` inside) of the closest point, if it is
-    /// within `max_dist`.
-    #[inline]
-    fn query(&self, p: &Point3<f64>, max_dist: f64) -> Option<(f64, bool)> {
-        let (proj, _) = self
-            .trimesh
-            .project_local_point_and_get_location_with_max_dist(p, false, max_dist)?;
-        Some(((proj.point - p).norm(), proj.is_inside))
+        DistanceField {
+            bvh: TriangleBvh::new(mesh),
+            mesh: mesh.clone(),
+            signing,
+        }
     }
 
     /// The closest point of the mesh to `p`, and its distance.
     pub fn closest_point(&self, p: &Point3<f64>) -> (Point3<f64>, f64) {
-        let (proj, _) = self
-            .trimesh
-            .project_local_point_and_get_location_with_max_dist(p, false, f64::MAX)
-            .expect("an unbounded query always finds the mesh");
-        (proj.point, (proj.point - p).norm())
+        let c = self.bvh.closest(p, f64::INFINITY).expect("a mesh has triangles");
+        (c.point, c.dist2.sqrt())
     }
 
     /// Whether `p` is inside, by the configured signing rule.
     fn inside(&self, p: &Point3<f64>) -> bool {
         match self.signing {
-            Signing::PseudoNormal => self.query(p, f64::MAX).is_some_and(|(_, inside)| inside),
+            Signing::PseudoNormal => self.bvh.closest(p, f64::INFINITY).is_some_and(|c| c.inside),
             Signing::WindingNumber => self.winding_number(p) >= 0.5,
         }
     }
 
     /// The exact signed distance at `p` (negative inside).
     pub fn signed_distance(&self, p: &Point3<f64>) -> f64 {
-        let (d, inside) = self
-            .query(p, f64::MAX)
-            .expect("an unbounded query always finds the mesh");
-        let inside = match self.signing {
-            Signing::PseudoNormal => inside,
-            Signing::WindingNumber => self.winding_number(p) >= 0.5,
-        };
-        if inside { -d } else { d }
+        let d = self.closest_point(p).1;
+        if self.inside(p) { -d } else { d }
     }
 
     /// Generalized winding number: the solid angle the mesh subtends at `p` over 4 pi
     /// (Van Oosterom and Strackee's formula per triangle). O(triangles).
     pub fn winding_number(&self, p: &Point3<f64>) -> f64 {
-        let v = self.trimesh.vertices();
-        let total: f64 = self
-            .trimesh
-            .indices()
-            .iter()
-            .map(|t| {
-                let [a, b, c]: [Vector3<f64>; 3] = t.map(|i| v[i as usize] - p);
+        let total: f64 = (0..self.mesh.triangles.len())
+            .map(|f| {
+                let [a, b, c]: [Vector3<f64>; 3] = self.mesh.corners(f).map(|v| v - p);
                 let (la, lb, lc) = (a.norm(), b.norm(), c.norm());
                 let numerator = a.dot(&b.cross(&c));
                 let denominator = la * lb * lc + a.dot(&b) * lc + b.dot(&c) * la + c.dot(&a) * lb;
@@ -134,23 +109,23 @@ impl DistanceField {
             Extent::Full => f64::MAX,
             Extent::NarrowBand { cells } => cells.max(1.0) * h,
         };
-        // Unsigned distance (capped at `band`) and the pseudonormal sign, row by row.
+        // Unsigned distance (capped at `band`) and the pseudonormal sign, row by row. Each query
+        // is bounded by the distance to the previous node's closest triangle (exact and usually
+        // the answer), which lets the hierarchy discard almost everything at once.
+        let band2 = band * band;
         let mut rows: Vec<(f64, bool)> = vec![(0.0, false); spec.len()];
         rows.par_chunks_mut(nz).enumerate().for_each(|(row, out)| {
             let (i, j) = (row / ny, row % ny);
-            let mut bound = band;
+            let mut previous: Option<u32> = None;
             for (k, slot) in out.iter_mut().enumerate() {
                 let p = spec.node(i, j, k);
-                // Lipschitz bound from the previous node; never beyond the band.
-                *slot = match self.query(&p, bound.min(band)) {
-                    Some((d, inside)) => {
-                        bound = d + h * (1.0 + 1e-12);
-                        (d, inside)
+                let bound = previous.map_or(f64::INFINITY, |t| self.bvh.distance2_to(&p, t, &self.mesh));
+                *slot = match self.bvh.closest(&p, bound.min(band2)) {
+                    Some(c) => {
+                        previous = Some(c.triangle);
+                        (c.dist2.sqrt(), c.inside)
                     }
-                    None => {
-                        bound = band;
-                        (f64::INFINITY, false)
-                    }
+                    None => (f64::INFINITY, false),
                 };
             }
         });
