@@ -27,7 +27,11 @@ fn main() {
         dims: [n; 3],
     };
     let threads = rayon::current_num_threads();
-    println!("icosphere of {} triangles, grid {n}^3 = {} points, {threads} threads", mesh.triangles.len(), spec.len());
+    println!(
+        "icosphere of {} triangles, grid {n}^3 = {} points, {threads} threads",
+        mesh.triangles.len(),
+        spec.len()
+    );
 
     let start = Instant::now();
     let field = DistanceField::new(&mesh, Signing::PseudoNormal);
@@ -45,13 +49,25 @@ fn main() {
     let full = time(Extent::Full);
     let band = time(Extent::NarrowBand { cells: 3.0 });
     println!("hierarchy build                {:>9.3} s", build);
-    println!("levelset-bake full exact grid  {:>9.3} s  ({:.0} ns/point)", full, full * 1e9 / spec.len() as f64);
-    println!("levelset-bake 3-cell band      {:>9.3} s  ({:.0} ns/point)", band, band * 1e9 / spec.len() as f64);
+    println!(
+        "levelset-bake full exact grid  {:>9.3} s  ({:.0} ns/point)",
+        full,
+        full * 1e9 / spec.len() as f64
+    );
+    println!(
+        "levelset-bake 3-cell band      {:>9.3} s  ({:.0} ns/point)",
+        band,
+        band * 1e9 / spec.len() as f64
+    );
 
     match pysdf(&mesh, &spec) {
         Some(t) => {
             println!("pysdf (same points)            {:>9.3} s", t);
-            println!("full grid: {:.2} x pysdf's time; narrow band: {:.2} x", full / t, band / t);
+            println!(
+                "full grid: {:.2} x pysdf's time; narrow band: {:.2} x",
+                full / t,
+                band / t
+            );
         }
         None => println!("pysdf is not installed: no side-by-side figure (see the bench's docs)"),
     }
@@ -77,7 +93,11 @@ for _ in range(3):
     t = time.perf_counter(); sdf(pts); best = min(best, time.perf_counter() - t)
 print(best)
 "#;
-    let probe = Command::new("python3").args(["-c", "import pysdf"]).stderr(Stdio::null()).status().ok()?;
+    let probe = Command::new("python3")
+        .args(["-c", "import pysdf"])
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
     if !probe.success() {
         return None;
     }
@@ -88,7 +108,13 @@ print(best)
         .spawn()
         .ok()?;
     let mut bytes = Vec::new();
-    for x in [mesh.vertices.len(), mesh.triangles.len(), spec.dims[0], spec.dims[1], spec.dims[2]] {
+    for x in [
+        mesh.vertices.len(),
+        mesh.triangles.len(),
+        spec.dims[0],
+        spec.dims[1],
+        spec.dims[2],
+    ] {
         bytes.extend((x as i64).to_le_bytes());
     }
     for v in &mesh.vertices {

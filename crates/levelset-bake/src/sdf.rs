@@ -68,7 +68,10 @@ impl DistanceField {
 
     /// The closest point of the mesh to `p`, and its distance.
     pub fn closest_point(&self, p: &Point3<f64>) -> (Point3<f64>, f64) {
-        let c = self.bvh.closest(p, f64::INFINITY).expect("a mesh has triangles");
+        let c = self
+            .bvh
+            .closest(p, f64::INFINITY)
+            .expect("a mesh has triangles");
         (c.point, c.dist2.sqrt())
     }
 
@@ -119,7 +122,8 @@ impl DistanceField {
             let mut previous: Option<u32> = None;
             for (k, slot) in out.iter_mut().enumerate() {
                 let p = spec.node(i, j, k);
-                let bound = previous.map_or(f64::INFINITY, |t| self.bvh.distance2_to(&p, t, &self.mesh));
+                let bound =
+                    previous.map_or(f64::INFINITY, |t| self.bvh.distance2_to(&p, t, &self.mesh));
                 *slot = match self.bvh.closest(&p, bound.min(band2)) {
                     Some(c) => {
                         previous = Some(c.triangle);
