@@ -118,7 +118,9 @@ impl TriangleBvh {
     /// The closest point, if closer than `sqrt(max_dist2)`.
     pub fn closest(&self, p: &Point3<f64>, max_dist2: f64) -> Option<Closest> {
         let q = p.coords;
-        let mut best = max_dist2;
+        // A bound from a seed triangle is that triangle's own distance: the bounds of the boxes
+        // around it may exceed it by rounding, so the bound gets a few ulps of slack.
+        let mut best = max_dist2 * (1.0 + 1e-12);
         let mut found: Option<(usize, Vector3<f64>, Feature)> = None;
         let mut stack: [u32; 64] = [0; 64];
         let mut top = 1usize;
@@ -517,8 +519,17 @@ mod tests {
 
     #[test]
     fn closest_point_and_sign_match_brute_force_on_a_non_convex_mesh() {
-        for seed in 1..=3 {
-            let mesh = bumpy_sphere(seed);
+        // Sharp edges and corners (a coarse box) and smooth saddles (bumpy spheres).
+        let meshes = [(
+            0,
+            Primitive::Cuboid {
+                half: [1.0, 0.7, 0.4],
+            }
+            .surface_mesh(2.0),
+        )]
+        .into_iter()
+        .chain((1..=3).map(|seed| (seed, bumpy_sphere(seed))));
+        for (seed, mesh) in meshes {
             assert!(mesh.check().is_ok());
             let bvh = TriangleBvh::new(&mesh);
             let field = crate::sdf::DistanceField::new(&mesh, crate::sdf::Signing::WindingNumber);

@@ -124,7 +124,17 @@ impl DistanceField {
                 let p = spec.node(i, j, k);
                 let bound =
                     previous.map_or(f64::INFINITY, |t| self.bvh.distance2_to(&p, t, &self.mesh));
-                *slot = match self.bvh.closest(&p, bound.min(band2)) {
+                // The seeded query cannot miss (the seed triangle meets its own bound); the retry
+                // guards the band logic against a rounding surprise all the same.
+                let found = self.bvh.closest(&p, bound.min(band2));
+                let found = found.or_else(|| {
+                    if bound < band2 {
+                        self.bvh.closest(&p, band2)
+                    } else {
+                        None
+                    }
+                });
+                *slot = match found {
                     Some(c) => {
                         previous = Some(c.triangle);
                         (c.dist2.sqrt(), c.inside)

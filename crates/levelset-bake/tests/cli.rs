@@ -219,7 +219,11 @@ fn fem_decks_and_volume_meshes_are_baked_from_their_boundary() {
     let [_, ny, nz] = spec.dims;
     for (n, &v) in g.levelset.values().iter().enumerate() {
         let q = spec.node(n / (ny * nz), (n / nz) % ny, n % nz);
-        assert!((v - cube.signed_distance(&q)).abs() < 1e-12, "{q}");
+        assert!(
+            (v - cube.signed_distance(&q)).abs() < 1e-12,
+            "{q}: {v} vs {}",
+            cube.signed_distance(&q)
+        );
     }
     // The same element as a .vtu volume mesh.
     let fem_mesh = fem::Deck::read(&file).unwrap().mesh(Some("GRAIN")).unwrap();
