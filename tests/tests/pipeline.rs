@@ -50,7 +50,8 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
 
     let run = || {
         let out = Command::new(binary("xtask"))
-            .args(["pipeline", case.to_str().unwrap(), "--no-build"])
+            .args(["pipeline", case.to_str().unwrap(), "--bin-dir"])
+            .arg(binary("levelset-bake").parent().unwrap())
             .output()
             .unwrap();
         assert!(

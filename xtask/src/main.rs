@@ -32,9 +32,10 @@ enum Cmd {
         /// Run every stage, even those that are up to date.
         #[arg(long)]
         force: bool,
-        /// Do not build the workspace binaries first (use those already in target/release).
+        /// Run the stage binaries found in this directory instead of building them in release
+        /// mode first (e.g. target/debug after `cargo build`).
         #[arg(long)]
-        no_build: bool,
+        bin_dir: Option<PathBuf>,
     },
     /// Plot columns of a CSV file as SVG.
     Plot(plot::PlotArgs),
@@ -67,32 +68,38 @@ fn case_dir(case: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Builds the stage binaries in release mode; returns the directories to put on `PATH`.
-fn build_binaries(build: bool) -> Result<Vec<PathBuf>> {
+/// The directories to put in front of `PATH` for the stages: `bin_dir` if given, else the
+/// workspace binaries freshly built in release mode; and xtask's own directory (for stages
+/// that call `xtask`).
+fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
     let root = workspace_root();
-    if build {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build",
-                "--release",
-                "--bins",
-                "--workspace",
-                "--exclude",
-                "xtask",
-            ])
-            .current_dir(&root)
-            .status()
-            .context("cannot run cargo build")?;
-        if !status.success() {
-            bail!("building the workspace binaries failed");
+    let bins = match bin_dir {
+        Some(dir) => dir,
+        None => {
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let status = Command::new(cargo)
+                .args([
+                    "build",
+                    "--release",
+                    "--bins",
+                    "--workspace",
+                    "--exclude",
+                    "xtask",
+                ])
+                .current_dir(&root)
+                .status()
+                .context("cannot run cargo build")?;
+            if !status.success() {
+                bail!("building the workspace binaries failed");
+            }
+            root.join("target").join("release")
         }
-    }
+    };
     let xtask_dir = std::env::current_exe()?
         .parent()
         .context("xtask's directory")?
         .to_path_buf();
-    Ok(vec![root.join("target").join("release"), xtask_dir])
+    Ok(vec![bins, xtask_dir])
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
@@ -100,11 +107,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Pipeline {
             case,
             force,
-            no_build,
+            bin_dir,
         } => {
             let dir = case_dir(&case)?;
             let pipeline = Pipeline::read(&dir.join("pipeline.toml"))?;
-            let path = build_binaries(!no_build)?;
+            let path = stage_path(bin_dir)?;
             println!(
                 "pipeline {} ({} stages)",
                 dir.display(),
