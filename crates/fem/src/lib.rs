@@ -5,10 +5,13 @@
 pub mod abaqus;
 mod boundary;
 mod locate;
+pub mod quadrature;
 pub mod shape;
+mod structured;
 mod vtu;
 
 pub use abaqus::{Deck, DeckError, DeckMaterial};
 pub use boundary::{BoundarySurface, boundary};
 pub use locate::{Location, Locator, node};
+pub use structured::box_mesh;
 pub use vtu::read_vtu_mesh;

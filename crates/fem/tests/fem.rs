@@ -3,110 +3,13 @@
 use std::collections::HashMap;
 
 use fem::{Deck, Locator, boundary, read_vtu_mesh};
-use grain::{ElementBlock, ElementType, FemMesh};
+use grain::{ElementType, FemMesh};
 use nalgebra::{Point3, Vector3};
-use ndarray::Array2;
 
 const SIZE: [f64; 3] = [2.0, 1.0, 0.5];
 
-/// A structured box mesh of `n` cells per axis, with elements of type `t`.
 fn box_mesh(t: ElementType, n: [usize; 3]) -> FemMesh {
-    let mut nodes: Vec<[f64; 3]> = Vec::new();
-    let id = |i: usize, j: usize, k: usize| ((i * (n[1] + 1) + j) * (n[2] + 1) + k) as u64;
-    for i in 0..=n[0] {
-        for j in 0..=n[1] {
-            for k in 0..=n[2] {
-                nodes.push([
-                    SIZE[0] * i as f64 / n[0] as f64,
-                    SIZE[1] * j as f64 / n[1] as f64,
-                    SIZE[2] * k as f64 / n[2] as f64,
-                ]);
-            }
-        }
-    }
-    let mut cells: Vec<Vec<u64>> = Vec::new();
-    for i in 0..n[0] {
-        for j in 0..n[1] {
-            for k in 0..n[2] {
-                // Abaqus hex order: bottom (z-) face counter-clockwise, then top.
-                let h = [
-                    id(i, j, k),
-                    id(i + 1, j, k),
-                    id(i + 1, j + 1, k),
-                    id(i, j + 1, k),
-                    id(i, j, k + 1),
-                    id(i + 1, j, k + 1),
-                    id(i + 1, j + 1, k + 1),
-                    id(i, j + 1, k + 1),
-                ];
-                match t {
-                    ElementType::Tet4 | ElementType::Tet10 => {
-                        // Six tetrahedra around the diagonal 0-6, each positively oriented.
-                        for [a, b, c] in [
-                            [1, 2, 6],
-                            [2, 3, 6],
-                            [3, 7, 6],
-                            [7, 4, 6],
-                            [4, 5, 6],
-                            [5, 1, 6],
-                        ] {
-                            cells.push(vec![h[0], h[a], h[b], h[c]]);
-                        }
-                    }
-                    _ => cells.push(h.to_vec()),
-                }
-            }
-        }
-    }
-    if t.node_count() > 8 || t == ElementType::Tet10 {
-        let edges: &[(usize, usize)] = if t == ElementType::Tet10 {
-            &[(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)]
-        } else {
-            &[
-                (0, 1),
-                (1, 2),
-                (2, 3),
-                (3, 0),
-                (4, 5),
-                (5, 6),
-                (6, 7),
-                (7, 4),
-                (0, 4),
-                (1, 5),
-                (2, 6),
-                (3, 7),
-            ]
-        };
-        let mut mid: HashMap<(u64, u64), u64> = HashMap::new();
-        for c in &mut cells {
-            let corners = c.clone();
-            for &(a, b) in edges {
-                let key = (corners[a].min(corners[b]), corners[a].max(corners[b]));
-                let m = *mid.entry(key).or_insert_with(|| {
-                    let (p, q) = (nodes[key.0 as usize], nodes[key.1 as usize]);
-                    nodes.push([
-                        0.5 * (p[0] + q[0]),
-                        0.5 * (p[1] + q[1]),
-                        0.5 * (p[2] + q[2]),
-                    ]);
-                    nodes.len() as u64 - 1
-                });
-                c.push(m);
-            }
-        }
-    }
-    FemMesh {
-        nodes: Array2::from_shape_vec((nodes.len(), 3), nodes.into_iter().flatten().collect())
-            .unwrap(),
-        blocks: vec![ElementBlock {
-            element_type: t,
-            connectivity: Array2::from_shape_vec(
-                (cells.len(), t.node_count()),
-                cells.into_iter().flatten().collect(),
-            )
-            .unwrap(),
-        }],
-    }
+    fem::box_mesh(t, [0.0; 3], SIZE, n)
 }
 
 #[test]
