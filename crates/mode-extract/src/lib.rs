@@ -1,6 +1,7 @@
 //! Deformation modes from FEM snapshots: SVD/POD modes, modal mass and stiffness integrated over
 //! the FEM mesh, and the generalized internal force fitted to strain energies or reaction forces
 //! (PHYSICS.md sections 2 and 7). Output: a modes bundle.
-//!
-//! Not built yet: issue #5. The on-disk formats it reads and writes are defined once, in the
-//! `grain` crate.
+
+pub mod modal;
+
+pub use modal::{Elastic, ModalError, modal_matrices};
