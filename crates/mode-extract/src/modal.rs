@@ -58,6 +58,9 @@ pub enum ModalError {
     },
 }
 
+/// Per-block partial sums `(M, K)`.
+type Partial = Result<(Array2<f64>, Array2<f64>), ModalError>;
+
 /// The (stiffness, mass) rules of an element type.
 fn rules(t: ElementType) -> (Rule, Rule) {
     match t {
@@ -83,7 +86,7 @@ pub fn modal_matrices(
         let t = block.element_type;
         let (k_rule, m_rule) = rules(t);
         let count = block.connectivity.nrows();
-        let partials: Vec<Result<(Array2<f64>, Array2<f64>), ModalError>> = (0..count
+        let partials: Vec<Partial> = (0..count
             .div_ceil(BLOCK))
             .into_par_iter()
             .map(|chunk| {
