@@ -3,5 +3,6 @@
 //! (PHYSICS.md sections 2 and 7). Output: a modes bundle.
 
 pub mod modal;
+pub mod modes;
 
 pub use modal::{Elastic, ModalError, modal_matrices};

@@ -86,8 +86,7 @@ pub fn modal_matrices(
         let t = block.element_type;
         let (k_rule, m_rule) = rules(t);
         let count = block.connectivity.nrows();
-        let partials: Vec<Partial> = (0..count
-            .div_ceil(BLOCK))
+        let partials: Vec<Partial> = (0..count.div_ceil(BLOCK))
             .into_par_iter()
             .map(|chunk| {
                 let mut m = Array2::zeros((a, a));
