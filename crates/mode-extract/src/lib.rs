@@ -4,5 +4,6 @@
 
 pub mod modal;
 pub mod modes;
+pub mod snapshots;
 
 pub use modal::{Elastic, ModalError, modal_matrices};

@@ -1,0 +1,196 @@
+//! Snapshot readers on golden files: real CalculiX output (tests/data/*.frd, made by CalculiX
+//! 2.20 from the decks beside them), an Abaqus report with two blocks and wrapped rows, CSV and
+//! VTK; and every reader's messages for malformed input.
+
+use std::path::{Path, PathBuf};
+
+use fem::Deck;
+use grain::ElementType;
+use grain::vtk::{PointData, PvdEntry, write_pvd, write_vtu};
+use mode_extract::snapshots::{read_frd, read_table, read_vtk};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+#[test]
+fn calculix_frd_gives_the_deck_mesh_and_every_increment() {
+    let (mesh, snaps) = read_frd(&data("tiny.frd")).unwrap();
+    let deck = Deck::read(&data("tiny.inp")).unwrap().mesh(None).unwrap();
+    assert_eq!(mesh, deck);
+    assert_eq!(snaps.len(), 3);
+    assert!(
+        snaps[0].id.ends_with("step time 3.40000E-01"),
+        "{}",
+        snaps[0].id
+    );
+    // The top nodes (5-8, 11, 12) move down by 0.34, 0.68, 1.0 of 0.01 (the prescribed boundary);
+    // .frd writes those values with no space before the minus sign.
+    for (s, fraction) in snaps.iter().zip([0.34, 0.68, 1.0]) {
+        for top in [4, 5, 6, 7, 10, 11] {
+            assert!(
+                (s.displacement[top][2] + 0.01 * fraction).abs() < 1e-12,
+                "{}: node {}",
+                s.id,
+                top + 1
+            );
+        }
+        assert_eq!(s.displacement[0], [0.0; 3]);
+    }
+}
+
+#[test]
+fn frd_twenty_node_bricks_are_put_back_in_abaqus_order() {
+    let (mesh, snaps) = read_frd(&data("hex20.frd")).unwrap();
+    let deck = Deck::read(&data("hex20.inp")).unwrap().mesh(None).unwrap();
+    assert_eq!(mesh.blocks[0].element_type, ElementType::Hex20);
+    assert_eq!(mesh, deck);
+    assert_eq!(snaps.len(), 1);
+}
+
+#[test]
+fn abaqus_report_with_wrapped_rows_and_two_blocks() {
+    let s = read_table(&data("two_blocks.rpt"), &[10, 1, 2, 3]).unwrap();
+    assert_eq!(
+        s.displacement,
+        vec![
+            [1.25e-2, -2.5e-3, 3e-3],
+            [-746.369e-6, 700e-6, 0.0],
+            [0.0, -1.5e-3, 0.0],
+            [0.0; 3]
+        ]
+    );
+    let e = read_table(&data("two_blocks.rpt"), &[1, 2, 4])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("two_blocks.rpt: no displacement for node 4"),
+        "{e}"
+    );
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn csv_tables_and_their_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let ok = write(
+        dir.path(),
+        "u.csv",
+        "# comment\nU3,node,U1,u2\n3.0,7,1.0,2.0\n-1,8,0.,5e-3\n",
+    );
+    assert_eq!(
+        read_table(&ok, &[8, 7]).unwrap().displacement,
+        vec![[0.0, 5e-3, -1.0], [1.0, 2.0, 3.0]]
+    );
+    let e = read_table(&write(dir.path(), "a.csv", "node,u1,u2\n1,0,0\n"), &[1])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a.csv: line 1: no column `u3`"), "{e}");
+    let e = read_table(
+        &write(dir.path(), "b.csv", "node,u1,u2,u3\n1,0,x,0\n"),
+        &[1],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("b.csv: line 2: `x` is not a number"), "{e}");
+    let e = read_table(
+        &write(dir.path(), "c.csv", "node,u1,u2,u3\n1,0,0,0\n1,0,0,0\n"),
+        &[1],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("c.csv: line 3: node 1 appears twice"), "{e}");
+}
+
+#[test]
+fn malformed_reports_and_frd_name_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = read_table(&write(dir.path(), "a.rpt", "nothing here\n"), &[1])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("a.rpt: no block with columns"), "{e}");
+    let rpt = "            Node           U.U1           U.U2           U.U3\n           Label          @Loc 1         @Loc 1         @Loc 1\n----------\n     1   0.   oops   0.\n";
+    let e = read_table(&write(dir.path(), "b.rpt", rpt), &[1])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("b.rpt: line 4: `oops` is not a number"), "{e}");
+    let rpt = "            Node           U.U1           U.U2           U.U3\n----------\n     1   0.   0.\n\n";
+    let e = read_table(&write(dir.path(), "c.rpt", rpt), &[1])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("c.rpt: line 3: row of node 1 has 2 values, the header 3"),
+        "{e}"
+    );
+    let frd = std::fs::read_to_string(data("tiny.frd")).unwrap().replacen(
+        " 1.00000E+00 0.00000E+00 0.00000E+00",
+        " 1.0000XE+00 0.00000E+00 0.00000E+00",
+        1,
+    );
+    let e = read_frd(&write(dir.path(), "bad.frd", &frd))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("bad.frd: line 15: `1.0000XE+00` (columns 14-25) is not a number"),
+        "{e}"
+    );
+    let e = read_frd(&write(dir.path(), "empty.frd", "    1C\n 9999\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("empty.frd: no node or element block"), "{e}");
+}
+
+#[test]
+fn vtk_snapshots_through_a_pvd_and_their_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = fem::box_mesh(ElementType::Tet10, [0.0; 3], [1.0, 1.0, 2.0], [1, 1, 2]);
+    let n = mesh.nodes.nrows();
+    let mut entries = vec![];
+    for s in 0..3 {
+        let u: Vec<f64> = (0..3 * n).map(|k| (k * (s + 1)) as f64 * 1e-3).collect();
+        let file = format!("snap{s}.vtu");
+        write_vtu(
+            &dir.path().join(&file),
+            &mesh,
+            &[
+                PointData::Vectors("U", &u),
+                PointData::Scalars("mises", &vec![0.0; n]),
+            ],
+        )
+        .unwrap();
+        entries.push(PvdEntry {
+            time: s as f64,
+            file: file.into(),
+        });
+    }
+    let pvd = dir.path().join("run.pvd");
+    write_pvd(&pvd, &entries).unwrap();
+    let (got_mesh, snaps) = read_vtk(&[pvd], "U").unwrap();
+    assert_eq!(got_mesh, mesh);
+    assert_eq!(snaps.len(), 3);
+    assert_eq!(
+        snaps[2].displacement[1],
+        [9.0 * 1e-3, 12.0 * 1e-3, 15.0 * 1e-3]
+    );
+    let e = read_vtk(&[dir.path().join("snap0.vtu")], "DISP")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("snap0.vtu: no point data `DISP` (point data: U, mises)"),
+        "{e}"
+    );
+    let raw = write(
+        dir.path(),
+        "raw.vtu",
+        "<VTKFile type=\"UnstructuredGrid\"><AppendedData encoding=\"raw\">_",
+    );
+    let e = read_vtk(&[raw], "U").unwrap_err().to_string();
+    assert!(e.contains("raw.vtu: raw appended binary data cannot be read; save the file with \"Encode appended data\""), "{e}");
+}
