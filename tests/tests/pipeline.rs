@@ -6,7 +6,7 @@ use e2e::{binary, workspace_root};
 
 #[test]
 fn unbuilt_stage_tools_say_so_and_exit_non_zero() {
-    for (tool, issue) in [("mode-extract", 5), ("dem-run", 6)] {
+    for (tool, issue) in [("dem-run", 6)] {
         let dir = tempfile::tempdir().unwrap();
         let out = Command::new(binary(tool))
             .args(["scene.toml", "--out", "run"])

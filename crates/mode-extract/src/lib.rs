@@ -2,8 +2,10 @@
 //! the FEM mesh, and the generalized internal force fitted to strain energies or reaction forces
 //! (PHYSICS.md sections 2 and 7). Output: a modes bundle.
 
+mod extract;
 pub mod modal;
 pub mod modes;
 pub mod snapshots;
 
+pub use extract::{ExtractError, ExtractOptions, Method, extract, summary};
 pub use modal::{Elastic, ModalError, modal_matrices};

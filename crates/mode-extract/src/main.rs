@@ -1,20 +1,129 @@
 //! The `mode-extract` command line: a thin layer over the `mode_extract` library.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
+use grain::Normalization;
+use mode_extract::modes::Keep;
+use mode_extract::{ExtractError, ExtractOptions, Method, extract, summary};
 
-/// Deformation modes, modal mass and stiffness, and fitted internal forces from FEM snapshots.
+/// Deformation modes, modal mass and stiffness from FEM snapshots, written as a modes bundle.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Arguments of the commands to come (see DESIGN.md, "Command lines").
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    /// Snapshot files: CalculiX .frd; VTK .vtu/.vtk/.pvd; or Abaqus .rpt / CSV tables (with --mesh).
+    #[arg(long, num_args = 1.., required = true)]
+    snapshots: Vec<PathBuf>,
+    /// The Abaqus/CalculiX deck of the mesh (needed for tables; also gives node sets and material).
+    #[arg(long)]
+    mesh: Option<PathBuf>,
+    /// The grain's element set in the deck.
+    #[arg(long)]
+    elset: Option<String>,
+    /// Displacement point-data name in VTK files.
+    #[arg(long, default_value = "U")]
+    field: String,
+    /// Keep this many SVD modes.
+    #[arg(long, group = "method")]
+    modes: Option<usize>,
+    /// Keep the SVD modes capturing this fraction of the snapshot energy.
+    #[arg(long, group = "method")]
+    energy: Option<f64>,
+    /// One mode: the snapshot at the largest deformation.
+    #[arg(long, group = "method")]
+    single: bool,
+    /// Difference modes, pruned below this relative tolerance.
+    #[arg(long, group = "method")]
+    difference: Option<f64>,
+    /// Mode scaling: unit-max, unit-l2, mass, or control=NSET:DX,DY,DZ (eps equals the mean
+    /// displacement of node set NSET along the direction).
+    #[arg(long, default_value = "unit-max", value_parser = parse_normalization)]
+    normalize: Normalization,
+    /// Rotate the modes so that M and K are diagonal.
+    #[arg(long)]
+    energy_orthogonalize: bool,
+    /// Young's modulus (default: the deck's *Elastic).
+    #[arg(long)]
+    youngs_modulus: Option<f64>,
+    /// Poisson's ratio (default: the deck's *Elastic).
+    #[arg(long)]
+    poisson: Option<f64>,
+    /// Density (default: the deck's *Density).
+    #[arg(long)]
+    density: Option<f64>,
+    /// Fraction of snapshots held out of the fit for the out-of-sample check.
+    #[arg(long, default_value_t = 0.0)]
+    holdout: f64,
+    /// Free-text unit system, recorded in modes.json.
+    #[arg(long, default_value = "unspecified")]
+    units: String,
+    /// Output bundle directory (written atomically).
+    #[arg(long)]
+    out: PathBuf,
+}
+
+fn parse_normalization(s: &str) -> Result<Normalization, String> {
+    match s {
+        "unit-max" => Ok(Normalization::UnitMax),
+        "unit-l2" => Ok(Normalization::UnitL2),
+        "mass" => Ok(Normalization::Mass),
+        _ => {
+            let bad =
+                || format!("expected unit-max, unit-l2, mass or control=NSET:DX,DY,DZ, got `{s}`");
+            let rest = s.strip_prefix("control=").ok_or_else(bad)?;
+            let (set, dir) = rest.split_once(':').ok_or_else(bad)?;
+            let d: Vec<f64> = dir
+                .split(',')
+                .map(|x| x.trim().parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| bad())?;
+            let norm = d.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if d.len() != 3 || norm == 0.0 {
+                return Err(bad());
+            }
+            Ok(Normalization::Control {
+                node_set: set.to_string(),
+                direction: [d[0] / norm, d[1] / norm, d[2] / norm],
+            })
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let method = match (cli.modes, cli.energy, cli.single, cli.difference) {
+        (Some(k), ..) => Method::Svd(Keep::Count(k)),
+        (_, Some(f), ..) => Method::Svd(Keep::Energy(f)),
+        (_, _, true, _) => Method::Single,
+        (_, _, _, Some(t)) => Method::Difference(t),
+        _ => Method::Svd(Keep::Energy(0.999)),
+    };
+    let options = ExtractOptions {
+        snapshots: cli.snapshots,
+        mesh: cli.mesh,
+        element_set: cli.elset,
+        field: cli.field,
+        method,
+        normalization: cli.normalize,
+        energy_orthogonalize: cli.energy_orthogonalize,
+        youngs_modulus: cli.youngs_modulus,
+        poisson_ratio: cli.poisson,
+        density: cli.density,
+        holdout: cli.holdout,
+        units: cli.units,
+    };
+    let bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
+    bundle.write(&cli.out)?;
+    println!("{}", summary(&cli.out.display().to_string(), &bundle));
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    Cli::parse();
-    eprintln!("mode-extract: not built yet (issue #5); nothing was read or written");
-    ExitCode::from(2)
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mode-extract: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,481 @@
+//! The whole extraction: snapshots in, a modes bundle out.
+
+use std::path::{Path, PathBuf};
+
+use faer::Mat;
+use grain::{
+    FemMesh, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo, Normalization,
+    Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SourceFile, Truncation,
+};
+use nalgebra::DMatrix;
+use ndarray::{Array2, Array3};
+use sha2::{Digest, Sha256};
+
+use crate::modal::{Elastic, modal_matrices};
+use crate::modes::{
+    Keep, difference_modes, energy_orthogonalize, generalized_coordinates, largest_snapshot,
+    single_mode, svd_modes,
+};
+use crate::snapshots::{Snapshot, SnapshotError, read_frd, read_table, read_vtk};
+
+/// Why an extraction failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ExtractError {
+    /// Reading an input failed.
+    #[error(transparent)]
+    Snapshots(#[from] SnapshotError),
+    /// Reading a deck failed.
+    #[error(transparent)]
+    Deck(#[from] fem::DeckError),
+    /// Building modes failed.
+    #[error(transparent)]
+    Modes(#[from] crate::modes::ModeError),
+    /// Integrating M and K failed.
+    #[error(transparent)]
+    Modal(#[from] crate::modal::ModalError),
+    /// An option is missing or out of range.
+    #[error("{option}: {message}")]
+    Option {
+        /// The command-line option.
+        option: String,
+        /// What was expected.
+        message: String,
+    },
+}
+
+fn option(option: &str, message: impl Into<String>) -> ExtractError {
+    ExtractError::Option {
+        option: option.into(),
+        message: message.into(),
+    }
+}
+
+/// How the modes are built.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Method {
+    /// SVD, keeping a count or an energy fraction.
+    Svd(Keep),
+    /// The largest snapshot.
+    Single,
+    /// Difference modes with this pruning tolerance.
+    Difference(f64),
+}
+
+/// The options of an extraction (the command line's).
+#[derive(Debug, Clone)]
+pub struct ExtractOptions {
+    /// Snapshot files: one .frd; .vtu/.vtk/.pvd files; or .rpt/.csv tables with `mesh`.
+    pub snapshots: Vec<PathBuf>,
+    /// An Abaqus deck with the mesh (needed for tables; optional otherwise, for node sets and
+    /// the material).
+    pub mesh: Option<PathBuf>,
+    /// The grain's element set in the deck.
+    pub element_set: Option<String>,
+    /// The displacement field name in VTK files.
+    pub field: String,
+    /// Mode construction.
+    pub method: Method,
+    /// Mode scaling.
+    pub normalization: Normalization,
+    /// Rotate the modes to diagonal M and K.
+    pub energy_orthogonalize: bool,
+    /// Material, when the deck does not give it (overrides the deck's).
+    pub youngs_modulus: Option<f64>,
+    /// Poisson's ratio.
+    pub poisson_ratio: Option<f64>,
+    /// Density.
+    pub density: Option<f64>,
+    /// Fraction of snapshots held out of the fit (evenly spaced), for the out-of-sample check.
+    pub holdout: f64,
+    /// Free-text units.
+    pub units: String,
+}
+
+/// Snapshots and their mesh, with the deck when there is one.
+struct Inputs {
+    mesh: FemMesh,
+    snapshots: Vec<Snapshot>,
+    deck: Option<fem::Deck>,
+}
+
+fn is(p: &Path, ext: &str) -> bool {
+    p.extension().is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
+fn read_inputs(o: &ExtractOptions) -> Result<Inputs, ExtractError> {
+    let deck = o.mesh.as_ref().map(|p| fem::Deck::read(p)).transpose()?;
+    let files = &o.snapshots;
+    if files.is_empty() {
+        return Err(option("--snapshots", "give at least one file"));
+    }
+    if files.iter().all(|p| is(p, "frd")) {
+        let mut mesh = None;
+        let mut snapshots = Vec::new();
+        for f in files {
+            let (m, s) = read_frd(f)?;
+            mesh.get_or_insert(m);
+            snapshots.extend(s);
+        }
+        let mesh = match (&deck, mesh) {
+            (Some(d), _) => d.mesh(o.element_set.as_deref())?,
+            (None, Some(m)) => m,
+            (None, None) => unreachable!("files are not empty"),
+        };
+        return Ok(Inputs {
+            mesh,
+            snapshots,
+            deck,
+        });
+    }
+    if files
+        .iter()
+        .all(|p| is(p, "vtu") || is(p, "vtk") || is(p, "pvd"))
+    {
+        let (mesh, snapshots) = read_vtk(files, &o.field)?;
+        return Ok(Inputs {
+            mesh,
+            snapshots,
+            deck,
+        });
+    }
+    if files.iter().all(|p| is(p, "rpt") || is(p, "csv")) {
+        let d = deck.ok_or_else(|| {
+            option(
+                "--mesh",
+                "report and CSV tables need the deck (.inp) whose nodes they list",
+            )
+        })?;
+        let mesh = d.mesh(o.element_set.as_deref())?;
+        let snapshots = files
+            .iter()
+            .map(|f| read_table(f, &d.node_labels))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Inputs {
+            mesh,
+            snapshots,
+            deck: Some(d),
+        });
+    }
+    Err(option(
+        "--snapshots",
+        "all files of one kind: .frd, or .vtu/.vtk/.pvd, or .rpt/.csv",
+    ))
+}
+
+fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, ExtractError> {
+    let from_deck = deck.and_then(|d| d.materials.first());
+    let (e, nu) = match (
+        o.youngs_modulus,
+        o.poisson_ratio,
+        from_deck.and_then(|m| m.elastic),
+    ) {
+        (Some(e), Some(nu), _) => (e, nu),
+        (None, None, Some((e, nu))) => (e, nu),
+        _ => {
+            return Err(option(
+                "--youngs-modulus/--poisson",
+                "give both (the deck has no *Elastic, or only one was given)",
+            ));
+        }
+    };
+    let rho = o
+        .density
+        .or(from_deck.and_then(|m| m.density))
+        .ok_or_else(|| option("--density", "give it (the deck has no *Density)"))?;
+    if !(e > 0.0 && nu > -1.0 && nu < 0.5 && rho > 0.0) {
+        return Err(option(
+            "--youngs-modulus/--poisson/--density",
+            format!("need E > 0, -1 < nu < 0.5, rho > 0; got {e}, {nu}, {rho}"),
+        ));
+    }
+    Ok(Elastic {
+        youngs_modulus: e,
+        poisson_ratio: nu,
+        density: rho,
+    })
+}
+
+fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
+    let bytes = std::fs::read(path).map_err(|source| SnapshotError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let digest = Sha256::digest(&bytes);
+    Ok(SourceFile {
+        path: path.display().to_string(),
+        sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+    })
+}
+
+/// The snapshot columns `3 n x S` of the chosen snapshots.
+fn matrix(snapshots: &[&Snapshot], n: usize) -> Mat<f64> {
+    Mat::from_fn(3 * n, snapshots.len(), |i, j| {
+        snapshots[j].displacement[i / 3][i % 3]
+    })
+}
+
+/// Scales each mode column: returns the factors.
+fn normalize(
+    modes: &mut Mat<f64>,
+    how: &Normalization,
+    deck: Option<&fem::Deck>,
+    n: usize,
+) -> Result<Vec<f64>, ExtractError> {
+    let mut factors = Vec::with_capacity(modes.ncols());
+    for j in 0..modes.ncols() {
+        let col: Vec<f64> = (0..3 * n).map(|i| modes[(i, j)]).collect();
+        let largest = (0..3 * n)
+            .max_by(|&a, &b| col[a].abs().total_cmp(&col[b].abs()))
+            .unwrap_or(0);
+        let sign = if col[largest] < 0.0 { -1.0 } else { 1.0 };
+        let scale = match how {
+            Normalization::UnitMax => {
+                let m = (0..n)
+                    .map(|k| {
+                        (col[3 * k].powi(2) + col[3 * k + 1].powi(2) + col[3 * k + 2].powi(2))
+                            .sqrt()
+                    })
+                    .fold(0.0, f64::max);
+                sign / m
+            }
+            Normalization::UnitL2 => sign / col.iter().map(|x| x * x).sum::<f64>().sqrt(),
+            Normalization::Mass => sign, // scaled after M is known
+            Normalization::Control {
+                node_set,
+                direction,
+            } => {
+                let d = deck.ok_or_else(|| {
+                    option(
+                        "--normalize control",
+                        "needs --mesh (the deck with the node set)",
+                    )
+                })?;
+                let labels = d
+                    .node_sets
+                    .get(&node_set.to_ascii_uppercase())
+                    .ok_or_else(|| {
+                        option(
+                            "--normalize control",
+                            format!("no node set `{node_set}` in the deck"),
+                        )
+                    })?;
+                let index: std::collections::HashMap<i64, usize> = d
+                    .node_labels
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &l)| (l, k))
+                    .collect();
+                let along: f64 = labels
+                    .iter()
+                    .map(|l| {
+                        let k = index[l];
+                        col[3 * k] * direction[0]
+                            + col[3 * k + 1] * direction[1]
+                            + col[3 * k + 2] * direction[2]
+                    })
+                    .sum::<f64>()
+                    / labels.len() as f64;
+                if along.abs() < 1e-300 {
+                    return Err(option(
+                        "--normalize control",
+                        format!("mode {j} does not move node set `{node_set}` along the direction"),
+                    ));
+                }
+                1.0 / along
+            }
+        };
+        for i in 0..3 * n {
+            modes[(i, j)] *= scale;
+        }
+        factors.push(scale);
+    }
+    Ok(factors)
+}
+
+fn to_dmatrix(a: &Array2<f64>) -> DMatrix<f64> {
+    DMatrix::from_fn(a.nrows(), a.ncols(), |i, j| a[[i, j]])
+}
+
+fn to_array(a: &DMatrix<f64>) -> Array2<f64> {
+    Array2::from_shape_fn((a.nrows(), a.ncols()), |(i, j)| a[(i, j)])
+}
+
+/// Relative reconstruction error `||U - Phi C^T||_F / ||U||_F` of some snapshots.
+fn reconstruction(modes: &Mat<f64>, snaps: &Mat<f64>) -> f64 {
+    let c = generalized_coordinates(modes.as_ref(), snaps.as_ref());
+    let r = snaps - modes * c.transpose();
+    let norm = |m: &Mat<f64>| {
+        (0..m.nrows())
+            .flat_map(|i| (0..m.ncols()).map(move |j| (i, j)))
+            .map(|(i, j)| m[(i, j)].powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    norm(&r) / norm(snaps).max(f64::MIN_POSITIVE)
+}
+
+/// Runs the extraction.
+pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
+    if !(0.0..1.0).contains(&o.holdout) {
+        return Err(option(
+            "--holdout",
+            format!("a fraction in [0, 1), got {}", o.holdout),
+        ));
+    }
+    let inputs = read_inputs(o)?;
+    let material = material(o, inputs.deck.as_ref())?;
+    let n = inputs.mesh.nodes.nrows();
+    // Held-out snapshots: evenly spaced, never the first or the last.
+    let s = inputs.snapshots.len();
+    let held = (o.holdout * s as f64).round() as usize;
+    let mut holdout = vec![false; s];
+    for k in 1..=held {
+        // The k-th of `held` points spaced evenly strictly inside (0, s - 1).
+        let i = (k as f64 * (s - 1) as f64 / (held + 1) as f64).round() as usize;
+        if i > 0 && i + 1 < s {
+            holdout[i] = true;
+        }
+    }
+    let train: Vec<&Snapshot> = inputs
+        .snapshots
+        .iter()
+        .zip(&holdout)
+        .filter(|(_, h)| !**h)
+        .map(|(s, _)| s)
+        .collect();
+    let test: Vec<&Snapshot> = inputs
+        .snapshots
+        .iter()
+        .zip(&holdout)
+        .filter(|(_, h)| **h)
+        .map(|(s, _)| s)
+        .collect();
+    let u = matrix(&train, n);
+
+    let (mut modes, construction) = match &o.method {
+        Method::Svd(keep) => {
+            let (modes, singular_values) = svd_modes(u.as_ref(), *keep)?;
+            let truncation = match keep {
+                Keep::Count(k) => Truncation::Count { modes: *k },
+                Keep::Energy(f) => Truncation::Energy { fraction: *f },
+            };
+            (
+                modes,
+                ModeConstruction::Svd {
+                    truncation,
+                    singular_values,
+                },
+            )
+        }
+        Method::Single => {
+            let j = largest_snapshot(u.as_ref());
+            (
+                single_mode(u.as_ref(), j),
+                ModeConstruction::Single {
+                    snapshot: train[j].id.clone(),
+                },
+            )
+        }
+        Method::Difference(tolerance) => (
+            difference_modes(u.as_ref(), *tolerance)?,
+            ModeConstruction::Difference {
+                tolerance: *tolerance,
+            },
+        ),
+    };
+    normalize(&mut modes, &o.normalization, inputs.deck.as_ref(), n)?;
+    let as_array =
+        |m: &Mat<f64>| Array3::from_shape_fn((m.ncols(), n, 3), |(a, k, c)| m[(3 * k + c, a)]);
+    let (mut mass, mut stiffness) = modal_matrices(&inputs.mesh, &as_array(&modes), &material)?;
+    if o.normalization == Normalization::Mass {
+        let scales: Vec<f64> = (0..modes.ncols())
+            .map(|a| 1.0 / mass[[a, a]].sqrt())
+            .collect();
+        for (a, sa) in scales.iter().enumerate() {
+            for i in 0..3 * n {
+                modes[(i, a)] *= sa;
+            }
+            for b in 0..modes.ncols() {
+                mass[[a, b]] *= sa * scales[b];
+                stiffness[[a, b]] *= sa * scales[b];
+            }
+        }
+    }
+    if o.energy_orthogonalize {
+        let (rotated, m, k) =
+            energy_orthogonalize(modes.as_ref(), &to_dmatrix(&mass), &to_dmatrix(&stiffness))?;
+        modes = rotated;
+        mass = to_array(&m);
+        stiffness = to_array(&k);
+    }
+    let all = matrix(&inputs.snapshots.iter().collect::<Vec<_>>(), n);
+    let coords = generalized_coordinates(modes.as_ref(), all.as_ref());
+    let train_error = reconstruction(&modes, &u);
+    let holdout_error = (!test.is_empty()).then(|| reconstruction(&modes, &matrix(&test, n)));
+
+    let mut sources = o
+        .snapshots
+        .iter()
+        .map(|p| checksum(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(deck) = &o.mesh {
+        sources.insert(0, checksum(deck)?);
+    }
+    Ok(ModesBundle {
+        info: ModesInfo {
+            units: o.units.clone(),
+            material: Material {
+                youngs_modulus: material.youngs_modulus,
+                poisson_ratio: material.poisson_ratio,
+                density: material.density,
+            },
+            sources,
+            construction,
+            normalization: o.normalization.clone(),
+            energy_orthogonalized: o.energy_orthogonalize,
+            snapshots: inputs
+                .snapshots
+                .iter()
+                .zip(&holdout)
+                .map(|(s, &h)| SnapshotInfo {
+                    id: s.id.clone(),
+                    holdout: h,
+                })
+                .collect(),
+            reconstruction: Reconstruction {
+                train: ReconstructionError {
+                    displacement: train_error,
+                    strain_energy: None,
+                },
+                holdout: holdout_error.map(|e| ReconstructionError {
+                    displacement: e,
+                    strain_energy: None,
+                }),
+            },
+        },
+        phi: as_array(&modes),
+        mesh: inputs.mesh,
+        mass,
+        stiffness,
+        coords: Array2::from_shape_fn((coords.nrows(), coords.ncols()), |(i, j)| coords[(i, j)]),
+        internal_force: InternalForce::Linear,
+    })
+}
+
+/// The one-line summary of an extraction.
+pub fn summary(name: &str, b: &ModesBundle) -> String {
+    let r = &b.info.reconstruction;
+    let holdout = r.holdout.as_ref().map_or("none held out".to_string(), |h| {
+        format!("held-out error {:.3e}", h.displacement)
+    });
+    format!(
+        "{name}: {} modes from {} snapshots on {} nodes; reconstruction error {:.3e}, {holdout}; K diagonal {:?}",
+        b.mode_count(),
+        b.info.snapshots.len(),
+        b.mesh.nodes.nrows(),
+        r.train.displacement,
+        (0..b.mode_count())
+            .map(|a| b.stiffness[[a, a]])
+            .collect::<Vec<_>>()
+    )
+}

@@ -1,0 +1,163 @@
+//! End to end on real CalculiX output (tests/data/tiny.*: a 2 x 1 x 1 block of two C3D8, bottom
+//! fixed, top pushed down 0.01 with no lateral movement, in 3 increments): uniaxial strain,
+//! whose modal stiffness and mass have closed forms.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use grain::{ModesBundle, Normalization};
+use mode_extract::modes::Keep;
+use mode_extract::{ExtractOptions, Method, extract};
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
+}
+
+fn options(method: Method, normalization: Normalization) -> ExtractOptions {
+    ExtractOptions {
+        snapshots: vec![data("tiny.frd")],
+        mesh: Some(data("tiny.inp")),
+        element_set: None,
+        field: "U".into(),
+        method,
+        normalization,
+        energy_orthogonalize: false,
+        youngs_modulus: None,
+        poisson_ratio: None,
+        density: None,
+        holdout: 0.0,
+        units: "mm, N, s".into(),
+    }
+}
+
+#[test]
+fn uniaxial_strain_mode_has_the_closed_form_stiffness_and_mass() {
+    // Normalized so that eps is the downward displacement of the top: u = (0, 0, -z).
+    let control = Normalization::Control {
+        node_set: "TOP".into(),
+        direction: [0.0, 0.0, -1.0],
+    };
+    let b = extract(&options(Method::Single, control)).unwrap();
+    // Uniaxial strain: K = (lambda + 2 mu) A / H with A = 2, H = 1 (the deck's E = 210000,
+    // nu = 0.3); M = rho * integral z^2 dV = 2 rho / 3.
+    let (e, nu, rho) = (210000.0, 0.3, 7.85e-9);
+    let p_modulus = e * (1.0 - nu) / ((1.0 + nu) * (1.0 - 2.0 * nu));
+    assert!(
+        (b.stiffness[[0, 0]] / (2.0 * p_modulus) - 1.0).abs() < 1e-12,
+        "{}",
+        b.stiffness[[0, 0]]
+    );
+    assert!(
+        (b.mass[[0, 0]] / (2.0 * rho / 3.0) - 1.0).abs() < 1e-12,
+        "{}",
+        b.mass[[0, 0]]
+    );
+    // The coordinates are the top's displacement at each increment: 0.34, 0.68, 1.0 x 0.01.
+    for (s, f) in [0.34, 0.68, 1.0].iter().enumerate() {
+        assert!(
+            (b.coords[[s, 0]] - 0.01 * f).abs() < 1e-14,
+            "{}",
+            b.coords[[s, 0]]
+        );
+    }
+    assert!(b.info.reconstruction.train.displacement < 1e-12);
+    assert_eq!(b.info.sources.len(), 2);
+    assert_eq!(b.info.sources[1].sha256.len(), 64);
+}
+
+#[test]
+fn held_out_snapshots_are_reconstructed_and_reported() {
+    let mut o = options(Method::Svd(Keep::Count(1)), Normalization::UnitL2);
+    o.holdout = 0.34;
+    let b = extract(&o).unwrap();
+    assert_eq!(
+        b.info
+            .snapshots
+            .iter()
+            .map(|s| s.holdout)
+            .collect::<Vec<_>>(),
+        vec![false, true, false]
+    );
+    assert!(b.info.reconstruction.holdout.as_ref().unwrap().displacement < 1e-12);
+    // Unit L2 with a positive largest component.
+    let norm: f64 = b.phi.iter().map(|x| x * x).sum::<f64>().sqrt();
+    assert!((norm - 1.0).abs() < 1e-12);
+}
+
+#[test]
+fn command_line_writes_a_bundle_and_names_bad_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("tiny.modes");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_mode-extract"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let r = run(&[
+        "--snapshots",
+        data("tiny.frd").to_str().unwrap(),
+        "--mesh",
+        data("tiny.inp").to_str().unwrap(),
+        "--single",
+        "--normalize",
+        "control=TOP:0,0,-1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let b = ModesBundle::read(&out).unwrap();
+    assert_eq!(b.mode_count(), 1);
+    assert!(String::from_utf8_lossy(&r.stdout).contains("1 modes from 3 snapshots on 12 nodes"));
+    let r = run(&[
+        "--snapshots",
+        data("tiny.frd").to_str().unwrap(),
+        "--normalize",
+        "control=TOP:0,0,-1",
+        "--youngs-modulus",
+        "1",
+        "--poisson",
+        "0.3",
+        "--density",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && e.contains("--normalize control: needs --mesh"),
+        "{e}"
+    );
+    let r = run(&[
+        "--snapshots",
+        data("two_blocks.rpt").to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && e.contains("--mesh: report and CSV tables need the deck"),
+        "{e}"
+    );
+    let r = run(&[
+        "--snapshots",
+        data("tiny.frd").to_str().unwrap(),
+        "--energy",
+        "2",
+        "--youngs-modulus",
+        "1",
+        "--poisson",
+        "0.3",
+        "--density",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let e = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        !r.status.success() && e.contains("--energy 2: a fraction in (0, 1]"),
+        "{e}"
+    );
+}
