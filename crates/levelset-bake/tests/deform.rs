@@ -221,6 +221,7 @@ fn cube_modes(
                 },
                 holdout: None,
             },
+            fit: None,
         },
         mesh: FemMesh {
             nodes,

@@ -4,19 +4,21 @@ use std::path::{Path, PathBuf};
 
 use faer::Mat;
 use grain::{
-    FemMesh, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo, Normalization,
-    Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SourceFile, Truncation,
+    FemMesh, FitReport, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo,
+    Normalization, Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SourceFile,
+    TableInterpolation, Truncation,
 };
 use nalgebra::DMatrix;
 use ndarray::{Array2, Array3};
 use sha2::{Digest, Sha256};
 
+use crate::fit::{disagreement, energy_fit, force_fit, generalized_forces, slope};
 use crate::modal::{Elastic, modal_matrices};
 use crate::modes::{
     Keep, difference_modes, energy_orthogonalize, generalized_coordinates, largest_snapshot,
     single_mode, svd_modes,
 };
-use crate::snapshots::{Snapshot, SnapshotError, read_frd, read_table, read_vtk};
+use crate::snapshots::{Snapshot, SnapshotError, read_frd, read_scalars, read_table, read_vtk};
 
 /// Why an extraction failed.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +91,8 @@ pub struct ExtractOptions {
     pub holdout: f64,
     /// Free-text units.
     pub units: String,
+    /// Per-snapshot strain energies and reaction forces, for the internal-force fits (one mode).
+    pub scalars: Option<PathBuf>,
 }
 
 /// Snapshots and their mesh, with the deck when there is one.
@@ -413,11 +417,89 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     let train_error = reconstruction(&modes, &u);
     let holdout_error = (!test.is_empty()).then(|| reconstruction(&modes, &matrix(&test, n)));
 
+    // Internal-force fits and the strain-energy check, from the per-snapshot scalars.
+    let mut internal_force = InternalForce::Linear;
+    let mut fit = None;
+    let (mut train_energy_error, mut holdout_energy_error) = (None, None);
+    if let Some(path) = &o.scalars {
+        let scalars = read_scalars(path, s)?;
+        // Modal strain energy 1/2 c^T K c of each snapshot against the FEM's.
+        if let Some(pe) = &scalars.strain_energy {
+            let modal: Vec<f64> = (0..s)
+                .map(|i| {
+                    let a = coords.ncols();
+                    let mut e = 0.0;
+                    for p in 0..a {
+                        for q in 0..a {
+                            e += 0.5 * coords[(i, p)] * stiffness[[p, q]] * coords[(i, q)];
+                        }
+                    }
+                    e
+                })
+                .collect();
+            let error = |held: bool| {
+                let idx: Vec<usize> = (0..s).filter(|&i| holdout[i] == held).collect();
+                let scale = idx
+                    .iter()
+                    .map(|&i| pe[i].abs())
+                    .fold(0.0, f64::max)
+                    .max(f64::MIN_POSITIVE);
+                (!idx.is_empty()).then(|| {
+                    idx.iter()
+                        .map(|&i| (modal[i] - pe[i]).abs())
+                        .fold(0.0, f64::max)
+                        / scale
+                })
+            };
+            train_energy_error = error(false);
+            holdout_energy_error = error(true);
+        }
+        if modes.ncols() == 1 {
+            let train_idx: Vec<usize> = (0..s).filter(|&i| !holdout[i]).collect();
+            let eps: Vec<f64> = train_idx.iter().map(|&i| coords[(i, 0)]).collect();
+            let pick = |v: &Vec<f64>| train_idx.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+            let by_energy = match &scalars.strain_energy {
+                Some(pe) => Some(energy_fit(&eps, &pick(pe)).map_err(|m| option("--scalars", m))?),
+                None => None,
+            };
+            let by_force = if scalars.boundaries.is_empty() {
+                None
+            } else {
+                let walls: Vec<(Vec<f64>, Vec<f64>)> = scalars
+                    .boundaries
+                    .iter()
+                    .map(|(_, r, d)| (pick(r), pick(d)))
+                    .collect();
+                let forces =
+                    generalized_forces(&eps, &walls).map_err(|m| option("--scalars", m))?;
+                Some(force_fit(&eps, &forces).map_err(|m| option("--scalars", m))?)
+            };
+            let table = by_force
+                .clone()
+                .or_else(|| by_energy.clone())
+                .expect("scalars give one of them");
+            fit = Some(FitReport {
+                energy_vs_force: match (&by_force, &by_energy) {
+                    (Some(f), Some(e)) => Some(disagreement(f, e)),
+                    _ => None,
+                },
+                slope_over_stiffness: slope(&table) / stiffness[[0, 0]],
+            });
+            internal_force = InternalForce::Table {
+                interpolation: TableInterpolation::MonotoneCubic,
+                table,
+            };
+        }
+    }
+
     let mut sources = o
         .snapshots
         .iter()
         .map(|p| checksum(p))
         .collect::<Result<Vec<_>, _>>()?;
+    if let Some(path) = &o.scalars {
+        sources.push(checksum(path)?);
+    }
     if let Some(deck) = &o.mesh {
         sources.insert(0, checksum(deck)?);
     }
@@ -445,20 +527,21 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             reconstruction: Reconstruction {
                 train: ReconstructionError {
                     displacement: train_error,
-                    strain_energy: None,
+                    strain_energy: train_energy_error,
                 },
                 holdout: holdout_error.map(|e| ReconstructionError {
                     displacement: e,
-                    strain_energy: None,
+                    strain_energy: holdout_energy_error,
                 }),
             },
+            fit,
         },
         phi: as_array(&modes),
         mesh: inputs.mesh,
         mass,
         stiffness,
         coords: Array2::from_shape_fn((coords.nrows(), coords.ncols()), |(i, j)| coords[(i, j)]),
-        internal_force: InternalForce::Linear,
+        internal_force,
     })
 }
 

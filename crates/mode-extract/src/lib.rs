@@ -3,6 +3,7 @@
 //! (PHYSICS.md sections 2 and 7). Output: a modes bundle.
 
 mod extract;
+pub mod fit;
 pub mod modal;
 pub mod modes;
 pub mod snapshots;

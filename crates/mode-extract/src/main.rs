@@ -58,6 +58,10 @@ struct Cli {
     /// Free-text unit system, recorded in modes.json.
     #[arg(long, default_value = "unspecified")]
     units: String,
+    /// Per-snapshot scalars CSV (columns snapshot, strain_energy, force_<b>, displacement_<b>):
+    /// fits the internal force as a table (one mode).
+    #[arg(long)]
+    scalars: Option<PathBuf>,
     /// Output bundle directory (written atomically).
     #[arg(long)]
     out: PathBuf,
@@ -111,6 +115,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         density: cli.density,
         holdout: cli.holdout,
         units: cli.units,
+        scalars: cli.scalars,
     };
     let bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
     bundle.write(&cli.out)?;

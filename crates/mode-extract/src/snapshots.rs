@@ -523,3 +523,101 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Snap
     }
     Ok(rows)
 }
+
+/// Per-snapshot scalars (one CSV row per snapshot, in snapshot order): an optional `snapshot`
+/// label, the total `strain_energy` (Abaqus ALLSE, CalculiX ELSE totals), and any number of
+/// loaded boundaries as column pairs `force_<name>` / `displacement_<name>`: the reaction on
+/// that boundary and the boundary's displacement it is work-conjugate to (same sign convention,
+/// so that their product is the work done on the grain).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Scalars {
+    /// Strain energy per snapshot, if given.
+    pub strain_energy: Option<Vec<f64>>,
+    /// Per boundary: name, reactions, displacements.
+    pub boundaries: Vec<(String, Vec<f64>, Vec<f64>)>,
+}
+
+/// Reads a scalars CSV (see [`Scalars`]); `rows` is the snapshot count it must match.
+pub fn read_scalars(path: &Path, rows: usize) -> Result<Scalars, SnapshotError> {
+    let text = read_text(path)?;
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    let (hline, header) = lines
+        .next()
+        .ok_or_else(|| SnapshotError::file(path, "empty table"))?;
+    let names: Vec<String> = header
+        .split(',')
+        .map(|h| h.trim().to_ascii_lowercase())
+        .collect();
+    let mut columns: HashMap<String, Vec<f64>> =
+        names.iter().map(|n| (n.clone(), Vec::new())).collect();
+    let mut count = 0;
+    for (i, l) in lines {
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        if f.len() != names.len() {
+            return Err(SnapshotError::line(
+                path,
+                i + 1,
+                format!("expected {} columns, found {}", names.len(), f.len()),
+            ));
+        }
+        for (name, v) in names.iter().zip(&f) {
+            if name != "snapshot" {
+                columns
+                    .get_mut(name)
+                    .expect("header")
+                    .push(number(path, i + 1, v)?);
+            }
+        }
+        count += 1;
+    }
+    if count != rows {
+        return Err(SnapshotError::file(
+            path,
+            format!("{count} rows for {rows} snapshots (one row per snapshot, in order)"),
+        ));
+    }
+    let mut scalars = Scalars {
+        strain_energy: columns.remove("strain_energy"),
+        boundaries: Vec::new(),
+    };
+    for name in &names {
+        if let Some(b) = name.strip_prefix("force_") {
+            let d = columns
+                .remove(&format!("displacement_{b}"))
+                .ok_or_else(|| {
+                    SnapshotError::line(
+                        path,
+                        hline + 1,
+                        format!("column `{name}` has no `displacement_{b}` to pair with"),
+                    )
+                })?;
+            scalars
+                .boundaries
+                .push((b.to_string(), columns.remove(name).expect("header"), d));
+        }
+    }
+    let unknown: Vec<&String> = names
+        .iter()
+        .filter(|n| columns.contains_key(*n) && *n != "snapshot")
+        .collect();
+    if let Some(n) = unknown.first() {
+        return Err(SnapshotError::line(
+            path,
+            hline + 1,
+            format!(
+                "unknown column `{n}` (expected snapshot, strain_energy, force_<b>, displacement_<b>)"
+            ),
+        ));
+    }
+    if scalars.strain_energy.is_none() && scalars.boundaries.is_empty() {
+        return Err(SnapshotError::line(
+            path,
+            hline + 1,
+            "no strain_energy and no force_/displacement_ pairs",
+        ));
+    }
+    Ok(scalars)
+}

@@ -29,6 +29,7 @@ fn options(method: Method, normalization: Normalization) -> ExtractOptions {
         density: None,
         holdout: 0.0,
         units: "mm, N, s".into(),
+        scalars: None,
     }
 }
 
@@ -160,4 +161,46 @@ fn command_line_writes_a_bundle_and_names_bad_options() {
         !r.status.success() && e.contains("--energy 2: a fraction in (0, 1]"),
         "{e}"
     );
+}
+
+#[test]
+fn reaction_force_fit_tabulates_calculix_reactions() {
+    // The reactions CalculiX printed for the top (tests/data/tiny.dat) make the table; the block
+    // is geometrically nonlinear (NLGEOM) but nearly linear at 1 % strain, so the fitted slope is
+    // within 2 % of the modal stiffness.
+    let control = Normalization::Control {
+        node_set: "TOP".into(),
+        direction: [0.0, 0.0, -1.0],
+    };
+    let mut o = options(Method::Single, control);
+    o.scalars = Some(data("tiny_scalars.csv"));
+    let b = extract(&o).unwrap();
+    let grain::InternalForce::Table { table, .. } = &b.internal_force else {
+        panic!("a table")
+    };
+    assert_eq!(table.eps.len(), 4);
+    for (e, f) in [(0.0034, 1912.515), (0.0068, 3805.489), (0.01, 5569.321)] {
+        let k = table
+            .eps
+            .iter()
+            .position(|x| (x - e).abs() < 1e-12)
+            .unwrap();
+        assert!((table.force[k] - f).abs() < 1e-9 * f, "{}", table.force[k]);
+    }
+    let fit = b.info.fit.as_ref().unwrap();
+    assert!(
+        (fit.slope_over_stiffness - 1.0).abs() < 0.02,
+        "{}",
+        fit.slope_over_stiffness
+    );
+    assert_eq!(fit.energy_vs_force, None);
+    // Energy is the exact integral of the monotone cubic: positive and increasing.
+    assert!(table.energy.windows(2).all(|w| w[1] > w[0]));
+    let e = extract(&ExtractOptions {
+        scalars: Some(data("tiny.inp")),
+        ..options(Method::Single, Normalization::UnitMax)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("tiny.inp"), "{e}");
 }

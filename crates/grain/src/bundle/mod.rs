@@ -9,7 +9,7 @@ pub use grain::{
     Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet,
 };
 pub use modes::{
-    MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo, Normalization,
+    FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo, Normalization,
     Reconstruction, ReconstructionError, Snapshot, SourceFile, Truncation,
 };
 

@@ -159,6 +159,21 @@ pub struct ModesInfo {
     pub snapshots: Vec<Snapshot>,
     /// Reconstruction errors.
     pub reconstruction: Reconstruction,
+    /// How the internal-force fits compare, when they were made.
+    pub fit: Option<FitReport>,
+}
+
+/// Agreement of the internal-force fits (PHYSICS.md section 7: "both fits of the same FEM run
+/// must agree").
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitReport {
+    /// Largest difference of the energy and reaction-force fits' forces, relative to the
+    /// largest force; `None` unless both data were given.
+    pub energy_vs_force: Option<f64>,
+    /// Least-squares slope of the fitted force through the origin divided by the modal
+    /// stiffness `K` (1 for a linear problem).
+    pub slope_over_stiffness: f64,
 }
 
 /// A modes bundle in memory. See the [module docs](self) for the files.
