@@ -9,6 +9,7 @@
 //!   `F_i = sum over loaded boundaries of R_i . du/d eps` (the derivative from the boundary
 //!   displacements across snapshots), interpolated by a monotone cubic whose exact integral is
 //!   the energy.
+//!
 //! The energy fit differentiates data, so its force is least accurate near the origin: on
 //! uniform samples of spacing `h` the slope of a quadratic energy is off by `(h / 2x)^2`.
 //! The stored law interpolates the force with the same monotone cubic
