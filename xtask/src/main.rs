@@ -3,8 +3,10 @@
 //! - `pipeline <case>`: the stages of `data/<case>/pipeline.toml` with Make semantics
 //!   (see [`pipeline`]);
 //! - `plot`: columns of a CSV as an SVG plot (used by pipelines for reports);
+//! - `fem <case>`: regenerates shipped FEM data with CalculiX (see [`fem`]);
 //! - `validate`, `bench`, `demo`: not built yet; they say so and exit with code 2.
 
+mod fem;
 mod pipeline;
 mod plot;
 
@@ -39,6 +41,11 @@ enum Cmd {
     },
     /// Plot columns of a CSV file as SVG.
     Plot(plot::PlotArgs),
+    /// Regenerate a shipped FEM case with CalculiX (needs `ccx`): beam.
+    Fem {
+        /// The case.
+        case: String,
+    },
     /// Run the validation cases of PHYSICS.md (not built yet).
     Validate,
     /// Run the benchmark suite (not built yet).
@@ -125,6 +132,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Plot(args) => {
             plot::plot(&args)?;
             println!("wrote {}", args.out.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Fem { case } => {
+            fem::run(&case, &workspace_root())?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Validate | Cmd::Bench | Cmd::Demo => {

@@ -1,0 +1,142 @@
+//! `cargo xtask fem <case>`: regenerates the shipped FEM data with CalculiX (`ccx`, Debian's
+//! calculix-ccx), which reads Abaqus-style decks. Each case writes its deck into
+//! `data/fem/<case>/`, runs `ccx` there, and keeps the deck and the results the tests and
+//! pipelines use (`.frd` displacements, `.dat` reaction totals).
+//!
+//! Cases:
+//! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
+//!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along its two
+//!   bottom end edges, pushed down along its top mid-span line; its centre is held in x and y
+//!   (by symmetry it moves only down), which removes the rigid translations.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use grain::ElementType;
+
+/// Beam geometry and material (units: mm, N, MPa).
+const LENGTH: f64 = 40.0;
+const WIDTH: f64 = 4.0;
+const HEIGHT: f64 = 4.0;
+const CELLS: [usize; 3] = [40, 2, 4];
+const YOUNGS: f64 = 1000.0;
+const POISSON: f64 = 0.3;
+const DENSITY: f64 = 1.0e-9;
+/// Prescribed mid-span deflection (small: the problem is linear).
+const DEFLECTION: f64 = 0.01;
+
+/// Runs a case by name.
+pub fn run(case: &str, root: &Path) -> Result<()> {
+    if Command::new("ccx").arg("-v").output().is_err() {
+        bail!("CalculiX is missing: `apt-get install calculix-ccx` (it provides `ccx`)");
+    }
+    match case {
+        "beam" => beam(&root.join("data/fem/beam")),
+        _ => bail!("unknown FEM case `{case}` (cases: beam)"),
+    }
+}
+
+fn beam(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let mesh = fem::box_mesh(
+        ElementType::Hex20,
+        [0.0, -WIDTH / 2.0, -HEIGHT / 2.0],
+        [LENGTH, WIDTH / 2.0, HEIGHT / 2.0],
+        CELLS,
+    );
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    let mut deck = String::from(
+        "*HEADING\nThree-point bending of a cuboid beam (made by cargo xtask fem beam)\n*NODE, NSET=NALL\n",
+    );
+    let (mut left, mut right, mut top, mut pin) = (vec![], vec![], vec![], vec![]);
+    for i in 0..mesh.nodes.nrows() {
+        let (x, y, z) = (mesh.nodes[[i, 0]], mesh.nodes[[i, 1]], mesh.nodes[[i, 2]]);
+        deck.push_str(&format!("{}, {x:.12}, {y:.12}, {z:.12}\n", i + 1));
+        let bottom = close(z, -HEIGHT / 2.0);
+        if bottom && close(x, 0.0) {
+            left.push(i + 1);
+        }
+        // The centre of the beam: by symmetry it moves only down; fixing x and y there removes
+        // the rigid translations without changing the solution.
+        if close(x, LENGTH / 2.0) && close(y, 0.0) && close(z, 0.0) {
+            pin.push(i + 1);
+        }
+        if bottom && close(x, LENGTH) {
+            right.push(i + 1);
+        }
+        if close(z, HEIGHT / 2.0) && close(x, LENGTH / 2.0) {
+            top.push(i + 1);
+        }
+    }
+    deck.push_str("*ELEMENT, TYPE=C3D20, ELSET=BEAM\n");
+    for (e, row) in mesh.blocks[0].connectivity.rows().into_iter().enumerate() {
+        let ids: Vec<String> = row.iter().map(|n| (n + 1).to_string()).collect();
+        deck.push_str(&format!(
+            "{}, {},\n{}\n",
+            e + 1,
+            ids[..15].join(", "),
+            ids[15..].join(", ")
+        ));
+    }
+    let set = |name: &str, ids: &[usize]| {
+        let mut s = format!("*NSET, NSET={name}\n");
+        for chunk in ids.chunks(12) {
+            s.push_str(
+                &chunk
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            );
+            s.push('\n');
+        }
+        s
+    };
+    deck.push_str(&set("LEFT", &left));
+    deck.push_str(&set("RIGHT", &right));
+    deck.push_str(&set("LOAD", &top));
+    deck.push_str(&set("PIN", &pin));
+    deck.push_str(&format!(
+        "*MATERIAL, NAME=SOFT\n*ELASTIC\n{YOUNGS}, {POISSON}\n*DENSITY\n{DENSITY:e}\n\
+         *SOLID SECTION, ELSET=BEAM, MATERIAL=SOFT\n\
+         *STEP\n*STATIC\n\
+         *BOUNDARY\nLEFT, 3, 3, 0.\nRIGHT, 3, 3, 0.\nPIN, 1, 2, 0.\nLOAD, 3, 3, {}\n\
+         *NODE FILE\nU\n*NODE PRINT, NSET=LOAD, TOTALS=ONLY\nRF\n*END STEP\n",
+        -DEFLECTION
+    ));
+    // y is fixed on one support node too, which removes the rotation about z (the solution is
+    // symmetric about y = 0, where uy vanishes anyway).
+    let on_axis = left
+        .iter()
+        .find(|&&n| close(mesh.nodes[[n - 1, 1]], 0.0))
+        .context("a support node on y = 0")?;
+    let deck = deck.replace(
+        "PIN, 1, 2, 0.\n",
+        &format!("PIN, 1, 2, 0.\n{on_axis}, 2, 2, 0.\n"),
+    );
+    std::fs::write(dir.join("beam.inp"), deck)?;
+    println!(
+        "wrote {} ({} nodes, {} C3D20)",
+        dir.join("beam.inp").display(),
+        mesh.nodes.nrows(),
+        mesh.blocks[0].connectivity.nrows()
+    );
+    let status = Command::new("ccx")
+        .args(["-i", "beam"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .status()?;
+    if !status.success() {
+        bail!("ccx failed on {}", dir.join("beam.inp").display());
+    }
+    for junk in ["beam.cvg", "beam.sta", "beam.12d", "spooles.out"] {
+        let _ = std::fs::remove_file(dir.join(junk));
+    }
+    println!(
+        "ccx wrote {} and {}",
+        dir.join("beam.frd").display(),
+        dir.join("beam.dat").display()
+    );
+    Ok(())
+}
