@@ -60,10 +60,11 @@ fn beam_mode_matches_the_analytic_shape_and_the_reaction_force() {
     for i in 0..n {
         let (x, z) = (b.mesh.nodes[[i, 0]], b.mesh.nodes[[i, 2]]);
         let analytic = [z * pi / l * (pi * x / l).cos(), 0.0, -(pi * x / l).sin()];
-        for c in 0..3 {
-            num += analytic[c] * b.phi[[0, i, c]];
-            den_a += analytic[c] * analytic[c];
-            den_b += b.phi[[0, i, c]] * b.phi[[0, i, c]];
+        for (c, a) in analytic.iter().enumerate() {
+            let f = b.phi[[0, i, c]];
+            num += a * f;
+            den_a += a * a;
+            den_b += f * f;
         }
     }
     let mac = num * num / (den_a * den_b);
