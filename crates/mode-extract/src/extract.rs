@@ -103,7 +103,7 @@ struct Inputs {
 }
 
 fn is(p: &Path, ext: &str) -> bool {
-    p.extension().is_some_and(|e| e.eq_ignore_ascii_case(ext))
+    crate::snapshots::kind(p) == ext
 }
 
 fn read_inputs(o: &ExtractOptions) -> Result<Inputs, ExtractError> {

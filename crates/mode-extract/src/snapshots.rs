@@ -73,11 +73,37 @@ pub struct Snapshot {
     pub displacement: Vec<[f64; 3]>,
 }
 
+/// A text file, gunzipped when its name ends in `.gz` (large FEM results are shipped compressed).
 fn read_text(path: &Path) -> Result<String, SnapshotError> {
-    std::fs::read_to_string(path).map_err(|source| SnapshotError::Io {
+    let io = |source| SnapshotError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let bytes = if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+    {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+            .map_err(io)?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|_| SnapshotError::file(path, "not text (UTF-8)"))
+}
+
+/// The extension that tells a file's kind, looking through a trailing `.gz`.
+pub fn kind(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.rsplit_once('.')
+        .map(|(_, e)| e.to_string())
+        .unwrap_or_default()
 }
 
 /// VTK snapshots: each `.vtu`/`.vtk` file, or every file of a `.pvd`, with its point-data vector

@@ -194,3 +194,23 @@ fn vtk_snapshots_through_a_pvd_and_their_errors() {
     let e = read_vtk(&[raw], "U").unwrap_err().to_string();
     assert!(e.contains("raw.vtu: raw appended binary data cannot be read; save the file with \"Encode appended data\""), "{e}");
 }
+
+#[test]
+fn gzipped_results_read_like_plain_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = dir.path().join("tiny.frd.gz");
+    let mut encoder = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    std::io::Write::write_all(&mut encoder, &std::fs::read(data("tiny.frd")).unwrap()).unwrap();
+    encoder.finish().unwrap();
+    let (plain_mesh, plain) = read_frd(&data("tiny.frd")).unwrap();
+    let (mesh, snaps) = read_frd(&gz).unwrap();
+    assert_eq!(mesh, plain_mesh);
+    assert_eq!(
+        snaps.iter().map(|s| &s.displacement).collect::<Vec<_>>(),
+        plain.iter().map(|s| &s.displacement).collect::<Vec<_>>()
+    );
+    assert_eq!(mode_extract::snapshots::kind(&gz), "frd");
+}
