@@ -113,17 +113,38 @@ fn read_inputs(o: &ExtractOptions) -> Result<Inputs, ExtractError> {
         return Err(option("--snapshots", "give at least one file"));
     }
     if files.iter().all(|p| is(p, "frd")) {
-        let mut mesh = None;
-        let mut snapshots = Vec::new();
-        for f in files {
-            let (m, s) = read_frd(f)?;
-            mesh.get_or_insert(m);
-            snapshots.extend(s);
+        let mut frds = files
+            .iter()
+            .map(|f| read_frd(f))
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = frds.remove(0);
+        let mut snapshots = first.snapshots;
+        for other in frds {
+            if other.node_labels != first.node_labels {
+                return Err(option("--snapshots", "the .frd files have different nodes"));
+            }
+            snapshots.extend(other.snapshots);
         }
-        let mesh = match (&deck, mesh) {
-            (Some(d), _) => d.mesh(o.element_set.as_deref())?,
-            (None, Some(m)) => m,
-            (None, None) => unreachable!("files are not empty"),
+        let mesh = match &deck {
+            Some(d) => {
+                // The .frd numbers nodes with the deck's labels but leaves out nodes no element
+                // uses: each displacement goes to its deck node (unused nodes do not move).
+                let at: std::collections::HashMap<i64, usize> = first
+                    .node_labels
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &l)| (l, k))
+                    .collect();
+                for s in &mut snapshots {
+                    s.displacement = d
+                        .node_labels
+                        .iter()
+                        .map(|l| at.get(l).map_or([0.0; 3], |&k| s.displacement[k]))
+                        .collect();
+                }
+                d.mesh(o.element_set.as_deref())?
+            }
+            None => first.mesh,
         };
         return Ok(Inputs {
             mesh,
@@ -218,6 +239,26 @@ fn matrix(snapshots: &[&Snapshot], n: usize) -> Mat<f64> {
     })
 }
 
+/// Mesh indices of a deck node set (for the control normalization).
+fn control_nodes(deck: &fem::Deck, node_set: &str) -> Result<Vec<usize>, ExtractError> {
+    let labels = deck
+        .node_sets
+        .get(&node_set.to_ascii_uppercase())
+        .ok_or_else(|| {
+            option(
+                "--normalize control",
+                format!("no node set `{node_set}` in the deck"),
+            )
+        })?;
+    let index: std::collections::HashMap<i64, usize> = deck
+        .node_labels
+        .iter()
+        .enumerate()
+        .map(|(k, &l)| (l, k))
+        .collect();
+    Ok(labels.iter().map(|l| index[l]).collect())
+}
+
 /// Scales each mode column: returns the factors.
 fn normalize(
     modes: &mut Mat<f64>,
@@ -254,31 +295,16 @@ fn normalize(
                         "needs --mesh (the deck with the node set)",
                     )
                 })?;
-                let labels = d
-                    .node_sets
-                    .get(&node_set.to_ascii_uppercase())
-                    .ok_or_else(|| {
-                        option(
-                            "--normalize control",
-                            format!("no node set `{node_set}` in the deck"),
-                        )
-                    })?;
-                let index: std::collections::HashMap<i64, usize> = d
-                    .node_labels
+                let members = control_nodes(d, node_set)?;
+                let along: f64 = members
                     .iter()
-                    .enumerate()
-                    .map(|(k, &l)| (l, k))
-                    .collect();
-                let along: f64 = labels
-                    .iter()
-                    .map(|l| {
-                        let k = index[l];
+                    .map(|&k| {
                         col[3 * k] * direction[0]
                             + col[3 * k + 1] * direction[1]
                             + col[3 * k + 2] * direction[2]
                     })
                     .sum::<f64>()
-                    / labels.len() as f64;
+                    / members.len() as f64;
                 if along.abs() < 1e-300 {
                     return Err(option(
                         "--normalize control",
@@ -413,7 +439,33 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         stiffness = to_array(&k);
     }
     let all = matrix(&inputs.snapshots.iter().collect::<Vec<_>>(), n);
-    let coords = generalized_coordinates(modes.as_ref(), all.as_ref());
+    // With one mode normalized on a control displacement, eps is that displacement by
+    // definition (PHYSICS.md section 7): each snapshot's coordinate is its control value.
+    // Otherwise, least squares.
+    let coords = match (&o.normalization, modes.ncols()) {
+        (
+            Normalization::Control {
+                node_set,
+                direction,
+            },
+            1,
+        ) => {
+            let d = inputs
+                .deck
+                .as_ref()
+                .expect("control normalization checked the deck");
+            let members = control_nodes(d, node_set)?;
+            Mat::from_fn(inputs.snapshots.len(), 1, |i, _| {
+                let u = &inputs.snapshots[i].displacement;
+                members
+                    .iter()
+                    .map(|&k| (0..3).map(|c| u[k][c] * direction[c]).sum::<f64>())
+                    .sum::<f64>()
+                    / members.len() as f64
+            })
+        }
+        _ => generalized_coordinates(modes.as_ref(), all.as_ref()),
+    };
     let train_error = reconstruction(&modes, &u);
     let holdout_error = (!test.is_empty()).then(|| reconstruction(&modes, &matrix(&test, n)));
 

@@ -149,7 +149,19 @@ pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Vec<Snapshot
 /// 12). Element types: 3 (C3D4), 6 (C3D10), 1 (C3D8), 4 (C3D20, whose nodes 13-16 and 17-20 the
 /// .frd lists in the other order; they are put back in Abaqus order). Other element types are
 /// skipped; nodes are numbered in file order.
-pub fn read_frd(path: &Path) -> Result<(FemMesh, Vec<Snapshot>), SnapshotError> {
+/// What a `.frd` holds: its mesh, its snapshots, and the label of each node (in mesh order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frd {
+    /// Nodes (in file order) and elements.
+    pub mesh: FemMesh,
+    /// One per `DISP` block.
+    pub snapshots: Vec<Snapshot>,
+    /// The node numbers of the file, which are the deck's labels.
+    pub node_labels: Vec<i64>,
+}
+
+/// Reads a `.frd` (see the docs above [`Frd`]).
+pub fn read_frd(path: &Path) -> Result<Frd, SnapshotError> {
     let text = read_text(path)?;
     let lines: Vec<&str> = text.lines().collect();
     let mut labels: Vec<i64> = Vec::new();
@@ -356,7 +368,11 @@ pub fn read_frd(path: &Path) -> Result<(FemMesh, Vec<Snapshot>), SnapshotError> 
             })
             .collect(),
     };
-    Ok((mesh, snapshots))
+    Ok(Frd {
+        mesh,
+        snapshots,
+        node_labels: labels,
+    })
 }
 
 /// A nodal displacement table for a deck (`.rpt` or `.csv` by extension), in the order of

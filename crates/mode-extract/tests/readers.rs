@@ -17,7 +17,8 @@ fn data(name: &str) -> PathBuf {
 
 #[test]
 fn calculix_frd_gives_the_deck_mesh_and_every_increment() {
-    let (mesh, snaps) = read_frd(&data("tiny.frd")).unwrap();
+    let frd = read_frd(&data("tiny.frd")).unwrap();
+    let (mesh, snaps) = (frd.mesh, frd.snapshots);
     let deck = Deck::read(&data("tiny.inp")).unwrap().mesh(None).unwrap();
     assert_eq!(mesh, deck);
     assert_eq!(snaps.len(), 3);
@@ -43,7 +44,8 @@ fn calculix_frd_gives_the_deck_mesh_and_every_increment() {
 
 #[test]
 fn frd_twenty_node_bricks_are_put_back_in_abaqus_order() {
-    let (mesh, snaps) = read_frd(&data("hex20.frd")).unwrap();
+    let frd = read_frd(&data("hex20.frd")).unwrap();
+    let (mesh, snaps) = (frd.mesh, frd.snapshots);
     let deck = Deck::read(&data("hex20.inp")).unwrap().mesh(None).unwrap();
     assert_eq!(mesh.blocks[0].element_type, ElementType::Hex20);
     assert_eq!(mesh, deck);
@@ -205,8 +207,10 @@ fn gzipped_results_read_like_plain_ones() {
     );
     std::io::Write::write_all(&mut encoder, &std::fs::read(data("tiny.frd")).unwrap()).unwrap();
     encoder.finish().unwrap();
-    let (plain_mesh, plain) = read_frd(&data("tiny.frd")).unwrap();
-    let (mesh, snaps) = read_frd(&gz).unwrap();
+    let plain = read_frd(&data("tiny.frd")).unwrap();
+    let (plain_mesh, plain) = (plain.mesh, plain.snapshots);
+    let zipped = read_frd(&gz).unwrap();
+    let (mesh, snaps) = (zipped.mesh, zipped.snapshots);
     assert_eq!(mesh, plain_mesh);
     assert_eq!(
         snaps.iter().map(|s| &s.displacement).collect::<Vec<_>>(),
