@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 use grain::{
     FemMesh, FitReport, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo,
     Normalization, Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SourceFile,
@@ -331,17 +331,17 @@ fn to_array(a: &DMatrix<f64>) -> Array2<f64> {
 }
 
 /// Relative reconstruction error `||U - Phi C^T||_F / ||U||_F` of some snapshots.
-fn reconstruction(modes: &Mat<f64>, snaps: &Mat<f64>) -> f64 {
-    let c = generalized_coordinates(modes.as_ref(), snaps.as_ref());
+fn reconstruction(modes: &Mat<f64>, snaps: MatRef<'_, f64>) -> f64 {
+    let c = generalized_coordinates(modes.as_ref(), snaps);
     let r = snaps - modes * c.transpose();
-    let norm = |m: &Mat<f64>| {
+    let norm = |m: MatRef<'_, f64>| {
         (0..m.nrows())
             .flat_map(|i| (0..m.ncols()).map(move |j| (i, j)))
             .map(|(i, j)| m[(i, j)].powi(2))
             .sum::<f64>()
             .sqrt()
     };
-    norm(&r) / norm(snaps).max(f64::MIN_POSITIVE)
+    norm(r.as_ref()) / norm(snaps).max(f64::MIN_POSITIVE)
 }
 
 /// Runs the extraction.
@@ -366,25 +366,25 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             holdout[i] = true;
         }
     }
-    let train: Vec<&Snapshot> = inputs
-        .snapshots
-        .iter()
-        .zip(&holdout)
-        .filter(|(_, h)| !**h)
-        .map(|(s, _)| s)
-        .collect();
-    let test: Vec<&Snapshot> = inputs
-        .snapshots
-        .iter()
-        .zip(&holdout)
-        .filter(|(_, h)| **h)
-        .map(|(s, _)| s)
-        .collect();
-    let u = matrix(&train, n);
+    // One matrix of all snapshots; the displacement lists are freed once it is built. The
+    // training matrix is that matrix itself unless snapshots are held out.
+    let mut inputs = inputs;
+    let all = matrix(&inputs.snapshots.iter().collect::<Vec<_>>(), n);
+    for snapshot in &mut inputs.snapshots {
+        snapshot.displacement = Vec::new();
+    }
+    let columns = |keep: bool| -> Vec<usize> { (0..s).filter(|&i| holdout[i] != keep).collect() };
+    let (train_cols, test_cols) = (columns(true), columns(false));
+    let pick = |cols: &[usize]| Mat::from_fn(3 * n, cols.len(), |i, j| all[(i, cols[j])]);
+    let held_out: Option<(Mat<f64>, Mat<f64>)> =
+        (!test_cols.is_empty()).then(|| (pick(&train_cols), pick(&test_cols)));
+    let u = held_out
+        .as_ref()
+        .map_or(all.as_ref(), |(train, _)| train.as_ref());
 
     let (mut modes, construction) = match &o.method {
         Method::Svd(keep) => {
-            let (modes, singular_values) = svd_modes(u.as_ref(), *keep)?;
+            let (modes, singular_values) = svd_modes(u, *keep)?;
             let truncation = match keep {
                 Keep::Count(k) => Truncation::Count { modes: *k },
                 Keep::Energy(f) => Truncation::Energy { fraction: *f },
@@ -398,16 +398,16 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             )
         }
         Method::Single => {
-            let j = largest_snapshot(u.as_ref());
+            let j = largest_snapshot(u);
             (
-                single_mode(u.as_ref(), j),
+                single_mode(u, j),
                 ModeConstruction::Single {
-                    snapshot: train[j].id.clone(),
+                    snapshot: inputs.snapshots[train_cols[j]].id.clone(),
                 },
             )
         }
         Method::Difference(tolerance) => (
-            difference_modes(u.as_ref(), *tolerance)?,
+            difference_modes(u, *tolerance)?,
             ModeConstruction::Difference {
                 tolerance: *tolerance,
             },
@@ -438,7 +438,6 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         mass = to_array(&m);
         stiffness = to_array(&k);
     }
-    let all = matrix(&inputs.snapshots.iter().collect::<Vec<_>>(), n);
     // With one mode normalized on a control displacement, eps is that displacement by
     // definition (PHYSICS.md section 7): each snapshot's coordinate is its control value.
     // Otherwise, least squares.
@@ -455,19 +454,24 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 .as_ref()
                 .expect("control normalization checked the deck");
             let members = control_nodes(d, node_set)?;
-            Mat::from_fn(inputs.snapshots.len(), 1, |i, _| {
-                let u = &inputs.snapshots[i].displacement;
+            Mat::from_fn(s, 1, |i, _| {
                 members
                     .iter()
-                    .map(|&k| (0..3).map(|c| u[k][c] * direction[c]).sum::<f64>())
+                    .map(|&k| {
+                        (0..3)
+                            .map(|c| all[(3 * k + c, i)] * direction[c])
+                            .sum::<f64>()
+                    })
                     .sum::<f64>()
                     / members.len() as f64
             })
         }
         _ => generalized_coordinates(modes.as_ref(), all.as_ref()),
     };
-    let train_error = reconstruction(&modes, &u);
-    let holdout_error = (!test.is_empty()).then(|| reconstruction(&modes, &matrix(&test, n)));
+    let train_error = reconstruction(&modes, u);
+    let holdout_error = held_out
+        .as_ref()
+        .map(|(_, test)| reconstruction(&modes, test.as_ref()));
 
     // Internal-force fits and the strain-energy check, from the per-snapshot scalars.
     let mut internal_force = InternalForce::Linear;
