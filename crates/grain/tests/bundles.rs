@@ -137,6 +137,7 @@ fn modes_bundle() -> ModesBundle {
                 energy_vs_force: Some(0.013),
                 slope_over_stiffness: 0.998,
             }),
+            mirror_planes: "xz".into(),
         },
         mesh: FemMesh {
             nodes,

@@ -222,6 +222,7 @@ fn cube_modes(
                 holdout: None,
             },
             fit: None,
+            mirror_planes: String::new(),
         },
         mesh: FemMesh {
             nodes,

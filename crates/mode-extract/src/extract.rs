@@ -591,6 +591,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 }),
             },
             fit,
+            mirror_planes: String::new(),
         },
         phi: as_array(&modes),
         mesh: inputs.mesh,

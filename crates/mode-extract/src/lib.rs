@@ -4,6 +4,7 @@
 
 mod extract;
 pub mod fit;
+pub mod mirror;
 pub mod modal;
 pub mod modes;
 pub mod snapshots;

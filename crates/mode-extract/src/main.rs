@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use grain::Normalization;
+use mode_extract::mirror::mirror;
 use mode_extract::modes::Keep;
 use mode_extract::{ExtractError, ExtractOptions, Method, extract, summary};
 
@@ -62,6 +63,10 @@ struct Cli {
     /// fits the internal force as a table (one mode).
     #[arg(long)]
     scalars: Option<PathBuf>,
+    /// Mirror the FEM part across these coordinate planes to the whole grain, e.g. `xyz` for an
+    /// octant model (symmetric modes; M, K and the tabulated force double per plane).
+    #[arg(long, value_parser = parse_planes)]
+    mirror: Option<Planes>,
     /// Output bundle directory (written atomically).
     #[arg(long)]
     out: PathBuf,
@@ -94,6 +99,24 @@ fn parse_normalization(s: &str) -> Result<Normalization, String> {
     }
 }
 
+/// Symmetry planes by axis index (0, 1, 2 for x = 0, y = 0, z = 0).
+#[derive(Clone)]
+struct Planes(Vec<usize>);
+
+fn parse_planes(s: &str) -> Result<Planes, String> {
+    let mut axes = Vec::new();
+    for c in s.chars() {
+        let axis = "xyz"
+            .find(c.to_ascii_lowercase())
+            .ok_or_else(|| format!("expected planes among x, y, z (e.g. `xyz`), got `{s}`"))?;
+        if axes.contains(&axis) {
+            return Err(format!("plane `{c}` given twice in `{s}`"));
+        }
+        axes.push(axis);
+    }
+    Ok(Planes(axes))
+}
+
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let method = match (cli.modes, cli.energy, cli.single, cli.difference) {
         (Some(k), ..) => Method::Svd(Keep::Count(k)),
@@ -117,7 +140,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         units: cli.units,
         scalars: cli.scalars,
     };
-    let bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
+    let mut bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
+    if let Some(Planes(axes)) = &cli.mirror {
+        bundle = mirror(&bundle, axes)?;
+    }
     bundle.write(&cli.out)?;
     println!("{}", summary(&cli.out.display().to_string(), &bundle));
     Ok(())

@@ -161,6 +161,9 @@ pub struct ModesInfo {
     pub reconstruction: Reconstruction,
     /// How the internal-force fits compare, when they were made.
     pub fit: Option<FitReport>,
+    /// Coordinate planes through the origin the FEM part was mirrored across to make the whole
+    /// grain, in order: `"xyz"` for an octant model, `""` when it was modelled whole.
+    pub mirror_planes: String,
 }
 
 /// Agreement of the internal-force fits (PHYSICS.md section 7: "both fits of the same FEM run
