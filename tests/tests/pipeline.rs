@@ -42,6 +42,11 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
     .unwrap();
     let table = "sphere_compaction_lookup_paper.csv";
     std::fs::copy(data.join("reference").join(table), reference.join(table)).unwrap();
+    let fem = dir.path().join("fem/sphere");
+    std::fs::create_dir_all(&fem).unwrap();
+    for file in ["sphere.frd.gz", "sphere.inp", "sphere_scalars.csv"] {
+        std::fs::copy(data.join("fem/sphere").join(file), fem.join(file)).unwrap();
+    }
 
     let run = || {
         let out = Command::new(binary("xtask"))
@@ -63,9 +68,29 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
     );
     let svg = std::fs::read_to_string(case.join("out/lookup_paper.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("Appendix B"));
-    let second = run();
-    assert!(
-        second.contains("reference-plot: skipped, up to date"),
-        "{second}"
+    // The FEM octant mirrored to the whole sphere, baked as a deformable grain.
+    let modes = grain::ModesBundle::read(&case.join("out/sphere.modes")).unwrap();
+    assert_eq!(modes.info.mirror_planes, "xyz");
+    let grain = grain::GrainBundle::read(&case.join("out/sphere_fem.grain")).unwrap();
+    let deformation = grain.deformation.expect("a deformable grain");
+    assert_eq!(deformation.modal_stiffness, modes.stiffness);
+    assert_eq!(deformation.internal_force, modes.internal_force);
+    assert_eq!(
+        deformation.precomputed[0].len(),
+        3,
+        "level sets at 0.25, 0.5, 1 mm"
     );
+    let second = run();
+    for stage in [
+        "reference-plot",
+        "bake-sphere",
+        "modes-sphere",
+        "plot-sphere-force",
+        "bake-sphere-fem",
+    ] {
+        assert!(
+            second.contains(&format!("{stage}: skipped, up to date")),
+            "{second}"
+        );
+    }
 }
