@@ -197,6 +197,47 @@ fn vtk_snapshots_through_a_pvd_and_their_errors() {
     assert!(e.contains("raw.vtu: raw appended binary data cannot be read; save the file with \"Encode appended data\""), "{e}");
 }
 
+/// A legacy ASCII `.vtk` file of one linear tetrahedron, as ParaView's "Save Data" and older
+/// Abaqus/CalculiX converters write it, with `U` as VECTORS or inside a FIELD attribute.
+fn legacy_vtk(point_data: &str) -> String {
+    format!(
+        "# vtk DataFile Version 3.0\nsnapshot\nASCII\nDATASET UNSTRUCTURED_GRID\n\
+         POINTS 4 double\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n\
+         CELLS 1 5\n4 0 1 2 3\nCELL_TYPES 1\n10\n\
+         POINT_DATA 4\n{point_data}"
+    )
+}
+
+#[test]
+fn legacy_vtk_vectors_and_field_attributes() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = "0 0 0\n0.1 0 0\n0 0.2 0\n0 0 -0.3\n";
+    let vectors = write(
+        dir.path(),
+        "vectors.vtk",
+        &legacy_vtk(&format!("VECTORS U double\n{values}")),
+    );
+    let field = write(
+        dir.path(),
+        "field.vtk",
+        &legacy_vtk(&format!(
+            "FIELD FieldData 2\nT 1 4 double\n20 20 20 20\nU 3 4 double\n{values}"
+        )),
+    );
+    let want = vec![[0.0; 3], [0.1, 0.0, 0.0], [0.0, 0.2, 0.0], [0.0, 0.0, -0.3]];
+    for file in [&vectors, &field] {
+        let (mesh, snaps) = read_vtk(std::slice::from_ref(file), "U").unwrap();
+        assert_eq!(mesh.blocks[0].element_type, ElementType::Tet4);
+        assert_eq!(mesh.nodes[[3, 2]], 1.0);
+        assert_eq!(snaps[0].displacement, want, "{}", file.display());
+    }
+    let e = read_vtk(&[field], "T").unwrap_err().to_string();
+    assert!(
+        e.contains("field.vtk: point data `T` has 1 components, expected 3"),
+        "{e}"
+    );
+}
+
 #[test]
 fn gzipped_results_read_like_plain_ones() {
     let dir = tempfile::tempdir().unwrap();
