@@ -188,6 +188,25 @@ fn vtk_snapshots_through_a_pvd_and_their_errors() {
         e.contains("snap0.vtu: no point data `DISP` (point data: U, mises)"),
         "{e}"
     );
+    let mut moved = mesh.clone();
+    moved.nodes[[0, 0]] = -0.5;
+    let u = vec![0.0; 3 * n];
+    write_vtu(
+        &dir.path().join("moved.vtu"),
+        &moved,
+        &[PointData::Vectors("U", &u)],
+    )
+    .unwrap();
+    let e = read_vtk(
+        &[dir.path().join("snap0.vtu"), dir.path().join("moved.vtu")],
+        "U",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("moved.vtu: its points differ from the first snapshot's"),
+        "{e}"
+    );
     let raw = write(
         dir.path(),
         "raw.vtu",
