@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use grain::{ElementBlock, ElementType, FemMesh};
 use ndarray::Array2;
-use rayon::prelude::*;
 
 /// Why snapshots could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -121,35 +120,26 @@ pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Vec<Snapshot
             files.push(p.clone());
         }
     }
-    let (first, rest) = files
-        .split_first()
-        .ok_or_else(|| SnapshotError::file(Path::new("."), "no snapshot files"))?;
-    let (mesh, u0) = fem::read_vtu_field(first, field)?;
-    // Decoding (base64, zlib) dominates: the other files are read in parallel, each keeping only
-    // its displacements once its points are checked; results stay in file order.
-    let rest: Vec<Result<Vec<[f64; 3]>, SnapshotError>> = rest
-        .par_iter()
-        .map(|f| {
-            let (m, u) = fem::read_vtu_field(f, field)?;
-            if m.nodes != mesh.nodes {
+    let mut mesh: Option<FemMesh> = None;
+    let mut snapshots = Vec::new();
+    for f in &files {
+        let (m, u) = fem::read_vtu_field(f, field)?;
+        match &mesh {
+            None => mesh = Some(m),
+            Some(first) if first.nodes != m.nodes => {
                 return Err(SnapshotError::file(
                     f,
                     "its points differ from the first snapshot's (one mesh for all snapshots)",
                 ));
             }
-            Ok(u)
-        })
-        .collect();
-    let mut snapshots = vec![Snapshot {
-        id: first.display().to_string(),
-        displacement: u0,
-    }];
-    for (f, u) in files[1..].iter().zip(rest) {
+            Some(_) => {}
+        }
         snapshots.push(Snapshot {
             id: f.display().to_string(),
-            displacement: u?,
+            displacement: u,
         });
     }
+    let mesh = mesh.ok_or_else(|| SnapshotError::file(Path::new("."), "no snapshot files"))?;
     Ok((mesh, snapshots))
 }
 
