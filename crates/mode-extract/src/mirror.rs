@@ -6,9 +6,15 @@
 //!   plate's, dropped), elements reflected and renumbered so their volume stays positive;
 //! - mode vectors reflected (the component normal to the plane changes sign): symmetric modes;
 //! - modal mass, stiffness and the tabulated internal force and energy doubled per plane (the
-//!   amplitudes `eps` are unchanged).
+//!   amplitudes `eps` are unchanged);
+//! - except for mass-normalized modes, which stay mass-normalized: per plane the modes are
+//!   divided by `s = sqrt(2)`, so `M` and `K` keep their values, the amplitudes `eps` and the
+//!   snapshot coordinates are multiplied by `s`, the energy `U(eps)` doubles and the force
+//!   `dU/deps` is multiplied by `2 / s`.
 
-use grain::{ElementBlock, ElementType, FemMesh, ForceTable, InternalForce, ModesBundle};
+use grain::{
+    ElementBlock, ElementType, FemMesh, ForceTable, InternalForce, ModesBundle, Normalization,
+};
 use ndarray::{Array2, Array3};
 
 const AXES: [char; 3] = ['x', 'y', 'z'];
@@ -107,14 +113,19 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
             }
         })
         .collect();
-    let sign = |reflected: bool, c: usize| if reflected && c == axis { -1.0 } else { 1.0 };
+    // Mode scale: 1, or sqrt(2) to keep mass-normalized modes so (module docs).
+    let scale = match b.info.normalization {
+        Normalization::Mass => std::f64::consts::SQRT_2,
+        _ => 1.0,
+    };
+    let flip = |reflected: bool, c: usize| if reflected && c == axis { -1.0 } else { 1.0 };
     let node_coords = Array2::from_shape_fn((source.len(), 3), |(new, c)| {
         let (i, reflected) = source[new];
-        sign(reflected, c) * nodes[[i, c]]
+        flip(reflected, c) * nodes[[i, c]]
     });
     let phi = Array3::from_shape_fn((b.phi.shape()[0], source.len(), 3), |(mode, new, c)| {
         let (i, reflected) = source[new];
-        sign(reflected, c) * b.phi[[mode, i, c]]
+        flip(reflected, c) * b.phi[[mode, i, c]] / scale
     });
     let internal_force = match &b.internal_force {
         InternalForce::Linear => InternalForce::Linear,
@@ -124,8 +135,8 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
         } => InternalForce::Table {
             interpolation: *interpolation,
             table: ForceTable {
-                eps: table.eps.clone(),
-                force: table.force.iter().map(|f| 2.0 * f).collect(),
+                eps: table.eps.iter().map(|e| scale * e).collect(),
+                force: table.force.iter().map(|f| 2.0 * f / scale).collect(),
                 energy: table.energy.iter().map(|e| 2.0 * e).collect(),
             },
         },
@@ -139,9 +150,9 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
             blocks,
         },
         phi,
-        mass: &b.mass * 2.0,
-        stiffness: &b.stiffness * 2.0,
-        coords: b.coords.clone(),
+        mass: &b.mass * (2.0 / (scale * scale)),
+        stiffness: &b.stiffness * (2.0 / (scale * scale)),
+        coords: &b.coords * scale,
         internal_force,
     })
 }

@@ -175,3 +175,44 @@ fn nodes_no_element_uses_are_dropped() {
         mirror(&b, &[0]).unwrap()
     );
 }
+
+#[test]
+fn mass_normalized_modes_stay_mass_normalized() {
+    let mut octant = octant_bundle(ElementType::Hex20, &[CUBIC]);
+    let s = octant.mass[[0, 0]].sqrt();
+    octant.phi /= s;
+    octant.mass /= s * s;
+    octant.stiffness /= s * s;
+    octant.info.normalization = Normalization::Mass;
+    octant.coords = Array2::from_elem((1, 1), 0.3);
+    // A tabulated law U = k eps^2 / 2 with the octant's stiffness.
+    let k = octant.stiffness[[0, 0]];
+    let eps = vec![0.0, 0.5, 1.0];
+    octant.internal_force = InternalForce::Table {
+        interpolation: TableInterpolation::Linear,
+        table: ForceTable {
+            force: eps.iter().map(|e| k * e).collect(),
+            energy: eps.iter().map(|e| k * e * e / 2.0).collect(),
+            eps,
+        },
+    };
+    let whole = mirror(&octant, &[0, 1, 2]).unwrap();
+    // Integrated independently over the mirrored mesh: M = 1 still, K unchanged.
+    let (m, k_whole) = modal_matrices(&whole.mesh, &whole.phi, &MATERIAL).unwrap();
+    assert!((m[[0, 0]] - 1.0).abs() < 1e-12, "{m}");
+    assert!((whole.mass[[0, 0]] - 1.0).abs() < 1e-12);
+    assert!((k_whole[[0, 0]] - k).abs() < 1e-12 * k);
+    assert!((whole.stiffness[[0, 0]] - k).abs() < 1e-12 * k);
+    // The same deformation: eps * phi is unchanged on the octant, so eps grows by sqrt(8).
+    let r = 8f64.sqrt();
+    assert!((whole.coords[[0, 0]] - 0.3 * r).abs() < 1e-12);
+    // The tabulated law is still U = K eps^2 / 2 with the unchanged K, at the scaled amplitudes.
+    let InternalForce::Table { table, .. } = &whole.internal_force else {
+        panic!("a table")
+    };
+    for ((e, f), u) in table.eps.iter().zip(&table.force).zip(&table.energy) {
+        assert!((f - k * e).abs() <= 1e-12 * k, "{f} vs {}", k * e);
+        assert!((u - k * e * e / 2.0).abs() <= 1e-12 * k, "{u}");
+    }
+    assert!((table.eps[2] - r).abs() < 1e-12);
+}
