@@ -24,25 +24,8 @@ fn faces(element: ElementType) -> &'static [&'static [usize]] {
 
 /// Local index of the mid-side node on the edge between two corners (quadratic elements).
 fn mid_side(element: ElementType, a: usize, b: usize) -> Option<usize> {
-    let edges: &[(usize, usize)] = match element {
-        ElementType::Tet10 => &[(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)],
-        ElementType::Hex20 | ElementType::Hex20Reduced => &[
-            (0, 1),
-            (1, 2),
-            (2, 3),
-            (3, 0),
-            (4, 5),
-            (5, 6),
-            (6, 7),
-            (7, 4),
-            (0, 4),
-            (1, 5),
-            (2, 6),
-            (3, 7),
-        ],
-        _ => return None,
-    };
-    let first_mid = if element.node_count() == 10 { 4 } else { 8 };
+    let edges = element.mid_side_edges();
+    let first_mid = element.node_count() - edges.len();
     edges
         .iter()
         .position(|&(p, q)| (p, q) == (a, b) || (p, q) == (b, a))

@@ -14,64 +14,33 @@ use nalgebra::{Point3, Vector3};
 
 /// Natural coordinates of the nodes of an element type, in node order.
 pub fn node_coordinates(element: ElementType) -> Vec<Point3<f64>> {
-    let mid = |a: &Point3<f64>, b: &Point3<f64>| nalgebra::center(a, b);
-    match element {
-        ElementType::Tet4 | ElementType::Tet10 => {
-            let c = vec![
-                Point3::new(0.0, 0.0, 0.0),
-                Point3::new(1.0, 0.0, 0.0),
-                Point3::new(0.0, 1.0, 0.0),
-                Point3::new(0.0, 0.0, 1.0),
-            ];
-            if element == ElementType::Tet4 {
-                return c;
-            }
-            let edges = [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)];
-            c.iter()
-                .copied()
-                .chain(edges.iter().map(|&(a, b)| mid(&c[a], &c[b])))
-                .collect()
-        }
+    let corners: &[[f64; 3]] = match element {
+        ElementType::Tet4 | ElementType::Tet10 => &[
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ],
         ElementType::Hex8
         | ElementType::Hex8Reduced
         | ElementType::Hex20
-        | ElementType::Hex20Reduced => {
-            let c: Vec<Point3<f64>> = [
-                [-1.0, -1.0, -1.0],
-                [1.0, -1.0, -1.0],
-                [1.0, 1.0, -1.0],
-                [-1.0, 1.0, -1.0],
-                [-1.0, -1.0, 1.0],
-                [1.0, -1.0, 1.0],
-                [1.0, 1.0, 1.0],
-                [-1.0, 1.0, 1.0],
-            ]
-            .iter()
-            .map(|p| Point3::from(*p))
-            .collect();
-            if element.node_count() == 8 {
-                return c;
-            }
-            let edges = [
-                (0, 1),
-                (1, 2),
-                (2, 3),
-                (3, 0),
-                (4, 5),
-                (5, 6),
-                (6, 7),
-                (7, 4),
-                (0, 4),
-                (1, 5),
-                (2, 6),
-                (3, 7),
-            ];
-            c.iter()
-                .copied()
-                .chain(edges.iter().map(|&(a, b)| mid(&c[a], &c[b])))
-                .collect()
-        }
-    }
+        | ElementType::Hex20Reduced => &[
+            [-1.0, -1.0, -1.0],
+            [1.0, -1.0, -1.0],
+            [1.0, 1.0, -1.0],
+            [-1.0, 1.0, -1.0],
+            [-1.0, -1.0, 1.0],
+            [1.0, -1.0, 1.0],
+            [1.0, 1.0, 1.0],
+            [-1.0, 1.0, 1.0],
+        ],
+    };
+    let c: Vec<Point3<f64>> = corners.iter().map(|p| Point3::from(*p)).collect();
+    let mid_sides = element
+        .mid_side_edges()
+        .iter()
+        .map(|&(a, b)| nalgebra::center(&c[a], &c[b]));
+    c.iter().copied().chain(mid_sides).collect()
 }
 
 /// Shape function values `N_a` and natural-coordinate gradients `dN_a/d(r, s, t)` at `x`.
@@ -105,7 +74,7 @@ pub fn shape(
                 values.push(l[i] * (2.0 * l[i] - 1.0));
                 gradients.push(dl[i] * (4.0 * l[i] - 1.0));
             }
-            for (i, j) in [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)] {
+            for &(i, j) in ElementType::Tet10.mid_side_edges() {
                 values.push(4.0 * l[i] * l[j]);
                 gradients.push((dl[i] * l[j] + dl[j] * l[i]) * 4.0);
             }

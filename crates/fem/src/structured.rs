@@ -53,24 +53,7 @@ pub fn box_mesh(element: ElementType, lo: [f64; 3], hi: [f64; 3], cells: [usize;
             }
         }
     }
-    let edges: &[(usize, usize)] = match element {
-        ElementType::Tet10 => &[(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)],
-        ElementType::Hex20 | ElementType::Hex20Reduced => &[
-            (0, 1),
-            (1, 2),
-            (2, 3),
-            (3, 0),
-            (4, 5),
-            (5, 6),
-            (6, 7),
-            (7, 4),
-            (0, 4),
-            (1, 5),
-            (2, 6),
-            (3, 7),
-        ],
-        _ => &[],
-    };
+    let edges = element.mid_side_edges();
     let mut mid: HashMap<(u64, u64), u64> = HashMap::new();
     for c in &mut cells_out {
         let corners = c.clone();

@@ -52,6 +52,29 @@ impl ElementType {
         }
     }
 
+    /// The corner pairs of the mid-side nodes of a quadratic element, in node order (Abaqus
+    /// convention: node `corner_count + i` sits on edge `i`); empty for linear elements.
+    pub fn mid_side_edges(self) -> &'static [(usize, usize)] {
+        match self {
+            ElementType::Tet10 => &[(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)],
+            ElementType::Hex20 | ElementType::Hex20Reduced => &[
+                (0, 1),
+                (1, 2),
+                (2, 3),
+                (3, 0),
+                (4, 5),
+                (5, 6),
+                (6, 7),
+                (7, 4),
+                (0, 4),
+                (1, 5),
+                (2, 6),
+                (3, 7),
+            ],
+            ElementType::Tet4 | ElementType::Hex8 | ElementType::Hex8Reduced => &[],
+        }
+    }
+
     /// The Abaqus name (`C3D10`, ...).
     pub fn abaqus_name(self) -> &'static str {
         match self {
