@@ -18,7 +18,7 @@ use crate::modes::{
     Keep, difference_modes, energy_orthogonalize, generalized_coordinates, largest_snapshot,
     single_mode, svd_modes,
 };
-use crate::snapshots::{Snapshot, SnapshotError, read_frd, read_scalars, read_table, read_vtk};
+use crate::snapshots::{SnapshotError, Snapshots, read_frd, read_scalars, read_table, read_vtk};
 
 /// Why an extraction failed.
 #[derive(Debug, thiserror::Error)]
@@ -98,7 +98,7 @@ pub struct ExtractOptions {
 /// Snapshots and their mesh, with the deck when there is one.
 struct Inputs {
     mesh: FemMesh,
-    snapshots: Vec<Snapshot>,
+    snapshots: Snapshots,
     deck: Option<fem::Deck>,
 }
 
@@ -146,9 +146,10 @@ fn read_inputs(o: &ExtractOptions) -> Result<Inputs, ExtractError> {
             }
             None => first.mesh,
         };
+        let n = mesh.nodes.nrows();
         return Ok(Inputs {
             mesh,
-            snapshots,
+            snapshots: Snapshots::from_lists(snapshots, n),
             deck,
         });
     }
@@ -175,9 +176,10 @@ fn read_inputs(o: &ExtractOptions) -> Result<Inputs, ExtractError> {
             .iter()
             .map(|f| read_table(f, &d.node_labels))
             .collect::<Result<Vec<_>, _>>()?;
+        let n = mesh.nodes.nrows();
         return Ok(Inputs {
             mesh,
-            snapshots,
+            snapshots: Snapshots::from_lists(snapshots, n),
             deck: Some(d),
         });
     }
@@ -229,13 +231,6 @@ fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
     Ok(SourceFile {
         path: path.display().to_string(),
         sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
-    })
-}
-
-/// The snapshot columns `3 n x S` of the chosen snapshots.
-fn matrix(snapshots: &[&Snapshot], n: usize) -> Mat<f64> {
-    Mat::from_fn(3 * n, snapshots.len(), |i, j| {
-        snapshots[j].displacement[i / 3][i % 3]
     })
 }
 
@@ -333,15 +328,14 @@ fn to_array(a: &DMatrix<f64>) -> Array2<f64> {
 /// Relative reconstruction error `||U - Phi C^T||_F / ||U||_F` of some snapshots.
 fn reconstruction(modes: &Mat<f64>, snaps: MatRef<'_, f64>) -> f64 {
     let c = generalized_coordinates(modes.as_ref(), snaps);
-    let r = snaps - modes * c.transpose();
-    let norm = |m: MatRef<'_, f64>| {
-        (0..m.nrows())
-            .flat_map(|i| (0..m.ncols()).map(move |j| (i, j)))
-            .map(|(i, j)| m[(i, j)].powi(2))
-            .sum::<f64>()
-            .sqrt()
-    };
-    norm(r.as_ref()) / norm(snaps).max(f64::MIN_POSITIVE)
+    // Column by column, so that no residual matrix the size of the snapshots is held.
+    let (residual, total) = (0..snaps.ncols())
+        .map(|j| {
+            let r = snaps.col(j) - modes * c.row(j).transpose();
+            (r.squared_norm_l2(), snaps.col(j).squared_norm_l2())
+        })
+        .fold((0.0, 0.0), |(r, t), (x, y)| (r + x, t + y));
+    (residual / total.max(f64::MIN_POSITIVE)).sqrt()
 }
 
 /// Runs the extraction.
@@ -352,11 +346,18 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             format!("a fraction in [0, 1), got {}", o.holdout),
         ));
     }
-    let inputs = read_inputs(o)?;
-    let material = material(o, inputs.deck.as_ref())?;
-    let n = inputs.mesh.nodes.nrows();
+    let Inputs {
+        mesh,
+        snapshots: Snapshots {
+            ids,
+            matrix: mut all,
+        },
+        deck,
+    } = read_inputs(o)?;
+    let material = material(o, deck.as_ref())?;
+    let n = mesh.nodes.nrows();
     // Held-out snapshots: evenly spaced, never the first or the last.
-    let s = inputs.snapshots.len();
+    let s = ids.len();
     let held = (o.holdout * s as f64).round() as usize;
     let mut holdout = vec![false; s];
     for k in 1..=held {
@@ -366,21 +367,27 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             holdout[i] = true;
         }
     }
-    // One matrix of all snapshots; the displacement lists are freed once it is built. The
-    // training matrix is that matrix itself unless snapshots are held out.
-    let mut inputs = inputs;
-    let all = matrix(&inputs.snapshots.iter().collect::<Vec<_>>(), n);
-    for snapshot in &mut inputs.snapshots {
-        snapshot.displacement = Vec::new();
+    // Training columns first, held-out ones last, by swapping columns in place: the training
+    // and held-out matrices are views of the one snapshot matrix. `order[j]` is the snapshot
+    // (input order) now in column `j`.
+    let order: Vec<usize> = (0..s)
+        .filter(|&i| !holdout[i])
+        .chain((0..s).filter(|&i| holdout[i]))
+        .collect();
+    let mut column_of: Vec<usize> = (0..s).collect();
+    let mut in_column: Vec<usize> = (0..s).collect();
+    for (j, &i) in order.iter().enumerate() {
+        let from = column_of[i];
+        if from != j {
+            faer::perm::swap_cols_idx(all.as_mut(), j, from);
+            let displaced = in_column[j];
+            (in_column[j], in_column[from]) = (i, displaced);
+            (column_of[i], column_of[displaced]) = (j, from);
+        }
     }
-    let columns = |keep: bool| -> Vec<usize> { (0..s).filter(|&i| holdout[i] != keep).collect() };
-    let (train_cols, test_cols) = (columns(true), columns(false));
-    let pick = |cols: &[usize]| Mat::from_fn(3 * n, cols.len(), |i, j| all[(i, cols[j])]);
-    let held_out: Option<(Mat<f64>, Mat<f64>)> =
-        (!test_cols.is_empty()).then(|| (pick(&train_cols), pick(&test_cols)));
-    let u = held_out
-        .as_ref()
-        .map_or(all.as_ref(), |(train, _)| train.as_ref());
+    let trained = s - order.iter().filter(|&&i| holdout[i]).count();
+    let u = all.as_ref().subcols(0, trained);
+    let test = all.as_ref().subcols(trained, s - trained);
 
     let (mut modes, construction) = match &o.method {
         Method::Svd(keep) => {
@@ -402,7 +409,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             (
                 single_mode(u, j),
                 ModeConstruction::Single {
-                    snapshot: inputs.snapshots[train_cols[j]].id.clone(),
+                    snapshot: ids[order[j]].clone(),
                 },
             )
         }
@@ -413,10 +420,10 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             },
         ),
     };
-    normalize(&mut modes, &o.normalization, inputs.deck.as_ref(), n)?;
+    normalize(&mut modes, &o.normalization, deck.as_ref(), n)?;
     let as_array =
         |m: &Mat<f64>| Array3::from_shape_fn((m.ncols(), n, 3), |(a, k, c)| m[(3 * k + c, a)]);
-    let (mut mass, mut stiffness) = modal_matrices(&inputs.mesh, &as_array(&modes), &material)?;
+    let (mut mass, mut stiffness) = modal_matrices(&mesh, &as_array(&modes), &material)?;
     if o.normalization == Normalization::Mass {
         let scales: Vec<f64> = (0..modes.ncols())
             .map(|a| 1.0 / mass[[a, a]].sqrt())
@@ -449,8 +456,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             },
             1,
         ) => {
-            let d = inputs
-                .deck
+            let d = deck
                 .as_ref()
                 .expect("control normalization checked the deck");
             let members = control_nodes(d, node_set)?;
@@ -469,9 +475,9 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         _ => generalized_coordinates(modes.as_ref(), all.as_ref()),
     };
     let train_error = reconstruction(&modes, u);
-    let holdout_error = held_out
-        .as_ref()
-        .map(|(_, test)| reconstruction(&modes, test.as_ref()));
+    let holdout_error = (trained < s).then(|| reconstruction(&modes, test));
+    // Back to input order.
+    let coords = Mat::from_fn(s, coords.ncols(), |i, a| coords[(column_of[i], a)]);
 
     // Internal-force fits and the strain-energy check, from the per-snapshot scalars.
     let mut internal_force = InternalForce::Linear;
@@ -571,14 +577,10 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             construction,
             normalization: o.normalization.clone(),
             energy_orthogonalized: o.energy_orthogonalize,
-            snapshots: inputs
-                .snapshots
-                .iter()
+            snapshots: ids
+                .into_iter()
                 .zip(&holdout)
-                .map(|(s, &h)| SnapshotInfo {
-                    id: s.id.clone(),
-                    holdout: h,
-                })
+                .map(|(id, &h)| SnapshotInfo { id, holdout: h })
                 .collect(),
             reconstruction: Reconstruction {
                 train: ReconstructionError {
@@ -594,7 +596,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             mirror_planes: String::new(),
         },
         phi: as_array(&modes),
-        mesh: inputs.mesh,
+        mesh,
         mass,
         stiffness,
         coords: Array2::from_shape_fn((coords.nrows(), coords.ncols()), |(i, j)| coords[(i, j)]),

@@ -10,8 +10,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use faer::{ColMut, Mat};
 use grain::{ElementBlock, ElementType, FemMesh};
 use ndarray::Array2;
+use rayon::prelude::*;
 
 /// Why snapshots could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -106,9 +108,43 @@ pub fn kind(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// Snapshots as one matrix (`3 n x S`): column `j` is snapshot `ids[j]`, row `3 i + c` the
+/// component `c` of node `i`'s displacement. Readers of large data fill it column by column, so
+/// that no second copy of the displacements is ever held.
+#[derive(Debug, Clone)]
+pub struct Snapshots {
+    /// Identifier of each column (file, and increment where a file holds several).
+    pub ids: Vec<String>,
+    /// The displacements, one snapshot per column.
+    pub matrix: Mat<f64>,
+}
+
+impl Snapshots {
+    /// The matrix of snapshots given as per-node lists (all of `n` nodes).
+    pub fn from_lists(list: Vec<Snapshot>, n: usize) -> Self {
+        let mut matrix = Mat::zeros(3 * n, list.len());
+        for (j, s) in list.iter().enumerate() {
+            fill_column(matrix.as_mut().col_mut(j), &s.displacement);
+        }
+        Snapshots {
+            ids: list.into_iter().map(|s| s.id).collect(),
+            matrix,
+        }
+    }
+}
+
+fn fill_column(mut col: ColMut<'_, f64>, u: &[[f64; 3]]) {
+    for (i, v) in u.iter().enumerate() {
+        for c in 0..3 {
+            col[3 * i + c] = v[c];
+        }
+    }
+}
+
 /// VTK snapshots: each `.vtu`/`.vtk` file, or every file of a `.pvd`, with its point-data vector
-/// `field`. Every file must have the mesh of the first.
-pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Vec<Snapshot>), SnapshotError> {
+/// `field`. Every file must have the mesh of the first. Files after the first are read in
+/// parallel (rayon), each straight into its column; the first error in file order is reported.
+pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Snapshots), SnapshotError> {
     let mut files = Vec::new();
     for p in paths {
         if p.extension().is_some_and(|e| e.eq_ignore_ascii_case("pvd")) {
@@ -120,27 +156,33 @@ pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Vec<Snapshot
             files.push(p.clone());
         }
     }
-    let mut mesh: Option<FemMesh> = None;
-    let mut snapshots = Vec::new();
-    for f in &files {
-        let (m, u) = fem::read_vtu_field(f, field)?;
-        match &mesh {
-            None => mesh = Some(m),
-            Some(first) if first.nodes != m.nodes => {
+    let first = files
+        .first()
+        .ok_or_else(|| SnapshotError::file(Path::new("."), "no snapshot files"))?;
+    let (mesh, u) = fem::read_vtu_field(first, field)?;
+    let mut matrix = Mat::zeros(3 * mesh.nodes.nrows(), files.len());
+    fill_column(matrix.as_mut().col_mut(0), &u);
+    drop(u);
+    let results: Vec<Result<(), SnapshotError>> = matrix
+        .as_mut()
+        .subcols_mut(1, files.len() - 1)
+        .par_col_iter_mut()
+        .zip(files[1..].par_iter())
+        .map(|(col, f)| {
+            let (m, u) = fem::read_vtu_field(f, field)?;
+            if m.nodes != mesh.nodes {
                 return Err(SnapshotError::file(
                     f,
                     "its points differ from the first snapshot's (one mesh for all snapshots)",
                 ));
             }
-            Some(_) => {}
-        }
-        snapshots.push(Snapshot {
-            id: f.display().to_string(),
-            displacement: u,
-        });
-    }
-    let mesh = mesh.ok_or_else(|| SnapshotError::file(Path::new("."), "no snapshot files"))?;
-    Ok((mesh, snapshots))
+            fill_column(col, &u);
+            Ok(())
+        })
+        .collect();
+    results.into_iter().collect::<Result<(), _>>()?;
+    let ids = files.iter().map(|f| f.display().to_string()).collect();
+    Ok((mesh, Snapshots { ids, matrix }))
 }
 
 /// A CalculiX `.frd` result file: its mesh and one snapshot per `DISP` block.

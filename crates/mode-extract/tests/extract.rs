@@ -82,6 +82,12 @@ fn held_out_snapshots_are_reconstructed_and_reported() {
         vec![false, true, false]
     );
     assert!(b.info.reconstruction.holdout.as_ref().unwrap().displacement < 1e-12);
+    // The coordinates stay in input order (the held-out middle one is computed apart): they
+    // grow with the top's displacement, 0.34, 0.68, 1.0 x 0.01.
+    for (s, f) in [0.34, 0.68, 1.0].iter().enumerate() {
+        let ratio = b.coords[[s, 0]] / b.coords[[2, 0]];
+        assert!((ratio - f).abs() < 1e-12, "snapshot {s}: {ratio}");
+    }
     // Unit L2 with a positive largest component.
     let norm: f64 = b.phi.iter().map(|x| x * x).sum::<f64>().sqrt();
     assert!((norm - 1.0).abs() < 1e-12);
