@@ -21,6 +21,7 @@ mod error;
 mod grid;
 mod mesh;
 mod npy;
+pub mod polynomial;
 mod table;
 pub mod vtk;
 
@@ -28,4 +29,5 @@ pub use bundle::*;
 pub use error::{FormatError, Result};
 pub use grid::{GridError, GridSpec, LevelSetGrid};
 pub use mesh::{ElementBlock, ElementType, FemMesh};
+pub use polynomial::{EnergyPolynomial, Monomial};
 pub use table::ForceTable;

@@ -4,10 +4,11 @@ use std::fs;
 use std::path::Path;
 
 use grain::{
-    Deformation, ElementBlock, ElementType, FemMesh, FitReport, ForceTable, GrainBundle,
-    GrainProperties, GridSpec, InternalForce, LevelSetGrid, Material, ModeConstruction,
-    ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError, RigidTransform,
-    SampledLevelSet, Snapshot, SourceFile, TableInterpolation, Truncation,
+    Deformation, ElementBlock, ElementType, EnergyPolynomial, FemMesh, FitReport, ForceTable,
+    GrainBundle, GrainProperties, GridSpec, InternalForce, LevelSetGrid, Material,
+    ModeConstruction, ModesBundle, ModesInfo, Monomial, Normalization, Reconstruction,
+    ReconstructionError, RigidTransform, SampledLevelSet, Snapshot, SourceFile, TableInterpolation,
+    Truncation,
 };
 use ndarray::{Array1, Array2, Array3, Array5, array};
 
@@ -204,6 +205,10 @@ fn deformable_grain_round_trips_every_field_and_array() {
                 },
             ),
         ),
+        (
+            "polynomial.grain",
+            deformable_grain(2, InternalForce::Polynomial(polynomial(2))),
+        ),
     ] {
         let path = dir.path().join(name);
         g.write(&path).unwrap();
@@ -342,6 +347,41 @@ fn damaged_values_are_rejected_naming_the_file() {
         &["b.modes", "mass", "not symmetric"],
     );
     assert!(!dir.path().join("b.modes").exists());
+
+    let mut bad = deformable_grain(2, InternalForce::Polynomial(polynomial(3)));
+    assert_names(
+        bad.write(&dir.path().join("p.grain")).unwrap_err(),
+        &[
+            "p.grain",
+            "internal_force.terms[0].powers",
+            "one exponent per mode (2), found 3",
+        ],
+    );
+    bad.deformation.as_mut().unwrap().internal_force =
+        InternalForce::Polynomial(EnergyPolynomial {
+            terms: vec![Monomial {
+                powers: vec![1, 1],
+                coefficient: f64::NAN,
+            }],
+        });
+    assert_names(
+        bad.write(&dir.path().join("p.grain")).unwrap_err(),
+        &["internal_force.terms[0].coefficient", "a finite number"],
+    );
+}
+
+/// `U = 3 eps_1^2 - 0.5 eps_1 eps_2 + ... ` over `modes` amplitudes, up to degree 3.
+fn polynomial(modes: usize) -> EnergyPolynomial {
+    EnergyPolynomial {
+        terms: EnergyPolynomial::exponents(modes, 3)
+            .into_iter()
+            .enumerate()
+            .map(|(i, powers)| Monomial {
+                powers,
+                coefficient: 3.0 - 0.5 * i as f64,
+            })
+            .collect(),
+    }
 }
 
 #[test]

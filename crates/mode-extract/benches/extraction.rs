@@ -156,6 +156,7 @@ fn main() {
         holdout: 0.1,
         units: "bench".into(),
         scalars: None,
+        degree: 3,
     };
     let t = Instant::now();
     let b = extract(&options).unwrap();

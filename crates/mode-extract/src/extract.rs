@@ -12,7 +12,10 @@ use nalgebra::DMatrix;
 use ndarray::{Array2, Array3};
 use sha2::{Digest, Sha256};
 
-use crate::fit::{disagreement, energy_fit, force_fit, generalized_forces, slope};
+use crate::fit::{
+    disagreement, energy_fit, force_fit, generalized_forces, linear_generalized_forces,
+    polynomial_disagreement, polynomial_energy_fit, polynomial_force_fit, secant_ratio,
+};
 use crate::modal::{Elastic, modal_matrices};
 use crate::modes::{
     Keep, difference_modes, energy_orthogonalize, generalized_coordinates, largest_snapshot,
@@ -91,8 +94,10 @@ pub struct ExtractOptions {
     pub holdout: f64,
     /// Free-text units.
     pub units: String,
-    /// Per-snapshot strain energies and reaction forces, for the internal-force fits (one mode).
+    /// Per-snapshot strain energies and reaction forces, for the internal-force fits.
     pub scalars: Option<PathBuf>,
+    /// Total degree of the fitted polynomial energy when there are several modes (2 to 6).
+    pub degree: u32,
 }
 
 /// Snapshots and their mesh, with the deck when there is one.
@@ -516,22 +521,22 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             train_energy_error = error(false);
             holdout_energy_error = error(true);
         }
+        let train_idx: Vec<usize> = (0..s).filter(|&i| !holdout[i]).collect();
+        let pick = |v: &Vec<f64>| train_idx.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+        let walls: Vec<(Vec<f64>, Vec<f64>)> = scalars
+            .boundaries
+            .iter()
+            .map(|(_, r, d)| (pick(r), pick(d)))
+            .collect();
         if modes.ncols() == 1 {
-            let train_idx: Vec<usize> = (0..s).filter(|&i| !holdout[i]).collect();
             let eps: Vec<f64> = train_idx.iter().map(|&i| coords[(i, 0)]).collect();
-            let pick = |v: &Vec<f64>| train_idx.iter().map(|&i| v[i]).collect::<Vec<f64>>();
             let by_energy = match &scalars.strain_energy {
                 Some(pe) => Some(energy_fit(&eps, &pick(pe)).map_err(|m| option("--scalars", m))?),
                 None => None,
             };
-            let by_force = if scalars.boundaries.is_empty() {
+            let by_force = if walls.is_empty() {
                 None
             } else {
-                let walls: Vec<(Vec<f64>, Vec<f64>)> = scalars
-                    .boundaries
-                    .iter()
-                    .map(|(_, r, d)| (pick(r), pick(d)))
-                    .collect();
                 let forces =
                     generalized_forces(&eps, &walls).map_err(|m| option("--scalars", m))?;
                 Some(force_fit(&eps, &forces).map_err(|m| option("--scalars", m))?)
@@ -545,12 +550,53 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                     (Some(f), Some(e)) => Some(disagreement(f, e)),
                     _ => None,
                 },
-                slope_over_stiffness: slope(&table) / stiffness[[0, 0]],
+                slope_over_stiffness: secant_ratio(
+                    &table.eps.iter().map(|&e| vec![e]).collect::<Vec<_>>(),
+                    &table.force.iter().map(|&f| vec![f]).collect::<Vec<_>>(),
+                    &stiffness,
+                ),
             });
             internal_force = InternalForce::Table {
                 interpolation: TableInterpolation::MonotoneCubic,
                 table,
             };
+        } else {
+            if !(2..=6).contains(&o.degree) {
+                return Err(option("--degree", format!("2 to 6, got {}", o.degree)));
+            }
+            let eps: Vec<Vec<f64>> = train_idx
+                .iter()
+                .map(|&i| (0..modes.ncols()).map(|a| coords[(i, a)]).collect())
+                .collect();
+            let fit_error = |m: String| option("--scalars", m);
+            let by_energy = match &scalars.strain_energy {
+                Some(pe) => {
+                    Some(polynomial_energy_fit(&eps, &pick(pe), o.degree).map_err(fit_error)?)
+                }
+                None => None,
+            };
+            let by_force = if walls.is_empty() {
+                None
+            } else {
+                let forces = linear_generalized_forces(&eps, &walls).map_err(fit_error)?;
+                Some(polynomial_force_fit(&eps, &forces, o.degree).map_err(fit_error)?)
+            };
+            let law = by_force
+                .clone()
+                .or_else(|| by_energy.clone())
+                .expect("scalars give one of them");
+            fit = Some(FitReport {
+                energy_vs_force: match (&by_force, &by_energy) {
+                    (Some(f), Some(e)) => Some(polynomial_disagreement(&eps, f, e)),
+                    _ => None,
+                },
+                slope_over_stiffness: secant_ratio(
+                    &eps,
+                    &eps.iter().map(|e| law.force(e)).collect::<Vec<_>>(),
+                    &stiffness,
+                ),
+            });
+            internal_force = InternalForce::Polynomial(law);
         }
     }
 

@@ -1,6 +1,8 @@
-//! The generalized internal force of a one-mode grain as a table (PHYSICS.md section 7; paper
-//! Section 4.2, Eqs. 56 and 58), from FEM strain energies or from reaction forces.
+//! The generalized internal force (PHYSICS.md section 7; paper Section 4.2, Eqs. 56 and 58), from
+//! FEM strain energies or from reaction forces: a table for one mode, a polynomial energy for
+//! several.
 //!
+//! One mode:
 //! Both fits tabulate at the snapshots' amplitudes `eps_i` (sorted, with the origin added):
 //! - energy fit (Eq. 56): the table passes through `(eps_i, U_i)` (the least-squares minimum of a
 //!   tabulation is the interpolant), and the force is the derivative of the monotone piecewise
@@ -14,8 +16,23 @@
 //! uniform samples of spacing `h` the slope of a quadratic energy is off by `(h / 2x)^2`.
 //! The stored law interpolates the force with the same monotone cubic
 //! ([`grain::TableInterpolation::MonotoneCubic`]).
+//!
+//! Several modes (a table over a grid of `A` amplitudes would need far more snapshots than FEM
+//! runs give): `U_theta` is a polynomial with every monomial of total degree 2 to `degree` in the
+//! amplitudes ([`grain::EnergyPolynomial`]), fitted by linear least squares, which is what Eqs. 56
+//! and 58 become for a model linear in its coefficients:
+//! - energy fit: `sum_i (U_theta(eps^i) - PE^i)^2`;
+//! - reaction-force fit: `sum_i |grad U_theta(eps^i) - F^i|^2`, with `F^i = J^T R^i` by virtual
+//!   work: `J` is the least-squares linear map from the amplitudes to the boundaries'
+//!   displacements (`d^i = J eps^i`), so `J_ba` is boundary `b`'s displacement per unit `eps_a`.
+//!
+//! The amplitudes are scaled to `[-1, 1]` before the monomials are formed (conditioning). If the
+//! snapshots do not determine every coefficient (too few of them, or amplitudes that never vary
+//! independently), the fit is refused rather than given an arbitrary minimum-norm answer.
 
-use grain::ForceTable;
+use grain::{EnergyPolynomial, ForceTable, Monomial};
+use nalgebra::{DMatrix, DVector};
+use ndarray::Array2;
 
 /// Fritsch-Carlson slopes of the monotone piecewise cubic Hermite interpolant through
 /// `(x_i, y_i)` (x strictly increasing): harmonic means of neighbouring secants where they
@@ -142,14 +159,191 @@ pub fn disagreement(a: &ForceTable, b: &ForceTable) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Least-squares slope through the origin of force against amplitude (to compare with K).
-pub fn slope(table: &ForceTable) -> f64 {
-    let (sxy, sxx) = table
-        .eps
+/// The secant ratio `sum_i eps_i . F_i / sum_i eps_i . K eps_i` of forces `F_i` at amplitudes
+/// `eps_i` to the modal stiffness `K`: for one mode, the least-squares slope of force against
+/// amplitude through the origin over `K`; 1 for a linear problem.
+pub fn secant_ratio(eps: &[Vec<f64>], force: &[Vec<f64>], stiffness: &Array2<f64>) -> f64 {
+    let dot = |x: &[f64], y: &[f64]| x.iter().zip(y).map(|(a, b)| a * b).sum::<f64>();
+    let (work, elastic) = eps.iter().zip(force).fold((0.0, 0.0), |(w, k), (e, f)| {
+        let ke: Vec<f64> = (0..e.len())
+            .map(|p| (0..e.len()).map(|q| stiffness[[p, q]] * e[q]).sum())
+            .collect();
+        (w + dot(e, f), k + dot(e, &ke))
+    });
+    work / elastic
+}
+
+/// Each amplitude's largest magnitude (1 where it is always zero): the scaling to `[-1, 1]`.
+fn scales(eps: &[Vec<f64>]) -> Vec<f64> {
+    let modes = eps.first().map_or(0, Vec::len);
+    (0..modes)
+        .map(|a| {
+            let m = eps.iter().fold(0.0f64, |m, e| m.max(e[a].abs()));
+            if m > 0.0 { m } else { 1.0 }
+        })
+        .collect()
+}
+
+fn monomial(powers: &[u32], x: &[f64]) -> f64 {
+    powers
         .iter()
-        .zip(&table.force)
-        .fold((0.0, 0.0), |(a, b), (x, f)| (a + x * f, b + x * x));
-    sxy / sxx
+        .zip(x)
+        .map(|(&p, &v)| v.powi(p as i32))
+        .product()
+}
+
+/// Least squares `design w = rhs`, refusing a rank-deficient design; then the coefficients of
+/// the unscaled amplitudes, `a_t = w_t / prod_a s_a^p_ta`.
+fn solve_terms(
+    design: DMatrix<f64>,
+    rhs: DVector<f64>,
+    exponents: Vec<Vec<u32>>,
+    s: &[f64],
+) -> Result<EnergyPolynomial, String> {
+    let terms = exponents.len();
+    if design.nrows() < terms {
+        return Err(format!(
+            "a degree-{} polynomial in {} amplitudes has {terms} coefficients, but there are only {} equations; add snapshots or lower --degree",
+            exponents
+                .iter()
+                .map(|p| p.iter().sum::<u32>())
+                .max()
+                .unwrap_or(0),
+            s.len(),
+            design.nrows()
+        ));
+    }
+    // Columns to unit norm, so that the rank test does not depend on the terms' sizes.
+    let norms: Vec<f64> = design
+        .column_iter()
+        .map(|c| c.norm().max(f64::MIN_POSITIVE))
+        .collect();
+    let mut scaled = design;
+    for (j, n) in norms.iter().enumerate() {
+        scaled.column_mut(j).unscale_mut(*n);
+    }
+    let svd = scaled.svd(true, true);
+    let largest = svd.singular_values.max();
+    let rank = svd
+        .singular_values
+        .iter()
+        .filter(|&&v| v > 1e-10 * largest)
+        .count();
+    if rank < terms {
+        return Err(format!(
+            "the snapshots determine only {rank} of the {terms} coefficients of the polynomial (their amplitudes do not vary independently enough); add snapshots or lower --degree"
+        ));
+    }
+    let w = svd.solve(&rhs, 0.0).map_err(|e| e.to_string())?;
+    Ok(EnergyPolynomial {
+        terms: exponents
+            .into_iter()
+            .enumerate()
+            .map(|(t, powers)| {
+                let coefficient = w[t] / norms[t] / monomial(&powers, s);
+                Monomial {
+                    powers,
+                    coefficient,
+                }
+            })
+            .collect(),
+    })
+}
+
+/// The energy fit for several modes: `U_theta` through the strain energies `energy[i]` at the
+/// amplitudes `eps[i]` (least squares).
+pub fn polynomial_energy_fit(
+    eps: &[Vec<f64>],
+    energy: &[f64],
+    degree: u32,
+) -> Result<EnergyPolynomial, String> {
+    let s = scales(eps);
+    let exponents = EnergyPolynomial::exponents(s.len(), degree);
+    let design = DMatrix::from_fn(eps.len(), exponents.len(), |i, t| {
+        let x: Vec<f64> = eps[i].iter().zip(&s).map(|(e, s)| e / s).collect();
+        monomial(&exponents[t], &x)
+    });
+    solve_terms(design, DVector::from_column_slice(energy), exponents, &s)
+}
+
+/// The reaction-force fit for several modes: `grad U_theta` through the generalized forces
+/// `force[i]` at the amplitudes `eps[i]` (least squares over every component).
+pub fn polynomial_force_fit(
+    eps: &[Vec<f64>],
+    force: &[Vec<f64>],
+    degree: u32,
+) -> Result<EnergyPolynomial, String> {
+    let s = scales(eps);
+    let modes = s.len();
+    let exponents = EnergyPolynomial::exponents(modes, degree);
+    // Row (i, a): d/dx_a of each scaled monomial, equal to s_a F_ia.
+    let design = DMatrix::from_fn(eps.len() * modes, exponents.len(), |r, t| {
+        let (i, a) = (r / modes, r % modes);
+        let p = &exponents[t];
+        if p[a] == 0 {
+            return 0.0;
+        }
+        let x: Vec<f64> = eps[i].iter().zip(&s).map(|(e, s)| e / s).collect();
+        let mut lowered = p.clone();
+        lowered[a] -= 1;
+        p[a] as f64 * monomial(&lowered, &x)
+    });
+    let rhs = DVector::from_fn(eps.len() * modes, |r, _| {
+        s[r % modes] * force[r / modes][r % modes]
+    });
+    solve_terms(design, rhs, exponents, &s)
+}
+
+/// Generalized forces by virtual work for several modes: `F^i = J^T R^i`, with `J` the
+/// least-squares linear map (through the origin) from the amplitudes to each boundary's
+/// displacement. `boundaries` holds (reactions, displacements) per boundary, per snapshot.
+pub fn linear_generalized_forces(
+    eps: &[Vec<f64>],
+    boundaries: &[(Vec<f64>, Vec<f64>)],
+) -> Result<Vec<Vec<f64>>, String> {
+    let modes = eps.first().map_or(0, Vec::len);
+    let c = DMatrix::from_fn(eps.len(), modes, |i, a| eps[i][a]);
+    let svd = c.clone().svd(true, true);
+    let largest = svd.singular_values.max();
+    if svd.singular_values.iter().any(|&v| v <= 1e-12 * largest) {
+        return Err(
+            "the amplitudes of the snapshots do not vary independently, so the boundaries' displacement per unit of each amplitude is undetermined".into(),
+        );
+    }
+    let mut forces = vec![vec![0.0; modes]; eps.len()];
+    for (reaction, displacement) in boundaries {
+        let j = svd
+            .solve(&DVector::from_column_slice(displacement), 0.0)
+            .map_err(|e| e.to_string())?;
+        for (i, f) in forces.iter_mut().enumerate() {
+            for a in 0..modes {
+                f[a] += reaction[i] * j[a];
+            }
+        }
+    }
+    Ok(forces)
+}
+
+/// Largest difference of two polynomial laws' forces at the amplitudes `eps`, relative to the
+/// largest force of the first (the several-mode form of [`disagreement`]).
+pub fn polynomial_disagreement(
+    eps: &[Vec<f64>],
+    a: &EnergyPolynomial,
+    b: &EnergyPolynomial,
+) -> f64 {
+    let norm = |v: Vec<f64>| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let scale = eps
+        .iter()
+        .map(|e| norm(a.force(e)))
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
+    eps.iter()
+        .map(|e| {
+            let (fa, fb) = (a.force(e), b.force(e));
+            norm(fa.iter().zip(&fb).map(|(x, y)| x - y).collect())
+        })
+        .fold(0.0, f64::max)
+        / scale
 }
 
 #[cfg(test)]
@@ -178,7 +372,9 @@ mod tests {
         for (e, f) in t.eps.iter().zip(&t.force).skip(5).take(34) {
             assert!((f / (7.0 * e) - 1.0).abs() < 0.01, "{e}: {f}");
         }
-        assert!((slope(&t) / 7.0 - 1.0).abs() < 0.01);
+        let points: Vec<Vec<f64>> = t.eps.iter().map(|&e| vec![e]).collect();
+        let forces: Vec<Vec<f64>> = t.force.iter().map(|&f| vec![f]).collect();
+        assert!((secant_ratio(&points, &forces, &ndarray::array![[7.0]]) - 1.0).abs() < 0.01);
     }
 
     #[test]
@@ -199,5 +395,106 @@ mod tests {
                 .all(|(a, b)| (a - b).abs() < 1e-12),
             "{f:?}"
         );
+    }
+
+    /// `U = 3 x^2 - x y + 2 y^2 + 0.5 x^3 - 4 x y^2 + y^3` over scattered amplitudes of very
+    /// different sizes (x ~ 1e-3, y ~ 1): degree 3 in two amplitudes, 7 terms.
+    fn cubic() -> (EnergyPolynomial, Vec<Vec<f64>>) {
+        let coefficients = [3.0, -1.0, 2.0, 0.5, 0.0, -4.0, 1.0];
+        let law = EnergyPolynomial {
+            terms: EnergyPolynomial::exponents(2, 3)
+                .into_iter()
+                .zip(coefficients)
+                .map(|(powers, coefficient)| Monomial {
+                    powers,
+                    coefficient,
+                })
+                .collect(),
+        };
+        let eps = (0..12)
+            .map(|i| {
+                let t = i as f64;
+                vec![1e-3 * (0.7 * t).sin(), (1.3 * t + 0.4).cos()]
+            })
+            .collect();
+        (law, eps)
+    }
+
+    /// Each term's error at the largest amplitudes `scales`, against a bound `u_max` of the
+    /// data's energies (a term far smaller than the data is only determined relative to them).
+    fn assert_same_law(got: &EnergyPolynomial, want: &EnergyPolynomial, scales: [f64; 2]) {
+        // |U| <= 3e-6 + 1e-3 + 2 + 5e-10 + 4e-3 + 1 < 7 for |x| <= 1e-3, |y| <= 1.
+        let u_max = 7.0;
+        for (g, w) in got.terms.iter().zip(&want.terms) {
+            assert_eq!(g.powers, w.powers);
+            let size = monomial(&w.powers, &scales);
+            assert!(
+                ((g.coefficient - w.coefficient) * size).abs() < 1e-12 * u_max,
+                "{:?}: {} vs {}",
+                w.powers,
+                g.coefficient,
+                w.coefficient
+            );
+        }
+    }
+
+    #[test]
+    fn polynomial_fits_recover_a_known_energy_from_energies_or_reactions() {
+        let (law, eps) = cubic();
+        let energy: Vec<f64> = eps.iter().map(|e| law.energy(e)).collect();
+        let fitted = polynomial_energy_fit(&eps, &energy, 3).unwrap();
+        assert_same_law(&fitted, &law, [1e-3, 1.0]);
+        // Two walls with displacements d = J eps; reactions R with J^T R = grad U (Eq. 58).
+        let j = [[2.0, 0.5], [-1.0, 3.0]];
+        let det = j[0][0] * j[1][1] - j[0][1] * j[1][0];
+        let mut walls = vec![(Vec::new(), Vec::new()), (Vec::new(), Vec::new())];
+        for e in &eps {
+            let f = law.force(e);
+            // R = J^-T F.
+            let r = [
+                (j[1][1] * f[0] - j[1][0] * f[1]) / det,
+                (-j[0][1] * f[0] + j[0][0] * f[1]) / det,
+            ];
+            for b in 0..2 {
+                walls[b].0.push(r[b]);
+                walls[b].1.push(j[b][0] * e[0] + j[b][1] * e[1]);
+            }
+        }
+        let forces = linear_generalized_forces(&eps, &walls).unwrap();
+        for (e, f) in eps.iter().zip(&forces) {
+            let want = law.force(e);
+            assert!(
+                (f[0] - want[0]).abs() < 1e-9 * want[0].abs().max(1.0),
+                "{f:?}"
+            );
+            assert!(
+                (f[1] - want[1]).abs() < 1e-9 * want[1].abs().max(1.0),
+                "{f:?}"
+            );
+        }
+        let by_force = polynomial_force_fit(&eps, &forces, 3).unwrap();
+        assert_same_law(&by_force, &law, [1e-3, 1.0]);
+        assert!(polynomial_disagreement(&eps, &by_force, &fitted) < 1e-9);
+    }
+
+    #[test]
+    fn underdetermined_polynomial_fits_are_refused() {
+        let (law, eps) = cubic();
+        let energy: Vec<f64> = eps.iter().map(|e| law.energy(e)).collect();
+        let e = polynomial_energy_fit(&eps[..5], &energy[..5], 3).unwrap_err();
+        assert!(
+            e.contains("7 coefficients, but there are only 5 equations"),
+            "{e}"
+        );
+        // Amplitudes that always move together: x y and y^2 cannot be told apart.
+        let line: Vec<Vec<f64>> = (1..10)
+            .map(|i| vec![0.1 * i as f64, 0.2 * i as f64])
+            .collect();
+        let energy: Vec<f64> = line.iter().map(|e| law.energy(e)).collect();
+        let e = polynomial_energy_fit(&line, &energy, 2).unwrap_err();
+        assert!(e.contains("determine only 1 of the 3 coefficients"), "{e}");
+        let walls = vec![(vec![1.0; 9], line.iter().map(|e| e[0]).collect())];
+        let e = linear_generalized_forces(&line, &walls).unwrap_err();
+        assert!(e.contains("do not vary independently"), "{e}");
     }
 }

@@ -60,9 +60,12 @@ struct Cli {
     #[arg(long, default_value = "unspecified")]
     units: String,
     /// Per-snapshot scalars CSV (columns snapshot, strain_energy, force_<b>, displacement_<b>):
-    /// fits the internal force as a table (one mode).
+    /// fits the internal force: a table for one mode, a polynomial energy for several.
     #[arg(long)]
     scalars: Option<PathBuf>,
+    /// Total degree of the polynomial energy fitted when there are several modes (2 to 6).
+    #[arg(long, default_value_t = 3)]
+    degree: u32,
     /// Mirror the FEM part across these coordinate planes to the whole grain, e.g. `xyz` for an
     /// octant model (symmetric modes; M, K and the tabulated force double per plane).
     #[arg(long, value_parser = parse_planes)]
@@ -139,6 +142,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         holdout: cli.holdout,
         units: cli.units,
         scalars: cli.scalars,
+        degree: cli.degree,
     };
     let mut bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
     if let Some(Planes(axes)) = &cli.mirror {

@@ -13,7 +13,8 @@
 //!   `dU/deps` is multiplied by `2 / s`.
 
 use grain::{
-    ElementBlock, ElementType, FemMesh, ForceTable, InternalForce, ModesBundle, Normalization,
+    ElementBlock, ElementType, EnergyPolynomial, FemMesh, ForceTable, InternalForce, ModesBundle,
+    Monomial, Normalization,
 };
 use ndarray::{Array2, Array3};
 
@@ -140,6 +141,17 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
                 energy: table.energy.iter().map(|e| 2.0 * e).collect(),
             },
         },
+        // U'(eps') = 2 U(eps' / scale): each term's coefficient times 2 / scale^degree.
+        InternalForce::Polynomial(p) => InternalForce::Polynomial(EnergyPolynomial {
+            terms: p
+                .terms
+                .iter()
+                .map(|t| Monomial {
+                    powers: t.powers.clone(),
+                    coefficient: 2.0 * t.coefficient / scale.powi(t.degree() as i32),
+                })
+                .collect(),
+        }),
     };
     let mut info = b.info.clone();
     info.mirror_planes.push(AXES[axis]);

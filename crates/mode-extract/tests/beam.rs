@@ -32,6 +32,7 @@ fn beam_mode_matches_the_analytic_shape_and_the_reaction_force() {
         holdout: 0.0,
         units: "mm, N, MPa".into(),
         scalars: None,
+        degree: 3,
     })
     .unwrap();
     let k = b.stiffness[[0, 0]];

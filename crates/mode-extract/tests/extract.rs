@@ -30,6 +30,7 @@ fn options(method: Method, normalization: Normalization) -> ExtractOptions {
         holdout: 0.0,
         units: "mm, N, s".into(),
         scalars: None,
+        degree: 3,
     }
 }
 
@@ -204,6 +205,7 @@ fn reaction_force_fit_tabulates_calculix_reactions() {
     assert!(table.energy.windows(2).all(|w| w[1] > w[0]));
     let e = extract(&ExtractOptions {
         scalars: Some(data("tiny.inp")),
+        degree: 3,
         ..options(Method::Single, Normalization::UnitMax)
     })
     .unwrap_err()

@@ -34,6 +34,7 @@ fn sphere_compaction_mode_fits_agree_and_follow_hertz_at_small_eps() {
         holdout: 0.0,
         units: "mm, N, MPa".into(),
         scalars: Some(case("sphere_scalars.csv")),
+        degree: 3,
     })
     .unwrap();
     let InternalForce::Table { table, .. } = &b.internal_force else {

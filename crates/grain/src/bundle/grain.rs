@@ -2,7 +2,7 @@
 //!
 //! | file | content |
 //! |---|---|
-//! | `grain.json` | manifest: schema, grid, node count, [`GrainProperties`], modal data if deformable |
+//! | `grain.json` | manifest: schema, grid, node count, [`GrainProperties`], modal data if deformable (a polynomial internal-force law inline, see [`crate::polynomial`]) |
 //! | `levelset.npy` | `(nx, ny, nz)` signed distance, negative inside, local frame |
 //! | `nodes.npy` | `(k, 3)` surface node reference positions, local frame |
 //! | `node_areas.npy` | `(k)` surface area carried by each node |

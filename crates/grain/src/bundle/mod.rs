@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_file_atomically;
 use crate::error::{FormatError, Result};
+use crate::polynomial::{EnergyPolynomial, Monomial};
 use crate::table::ForceTable;
 
 /// How a grain's generalized internal force `F_int(eps)` is computed (PHYSICS.md section 2).
@@ -36,6 +37,9 @@ pub enum InternalForce {
         /// The samples.
         table: ForceTable,
     },
+    /// Any number of modes: `F_int = grad U` of a polynomial strain energy, stored inline in
+    /// the manifest.
+    Polynomial(EnergyPolynomial),
 }
 
 /// The manifest's record of an [`InternalForce`]: the table itself lives in a CSV file.
@@ -44,6 +48,7 @@ pub enum InternalForce {
 pub(crate) enum InternalForceEntry {
     Linear,
     Table { interpolation: TableInterpolation },
+    Polynomial { terms: Vec<Monomial> },
 }
 
 const FORCE_TABLE_FILE: &str = "internal_force.csv";
@@ -81,7 +86,34 @@ pub(crate) fn write_internal_force(
                 interpolation: *interpolation,
             }
         }
+        InternalForce::Polynomial(p) => {
+            check_polynomial(dir, p, modes)?;
+            InternalForceEntry::Polynomial {
+                terms: p.terms.clone(),
+            }
+        }
     })
+}
+
+/// Every term of a polynomial law has one exponent per mode and a finite coefficient.
+fn check_polynomial(dir: &Path, p: &EnergyPolynomial, modes: usize) -> Result<()> {
+    for (i, t) in p.terms.iter().enumerate() {
+        if t.powers.len() != modes {
+            return Err(FormatError::invalid(
+                dir,
+                format!("internal_force.terms[{i}].powers"),
+                format!("one exponent per mode ({modes}), found {}", t.powers.len()),
+            ));
+        }
+        if !t.coefficient.is_finite() {
+            return Err(FormatError::invalid(
+                dir,
+                format!("internal_force.terms[{i}].coefficient"),
+                format!("a finite number, found {}", t.coefficient),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Reads the law a manifest entry names (a table is only allowed for one mode).
@@ -98,6 +130,11 @@ pub(crate) fn read_internal_force(
                 interpolation,
                 table: ForceTable::read_csv(&dir.join(FORCE_TABLE_FILE))?,
             }
+        }
+        InternalForceEntry::Polynomial { terms } => {
+            let p = EnergyPolynomial { terms };
+            check_polynomial(dir, &p, modes)?;
+            InternalForce::Polynomial(p)
         }
     })
 }

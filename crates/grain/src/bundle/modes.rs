@@ -2,7 +2,7 @@
 //!
 //! | file | content |
 //! |---|---|
-//! | `modes.json` | manifest: schema, counts, element blocks, [`ModesInfo`], internal-force law |
+//! | `modes.json` | manifest: schema, counts, element blocks, [`ModesInfo`], internal-force law (a polynomial law inline, see [`crate::polynomial`]) |
 //! | `ref_nodes.npy` | `(n, 3)` FEM node coordinates, reference configuration, input frame |
 //! | `elements{b}.npy` | `(m_b, nodes per element)` 0-based connectivity (uint64) of element block `b` |
 //! | `phi.npy` | `(A, n, 3)` modes `Phi_a` at the FEM nodes |
@@ -174,8 +174,9 @@ pub struct FitReport {
     /// Largest difference of the energy and reaction-force fits' forces, relative to the
     /// largest force; `None` unless both data were given.
     pub energy_vs_force: Option<f64>,
-    /// Least-squares slope of the fitted force through the origin divided by the modal
-    /// stiffness `K` (1 for a linear problem).
+    /// The secant ratio `sum_i eps_i . F(eps_i) / sum_i eps_i . K eps_i` of the fitted force
+    /// to the modal stiffness `K` over the fitted amplitudes (for one mode: the least-squares
+    /// slope through the origin over `K`); 1 for a linear problem.
     pub slope_over_stiffness: f64,
 }
 
