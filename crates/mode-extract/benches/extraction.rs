@@ -154,6 +154,7 @@ fn main() {
         poisson_ratio: Some(0.3),
         density: Some(1.0),
         holdout: 0.1,
+        holdout_snapshots: Vec::new(),
         units: "bench".into(),
         scalars: None,
         degree: 3,

@@ -92,6 +92,8 @@ pub struct ExtractOptions {
     pub density: Option<f64>,
     /// Fraction of snapshots held out of the fit (evenly spaced), for the out-of-sample check.
     pub holdout: f64,
+    /// Snapshots held out by name instead (see [`held_out_by_name`]); not with `holdout`.
+    pub holdout_snapshots: Vec<String>,
     /// Free-text units.
     pub units: String,
     /// Per-snapshot strain energies and reaction forces, for the internal-force fits.
@@ -343,6 +345,43 @@ fn reconstruction(modes: &Mat<f64>, snaps: MatRef<'_, f64>) -> f64 {
     (residual / total.max(f64::MIN_POSITIVE)).sqrt()
 }
 
+/// Snapshots held out by name: a name matches each snapshot whose identifier contains it as a
+/// whole part, after the start, a `/` or a space and before the end or a space: a file name
+/// (`s03.vtu`), a path, a `.frd` file (all its increments) or one increment (`step time 0.5`).
+/// Every name must match, and one snapshot at least must remain.
+pub fn held_out_by_name(ids: &[String], names: &[String]) -> Result<Vec<bool>, ExtractError> {
+    let matches = |id: &str, name: &str| {
+        id.match_indices(name).any(|(at, _)| {
+            let (head, tail) = (&id[..at], &id[at + name.len()..]);
+            (head.is_empty() || head.ends_with(['/', ' ']))
+                && (tail.is_empty() || tail.starts_with(' '))
+        })
+    };
+    let mut holdout = vec![false; ids.len()];
+    for name in names {
+        let mut found = false;
+        for (h, id) in holdout.iter_mut().zip(ids) {
+            if matches(id, name) {
+                *h = true;
+                found = true;
+            }
+        }
+        if !found {
+            return Err(option(
+                "--holdout-snapshots",
+                format!("no snapshot is named `{name}` (the first is `{}`)", ids[0]),
+            ));
+        }
+    }
+    if holdout.iter().all(|&h| h) {
+        return Err(option(
+            "--holdout-snapshots",
+            "every snapshot would be held out; keep one for the fit",
+        ));
+    }
+    Ok(holdout)
+}
+
 /// Runs the extraction.
 pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     if !(0.0..1.0).contains(&o.holdout) {
@@ -361,17 +400,27 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     } = read_inputs(o)?;
     let material = material(o, deck.as_ref())?;
     let n = mesh.nodes.nrows();
-    // Held-out snapshots: evenly spaced, never the first or the last.
     let s = ids.len();
-    let held = (o.holdout * s as f64).round() as usize;
-    let mut holdout = vec![false; s];
-    for k in 1..=held {
-        // The k-th of `held` points spaced evenly strictly inside (0, s - 1).
-        let i = (k as f64 * (s - 1) as f64 / (held + 1) as f64).round() as usize;
-        if i > 0 && i + 1 < s {
-            holdout[i] = true;
+    let holdout = if o.holdout_snapshots.is_empty() {
+        // A fraction: evenly spaced, never the first or the last.
+        let held = (o.holdout * s as f64).round() as usize;
+        let mut holdout = vec![false; s];
+        for k in 1..=held {
+            // The k-th of `held` points spaced evenly strictly inside (0, s - 1).
+            let i = (k as f64 * (s - 1) as f64 / (held + 1) as f64).round() as usize;
+            if i > 0 && i + 1 < s {
+                holdout[i] = true;
+            }
         }
-    }
+        holdout
+    } else if o.holdout > 0.0 {
+        return Err(option(
+            "--holdout-snapshots",
+            "give either it or --holdout, not both",
+        ));
+    } else {
+        held_out_by_name(&ids, &o.holdout_snapshots)?
+    };
     // Training columns first, held-out ones last, by swapping columns in place: the training
     // and held-out matrices are views of the one snapshot matrix. `order[j]` is the snapshot
     // (input order) now in column `j`.

@@ -56,6 +56,10 @@ struct Cli {
     /// Fraction of snapshots held out of the fit for the out-of-sample check.
     #[arg(long, default_value_t = 0.0)]
     holdout: f64,
+    /// Snapshots held out by name instead, comma-separated: file names (`s03.vtu`), paths, or
+    /// `.frd` increments (`step time 0.5`).
+    #[arg(long, value_delimiter = ',')]
+    holdout_snapshots: Vec<String>,
     /// Free-text unit system, recorded in modes.json.
     #[arg(long, default_value = "unspecified")]
     units: String,
@@ -140,6 +144,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         poisson_ratio: cli.poisson,
         density: cli.density,
         holdout: cli.holdout,
+        holdout_snapshots: cli.holdout_snapshots,
         units: cli.units,
         scalars: cli.scalars,
         degree: cli.degree,

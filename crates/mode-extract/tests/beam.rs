@@ -30,6 +30,7 @@ fn beam_mode_matches_the_analytic_shape_and_the_reaction_force() {
         poisson_ratio: None,
         density: None,
         holdout: 0.0,
+        holdout_snapshots: Vec::new(),
         units: "mm, N, MPa".into(),
         scalars: None,
         degree: 3,

@@ -28,6 +28,7 @@ fn options(method: Method, normalization: Normalization) -> ExtractOptions {
         poisson_ratio: None,
         density: None,
         holdout: 0.0,
+        holdout_snapshots: Vec::new(),
         units: "mm, N, s".into(),
         scalars: None,
         degree: 3,
@@ -88,6 +89,52 @@ fn held_out_snapshots_are_reconstructed_and_reported() {
     for (s, f) in [0.34, 0.68, 1.0].iter().enumerate() {
         let ratio = b.coords[[s, 0]] / b.coords[[2, 0]];
         assert!((ratio - f).abs() < 1e-12, "snapshot {s}: {ratio}");
+    }
+    // The same snapshot held out by name (its increment in the .frd) gives the same report.
+    let step = b.info.snapshots[1]
+        .id
+        .split_once(".frd ")
+        .unwrap()
+        .1
+        .to_string();
+    assert!(step.starts_with("step time "), "{step}");
+    let named = ExtractOptions {
+        holdout: 0.0,
+        holdout_snapshots: vec![step],
+        ..o.clone()
+    };
+    assert_eq!(extract(&named).unwrap().info, b.info);
+    let both = ExtractOptions {
+        holdout: 0.34,
+        ..named.clone()
+    };
+    let e = extract(&both).unwrap_err().to_string();
+    assert!(
+        e.contains("--holdout-snapshots: give either it or --holdout"),
+        "{e}"
+    );
+    for (names, message) in [
+        (
+            vec!["step time 9".to_string()],
+            "no snapshot is named `step time 9`",
+        ),
+        (
+            vec!["tiny.frd".to_string()],
+            "every snapshot would be held out",
+        ),
+    ] {
+        let e = extract(&ExtractOptions {
+            holdout: 0.0,
+            holdout_snapshots: names,
+            ..o.clone()
+        });
+        match e {
+            Err(e) => assert!(
+                e.to_string().contains(message) && !message.is_empty(),
+                "{e}"
+            ),
+            Ok(_) => panic!("{message}"),
+        }
     }
     // Unit L2 with a positive largest component.
     let norm: f64 = b.phi.iter().map(|x| x * x).sum::<f64>().sqrt();

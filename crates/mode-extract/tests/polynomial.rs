@@ -92,6 +92,7 @@ fn two_mode_fits_of_a_linear_cube_give_its_modal_stiffness() {
         poisson_ratio: Some(nu),
         density: Some(1.0),
         holdout: 0.0,
+        holdout_snapshots: Vec::new(),
         units: "test".into(),
         scalars: Some(dir.path().join("scalars.csv")),
         degree: 3,

@@ -32,6 +32,7 @@ fn sphere_compaction_mode_fits_agree_and_follow_hertz_at_small_eps() {
         poisson_ratio: None,
         density: None,
         holdout: 0.0,
+        holdout_snapshots: Vec::new(),
         units: "mm, N, MPa".into(),
         scalars: Some(case("sphere_scalars.csv")),
         degree: 3,
