@@ -5,16 +5,16 @@ use std::process::Command;
 use e2e::{binary, workspace_root};
 
 #[test]
-fn unbuilt_stage_tools_say_so_and_exit_non_zero() {
+fn failing_stages_write_nothing_and_unbuilt_tools_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(binary("dem-run"))
         .args(["scene.toml", "--out", "run"])
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("not built yet (issue #6)"), "{stderr}");
+    assert!(stderr.contains("dem-run: scene.toml: "), "{stderr}");
     assert_eq!(
         std::fs::read_dir(dir.path()).unwrap().count(),
         0,

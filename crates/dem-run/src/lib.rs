@@ -1,5 +1,30 @@
-//! The LS-DEM solver: rigid grains with node-to-level-set contact, extended with modal deformation
-//! degrees of freedom (PHYSICS.md sections 3 to 6), driven by scene files.
+//! The LS-DEM solver (PHYSICS.md sections 3, 4 and 6), driven by scene files: rigid grains
+//! whose surface nodes meet each other's level sets and analytic walls. (Modal deformation
+//! degrees of freedom come next: issue #7.)
 //!
-//! Not built yet: issue #6. The on-disk formats it reads and writes are defined once, in the
-//! `grain` crate.
+//! One step ([`sim::Simulation::step`]), in the rapier manner:
+//! 1. half kick and drift of the free grains (velocity Verlet; rotations by an exact splitting
+//!    of Euler's equations, [`sim`]); prescribed grains and walls moved to the new time;
+//! 2. broad phase: pairs of overlapping bounding spheres by a cell list ([`broad`]), and
+//!    grain-wall pairs;
+//! 3. narrow phase and contact law: surface nodes against level sets, forces and shear
+//!    histories per node ([`narrow`], [`law`]), pairs in parallel;
+//! 4. reduction of the pair forces onto grains and walls in pair order (the same bits for any
+//!    thread count), gravity, local damping;
+//! 5. the second half kick.
+//!
+//! Units are the scene's and the bundles' (never converted). Forces are global; a node's
+//! penetration is `d = -phi >= 0` into the other body.
+
+pub mod body;
+pub mod broad;
+pub mod law;
+pub mod narrow;
+pub mod run;
+pub mod scene;
+pub mod sim;
+pub mod wall;
+
+pub use run::{RunError, RunOptions, Summary, run};
+pub use scene::{Scene, SceneError};
+pub use sim::Simulation;

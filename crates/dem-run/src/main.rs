@@ -1,20 +1,71 @@
 //! The `dem-run` command line: a thin layer over the `dem_run` library.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
+use dem_run::{RunOptions, run};
 
-/// Level-set DEM solver with modal deformation degrees of freedom.
+/// Level-set DEM solver: runs a scene file (see the `dem_run::scene` docs for its keys).
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
-    /// Arguments of the commands to come (see DESIGN.md, "Command lines").
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    /// The scene (TOML).
+    scene: PathBuf,
+    /// Run directory (default: the scene's name without extension, next to it, + `.run`).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Threads (default: the scene's `run.threads`, else every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Continue from a checkpoint written by an earlier run of the same scene.
+    #[arg(long)]
+    restart: Option<PathBuf>,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn main() -> ExitCode {
-    Cli::parse();
-    eprintln!("dem-run: not built yet (issue #6); nothing was read or written");
-    ExitCode::from(2)
+    let cli = Cli::parse();
+    let out = cli
+        .out
+        .clone()
+        .unwrap_or_else(|| cli.scene.with_extension("run"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed)) {
+        eprintln!("dem-run: cannot catch Ctrl-C ({e}); an interrupted run will not checkpoint");
+    }
+    let options = RunOptions {
+        out,
+        threads: cli.threads,
+        restart: cli.restart,
+        progress: !cli.quiet,
+    };
+    match run(&cli.scene, &options, &stop) {
+        Ok(s) => {
+            println!(
+                "dem-run: {} steps to t = {:e} ({} grains, {} threads, {:.0} steps/s) in {}",
+                s.steps,
+                s.time,
+                s.grains,
+                s.threads,
+                s.steps_per_second,
+                options.out.display()
+            );
+            if s.interrupted {
+                let c = s.last_checkpoint.map(|p| p.display().to_string());
+                eprintln!("dem-run: interrupted; checkpoint {}", c.unwrap_or_default());
+                return ExitCode::from(130);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("dem-run: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

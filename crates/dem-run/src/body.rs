@@ -1,0 +1,152 @@
+//! Grains in the solver: a shape shared by every instance of one bundle, and each instance's
+//! state (PHYSICS.md section 1; rigid here: `eps = 0`).
+
+use std::sync::Arc;
+
+use grain::{GrainBundle, LevelSetGrid};
+use nalgebra::{Point3, Quaternion, UnitQuaternion, Vector3};
+use serde::{Deserialize, Serialize};
+
+use crate::scene::Motion;
+
+/// What every instance of one grain bundle shares: the level set, the surface nodes and the
+/// mass properties, all in the grain's local frame (principal axes, origin at the centre of
+/// mass). Held behind an `Arc`: an instance costs its state only.
+#[derive(Debug)]
+pub struct Shape {
+    /// Signed distance, negative inside (`phi`).
+    pub levelset: LevelSetGrid,
+    /// Surface node positions `x0_k`.
+    pub nodes: Vec<Vector3<f64>>,
+    /// Surface area carried by each node `a_k` (they sum to the surface area).
+    pub areas: Vec<f64>,
+    /// Mass `m`.
+    pub mass: f64,
+    /// Principal moments of inertia `I_1, I_2, I_3` (local x, y, z).
+    pub moments: [f64; 3],
+    /// Radius of a sphere about the centre of mass enclosing the grain: the farthest node plus
+    /// one grid spacing (the surface between nodes may reach slightly farther).
+    pub bounding_radius: f64,
+    /// Nodes per unit surface area (for the `finer` node-role rule).
+    pub node_density: f64,
+}
+
+impl Shape {
+    /// The shape of a rigid bundle (modal data, if any, is not used by the rigid solver).
+    pub fn from_bundle(b: &GrainBundle) -> Shape {
+        let nodes: Vec<Vector3<f64>> = b
+            .nodes
+            .rows()
+            .into_iter()
+            .map(|r| Vector3::new(r[0], r[1], r[2]))
+            .collect();
+        let areas: Vec<f64> = b.node_areas.to_vec();
+        let farthest = nodes.iter().map(|n| n.norm()).fold(0.0, f64::max);
+        let area: f64 = areas.iter().sum();
+        Shape {
+            bounding_radius: farthest + b.levelset.spec().spacing,
+            node_density: nodes.len() as f64 / area,
+            levelset: b.levelset.clone(),
+            nodes,
+            areas,
+            mass: b.properties.mass,
+            moments: b.properties.principal_moments,
+        }
+    }
+}
+
+/// How a body moves.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Drive {
+    /// By the forces on it (Newton-Euler).
+    Free,
+    /// By a prescribed displacement from `origin`; its angular velocity stays constant.
+    Prescribed {
+        /// Position at time 0.
+        origin: [f64; 3],
+        /// The motion.
+        motion: Motion,
+    },
+}
+
+/// The state of one grain instance. Frames: `position`, `velocity`, `force` and `torque` are
+/// global; `angular_velocity` is in the body (principal) frame, where Euler's equations are
+/// integrated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Body {
+    /// Index of its shape in the simulation's shape list.
+    pub shape: usize,
+    /// Centre of mass `X`.
+    pub position: Vector3<f64>,
+    /// Orientation `q` (local to global).
+    pub orientation: UnitQuaternion<f64>,
+    /// Velocity of the centre of mass.
+    pub velocity: Vector3<f64>,
+    /// Angular velocity, body frame.
+    pub angular_velocity: Vector3<f64>,
+    /// Total force of the last evaluation (contacts, gravity, damping), global.
+    pub force: Vector3<f64>,
+    /// Total torque about the centre of mass of the last evaluation, global.
+    pub torque: Vector3<f64>,
+    /// Free or prescribed.
+    pub drive: Drive,
+}
+
+impl Body {
+    /// A body at rest orientation `q = (w, x, y, z)`, angular velocity given in the global frame.
+    pub fn new(
+        shape: usize,
+        position: [f64; 3],
+        orientation: [f64; 4],
+        velocity: [f64; 3],
+        angular_velocity: [f64; 3],
+        drive: Drive,
+    ) -> Body {
+        let [w, x, y, z] = orientation;
+        let q = UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z));
+        Body {
+            shape,
+            position: Vector3::from(position),
+            orientation: q,
+            velocity: Vector3::from(velocity),
+            angular_velocity: q.inverse_transform_vector(&Vector3::from(angular_velocity)),
+            force: Vector3::zeros(),
+            torque: Vector3::zeros(),
+            drive,
+        }
+    }
+
+    /// Global position of a local point.
+    #[inline]
+    pub fn to_global(&self, local: &Vector3<f64>) -> Vector3<f64> {
+        self.position + self.orientation.transform_vector(local)
+    }
+
+    /// Local coordinates of a global point.
+    #[inline]
+    pub fn to_local(&self, global: &Vector3<f64>) -> Point3<f64> {
+        Point3::from(
+            self.orientation
+                .inverse_transform_vector(&(global - self.position)),
+        )
+    }
+
+    /// Angular velocity in the global frame.
+    pub fn spin(&self) -> Vector3<f64> {
+        self.orientation.transform_vector(&self.angular_velocity)
+    }
+
+    /// Velocity of the material point at global position `x`.
+    #[inline]
+    pub fn point_velocity(&self, spin: &Vector3<f64>, x: &Vector3<f64>) -> Vector3<f64> {
+        self.velocity + spin.cross(&(x - self.position))
+    }
+
+    /// Whether the forces move it.
+    pub fn is_free(&self) -> bool {
+        matches!(self.drive, Drive::Free)
+    }
+}
+
+/// Shapes loaded once per bundle path.
+pub type Shapes = Vec<Arc<Shape>>;

@@ -1,0 +1,188 @@
+//! Contact laws between a surface node and a level set (PHYSICS.md section 4), one page each in
+//! the LAMMPS "pair style" manner. Both laws take, per node in contact:
+//! - the penetration `d = -phi >= 0` (length) of the node into the other body's level set `phi`;
+//! - the unit normal `n = grad phi / |grad phi|` (global frame) of that level set, pointing out of
+//!   the other body, so that the normal force on the node's body is along `+n`;
+//! - the node's velocity relative to the other body at the node, `v_rel` (global frame);
+//! - the node's shear displacement `s` from the previous step (global frame), if it was in
+//!   contact then;
+//!
+//! and return the force on the node's body (global frame; the other body gets `-f` at the same
+//! point), the new shear displacement and the stored elastic energy.
+//!
+//! # `linear-springs` (Kawamoto et al. 2016)
+//! `f = k_n d n - c_n v_n n + f_t`, with `v_n = v_rel . n`; `k_n` in force/length per node.
+//! Its stiffness grows with the number of nodes in contact: results depend on the node density.
+//!
+//! # `area-tractions` (Feldfogel et al. 2024)
+//! The same expression times the node's area `a_k`: `f = a_k (k_n d n - c_n v_n n + t_s)`, with
+//! `k_n` in force/length^3 (a traction per unit penetration). A sum over nodes is a quadrature of
+//! the traction over the contact area, so it converges as nodes are refined: a sphere of radius
+//! `R` pressed by `h` into a plane carries `k_n pi R h^2` in the limit (small `h`).
+//!
+//! # Shear (both laws)
+//! An incremental spring per node contact: the previous `s` is turned into the current tangent
+//! plane (its length kept), then `s += v_t dt` with `v_t = v_rel - v_n n`; the shear force (per
+//! node, or per unit area) is `-k_s s`, capped at `mu k_n d` (Coulomb on the elastic normal part):
+//! when the cap is reached, `s` is shortened to the slip value `mu k_n d / k_s`. The history is
+//! dropped when the node leaves contact. Normal damping does not enter the cap, and the normal
+//! force is not clipped at zero: with `c_n > 0` a separating node may pull slightly.
+//!
+//! Restart: `s` is the whole history, saved in checkpoints.
+
+use nalgebra::Vector3;
+
+use crate::scene::{Contact, LawKind};
+
+/// A node contact law with its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeLaw {
+    /// Linear springs or area tractions.
+    pub kind: LawKind,
+    /// `k_n`.
+    pub kn: f64,
+    /// `k_s`.
+    pub ks: f64,
+    /// `mu`.
+    pub friction: f64,
+    /// `c_n`.
+    pub normal_damping: f64,
+}
+
+/// The result for one node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeForce {
+    /// Force on the node's body, global.
+    pub force: Vector3<f64>,
+    /// The new shear displacement (zero without friction).
+    pub shear: Vector3<f64>,
+    /// Elastic energy stored in this node's springs.
+    pub energy: f64,
+}
+
+impl NodeLaw {
+    /// The law of a scene's `[contact]` table.
+    pub fn new(c: &Contact) -> NodeLaw {
+        NodeLaw {
+            kind: c.law,
+            kn: c.kn,
+            ks: c.ks,
+            friction: c.friction,
+            normal_damping: c.normal_damping,
+        }
+    }
+
+    /// Whether contacts carry a shear history.
+    pub fn has_shear(&self) -> bool {
+        self.ks > 0.0 && self.friction > 0.0
+    }
+
+    /// The node's weight: 1 per node, or its area; times `weight` (1/2 when both grains of a
+    /// pair give nodes).
+    #[inline]
+    pub fn scale(&self, area: f64, weight: f64) -> f64 {
+        match self.kind {
+            LawKind::LinearSprings => weight,
+            LawKind::AreaTractions => weight * area,
+        }
+    }
+
+    /// The force on one node (module docs): penetration `d`, unit normal `n`, relative velocity
+    /// `v_rel`, previous shear `shear` (zero if new), node scale from [`NodeLaw::scale`], step `dt`.
+    #[inline]
+    pub fn node_force(
+        &self,
+        d: f64,
+        n: &Vector3<f64>,
+        v_rel: &Vector3<f64>,
+        shear: &Vector3<f64>,
+        scale: f64,
+        dt: f64,
+    ) -> NodeForce {
+        let v_n = v_rel.dot(n);
+        let normal = self.kn * d;
+        let mut force = n * (scale * (normal - self.normal_damping * v_n));
+        let mut energy = 0.5 * scale * normal * d;
+        let mut s = Vector3::zeros();
+        if self.has_shear() {
+            // Turn the old shear into the new tangent plane, keeping its length.
+            let old = shear.norm();
+            let projected = shear - n * shear.dot(n);
+            let p = projected.norm();
+            if p > 0.0 {
+                s = projected * (old / p);
+            }
+            s += (v_rel - n * v_n) * dt;
+            let cap = self.friction * normal;
+            let elastic = self.ks * s.norm();
+            if elastic > cap {
+                s *= cap / elastic;
+            }
+            force -= s * (scale * self.ks);
+            energy += 0.5 * scale * self.ks * s.norm_squared();
+        }
+        NodeForce {
+            force,
+            shear: s,
+            energy,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn law(kind: LawKind) -> NodeLaw {
+        NodeLaw {
+            kind,
+            kn: 100.0,
+            ks: 50.0,
+            friction: 0.5,
+            normal_damping: 0.0,
+        }
+    }
+
+    #[test]
+    fn shear_spring_sticks_then_slips_at_the_coulomb_cap() {
+        let l = law(LawKind::LinearSprings);
+        let n = Vector3::z();
+        let v = Vector3::new(1.0, 0.0, 0.0);
+        // d = 0.01: normal force 1, cap 0.5, reached at s = 0.01.
+        let mut s = Vector3::zeros();
+        let f = l.node_force(0.01, &n, &v, &s, 1.0, 0.004);
+        assert!((f.force - Vector3::new(-50.0 * 0.004, 0.0, 1.0)).norm() < 1e-15);
+        s = f.shear;
+        let f = l.node_force(0.01, &n, &v, &s, 1.0, 0.004);
+        assert!((f.force - Vector3::new(-0.4, 0.0, 1.0)).norm() < 1e-15);
+        s = f.shear;
+        let f = l.node_force(0.01, &n, &v, &s, 1.0, 0.004);
+        assert!(
+            (f.force - Vector3::new(-0.5, 0.0, 1.0)).norm() < 1e-15,
+            "capped"
+        );
+        assert!((f.shear.x - 0.01).abs() < 1e-15);
+        // Area tractions: the same times the area.
+        let a = law(LawKind::AreaTractions).node_force(0.01, &n, &v, &Vector3::zeros(), 0.3, 0.004);
+        assert!((a.force - Vector3::new(-0.3 * 0.2, 0.0, 0.3)).norm() < 1e-15);
+    }
+
+    #[test]
+    fn old_shear_turns_with_the_normal() {
+        let l = law(LawKind::LinearSprings);
+        // Shear along x under normal z; the normal tilts to (sin t, 0, cos t): the shear keeps
+        // its length in the new tangent plane.
+        let t: f64 = 0.1;
+        let n = Vector3::new(t.sin(), 0.0, t.cos());
+        let f = l.node_force(
+            1.0,
+            &n,
+            &Vector3::zeros(),
+            &Vector3::new(0.002, 0.0, 0.0),
+            1.0,
+            1.0,
+        );
+        assert!(f.shear.dot(&n).abs() < 1e-18);
+        assert!((f.shear.norm() - 0.002).abs() < 1e-17);
+    }
+}

@@ -1,0 +1,407 @@
+//! A run on disk: the step loop with its outputs, checkpoints and restart (DESIGN.md, "Scene and
+//! run").
+//!
+//! `<out>/history.csv`: one row every `output.history_every` steps (and the first and last):
+//! `step,time,kinetic_translational,kinetic_rotational,potential_gravity,elastic_contact,
+//! energy_total,node_contacts,momentum_x,momentum_y,momentum_z`, then per wall `i`
+//! `wall<i>_ux,wall<i>_uy,wall<i>_uz,wall<i>_fx,wall<i>_fy,wall<i>_fz` (its displacement, and
+//! the force the grains exert on it) and per prescribed grain `j` the same with `grain<j>_`
+//! (its displacement from the start and the force on it). Global frame, scene units.
+//!
+//! `<out>/vtk/nodes_<step>.vtp` every `output.vtk_every` steps: every surface node at its
+//! current position, with point data `grain` (index) and `force` (its contact force), listed in
+//! `<out>/run.pvd` for ParaView.
+//!
+//! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps and when the run is
+//! interrupted: the whole mutable state (exact: JSON numbers round-trip f64) and the length of
+//! history.csv at that moment. `dem-run SCENE --restart CHECKPOINT` continues from it bit for
+//! bit: history.csv and run.pvd are cut back to the checkpoint and continued.
+//!
+//! `<out>/summary.json` at the end. Every file but history.csv is written atomically; history.csv
+//! grows by whole rows, flushed at checkpoints and at the end.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use grain::vtk::{PointData, PvdEntry, read_pvd, write_pvd, write_vtp};
+use serde::{Deserialize, Serialize};
+
+use crate::body::Drive;
+use crate::scene::{Scene, SceneError};
+use crate::sim::{Simulation, State};
+
+/// The checkpoint format version.
+pub const CHECKPOINT_SCHEMA: u64 = 1;
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scene is unusable.
+    #[error(transparent)]
+    Scene(#[from] SceneError),
+    /// An output or checkpoint could not be written or read.
+    #[error("{}: {message}", path.display())]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+fn file_error(path: &Path, e: impl std::fmt::Display) -> RunError {
+    RunError::File {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The run directory.
+    pub out: PathBuf,
+    /// Threads (`None`: the scene's).
+    pub threads: Option<usize>,
+    /// Continue from this checkpoint.
+    pub restart: Option<PathBuf>,
+    /// Show a progress bar (on a terminal).
+    pub progress: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Checkpoint {
+    schema: u64,
+    /// Length of history.csv when it was written.
+    history_bytes: u64,
+    /// The time step (kept: an automatic step is not recomputed on restart).
+    dt: f64,
+    state: State,
+}
+
+/// What a run reports (also written as summary.json).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Steps taken in total (including before a restart).
+    pub steps: u64,
+    /// Simulated time.
+    pub time: f64,
+    /// Time step.
+    pub dt: f64,
+    /// Grains.
+    pub grains: usize,
+    /// Threads used.
+    pub threads: usize,
+    /// Wall-clock seconds of this invocation's steps.
+    pub wall_seconds: f64,
+    /// Steps per second of this invocation.
+    pub steps_per_second: f64,
+    /// Node contacts at the end.
+    pub node_contacts: usize,
+    /// Kinetic + potential + contact energy at the end.
+    pub energy_total: f64,
+    /// Stopped by Ctrl-C (a checkpoint was written).
+    pub interrupted: bool,
+    /// The last checkpoint written, if any.
+    pub last_checkpoint: Option<PathBuf>,
+}
+
+/// Runs a scene to its stop condition, or until `stop` is raised (then a checkpoint is written).
+pub fn run(
+    scene_path: &Path,
+    options: &RunOptions,
+    stop: &AtomicBool,
+) -> Result<Summary, RunError> {
+    let scene = Scene::read(scene_path)?;
+    let threads = options.threads.unwrap_or(scene.run.threads);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| file_error(scene_path, e))?;
+    pool.install(|| {
+        run_in_pool(
+            &scene,
+            scene_path,
+            options,
+            stop,
+            pool.current_num_threads(),
+        )
+    })
+}
+
+fn run_in_pool(
+    scene: &Scene,
+    scene_path: &Path,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    threads: usize,
+) -> Result<Summary, RunError> {
+    let out = &options.out;
+    std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
+    let mut sim = Simulation::from_scene(scene, scene_path)?;
+    let history_path = out.join("history.csv");
+    let mut pvd: Vec<PvdEntry> = Vec::new();
+    let history_bytes = match &options.restart {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| file_error(path, e))?;
+            let c: Checkpoint = serde_json::from_str(&text).map_err(|e| file_error(path, e))?;
+            if c.schema != CHECKPOINT_SCHEMA {
+                return Err(file_error(
+                    path,
+                    format!(
+                        "checkpoint schema {}, this build reads {CHECKPOINT_SCHEMA}",
+                        c.schema
+                    ),
+                ));
+            }
+            sim.dt = c.dt;
+            sim.restore(c.state).map_err(|e| file_error(path, e))?;
+            let pvd_path = out.join("run.pvd");
+            if pvd_path.is_file() {
+                pvd = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
+                pvd.retain(|e| e.time <= sim.time);
+            }
+            Some(c.history_bytes)
+        }
+        None => None,
+    };
+    let mut history = History::open(&history_path, &sim, history_bytes)?;
+    let total = scene
+        .run
+        .steps
+        .unwrap_or_else(|| (scene.run.duration.unwrap_or(0.0) / sim.dt).ceil() as u64);
+    let every = |n: u64, step: u64| n > 0 && step.is_multiple_of(n);
+    let o = &scene.output;
+    if history_bytes.is_none() {
+        history.row(&sim)?;
+        if o.vtk_every > 0 {
+            write_nodes(out, &sim, &mut pvd)?;
+        }
+    }
+    let bar = progress(options.progress, total, sim.step);
+    let started = Instant::now();
+    let first = sim.step;
+    let mut last_checkpoint = None;
+    let mut interrupted = false;
+    while sim.step < total {
+        let next = sim.step + 1;
+        let record = every(o.vtk_every, next);
+        sim.step(record);
+        if every(o.history_every, sim.step) || sim.step == total {
+            history.row(&sim)?;
+        }
+        if record {
+            write_nodes(out, &sim, &mut pvd)?;
+        }
+        if every(o.checkpoint_every, sim.step) {
+            last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
+        }
+        if let Some(b) = &bar {
+            b.set_position(sim.step);
+        }
+        if stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            if !every(o.history_every, sim.step) && sim.step != total {
+                history.row(&sim)?;
+            }
+            last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
+            break;
+        }
+    }
+    history.flush()?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    let wall = started.elapsed().as_secs_f64();
+    let summary = Summary {
+        steps: sim.step,
+        time: sim.time,
+        dt: sim.dt,
+        grains: sim.bodies.len(),
+        threads,
+        wall_seconds: wall,
+        steps_per_second: (sim.step - first) as f64 / wall.max(1e-12),
+        node_contacts: sim.contacts,
+        energy_total: sim.energies().total(),
+        interrupted,
+        last_checkpoint,
+    };
+    let path = out.join("summary.json");
+    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
+    grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
+        .map_err(|e| file_error(&path, e))?;
+    Ok(summary)
+}
+
+fn progress(show: bool, total: u64, at: u64) -> Option<indicatif::ProgressBar> {
+    show.then(|| {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:40} {pos}/{len} steps, {per_sec}, {eta} left",
+            )
+            .expect("valid template"),
+        );
+        bar.set_position(at);
+        bar
+    })
+}
+
+/// history.csv, grown by whole rows.
+struct History {
+    path: PathBuf,
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl History {
+    /// Opens a new history (writing the header), or one cut back to `keep` bytes (restart).
+    fn open(path: &Path, sim: &Simulation, keep: Option<u64>) -> Result<History, RunError> {
+        let io = |e: std::io::Error| file_error(path, e);
+        let file = match keep {
+            None => {
+                let mut f = std::fs::File::create(path).map_err(io)?;
+                f.write_all(header(sim).as_bytes()).map_err(io)?;
+                f
+            }
+            Some(bytes) => {
+                let f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .map_err(io)?;
+                f.set_len(bytes).map_err(io)?;
+                f
+            }
+        };
+        Ok(History {
+            path: path.to_path_buf(),
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    fn row(&mut self, sim: &Simulation) -> Result<(), RunError> {
+        let e = sim.energies();
+        let p = sim.momentum();
+        let mut r = format!(
+            "{},{:e},{:e},{:e},{:e},{:e},{:e},{},{:e},{:e},{:e}",
+            sim.step,
+            sim.time,
+            e.translational,
+            e.rotational,
+            e.gravity,
+            e.contact,
+            e.total(),
+            sim.contacts,
+            p.x,
+            p.y,
+            p.z
+        );
+        for w in &sim.walls {
+            let (u, f) = (w.displacement, w.force);
+            r += &format!(
+                ",{:e},{:e},{:e},{:e},{:e},{:e}",
+                u.x, u.y, u.z, f.x, f.y, f.z
+            );
+        }
+        for b in &sim.bodies {
+            if let Drive::Prescribed { origin, .. } = &b.drive {
+                let u = b.position - nalgebra::Vector3::from(*origin);
+                let f = b.force;
+                r += &format!(
+                    ",{:e},{:e},{:e},{:e},{:e},{:e}",
+                    u.x, u.y, u.z, f.x, f.y, f.z
+                );
+            }
+        }
+        r.push('\n');
+        self.file
+            .write_all(r.as_bytes())
+            .map_err(|e| file_error(&self.path, e))
+    }
+
+    /// Flushes and returns the length.
+    fn flush(&mut self) -> Result<u64, RunError> {
+        self.file.flush().map_err(|e| file_error(&self.path, e))?;
+        self.file
+            .get_ref()
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| file_error(&self.path, e))
+    }
+}
+
+fn header(sim: &Simulation) -> String {
+    let mut h = String::from(
+        "step,time,kinetic_translational,kinetic_rotational,potential_gravity,elastic_contact,energy_total,node_contacts,momentum_x,momentum_y,momentum_z",
+    );
+    let columns = |prefix: String| {
+        ["ux", "uy", "uz", "fx", "fy", "fz"]
+            .map(|c| format!(",{prefix}_{c}"))
+            .concat()
+    };
+    for i in 0..sim.walls.len() {
+        h += &columns(format!("wall{i}"));
+    }
+    for (j, b) in sim.bodies.iter().enumerate() {
+        if !b.is_free() {
+            h += &columns(format!("grain{j}"));
+        }
+    }
+    h.push('\n');
+    h
+}
+
+fn checkpoint(out: &Path, sim: &Simulation, history: &mut History) -> Result<PathBuf, RunError> {
+    let c = Checkpoint {
+        schema: CHECKPOINT_SCHEMA,
+        history_bytes: history.flush()?,
+        dt: sim.dt,
+        state: sim.state(),
+    };
+    let dir = out.join("checkpoint");
+    std::fs::create_dir_all(&dir).map_err(|e| file_error(&dir, e))?;
+    let path = dir.join(format!("step_{:010}.json", sim.step));
+    let json = serde_json::to_string(&c).expect("checkpoint serializes");
+    grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
+        .map_err(|e| file_error(&path, e))?;
+    Ok(path)
+}
+
+fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<(), RunError> {
+    let mut points = Vec::new();
+    let mut grain_index = Vec::new();
+    let mut start = Vec::with_capacity(sim.bodies.len());
+    for (i, b) in sim.bodies.iter().enumerate() {
+        start.push(grain_index.len());
+        for x0 in &sim.shapes[b.shape].nodes {
+            points.extend(b.to_global(x0).iter());
+            grain_index.push(i as f64);
+        }
+    }
+    let mut force = vec![0.0; points.len()];
+    for r in &sim.records {
+        let k = 3 * (start[r.body as usize] + r.node as usize);
+        for c in 0..3 {
+            force[k + c] += r.force[c];
+        }
+    }
+    let name = format!("nodes_{:010}.vtp", sim.step);
+    let path = out.join("vtk").join(&name);
+    write_vtp(
+        &path,
+        &points,
+        &[
+            PointData::Scalars("grain", &grain_index),
+            PointData::Vectors("force", &force),
+        ],
+    )
+    .map_err(|e| file_error(&path, e))?;
+    pvd.push(PvdEntry {
+        time: sim.time,
+        file: PathBuf::from("vtk").join(name),
+    });
+    let pvd_path = out.join("run.pvd");
+    write_pvd(&pvd_path, pvd).map_err(|e| file_error(&pvd_path, e))
+}

@@ -1,0 +1,514 @@
+//! The scene file (`scene.toml`, DESIGN.md "Scene and run"): what to simulate and how.
+//!
+//! ```toml
+//! [run]
+//! dt = 1e-6              # or dt = "auto" (with safety = 0.2, PHYSICS.md section 6)
+//! steps = 100000         # or duration = 0.1 (time units); one of the two
+//! gravity = [0, 0, -9.81]
+//! threads = 2            # rayon threads (the command line's --threads overrides it)
+//!
+//! [output]               # cadences in steps; 0 = never (history.csv: every 100 by default)
+//! history_every = 100
+//! vtk_every = 1000
+//! checkpoint_every = 0
+//!
+//! [contact]              # one law for every contact (LAMMPS-style: see crate::law)
+//! law = "linear-springs" # or "area-tractions"
+//! kn = 1e5               # normal stiffness: force/length per node, or force/length^3 (areas)
+//! ks = 5e4               # shear stiffness, same units as kn
+//! friction = 0.5         # Coulomb coefficient mu of the shear cap
+//! normal_damping = 0.0   # viscous: force*time/length per node, or per area
+//! local_damping = 0.0    # Cundall's non-viscous damping, a fraction in [0, 1)
+//! nodes = "both"         # which grain's nodes are tested in a grain pair: "both" or "finer"
+//!
+//! [[grains]]             # one grain; bundle paths are relative to the scene file
+//! bundle = "sphere.grain"
+//! position = [0, 0, 0]
+//! orientation = [1, 0, 0, 0]   # unit quaternion (w, x, y, z) from local to global frame
+//! velocity = [0, 0, 0]
+//! angular_velocity = [0, 0, 0] # global frame
+//! motion = { velocity = [0, 0, -1] }  # optional prescribed motion (see Motion)
+//!
+//! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart
+//! bundle = "sphere.grain"
+//! origin = [0, 0, 0]
+//! counts = [6, 6, 6]
+//! spacing = [2.2, 2.2, 2.2]
+//! velocity = [0, 0, 0]
+//!
+//! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
+//! kind = "plane"
+//! point = [0, 0, 0]
+//! normal = [0, 0, 1]
+//! motion = { table = [[0, 0, 0, 0], [1, 0, 0, -0.1]] }  # time, displacement x, y, z
+//!
+//! [[walls]]
+//! kind = "cylinder"      # grains inside
+//! point = [0, 0, 0]
+//! axis = [0, 0, 1]
+//! radius = 10
+//! ```
+//!
+//! Unknown keys are refused, and every error names the key's path (`contact.kn`,
+//! `grains[2].position`) with what was expected.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Why a scene could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneError {
+    /// The file could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The scene file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A key is unknown, missing, mistyped or inconsistent.
+    #[error("{}: {key}: {message}", path.display())]
+    Key {
+        /// The scene file.
+        path: PathBuf,
+        /// The key's path, e.g. `grains[2].position`.
+        key: String,
+        /// What was expected.
+        message: String,
+    },
+    /// A grain bundle could not be read.
+    #[error("{}: {key}: {source}", path.display())]
+    Bundle {
+        /// The scene file.
+        path: PathBuf,
+        /// The key that names the bundle.
+        key: String,
+        /// The bundle's error.
+        source: Box<grain::FormatError>,
+    },
+}
+
+/// The scene as written in the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scene {
+    /// Time stepping and stop condition.
+    pub run: Run,
+    /// Output cadences.
+    #[serde(default)]
+    pub output: Output,
+    /// The contact law and its parameters.
+    pub contact: Contact,
+    /// Single grains.
+    #[serde(default)]
+    pub grains: Vec<GrainSpec>,
+    /// Lattices of grains.
+    #[serde(default)]
+    pub lattices: Vec<Lattice>,
+    /// Analytic boundaries.
+    #[serde(default)]
+    pub walls: Vec<WallSpec>,
+}
+
+/// The time step: a number, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TimeStep {
+    /// Fixed (time units).
+    Fixed(f64),
+    /// From stiffness and masses (PHYSICS.md section 6), times `run.safety`.
+    Auto(Auto),
+}
+
+/// The word `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Auto {
+    /// Automatic time step.
+    Auto,
+}
+
+/// `[run]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    /// Time step.
+    pub dt: TimeStep,
+    /// Safety factor `beta` of the automatic step, in (0, 1].
+    #[serde(default = "default_safety")]
+    pub safety: f64,
+    /// Number of steps (exclusive with `duration`).
+    pub steps: Option<u64>,
+    /// Simulated time (exclusive with `steps`).
+    pub duration: Option<f64>,
+    /// Gravity (acceleration, global frame).
+    #[serde(default)]
+    pub gravity: [f64; 3],
+    /// Threads (0: rayon's default, the number of cores).
+    #[serde(default)]
+    pub threads: usize,
+}
+
+fn default_safety() -> f64 {
+    0.2
+}
+
+/// `[output]`: cadences in steps, 0 for never.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Output {
+    /// Rows of history.csv.
+    pub history_every: u64,
+    /// VTK point clouds of the surface nodes.
+    pub vtk_every: u64,
+    /// Checkpoints.
+    pub checkpoint_every: u64,
+}
+
+impl Default for Output {
+    fn default() -> Self {
+        Output {
+            history_every: 100,
+            vtk_every: 0,
+            checkpoint_every: 0,
+        }
+    }
+}
+
+/// The contact laws (crate::law documents each).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LawKind {
+    /// Linear node springs (Kawamoto et al. 2016).
+    LinearSprings,
+    /// Area-scaled node tractions (Feldfogel et al. 2024).
+    AreaTractions,
+}
+
+/// Which grain of a pair gives the surface nodes tested against the other's level set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeRoles {
+    /// Both directions, each weighted 1/2 (symmetric; twice the node tests).
+    Both,
+    /// The grain with more nodes per unit area (ties: the lower index); the other's level set.
+    Finer,
+}
+
+/// `[contact]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Contact {
+    /// The law.
+    pub law: LawKind,
+    /// Normal stiffness `k_n` (force/length per node, or force/length^3 for area tractions).
+    pub kn: f64,
+    /// Shear stiffness `k_s` (same units as `kn`).
+    #[serde(default)]
+    pub ks: f64,
+    /// Coulomb friction coefficient `mu`.
+    #[serde(default)]
+    pub friction: f64,
+    /// Normal viscous damping coefficient (force*time/length per node, or per unit area).
+    #[serde(default)]
+    pub normal_damping: f64,
+    /// Cundall's local damping fraction.
+    #[serde(default)]
+    pub local_damping: f64,
+    /// Node roles in grain pairs.
+    #[serde(default = "default_roles")]
+    pub nodes: NodeRoles,
+}
+
+fn default_roles() -> NodeRoles {
+    NodeRoles::Both
+}
+
+/// A prescribed motion (grains or walls): a constant velocity, or a piecewise linear
+/// displacement-time table `[[t, dx, dy, dz], ...]` (held at its last row after its end).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum Motion {
+    /// Constant velocity.
+    Velocity([f64; 3]),
+    /// Displacement from the initial position against time.
+    Table(Vec<[f64; 4]>),
+}
+
+/// `[[grains]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GrainSpec {
+    /// The grain bundle directory (relative to the scene file).
+    pub bundle: PathBuf,
+    /// Centre of mass.
+    pub position: [f64; 3],
+    /// Orientation, unit quaternion `(w, x, y, z)`, local to global.
+    #[serde(default = "identity_quaternion")]
+    pub orientation: [f64; 4],
+    /// Velocity of the centre of mass.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Angular velocity (global frame).
+    #[serde(default)]
+    pub angular_velocity: [f64; 3],
+    /// Prescribed motion (the grain is then moved, not integrated; its angular velocity stays).
+    pub motion: Option<Motion>,
+}
+
+fn identity_quaternion() -> [f64; 4] {
+    [1.0, 0.0, 0.0, 0.0]
+}
+
+/// `[[lattices]]`: a box lattice of identical grains, in x-major order (z fastest).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lattice {
+    /// The grain bundle directory (relative to the scene file).
+    pub bundle: PathBuf,
+    /// Centre of the first grain.
+    pub origin: [f64; 3],
+    /// Grains along x, y, z.
+    pub counts: [usize; 3],
+    /// Centre-to-centre distances along x, y, z.
+    pub spacing: [f64; 3],
+    /// Initial velocity of every grain.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+}
+
+/// `[[walls]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+pub enum WallSpec {
+    /// The half-space `(x - point) . normal >= 0` holds the grains.
+    Plane {
+        /// A point of the plane.
+        point: [f64; 3],
+        /// Normal pointing to the grains' side.
+        normal: [f64; 3],
+        /// Prescribed motion.
+        motion: Option<Motion>,
+    },
+    /// The inside of an infinite circular cylinder holds the grains.
+    Cylinder {
+        /// A point of the axis.
+        point: [f64; 3],
+        /// Axis direction.
+        axis: [f64; 3],
+        /// Radius.
+        radius: f64,
+        /// Prescribed motion.
+        motion: Option<Motion>,
+    },
+}
+
+impl Scene {
+    /// Reads and checks a scene file.
+    pub fn read(path: &Path) -> Result<Scene, SceneError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Scene::parse(&text, path)
+    }
+
+    /// Parses and checks scene text (`path` names it in errors).
+    pub fn parse(text: &str, path: &Path) -> Result<Scene, SceneError> {
+        let de = toml::Deserializer::parse(text).map_err(|e| SceneError::Key {
+            path: path.to_path_buf(),
+            key: "(syntax)".into(),
+            message: e.to_string().trim().replace('\n', " "),
+        })?;
+        let scene: Scene = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            SceneError::Key {
+                path: path.to_path_buf(),
+                key: if key == "." {
+                    "(top level)".into()
+                } else {
+                    key
+                },
+                message: e.into_inner().message().trim().to_string(),
+            }
+        })?;
+        scene.check().map_err(|(key, message)| SceneError::Key {
+            path: path.to_path_buf(),
+            key,
+            message,
+        })?;
+        Ok(scene)
+    }
+
+    /// The consistency checks serde cannot make: `(key, message)` of the first failure.
+    fn check(&self) -> Result<(), (String, String)> {
+        let fail = |key: &str, message: String| Err((key.to_string(), message));
+        let finite = |key: &str, v: &[f64]| -> Result<(), (String, String)> {
+            if v.iter().all(|x| x.is_finite()) {
+                Ok(())
+            } else {
+                fail(key, format!("finite numbers expected, got {v:?}"))
+            }
+        };
+        let r = &self.run;
+        match r.dt {
+            TimeStep::Fixed(dt) if !(dt.is_finite() && dt > 0.0) => {
+                return fail("run.dt", format!("a time step > 0 or \"auto\", got {dt}"));
+            }
+            _ => {}
+        }
+        if !(r.safety > 0.0 && r.safety <= 1.0) {
+            return fail("run.safety", format!("in (0, 1], got {}", r.safety));
+        }
+        match (r.steps, r.duration) {
+            (Some(_), Some(_)) | (None, None) => {
+                return fail("run", "give exactly one of `steps` and `duration`".into());
+            }
+            (None, Some(d)) if !(d.is_finite() && d > 0.0) => {
+                return fail("run.duration", format!("a duration > 0, got {d}"));
+            }
+            _ => {}
+        }
+        finite("run.gravity", &r.gravity)?;
+        let c = &self.contact;
+        for (key, v) in [
+            ("contact.kn", c.kn),
+            ("contact.ks", c.ks),
+            ("contact.friction", c.friction),
+            ("contact.normal_damping", c.normal_damping),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return fail(key, format!("a number >= 0, got {v}"));
+            }
+        }
+        if c.kn == 0.0 {
+            return fail("contact.kn", "a stiffness > 0, got 0".into());
+        }
+        if !(0.0..1.0).contains(&c.local_damping) {
+            return fail(
+                "contact.local_damping",
+                format!("a fraction in [0, 1), got {}", c.local_damping),
+            );
+        }
+        if self.grains.is_empty() && self.lattices.iter().all(|l| l.counts.contains(&0)) {
+            return fail("grains", "the scene has no grain".into());
+        }
+        for (i, g) in self.grains.iter().enumerate() {
+            let key = |k: &str| format!("grains[{i}].{k}");
+            finite(&key("position"), &g.position)?;
+            finite(&key("velocity"), &g.velocity)?;
+            finite(&key("angular_velocity"), &g.angular_velocity)?;
+            let q = g.orientation;
+            let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if (norm - 1.0).abs() >= 1e-6 || norm.is_nan() {
+                return fail(
+                    &key("orientation"),
+                    format!("a unit quaternion (w, x, y, z), got {q:?} of norm {norm}"),
+                );
+            }
+            if let Some(m) = &g.motion {
+                check_motion(m, &key("motion"))?;
+            }
+        }
+        for (i, l) in self.lattices.iter().enumerate() {
+            let key = |k: &str| format!("lattices[{i}].{k}");
+            finite(&key("origin"), &l.origin)?;
+            finite(&key("velocity"), &l.velocity)?;
+            if !l.spacing.iter().all(|s| s.is_finite() && *s > 0.0) {
+                return fail(
+                    &key("spacing"),
+                    format!("three distances > 0, got {:?}", l.spacing),
+                );
+            }
+        }
+        for (i, w) in self.walls.iter().enumerate() {
+            let key = |k: &str| format!("walls[{i}].{k}");
+            let (direction, name, motion) = match w {
+                WallSpec::Plane {
+                    point,
+                    normal,
+                    motion,
+                } => {
+                    finite(&key("point"), point)?;
+                    (normal, "normal", motion)
+                }
+                WallSpec::Cylinder {
+                    point,
+                    axis,
+                    radius,
+                    motion,
+                } => {
+                    finite(&key("point"), point)?;
+                    if !(radius.is_finite() && *radius > 0.0) {
+                        return fail(&key("radius"), format!("a radius > 0, got {radius}"));
+                    }
+                    (axis, "axis", motion)
+                }
+            };
+            let norm = direction.iter().map(|x| x * x).sum::<f64>().sqrt();
+            if !(norm.is_finite() && norm > 0.0) {
+                return fail(
+                    &key(name),
+                    format!("a non-zero direction, got {direction:?}"),
+                );
+            }
+            if let Some(m) = motion {
+                check_motion(m, &key("motion"))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn check_motion(m: &Motion, key: &str) -> Result<(), (String, String)> {
+    match m {
+        Motion::Velocity(v) if !v.iter().all(|x| x.is_finite()) => Err((
+            format!("{key}.velocity"),
+            format!("finite numbers expected, got {v:?}"),
+        )),
+        Motion::Table(rows) => {
+            if rows.is_empty() {
+                return Err((format!("{key}.table"), "at least one row".into()));
+            }
+            for (r, row) in rows.iter().enumerate() {
+                if !row.iter().all(|x| x.is_finite()) {
+                    return Err((
+                        format!("{key}.table[{r}]"),
+                        format!("finite numbers expected, got {row:?}"),
+                    ));
+                }
+                if r > 0 && row[0] <= rows[r - 1][0] {
+                    return Err((
+                        format!("{key}.table[{r}]"),
+                        format!("times must increase: {} follows {}", row[0], rows[r - 1][0]),
+                    ));
+                }
+            }
+            Ok(())
+        }
+        Motion::Velocity(_) => Ok(()),
+    }
+}
+
+impl Motion {
+    /// Displacement from the start at time `t` (time since the start of the run).
+    pub fn displacement(&self, t: f64) -> [f64; 3] {
+        match self {
+            Motion::Velocity(v) => v.map(|c| c * t),
+            Motion::Table(rows) => {
+                let k = rows.partition_point(|r| r[0] <= t);
+                if k == 0 {
+                    return [rows[0][1], rows[0][2], rows[0][3]];
+                }
+                if k == rows.len() {
+                    let r = rows[k - 1];
+                    return [r[1], r[2], r[3]];
+                }
+                let (a, b) = (rows[k - 1], rows[k]);
+                let s = (t - a[0]) / (b[0] - a[0]);
+                [1, 2, 3].map(|c| a[c] + s * (b[c] - a[c]))
+            }
+        }
+    }
+}
