@@ -2,7 +2,7 @@
 //! the LAMMPS "pair style" manner. Both laws take, per node in contact:
 //! - the penetration `d = -phi >= 0` (length) of the node into the other body's level set `phi`;
 //! - the unit normal `n = grad phi / |grad phi|` (global frame) of that level set, pointing out of
-//!   the other body, so that the normal force on the node's body is along `+n`;
+//!   the other body, so that the normal force on the node's body is along `+n`, and `|grad phi|`;
 //! - the node's velocity relative to the other body at the node, `v_rel` (global frame);
 //! - the node's shear displacement `s` from the previous step (global frame), if it was in
 //!   contact then;
@@ -11,7 +11,11 @@
 //! point), the new shear displacement and the stored elastic energy.
 //!
 //! # `linear-springs` (Kawamoto et al. 2016)
-//! `f = k_n d n - c_n v_n n + f_t`, with `v_n = v_rel . n`; `k_n` in force/length per node.
+//! `f = k_n d |grad phi| n - c_n v_n n + f_t`, with `v_n = v_rel . n`; `k_n` in force/length per
+//! node. The elastic part is `-grad (1/2 k_n phi^2)`, so that contacts conserve energy: it is
+//! Kawamoto's `k_n d n` where `phi` is an exact distance (`|grad phi| = 1`), and differs from it
+//! only by the grid's interpolation error elsewhere. (With the unit normal instead, an undamped
+//! box of grains drifted 14 times more: 2.1e-3 against 1.5e-4 of its energy in 20,000 steps.)
 //! Its stiffness grows with the number of nodes in contact: results depend on the node density.
 //!
 //! # `area-tractions` (Feldfogel et al. 2024)
@@ -87,13 +91,16 @@ impl NodeLaw {
         }
     }
 
-    /// The force on one node (module docs): penetration `d`, unit normal `n`, relative velocity
-    /// `v_rel`, previous shear `shear` (zero if new), node scale from [`NodeLaw::scale`], step `dt`.
+    /// The force on one node (module docs): penetration `d`, unit normal `n`, `|grad phi|`,
+    /// relative velocity `v_rel`, previous shear `shear` (zero if new), node scale from
+    /// [`NodeLaw::scale`], step `dt`.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn node_force(
         &self,
         d: f64,
         n: &Vector3<f64>,
+        grad_norm: f64,
         v_rel: &Vector3<f64>,
         shear: &Vector3<f64>,
         scale: f64,
@@ -101,7 +108,7 @@ impl NodeLaw {
     ) -> NodeForce {
         let v_n = v_rel.dot(n);
         let normal = self.kn * d;
-        let mut force = n * (scale * (normal - self.normal_damping * v_n));
+        let mut force = n * (scale * (normal * grad_norm - self.normal_damping * v_n));
         let mut energy = 0.5 * scale * normal * d;
         let mut s = Vector3::zeros();
         if self.has_shear() {
@@ -150,20 +157,28 @@ mod tests {
         let v = Vector3::new(1.0, 0.0, 0.0);
         // d = 0.01: normal force 1, cap 0.5, reached at s = 0.01.
         let mut s = Vector3::zeros();
-        let f = l.node_force(0.01, &n, &v, &s, 1.0, 0.004);
+        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
         assert!((f.force - Vector3::new(-50.0 * 0.004, 0.0, 1.0)).norm() < 1e-15);
         s = f.shear;
-        let f = l.node_force(0.01, &n, &v, &s, 1.0, 0.004);
+        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
         assert!((f.force - Vector3::new(-0.4, 0.0, 1.0)).norm() < 1e-15);
         s = f.shear;
-        let f = l.node_force(0.01, &n, &v, &s, 1.0, 0.004);
+        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
         assert!(
             (f.force - Vector3::new(-0.5, 0.0, 1.0)).norm() < 1e-15,
             "capped"
         );
         assert!((f.shear.x - 0.01).abs() < 1e-15);
         // Area tractions: the same times the area.
-        let a = law(LawKind::AreaTractions).node_force(0.01, &n, &v, &Vector3::zeros(), 0.3, 0.004);
+        let a = law(LawKind::AreaTractions).node_force(
+            0.01,
+            &n,
+            1.0,
+            &v,
+            &Vector3::zeros(),
+            0.3,
+            0.004,
+        );
         assert!((a.force - Vector3::new(-0.3 * 0.2, 0.0, 0.3)).norm() < 1e-15);
     }
 
@@ -177,6 +192,7 @@ mod tests {
         let f = l.node_force(
             1.0,
             &n,
+            1.0,
             &Vector3::zeros(),
             &Vector3::new(0.002, 0.0, 0.0),
             1.0,

@@ -118,6 +118,8 @@ struct Hit {
     d: f64,
     /// Unit normal out of the receiver, global.
     n: Vector3<f64>,
+    /// `|grad phi|` of the receiver's level set.
+    grad_norm: f64,
     /// Velocity of the receiver's material point at `x`.
     v_other: Vector3<f64>,
     /// The receiver's centre (torque), none for a wall.
@@ -150,7 +152,7 @@ impl<'a, I: Iterator<Item = &'a NodeShear>> Accumulate<'a, I> {
         let previous = self.previous(h.k as u32);
         let f = step
             .law
-            .node_force(h.d, &h.n, &v_rel, &previous, scale, step.dt);
+            .node_force(h.d, &h.n, h.grad_norm, &v_rel, &previous, scale, step.dt);
         let (on_p, on_q) = if side.side == 0 {
             (&mut out.on_a, &mut out.on_b)
         } else {
@@ -221,6 +223,7 @@ pub fn side_contacts(
                     x,
                     d: -phi,
                     n: rot_q * (grad / g),
+                    grad_norm: g,
                     v_other: q.point_velocity(&spin_q, &x),
                     centre_other: Some(q.position),
                 };
@@ -239,6 +242,7 @@ pub fn side_contacts(
                     x,
                     d: -phi,
                     n,
+                    grad_norm: 1.0,
                     v_other: w.velocity,
                     centre_other: None,
                 };
