@@ -70,6 +70,9 @@ pub struct PairOutcome {
     pub shear: Vec<NodeShear>,
     /// Nodes in contact.
     pub nodes_in_contact: usize,
+    /// Nodes tested (each transformed and checked against the receiver's bounding sphere or
+    /// wall, in contact or not): the unit of the narrow phase's cost.
+    pub node_tests: u64,
     /// Elastic energy stored.
     pub energy: f64,
     /// Node forces, when asked for.
@@ -194,6 +197,7 @@ pub fn side_contacts(
 ) {
     let p = side.body;
     let rot_p: Matrix3<f64> = p.orientation.to_rotation_matrix().into_inner();
+    out.node_tests += side.shape.nodes.len() as u64;
     let mut acc = Accumulate {
         side,
         spin: p.spin(),

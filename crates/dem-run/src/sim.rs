@@ -80,6 +80,8 @@ pub struct Simulation {
     pub time: f64,
     /// Node contacts at the last evaluation.
     pub contacts: usize,
+    /// Node tests since the start (see [`PairOutcome::node_tests`]).
+    pub node_tests: u64,
     /// Contact elastic energy at the last evaluation.
     pub contact_energy: f64,
     /// Node forces of the last evaluation, if they were asked for.
@@ -164,6 +166,7 @@ impl Simulation {
             step: 0,
             time: 0.0,
             contacts: 0,
+            node_tests: 0,
             contact_energy: 0.0,
             records: Vec::new(),
         };
@@ -273,6 +276,7 @@ impl Simulation {
                 Partner::Wall(w) => self.walls[w as usize].force += o.on_b.0,
             }
             self.contacts += o.nodes_in_contact;
+            self.node_tests += o.node_tests;
             self.contact_energy += o.energy;
             self.records.extend(o.records);
             if !o.shear.is_empty() {

@@ -60,10 +60,7 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
             GOOD.replace("dt = 1e-4", "dt = -1e-4"),
             vec!["run.dt: a time step > 0 or \"auto\", got -0.0001"],
         ),
-        (
-            GOOD.replace("dt = 1e-4", "dt = \"fast\""),
-            vec!["run.dt"],
-        ),
+        (GOOD.replace("dt = 1e-4", "dt = \"fast\""), vec!["run.dt"]),
         (
             GOOD.replace("kn = 100", "kn = 0"),
             vec!["contact.kn: a stiffness > 0"],

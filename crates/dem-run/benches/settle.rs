@@ -1,0 +1,143 @@
+//! `cargo bench -p dem-run` (or `cargo xtask bench dem`): 216 spheres of 402 surface nodes, a
+//! 6 x 6 x 6 lattice settling under gravity in a box, the scene of the YADE anchor in issue #6.
+//!
+//! The lattice first falls and piles up for `SETTLE` steps (untimed, all threads); from that
+//! state, `TIMED` steps are timed on 1 thread and then, from the same state, on 2 threads, and
+//! the two end states are compared bit for bit. Reported: steps per second, nanoseconds per node
+//! test (a surface node checked against another grain's level set or a wall), the 2-thread
+//! speed-up, and YADE's figure for the same scene when `yade` is installed.
+
+use std::process::Command;
+use std::time::Instant;
+
+use dem_run::{Scene, Simulation};
+use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
+
+const SETTLE: u64 = 4000;
+const TIMED: u64 = 1000;
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = BakeOptions {
+        spacing: 0.1,
+        pad_cells: 2,
+        extent: Extent::Full,
+        nodes: NodeChoice::Count(402),
+        density: 2650.0,
+        units: "m, kg, s".into(),
+        open: OpenMesh::Refuse,
+    };
+    let mut bundle = bake_primitive(&Primitive::Sphere { radius: 1.0 }, &options)
+        .unwrap()
+        .bundle;
+    // Exactly 402 nodes, as in the anchor scene: a Fibonacci sphere with equal areas (the
+    // geodesic triangulations of levelset-bake give 362 or 492).
+    let nodes = 402;
+    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    bundle.nodes = ndarray::Array2::from_shape_fn((nodes, 3), |(k, c)| {
+        let z = 1.0 - (2 * k + 1) as f64 / nodes as f64;
+        let r = (1.0 - z * z).sqrt();
+        let t = golden * k as f64;
+        [r * t.cos(), r * t.sin(), z][c]
+    });
+    bundle.node_areas =
+        ndarray::Array1::from_elem(nodes, 4.0 * std::f64::consts::PI / nodes as f64);
+    bundle.write(&dir.path().join("ball.grain")).unwrap();
+    // Radius 1, lattice spacing 2.2 (gaps of 0.2); a 13.2-wide box, floor at z = 0.
+    let scene = r#"
+[run]
+dt = 5e-4
+steps = 1
+gravity = [0, 0, -9.81]
+[contact]
+law = "linear-springs"
+kn = 5e6
+ks = 2.5e6
+friction = 0.5
+normal_damping = 5e4
+[[lattices]]
+bundle = "ball.grain"
+origin = [-5.5, -5.5, 1.2]
+counts = [6, 6, 6]
+spacing = [2.2, 2.2, 2.2]
+[[walls]]
+kind = "plane"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+[[walls]]
+kind = "plane"
+point = [-6.6, 0, 0]
+normal = [1, 0, 0]
+[[walls]]
+kind = "plane"
+point = [6.6, 0, 0]
+normal = [-1, 0, 0]
+[[walls]]
+kind = "plane"
+point = [0, -6.6, 0]
+normal = [0, 1, 0]
+[[walls]]
+kind = "plane"
+point = [0, 6.6, 0]
+normal = [0, -1, 0]
+"#;
+    let path = dir.path().join("scene.toml");
+    std::fs::write(&path, scene).unwrap();
+    let mut sim = Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
+    println!(
+        "216 spheres of {nodes} nodes in a box, dt {:e}: settling {SETTLE} steps (untimed)",
+        sim.dt
+    );
+    for _ in 0..SETTLE {
+        sim.step(false);
+    }
+    let start = sim.state();
+    println!(
+        "after settling: {} node contacts, kinetic energy {:.3e}",
+        sim.contacts,
+        sim.energies().translational
+    );
+    let mut results = Vec::new();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        sim.restore(start.clone()).unwrap();
+        let tests_before = sim.node_tests;
+        let t = Instant::now();
+        pool.install(|| {
+            for _ in 0..TIMED {
+                sim.step(false);
+            }
+        });
+        let seconds = t.elapsed().as_secs_f64();
+        let tests = sim.node_tests - tests_before;
+        let rate = TIMED as f64 / seconds;
+        println!(
+            "{threads} thread(s): {rate:.0} steps/s, {:.2} ns per node test ({:.0} node tests per step, {} node contacts)",
+            seconds * 1e9 / tests as f64,
+            tests as f64 / TIMED as f64,
+            sim.contacts
+        );
+        results.push((rate, sim.state()));
+    }
+    println!(
+        "2-thread speed-up: {:.2} (goal >= 1.8); end states {}",
+        results[1].0 / results[0].0,
+        if results[0].1 == results[1].1 {
+            "bit-identical"
+        } else {
+            "DIFFER"
+        }
+    );
+    match Command::new("yade").arg("--version").output() {
+        Ok(o) if o.status.success() => println!(
+            "yade is installed ({}), but its side-by-side script is not written yet",
+            String::from_utf8_lossy(&o.stdout).trim()
+        ),
+        _ => println!(
+            "yade is not installed (apt-get install yade): no side-by-side figure; issue #6's anchor on this machine kind is about 45 steps/s and 15 ns per node test on 1 core"
+        ),
+    }
+}
