@@ -16,8 +16,12 @@ use crate::scene::Motion;
 pub struct Shape {
     /// Signed distance, negative inside (`phi`).
     pub levelset: LevelSetGrid,
-    /// Surface node positions `x0_k`.
+    /// Surface node positions `x0_k`, grouped by cluster (see [`Cluster`]): a node's index is
+    /// its place in this list, not in the bundle's.
     pub nodes: Vec<Vector3<f64>>,
+    /// Spatial clusters of the nodes, so that the narrow phase skips the clusters far from the
+    /// other body.
+    pub clusters: Vec<Cluster>,
     /// Surface area carried by each node `a_k` (they sum to the surface area).
     pub areas: Vec<f64>,
     /// Mass `m`.
@@ -31,23 +35,60 @@ pub struct Shape {
     pub node_density: f64,
 }
 
+/// Nodes `range` of a shape, all within `radius` of `centre` (local frame).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cluster {
+    /// Centre of the nodes' bounding sphere.
+    pub centre: Vector3<f64>,
+    /// Its radius.
+    pub radius: f64,
+    /// The nodes, as indices into [`Shape::nodes`].
+    pub range: std::ops::Range<usize>,
+}
+
 impl Shape {
-    /// The shape of a rigid bundle (modal data, if any, is not used by the rigid solver).
+    /// The shape of a rigid bundle (modal data, if any, is not used by the rigid solver). The
+    /// nodes are sorted into clusters: the cubes of edge `r / 2` (`r` the farthest node's
+    /// distance) of a grid about the centre of mass, in x-major order, so at most 64 clusters.
     pub fn from_bundle(b: &GrainBundle) -> Shape {
-        let nodes: Vec<Vector3<f64>> = b
+        let bundle_nodes: Vec<Vector3<f64>> = b
             .nodes
             .rows()
             .into_iter()
             .map(|r| Vector3::new(r[0], r[1], r[2]))
             .collect();
-        let areas: Vec<f64> = b.node_areas.to_vec();
-        let farthest = nodes.iter().map(|n| n.norm()).fold(0.0, f64::max);
+        let farthest = bundle_nodes.iter().map(|n| n.norm()).fold(0.0, f64::max);
+        let edge = (0.5 * farthest).max(f64::MIN_POSITIVE);
+        let key = |x: &Vector3<f64>| [0, 1, 2].map(|d| (x[d] / edge).floor() as i64);
+        let mut order: Vec<usize> = (0..bundle_nodes.len()).collect();
+        order.sort_by_key(|&k| (key(&bundle_nodes[k]), k));
+        let nodes: Vec<Vector3<f64>> = order.iter().map(|&k| bundle_nodes[k]).collect();
+        let areas: Vec<f64> = order.iter().map(|&k| b.node_areas[k]).collect();
+        let mut clusters = Vec::new();
+        let mut start = 0;
+        while start < nodes.len() {
+            let k = key(&nodes[start]);
+            let end = start + nodes[start..].iter().take_while(|x| key(x) == k).count();
+            let members = &nodes[start..end];
+            let centre = members.iter().sum::<Vector3<f64>>() / members.len() as f64;
+            let radius = members
+                .iter()
+                .map(|x| (x - centre).norm())
+                .fold(0.0, f64::max);
+            clusters.push(Cluster {
+                centre,
+                radius,
+                range: start..end,
+            });
+            start = end;
+        }
         let area: f64 = areas.iter().sum();
         Shape {
             bounding_radius: farthest + b.levelset.spec().spacing,
             node_density: nodes.len() as f64 / area,
             levelset: b.levelset.clone(),
             nodes,
+            clusters,
             areas,
             mass: b.properties.mass,
             moments: b.properties.principal_moments,

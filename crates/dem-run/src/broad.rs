@@ -2,10 +2,12 @@
 //!
 //! Cells are cubes of edge `2 r_max` (the largest bounding radius), so overlapping spheres have
 //! centres in the same or adjacent cells. Bodies are bucketed by sorting their cell keys, and
-//! each body looks in the 27 cells around its own. The pairs come out sorted `(i, j)`, `i < j`,
-//! whatever the thread count: the narrow phase and the force reduction follow this order.
+//! each body looks in the 27 cells around its own, bodies in parallel (rayon). The pairs come
+//! out sorted `(i, j)`, `i < j`, whatever the thread count: the narrow phase and the force
+//! reduction follow this order.
 
 use nalgebra::Vector3;
+use rayon::prelude::*;
 
 /// Pairs `(i, j)`, `i < j`, with `|X_i - X_j| < r_i + r_j`, sorted.
 pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
@@ -20,9 +22,9 @@ pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by_key(|&i| (cells[i as usize], i));
     let sorted_keys: Vec<[i64; 3]> = order.iter().map(|&i| cells[i as usize]).collect();
-    let mut out = Vec::new();
-    for i in 0..n {
+    let neighbours = |i: usize| -> Vec<(u32, u32)> {
         let c = cells[i];
+        let mut found = Vec::new();
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
@@ -37,16 +39,18 @@ pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
                         if j > i {
                             let reach = radii[i] + radii[j];
                             if (centres[i] - centres[j]).norm_squared() < reach * reach {
-                                out.push((i as u32, j as u32));
+                                found.push((i as u32, j as u32));
                             }
                         }
                     }
                 }
             }
         }
-    }
-    out.sort_unstable();
-    out
+        found.sort_unstable();
+        found
+    };
+    let per_body: Vec<Vec<(u32, u32)>> = (0..n).into_par_iter().map(neighbours).collect();
+    per_body.concat()
 }
 
 #[cfg(test)]

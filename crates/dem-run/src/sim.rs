@@ -30,8 +30,8 @@ pub struct State {
     pub bodies: Vec<Body>,
     /// The walls.
     pub walls: Vec<Wall>,
-    /// Shear histories, sorted by pair (a map is not stable to serialize).
-    pub histories: Vec<(PairKey, Vec<crate::narrow::NodeShear>)>,
+    /// Shear histories, sorted by pair.
+    pub histories: Histories,
 }
 
 /// Energies of the current state.
@@ -82,6 +82,8 @@ pub struct Simulation {
     pub contacts: usize,
     /// Node tests since the start (see [`PairOutcome::node_tests`]).
     pub node_tests: u64,
+    /// Node candidates since the start (see [`PairOutcome::node_candidates`]).
+    pub node_candidates: u64,
     /// Contact elastic energy at the last evaluation.
     pub contact_energy: f64,
     /// Node forces of the last evaluation, if they were asked for.
@@ -167,6 +169,7 @@ impl Simulation {
             time: 0.0,
             contacts: 0,
             node_tests: 0,
+            node_candidates: 0,
             contact_energy: 0.0,
             records: Vec::new(),
         };
@@ -179,34 +182,32 @@ impl Simulation {
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
     pub fn step(&mut self, record: bool) {
         let dt = self.dt;
-        for b in &mut self.bodies {
-            if b.is_free() {
-                kick(b, &self.shapes[b.shape], 0.5 * dt);
-            }
-        }
         let t = self.time + dt;
-        for b in &mut self.bodies {
-            match &b.drive {
-                Drive::Free => drift(b, &self.shapes[b.shape], dt),
-                Drive::Prescribed { origin, motion } => {
-                    let x = Vector3::from(*origin) + Vector3::from(motion.displacement(t));
-                    b.velocity = (x - b.position) / dt;
-                    b.position = x;
-                    let spin = b.spin();
-                    b.orientation = UnitQuaternion::from_scaled_axis(spin * dt) * b.orientation;
-                    b.angular_velocity = b.orientation.inverse_transform_vector(&spin);
-                }
+        let shapes = &self.shapes;
+        for_each_body(&mut self.bodies, |b| match &b.drive {
+            Drive::Free => {
+                kick(b, &shapes[b.shape], 0.5 * dt);
+                drift(b, &shapes[b.shape], dt);
             }
-        }
+            Drive::Prescribed { origin, motion } => {
+                let x = Vector3::from(*origin) + Vector3::from(motion.displacement(t));
+                b.velocity = (x - b.position) / dt;
+                b.position = x;
+                let spin = b.spin();
+                b.orientation = UnitQuaternion::from_scaled_axis(spin * dt) * b.orientation;
+                b.angular_velocity = b.orientation.inverse_transform_vector(&spin);
+            }
+        });
         for w in &mut self.walls {
             w.move_to(t, dt);
         }
         self.evaluate_forces(record, dt);
-        for b in &mut self.bodies {
+        let shapes = &self.shapes;
+        for_each_body(&mut self.bodies, |b| {
             if b.is_free() {
-                kick(b, &self.shapes[b.shape], 0.5 * dt);
+                kick(b, &shapes[b.shape], 0.5 * dt);
             }
-        }
+        });
         self.step += 1;
         self.time = t;
     }
@@ -243,12 +244,18 @@ impl Simulation {
                 }
             }
         }
+        // Sorted like the histories, so that each pair finds its own by binary search.
+        keys.sort_unstable();
         let step = Step {
             law: &self.law,
             dt: shear_dt,
             record,
         };
-        let outcomes: Vec<PairOutcome> = keys.par_iter().map(|key| self.pair(key, &step)).collect();
+        let outcomes: Vec<PairOutcome> = if keys.len() >= PARALLEL_PAIRS {
+            keys.par_iter().map(|key| self.pair(key, &step)).collect()
+        } else {
+            keys.iter().map(|key| self.pair(key, &step)).collect()
+        };
 
         // Deterministic reduction, in pair order.
         for b in &mut self.bodies {
@@ -277,10 +284,11 @@ impl Simulation {
             }
             self.contacts += o.nodes_in_contact;
             self.node_tests += o.node_tests;
+            self.node_candidates += o.node_candidates;
             self.contact_energy += o.energy;
             self.records.extend(o.records);
             if !o.shear.is_empty() {
-                histories.insert(*key, o.shear);
+                histories.push((*key, o.shear));
             }
         }
         self.histories = histories;
@@ -297,7 +305,10 @@ impl Simulation {
     /// The contacts of one pair.
     fn pair(&self, key: &PairKey, step: &Step) -> PairOutcome {
         let mut out = PairOutcome::default();
-        let old = self.histories.get(key).map_or(&[][..], |v| v.as_slice());
+        let old = self
+            .histories
+            .binary_search_by_key(key, |(k, _)| *k)
+            .map_or(&[][..], |i| self.histories[i].1.as_slice());
         let a = &self.bodies[key.a as usize];
         let a_shape = &self.shapes[a.shape];
         match key.b {
@@ -384,18 +395,12 @@ impl Simulation {
 
     /// The mutable state, for a checkpoint.
     pub fn state(&self) -> State {
-        let mut histories: Vec<_> = self
-            .histories
-            .iter()
-            .map(|(k, v)| (*k, v.clone()))
-            .collect();
-        histories.sort_by_key(|(k, _)| *k);
         State {
             step: self.step,
             time: self.time,
             bodies: self.bodies.clone(),
             walls: self.walls.clone(),
-            histories,
+            histories: self.histories.clone(),
         }
     }
 
@@ -414,13 +419,29 @@ impl Simulation {
         self.time = state.time;
         self.bodies = state.bodies;
         self.walls = state.walls;
-        self.histories = state.histories.into_iter().collect();
+        if !state.histories.is_sorted_by_key(|(k, _)| *k) {
+            return Err("the checkpoint's contact histories are not sorted by pair".into());
+        }
+        self.histories = state.histories;
         Ok(())
     }
 
     /// Which law the run uses.
     pub fn law_kind(&self) -> LawKind {
         self.law.kind
+    }
+}
+
+/// Below these counts, loops over bodies and pairs run on the calling thread: handing a few
+/// microseconds of work to rayon costs more than it saves. Results do not depend on it.
+const PARALLEL_BODIES: usize = 64;
+const PARALLEL_PAIRS: usize = 16;
+
+fn for_each_body(bodies: &mut [Body], f: impl Fn(&mut Body) + Sync + Send) {
+    if bodies.len() >= PARALLEL_BODIES {
+        bodies.par_iter_mut().for_each(f);
+    } else {
+        bodies.iter_mut().for_each(f);
     }
 }
 
