@@ -4,7 +4,9 @@
 //!   (see [`pipeline`]);
 //! - `plot`: columns of a CSV as an SVG plot (used by pipelines for reports);
 //! - `fem <case>`: regenerates shipped FEM data with CalculiX (see [`fem`]);
-//! - `validate`, `bench`, `demo`: not built yet; they say so and exit with code 2.
+//! - `bench [dem|jaeger|mode-extract]`: the benchmarks (`cargo bench` of those crates, in
+//!   release mode), each printing its figures side by side;
+//! - `validate`, `demo`: not built yet; they say so and exit with code 2.
 
 mod fem;
 mod pipeline;
@@ -48,8 +50,13 @@ enum Cmd {
     },
     /// Run the validation cases of PHYSICS.md (not built yet).
     Validate,
-    /// Run the benchmark suite (not built yet).
-    Bench,
+    /// Run the benchmarks: dem (the solver), jaeger (the contact law), mode-extract; all when
+    /// none is named.
+    Bench {
+        /// Which benchmark.
+        #[arg(value_parser = ["dem", "jaeger", "mode-extract"])]
+        suite: Option<String>,
+    },
     /// Run the README's main job end to end (not built yet).
     Demo,
 }
@@ -138,7 +145,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             fem::run(&case, &workspace_root())?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Validate | Cmd::Bench | Cmd::Demo => {
+        Cmd::Bench { suite } => {
+            let crates: Vec<&str> = match suite.as_deref() {
+                Some("dem") => vec!["dem-run"],
+                Some(other) => vec![other],
+                None => vec!["dem-run", "jaeger", "mode-extract"],
+            };
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            for krate in crates {
+                println!("cargo bench -p {krate}");
+                let status = Command::new(&cargo)
+                    .args(["bench", "-p", krate])
+                    .current_dir(workspace_root())
+                    .status()
+                    .context("cannot run cargo bench")?;
+                if !status.success() {
+                    bail!("the {krate} benchmark failed");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Validate | Cmd::Demo => {
             eprintln!("xtask: this command is not built yet; nothing was run");
             Ok(ExitCode::from(2))
         }

@@ -7,6 +7,7 @@ use crate::store::{ContactState, HistoryStore};
 /// One contact with its own small history store. For many contacts, share one [`HistoryStore`]
 /// and keep a [`ContactState`] per contact instead (same results, bit for bit).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct JaegerContact {
     params: ContactParams,
     store: HistoryStore,

@@ -115,6 +115,7 @@ fn twist(q: Quat, n: Vec3) -> Quat {
 /// The local frame of one contact: z along the contact normal, x and y spanning the tangent
 /// plane. Stores one unit quaternion (32 bytes): the normal is the frame's own z axis.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ContactFrame {
     /// Local-to-global rotation (Kuhn's `conj(Q)`), scalar first.
     to_global: Quat,

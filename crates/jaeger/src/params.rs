@@ -40,8 +40,15 @@ pub enum ParamError {
     Approximation(f64),
 }
 
+/// `Ebar sqrt(R)` with `Ebar = 8 G / (3 (1 - nu))`: `N = hertz * zeta^(3/2)` in Kuhn's half
+/// units (JAEGER.md section 1).
+fn hertz(shear_modulus: f64, poisson_ratio: f64, radius: f64) -> f64 {
+    8.0 / 3.0 * shear_modulus / (1.0 - poisson_ratio) * radius.sqrt()
+}
+
 /// Validated parameters of a contact between two spheres of one material.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ContactParams {
     r1: f64,
     r2: f64,
@@ -94,18 +101,33 @@ impl ContactParams {
             return Err(ParamError::Friction(friction));
         }
         let radius = 2.0 * r1 * r2 / (r1 + r2);
-        let ebar = 8.0 / 3.0 * shear_modulus / (1.0 - poisson_ratio);
         Ok(ContactParams {
             r1,
             r2,
             shear_modulus,
             poisson_ratio,
             friction,
-            hertz: ebar * radius.sqrt(),
+            hertz: hertz(shear_modulus, poisson_ratio, radius),
             radius,
             kappa: (2.0 - poisson_ratio) / (2.0 * (1.0 - poisson_ratio)),
             approximation: 0.0,
         })
+    }
+
+    /// A sphere of radius `r` against a flat surface of the same material (`r2` infinite, so
+    /// Kuhn's `R = 2 r`), with the checks of [`ContactParams::new`].
+    pub fn against_plane(
+        r: f64,
+        shear_modulus: f64,
+        poisson_ratio: f64,
+        friction: f64,
+    ) -> Result<Self, ParamError> {
+        // Any finite second radius passes the checks; then the limit r2 -> infinity is set.
+        let mut p = ContactParams::new(r, r, shear_modulus, poisson_ratio, friction)?;
+        p.r2 = f64::INFINITY;
+        p.radius = 2.0 * r;
+        p.hertz = hertz(shear_modulus, poisson_ratio, p.radius);
+        Ok(p)
     }
 
     /// The same parameters with the approximate history of Kuhn's Section 3.1 (JAEGER.md

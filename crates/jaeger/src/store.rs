@@ -31,6 +31,7 @@ const NONE: u32 = u32::MAX;
 /// Per-contact state kept by the host alongside its contact (56 bytes): the top leg of the
 /// history, the arena index of the leg below it, and the previous tangential force.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ContactState {
     /// Arena index of the leg below the top (0: the origin); [`NONE`] when the history is empty
     /// and the "top" is the origin itself.
@@ -88,6 +89,7 @@ pub struct Leg {
 /// extra on the targets we build for, and fields are only ever copied, never borrowed.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, packed(4))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Entry {
     /// `zeta*_k`: half indentation at the end of leg k (Kuhn's units).
     zeta: f64,
@@ -103,6 +105,7 @@ pub const BYTES_PER_ENTRY: usize = size_of::<Entry>();
 
 /// The arena of history legs for any number of contacts. See the [module docs](self).
 #[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct HistoryStore {
     entries: Vec<Entry>,
     used: usize,
