@@ -126,7 +126,7 @@ normal = [0, -1, 0]
             });
             rates[p].push(TIMED as f64 / t.elapsed().as_secs_f64());
             (tests, candidates) = (sim.node_tests - t0, sim.node_candidates - c0);
-            ends.push(sim.state());
+            ends.push(serde_json::to_string(&sim.state()).unwrap());
         }
     }
     let median = |v: &mut Vec<f64>| {

@@ -33,6 +33,9 @@ pub struct Shape {
     pub bounding_radius: f64,
     /// Nodes per unit surface area (for the `finer` node-role rule).
     pub node_density: f64,
+    /// The radius, if the grain is a sphere: every node at that distance from the centre to
+    /// 1e-6 relative.
+    pub sphere_radius: Option<f64>,
 }
 
 /// Nodes `range` of a shape, all within `radius` of `centre` (local frame).
@@ -83,7 +86,10 @@ impl Shape {
             start = end;
         }
         let area: f64 = areas.iter().sum();
+        let nearest = nodes.iter().map(|n| n.norm()).fold(f64::INFINITY, f64::min);
+        let sphere_radius = (farthest - nearest <= 1e-6 * farthest).then_some(farthest);
         Shape {
+            sphere_radius,
             bounding_radius: farthest + b.levelset.spec().spacing,
             node_density: nodes.len() as f64 / area,
             levelset: b.levelset.clone(),

@@ -36,13 +36,33 @@
 
 use nalgebra::Vector3;
 
+use crate::hertz::HertzJaeger;
 use crate::scene::{Contact, LawKind};
+
+/// The contact law of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContactLaw {
+    /// A law between surface nodes and level sets (this module).
+    Nodes(NodeLaw),
+    /// Hertz-Jäger between spheres ([`crate::hertz`]).
+    HertzJaeger(HertzJaeger),
+}
+
+impl ContactLaw {
+    /// The law of a checked scene's `[contact]` table.
+    pub fn new(c: &Contact) -> ContactLaw {
+        match c.law {
+            LawKind::HertzJaeger => ContactLaw::HertzJaeger(HertzJaeger::new(c)),
+            _ => ContactLaw::Nodes(NodeLaw::new(c)),
+        }
+    }
+}
 
 /// A node contact law with its parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeLaw {
-    /// Linear springs or area tractions.
-    pub kind: LawKind,
+    /// Area tractions (forces scale with node areas), or linear node springs.
+    pub per_area: bool,
     /// `k_n`.
     pub kn: f64,
     /// `k_s`.
@@ -68,7 +88,7 @@ impl NodeLaw {
     /// The law of a scene's `[contact]` table.
     pub fn new(c: &Contact) -> NodeLaw {
         NodeLaw {
-            kind: c.law,
+            per_area: c.law == LawKind::AreaTractions,
             kn: c.kn,
             ks: c.ks,
             friction: c.friction,
@@ -85,10 +105,7 @@ impl NodeLaw {
     /// pair give nodes).
     #[inline]
     pub fn scale(&self, area: f64, weight: f64) -> f64 {
-        match self.kind {
-            LawKind::LinearSprings => weight,
-            LawKind::AreaTractions => weight * area,
-        }
+        if self.per_area { weight * area } else { weight }
     }
 
     /// The force on one node (module docs): penetration `d`, unit normal `n`, `|grad phi|`,
@@ -140,9 +157,9 @@ impl NodeLaw {
 mod tests {
     use super::*;
 
-    fn law(kind: LawKind) -> NodeLaw {
+    fn law(per_area: bool) -> NodeLaw {
         NodeLaw {
-            kind,
+            per_area,
             kn: 100.0,
             ks: 50.0,
             friction: 0.5,
@@ -152,7 +169,7 @@ mod tests {
 
     #[test]
     fn shear_spring_sticks_then_slips_at_the_coulomb_cap() {
-        let l = law(LawKind::LinearSprings);
+        let l = law(false);
         let n = Vector3::z();
         let v = Vector3::new(1.0, 0.0, 0.0);
         // d = 0.01: normal force 1, cap 0.5, reached at s = 0.01.
@@ -170,21 +187,13 @@ mod tests {
         );
         assert!((f.shear.x - 0.01).abs() < 1e-15);
         // Area tractions: the same times the area.
-        let a = law(LawKind::AreaTractions).node_force(
-            0.01,
-            &n,
-            1.0,
-            &v,
-            &Vector3::zeros(),
-            0.3,
-            0.004,
-        );
+        let a = law(true).node_force(0.01, &n, 1.0, &v, &Vector3::zeros(), 0.3, 0.004);
         assert!((a.force - Vector3::new(-0.3 * 0.2, 0.0, 0.3)).norm() < 1e-15);
     }
 
     #[test]
     fn old_shear_turns_with_the_normal() {
-        let l = law(LawKind::LinearSprings);
+        let l = law(false);
         // Shear along x under normal z; the normal tilts to (sin t, 0, cos t): the shear keeps
         // its length in the new tangent plane.
         let t: f64 = 0.1;

@@ -18,6 +18,7 @@
 
 pub mod body;
 pub mod broad;
+pub mod hertz;
 pub mod law;
 pub mod narrow;
 pub mod run;

@@ -10,6 +10,7 @@ use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Cluster, Shape};
+use crate::hertz::SpherePair;
 use crate::law::NodeLaw;
 use crate::wall::Wall;
 
@@ -43,8 +44,17 @@ pub struct NodeShear {
     pub shear: Vector3<f64>,
 }
 
-/// Shear histories of every pair in contact, sorted by pair, each list by `(side, node)`.
-pub type Histories = Vec<(PairKey, Vec<NodeShear>)>;
+/// What a pair in contact remembers from step to step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum PairHistory {
+    /// Node laws: the shear of each node in contact, sorted by `(side, node)`.
+    Nodes(Vec<NodeShear>),
+    /// Hertz-Jäger: the sphere contact's frame and history.
+    Sphere(Box<SpherePair>),
+}
+
+/// The histories of every pair in contact, sorted by pair.
+pub type Histories = Vec<(PairKey, PairHistory)>;
 
 /// A node's contact force, kept for output.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,7 +74,7 @@ pub struct PairOutcome {
     pub on_a: (Vector3<f64>, Vector3<f64>),
     /// Force and torque (about its centre) on the partner (for a wall: force only).
     pub on_b: (Vector3<f64>, Vector3<f64>),
-    /// The new shear histories (sorted).
+    /// The new node shear histories (sorted; node laws).
     pub shear: Vec<NodeShear>,
     /// Nodes in contact.
     pub nodes_in_contact: usize,

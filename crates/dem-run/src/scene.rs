@@ -13,13 +13,20 @@
 //! checkpoint_every = 0
 //!
 //! [contact]              # one law for every contact (LAMMPS-style: see crate::law)
-//! law = "linear-springs" # or "area-tractions"
+//! law = "linear-springs" # or "area-tractions", or "hertz-jaeger" (spheres; see below)
 //! kn = 1e5               # normal stiffness: force/length per node, or force/length^3 (areas)
 //! ks = 5e4               # shear stiffness, same units as kn
 //! friction = 0.5         # Coulomb coefficient mu of the shear cap
 //! normal_damping = 0.0   # viscous: force*time/length per node, or per area
 //! local_damping = 0.0    # Cundall's non-viscous damping, a fraction in [0, 1)
 //! nodes = "both"         # which grain's nodes are tested in a grain pair: "both" or "finer"
+//!
+//! # [contact] for spherical grains: Hertz normal force, Jäger's tangential law (jaeger crate)
+//! # law = "hertz-jaeger"
+//! # shear_modulus = 29e9  # G of the grains' material
+//! # poisson_ratio = 0.2
+//! # friction = 0.5
+//! # approximation = 0.0   # Kuhn's pdif (absolute, like friction); 0 = exact history
 //!
 //! [[grains]]             # one grain; bundle paths are relative to the scene file
 //! bundle = "sphere.grain"
@@ -184,6 +191,8 @@ pub enum LawKind {
     LinearSprings,
     /// Area-scaled node tractions (Feldfogel et al. 2024).
     AreaTractions,
+    /// Hertz and Jäger between spherical grains (and plane walls), through the `jaeger` crate.
+    HertzJaeger,
 }
 
 /// Which grain of a pair gives the surface nodes tested against the other's level set.
@@ -203,6 +212,7 @@ pub struct Contact {
     /// The law.
     pub law: LawKind,
     /// Normal stiffness `k_n` (force/length per node, or force/length^3 for area tractions).
+    #[serde(default)]
     pub kn: f64,
     /// Shear stiffness `k_s` (same units as `kn`).
     #[serde(default)]
@@ -219,6 +229,13 @@ pub struct Contact {
     /// Node roles in grain pairs.
     #[serde(default = "default_roles")]
     pub nodes: NodeRoles,
+    /// Shear modulus `G` of the grains (hertz-jaeger).
+    pub shear_modulus: Option<f64>,
+    /// Poisson's ratio `nu` of the grains (hertz-jaeger).
+    pub poisson_ratio: Option<f64>,
+    /// Kuhn's approximate-history threshold `pdif` (hertz-jaeger; 0 = exact).
+    #[serde(default)]
+    pub approximation: f64,
 }
 
 fn default_roles() -> NodeRoles {
@@ -382,8 +399,62 @@ impl Scene {
                 return fail(key, format!("a number >= 0, got {v}"));
             }
         }
-        if c.kn == 0.0 {
-            return fail("contact.kn", "a stiffness > 0, got 0".into());
+        match c.law {
+            LawKind::LinearSprings | LawKind::AreaTractions => {
+                if c.kn == 0.0 {
+                    return fail("contact.kn", "a stiffness > 0".into());
+                }
+                for (key, given) in [
+                    ("contact.shear_modulus", c.shear_modulus.is_some()),
+                    ("contact.poisson_ratio", c.poisson_ratio.is_some()),
+                    ("contact.approximation", c.approximation != 0.0),
+                ] {
+                    if given {
+                        return fail(key, "only used by law = \"hertz-jaeger\"".into());
+                    }
+                }
+            }
+            LawKind::HertzJaeger => {
+                let params = jaeger::ContactParams::new(
+                    1.0,
+                    1.0,
+                    c.shear_modulus.unwrap_or(f64::NAN),
+                    c.poisson_ratio.unwrap_or(f64::NAN),
+                    c.friction,
+                )
+                .and_then(|p| p.with_approximation(c.approximation));
+                if let Err(e) = params {
+                    let key = match e {
+                        jaeger::ParamError::ShearModulus(_) => "contact.shear_modulus",
+                        jaeger::ParamError::PoissonRatio(_) => "contact.poisson_ratio",
+                        jaeger::ParamError::Approximation(_) => "contact.approximation",
+                        jaeger::ParamError::NonFinite { name: "G", .. } => "contact.shear_modulus",
+                        jaeger::ParamError::NonFinite { name: "nu", .. } => "contact.poisson_ratio",
+                        _ => "contact",
+                    };
+                    return fail(
+                        key,
+                        format!("{e} (hertz-jaeger needs shear_modulus and poisson_ratio)"),
+                    );
+                }
+                for (key, given) in [
+                    ("contact.kn", c.kn != 0.0),
+                    ("contact.ks", c.ks != 0.0),
+                    ("contact.normal_damping", c.normal_damping != 0.0),
+                ] {
+                    if given {
+                        return fail(key, "not used by law = \"hertz-jaeger\"".into());
+                    }
+                }
+                for (i, w) in self.walls.iter().enumerate() {
+                    if matches!(w, WallSpec::Cylinder { .. }) {
+                        return fail(
+                            &format!("walls[{i}]"),
+                            "hertz-jaeger meets plane walls only".into(),
+                        );
+                    }
+                }
+            }
         }
         if !(0.0..1.0).contains(&c.local_damping) {
             return fail(

@@ -11,16 +11,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
 use crate::broad;
-use crate::law::NodeLaw;
+use crate::hertz::{HertzJaeger, Other};
+use crate::law::ContactLaw;
 use crate::narrow::{
-    Histories, NodeRecord, PairKey, PairOutcome, Partner, Receiver, Side, Step, side_contacts,
+    Histories, NodeRecord, PairHistory, PairKey, PairOutcome, Partner, Receiver, Side, Step,
+    side_contacts,
 };
-use crate::scene::{LawKind, NodeRoles, Scene, SceneError, TimeStep};
+use crate::scene::{NodeRoles, Scene, SceneError, TimeStep};
 use crate::wall::Wall;
 
 /// Everything that changes during a run: saved whole in checkpoints, so that a restart
-/// continues bit for bit.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// continues bit for bit. (Compare two states by their serializations: a Jäger history arena
+/// has no equality of its own.)
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct State {
     /// Steps taken.
     pub step: u64,
@@ -65,7 +68,7 @@ pub struct Simulation {
     /// Shear histories by pair.
     pub histories: Histories,
     /// The contact law.
-    pub law: NodeLaw,
+    pub law: ContactLaw,
     /// Node roles in grain pairs.
     pub roles: NodeRoles,
     /// Cundall's local damping fraction.
@@ -150,7 +153,19 @@ impl Simulation {
                 }
             }
         }
-        let law = NodeLaw::new(&scene.contact);
+        let law = ContactLaw::new(&scene.contact);
+        if let ContactLaw::HertzJaeger(_) = law {
+            let sphere = |i: usize| shapes[bodies[i].shape].sphere_radius.is_some();
+            if let Some(i) = (0..bodies.len()).find(|&i| !sphere(i)) {
+                return Err(SceneError::Key {
+                    path: path.to_path_buf(),
+                    key: "contact.law".into(),
+                    message: format!(
+                        "hertz-jaeger needs spherical grains; grain {i} is not a sphere (its nodes are not all at one distance from its centre)"
+                    ),
+                });
+            }
+        }
         let dt = match scene.run.dt {
             TimeStep::Fixed(dt) => dt,
             TimeStep::Auto(_) => scene.run.safety * critical_step(&shapes, &bodies, &law),
@@ -231,10 +246,8 @@ impl Simulation {
                 b: Partner::Body(b),
             })
             .collect();
+        // Prescribed grains meet walls too: the reaction on them is an output.
         for (i, b) in self.bodies.iter().enumerate() {
-            if !b.is_free() {
-                continue;
-            }
             for (w, wall) in self.walls.iter().enumerate() {
                 if wall.distance(&b.position).0 < radii[i] {
                     keys.push(PairKey {
@@ -246,15 +259,14 @@ impl Simulation {
         }
         // Sorted like the histories, so that each pair finds its own by binary search.
         keys.sort_unstable();
-        let step = Step {
-            law: &self.law,
-            dt: shear_dt,
-            record,
-        };
-        let outcomes: Vec<PairOutcome> = if keys.len() >= PARALLEL_PAIRS {
-            keys.par_iter().map(|key| self.pair(key, &step)).collect()
+        let outcomes: Vec<(PairOutcome, Option<PairHistory>)> = if keys.len() >= PARALLEL_PAIRS {
+            keys.par_iter()
+                .map(|key| self.pair(key, record, shear_dt))
+                .collect()
         } else {
-            keys.iter().map(|key| self.pair(key, &step)).collect()
+            keys.iter()
+                .map(|key| self.pair(key, record, shear_dt))
+                .collect()
         };
 
         // Deterministic reduction, in pair order.
@@ -270,7 +282,7 @@ impl Simulation {
         self.contacts = 0;
         self.contact_energy = 0.0;
         self.records.clear();
-        for (key, o) in keys.iter().zip(outcomes) {
+        for (key, (o, history)) in keys.iter().zip(outcomes) {
             let a = &mut self.bodies[key.a as usize];
             a.force += o.on_a.0;
             a.torque += o.on_a.1;
@@ -287,8 +299,8 @@ impl Simulation {
             self.node_candidates += o.node_candidates;
             self.contact_energy += o.energy;
             self.records.extend(o.records);
-            if !o.shear.is_empty() {
-                histories.push((*key, o.shear));
+            if let Some(h) = history {
+                histories.push((*key, h));
             }
         }
         self.histories = histories;
@@ -302,13 +314,70 @@ impl Simulation {
         }
     }
 
-    /// The contacts of one pair.
-    fn pair(&self, key: &PairKey, step: &Step) -> PairOutcome {
-        let mut out = PairOutcome::default();
+    /// The contacts of one pair, and what it remembers for the next step.
+    fn pair(&self, key: &PairKey, record: bool, dt: f64) -> (PairOutcome, Option<PairHistory>) {
         let old = self
             .histories
             .binary_search_by_key(key, |(k, _)| *k)
-            .map_or(&[][..], |i| self.histories[i].1.as_slice());
+            .ok()
+            .map(|i| &self.histories[i].1);
+        match &self.law {
+            ContactLaw::Nodes(law) => {
+                let old = match old {
+                    Some(PairHistory::Nodes(v)) => v.as_slice(),
+                    _ => &[],
+                };
+                let step = Step { law, dt, record };
+                let mut out = self.node_pair(key, old, &step);
+                let shear = std::mem::take(&mut out.shear);
+                (
+                    out,
+                    (!shear.is_empty()).then_some(PairHistory::Nodes(shear)),
+                )
+            }
+            ContactLaw::HertzJaeger(law) => {
+                let old = match old {
+                    Some(PairHistory::Sphere(s)) => Some(s.as_ref()),
+                    _ => None,
+                };
+                let (out, state) = self.sphere_pair(law, key, old, dt);
+                (out, state.map(|s| PairHistory::Sphere(Box::new(s))))
+            }
+        }
+    }
+
+    /// Hertz-Jäger between a sphere and a sphere or plane.
+    fn sphere_pair(
+        &self,
+        law: &HertzJaeger,
+        key: &PairKey,
+        old: Option<&crate::hertz::SpherePair>,
+        dt: f64,
+    ) -> (PairOutcome, Option<crate::hertz::SpherePair>) {
+        let radius = |b: &Body| {
+            self.shapes[b.shape]
+                .sphere_radius
+                .expect("spheres checked with the scene")
+        };
+        let a = &self.bodies[key.a as usize];
+        let other = match key.b {
+            Partner::Body(j) => {
+                let b = &self.bodies[j as usize];
+                Other::Sphere(b, radius(b))
+            }
+            Partner::Wall(w) => Other::Plane(&self.walls[w as usize]),
+        };
+        law.pair(a, radius(a), &other, old, dt)
+    }
+
+    /// Node law contacts of one pair.
+    fn node_pair(
+        &self,
+        key: &PairKey,
+        old: &[crate::narrow::NodeShear],
+        step: &Step,
+    ) -> PairOutcome {
+        let mut out = PairOutcome::default();
         let a = &self.bodies[key.a as usize];
         let a_shape = &self.shapes[a.shape];
         match key.b {
@@ -425,11 +494,6 @@ impl Simulation {
         self.histories = state.histories;
         Ok(())
     }
-
-    /// Which law the run uses.
-    pub fn law_kind(&self) -> LawKind {
-        self.law.kind
-    }
 }
 
 /// Below these counts, loops over bodies and pairs run on the calling thread: handing a few
@@ -492,23 +556,29 @@ fn cundall(f: Vector3<f64>, v: Vector3<f64>, alpha: f64) -> Vector3<f64> {
     })
 }
 
-/// The critical step `sqrt(m_eff / k)` (PHYSICS.md section 6) of one node spring: `k = k_n`
-/// (linear springs) or `k_n` times the largest node area (area tractions), and `m_eff` half the
-/// smallest of each free grain's mass and `I_min / r^2` (its inertia at the bounding radius,
-/// which rotation sees). Several nodes in contact stiffen a contact: the safety factor covers it.
-pub fn critical_step(shapes: &[Arc<Shape>], bodies: &[Body], law: &NodeLaw) -> f64 {
+/// The critical step `sqrt(m_eff / k)` (PHYSICS.md section 6), with `m_eff` half the smallest of
+/// each free grain's mass and `I_min / r^2` (its inertia at the bounding radius, which rotation
+/// sees), and `k` the stiffness of:
+/// - one node spring: `k_n` (linear springs) or `k_n` times the largest node area (area
+///   tractions); several nodes in contact stiffen a contact, which the safety factor covers;
+/// - a Hertz contact of two of the smallest spheres at an overlap of 1 % of their radius
+///   (`dN/d delta` grows as `sqrt(delta)`: deeper overlaps need a smaller safety factor).
+pub fn critical_step(shapes: &[Arc<Shape>], bodies: &[Body], law: &ContactLaw) -> f64 {
     let mut m_eff = f64::INFINITY;
     let mut largest_area: f64 = 0.0;
+    let mut smallest_radius = f64::INFINITY;
     for b in bodies.iter().filter(|b| b.is_free()) {
         let s = &shapes[b.shape];
         let i_min = s.moments.iter().copied().fold(f64::INFINITY, f64::min);
         let r = s.bounding_radius;
         m_eff = m_eff.min(0.5 * s.mass.min(i_min / (r * r)));
         largest_area = s.areas.iter().copied().fold(largest_area, f64::max);
+        smallest_radius = smallest_radius.min(s.sphere_radius.unwrap_or(r));
     }
-    let k = match law.kind {
-        LawKind::LinearSprings => law.kn,
-        LawKind::AreaTractions => law.kn * largest_area,
+    let k = match law {
+        ContactLaw::Nodes(l) if l.per_area => l.kn * largest_area,
+        ContactLaw::Nodes(l) => l.kn,
+        ContactLaw::HertzJaeger(h) => h.stiffness(0.5 * smallest_radius, 0.01 * smallest_radius),
     };
     (m_eff / k).sqrt()
 }

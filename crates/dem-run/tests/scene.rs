@@ -20,15 +20,27 @@ point = [0, 0, -1]
 normal = [0, 0, 1]
 "#;
 
+const HERTZ: &str = "law = \"hertz-jaeger\"\nshear_modulus = 1e6\npoisson_ratio = 0.2";
+
+/// The error of a scene text, or "accepted".
 fn error(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     common::sphere(dir.path(), "ball", 0.5, 0.1, 50);
+    common::bake(
+        dir.path(),
+        "brick",
+        levelset_bake::Primitive::Cuboid {
+            half: [0.5, 0.3, 0.2],
+        },
+        0.1,
+        50,
+    );
     let path = common::scene_file(dir.path(), text);
     match Scene::read(&path) {
         Err(e) => e.to_string(),
         Ok(scene) => match Simulation::from_scene(&scene, &path) {
             Err(e) => e.to_string(),
-            Ok(_) => panic!("accepted:\n{text}"),
+            Ok(_) => "accepted".into(),
         },
     }
 }
@@ -36,6 +48,7 @@ fn error(text: &str) -> String {
 #[test]
 fn malformed_scenes_name_the_key_and_what_was_expected() {
     let cases = [
+        (GOOD.to_string(), vec![]),
         (
             GOOD.replace("kn = 100", "kn = 100\nkm = 3"),
             vec!["scene.toml: contact.km: unknown field `km`, expected one of `law`"],
@@ -99,10 +112,54 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
             GOOD.replace("[contact]", "[contact"),
             vec!["scene.toml: (syntax)", "line 5"],
         ),
+        (
+            GOOD.replace("law = \"linear-springs\"\nkn = 100", HERTZ),
+            vec![],
+        ),
+        (
+            GOOD.replace(
+                "law = \"linear-springs\"",
+                "law = \"hertz-jaeger\"\nshear_modulus = 1e6",
+            ),
+            vec![
+                "contact.poisson_ratio",
+                "hertz-jaeger needs shear_modulus and poisson_ratio",
+            ],
+        ),
+        (
+            GOOD.replace(
+                "law = \"linear-springs\"\nkn = 100",
+                &format!("{HERTZ}\nks = 3"),
+            ),
+            vec!["contact.ks: not used by law = \"hertz-jaeger\""],
+        ),
+        (
+            GOOD.replace("kn = 100", "kn = 100\nshear_modulus = 1e6"),
+            vec!["contact.shear_modulus: only used by law = \"hertz-jaeger\""],
+        ),
+        (
+            GOOD.replace("law = \"linear-springs\"\nkn = 100", HERTZ)
+                .replace(
+                    "kind = \"plane\"\npoint = [0, 0, -1]\nnormal = [0, 0, 1]",
+                    "kind = \"cylinder\"\npoint = [0, 0, 0]\naxis = [0, 0, 1]\nradius = 3",
+                ),
+            vec!["walls[0]: hertz-jaeger meets plane walls only"],
+        ),
+        (
+            GOOD.replace("law = \"linear-springs\"\nkn = 100", HERTZ)
+                .replace("ball.grain", "brick.grain"),
+            vec!["contact.law: hertz-jaeger needs spherical grains; grain 0 is not a sphere"],
+        ),
     ];
     let mut failures = Vec::new();
     for (text, wanted) in cases {
         let e = error(&text);
+        if wanted.is_empty() && e != "accepted" {
+            failures.push(format!("refused a good scene: {e}"));
+        }
+        if !wanted.is_empty() && e == "accepted" {
+            failures.push(format!("accepted:\n{text}"));
+        }
         for w in wanted {
             if !e.contains(w) {
                 failures.push(format!("`{w}` not in: {e}"));
