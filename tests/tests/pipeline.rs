@@ -35,11 +35,9 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
     std::fs::create_dir_all(&case).unwrap();
     std::fs::create_dir_all(&reference).unwrap();
     let data = workspace_root().join("data");
-    std::fs::copy(
-        data.join("sphere-compaction/pipeline.toml"),
-        case.join("pipeline.toml"),
-    )
-    .unwrap();
+    for file in ["pipeline.toml", "settle.toml"] {
+        std::fs::copy(data.join("sphere-compaction").join(file), case.join(file)).unwrap();
+    }
     let table = "sphere_compaction_lookup_paper.csv";
     std::fs::copy(data.join("reference").join(table), reference.join(table)).unwrap();
     let fem = dir.path().join("fem/sphere");
@@ -80,6 +78,17 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
         3,
         "level sets at 0.25, 0.5, 1 mm"
     );
+    // The 27 rigid spheres settle: the kinetic energy ends a thousand times below its peak.
+    let history = std::fs::read_to_string(case.join("out/settle.run/history.csv")).unwrap();
+    let kinetic: Vec<f64> = history
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse().unwrap())
+        .collect();
+    let peak = kinetic.iter().copied().fold(0.0, f64::max);
+    assert!(*kinetic.last().unwrap() < 1e-3 * peak, "{kinetic:?}");
+    assert!(case.join("out/settle.run/run.pvd").is_file());
+    assert!(case.join("out/settle_energy.svg").is_file());
     let second = run();
     for stage in [
         "reference-plot",
@@ -87,6 +96,8 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
         "modes-sphere",
         "plot-sphere-force",
         "bake-sphere-fem",
+        "settle-spheres",
+        "plot-settle",
     ] {
         assert!(
             second.contains(&format!("{stage}: skipped, up to date")),

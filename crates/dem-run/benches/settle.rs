@@ -5,12 +5,17 @@
 //! state, `TIMED` steps are timed on 1 thread and on 2 threads, alternately, `REPEATS` times
 //! each (the medians are reported: this machine kind's timings vary by tens of percent from run
 //! to run), and the end states are compared bit for bit. Reported: steps per second, the
-//! 2-thread speed-up, YADE's figure for the same scene when `yade` is installed, and the time
-//! per node in two units:
+//! 2-thread speed-up, and the time per node in two units:
 //! - per node candidate: every surface node of a grain, for every grain or wall its bounding
 //!   sphere meets (what a narrow phase without node clusters tests, as YADE's does);
 //! - per node test: the nodes actually transformed and checked, after the cluster filter.
+//!
+//! When `yade` (2023.02a, with its LevelSet module) is installed, the same scene runs in it
+//! (benches/settle_yade.py, 1 thread, the same settling steps, then the same timed steps) and
+//! the ratio of steps per second is printed. YADE's contact model differs (one contact point
+//! per grain pair, no viscous damping), so its pile is similar, not identical.
 
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -155,13 +160,30 @@ normal = [0, -1, 0]
             "DIFFER"
         }
     );
-    match Command::new("yade").arg("--version").output() {
-        Ok(o) if o.status.success() => println!(
-            "yade is installed ({}), but its side-by-side script is not written yet",
-            String::from_utf8_lossy(&o.stdout).trim()
+    match yade_rate() {
+        Some(rate) => println!(
+            "YADE 2023.02a, same scene after the same settling steps, 1 thread: {rate:.1} steps/s; dem-run on 1 thread is {:.1} x faster (goal >= 10)",
+            rates[0][REPEATS / 2] / rate
         ),
-        _ => println!(
-            "yade is not installed (apt-get install yade): no side-by-side figure; issue #6's anchor on this machine kind is about 45 steps/s and 15 ns per node test on 1 core"
+        None => println!(
+            "yade is not installed (apt-get install yade): no side-by-side figure; issue #6's anchor on this machine kind is about 45 steps/s on 1 core"
         ),
     }
+}
+
+/// YADE's steps per second on the same scene (benches/settle_yade.py), after the same settling,
+/// or `None` without `yade` on the PATH.
+fn yade_rate() -> Option<f64> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/settle_yade.py");
+    println!("running YADE on the same scene (1 thread, {SETTLE} + {TIMED} steps)...");
+    let out = Command::new("yade")
+        .args(["-j1", "-n", "-x"])
+        .arg(&script)
+        .args([SETTLE.to_string(), TIMED.to_string()])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("YADE_STEPS_PER_SECOND "))
+        .and_then(|v| v.trim().parse().ok())
 }
