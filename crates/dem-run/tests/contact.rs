@@ -234,3 +234,33 @@ fn exchanging_the_node_roles_changes_the_force_within_discretization_error() {
         "the limits themselves"
     );
 }
+
+/// Normal viscous damping dissipates: the head-on rebound of the undamped test loses speed,
+/// more with more damping.
+#[test]
+fn normal_damping_lowers_the_restitution() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.1, 400);
+    let restitution = |damping: f64| {
+        let mut sim = simulation(
+            dir.path(),
+            &format!(
+                "[run]\ndt = 2e-4\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 2000\nnormal_damping = {damping}\n\
+                 [[grains]]\nbundle = \"ball.grain\"\nposition = [-1.05, 0, 0]\nvelocity = [0.5, 0, 0]\n\
+                 [[grains]]\nbundle = \"ball.grain\"\nposition = [1.05, 0, 0]\nvelocity = [-0.5, 0, 0]\n"
+            ),
+        );
+        let mut touched = false;
+        for _ in 0..20_000 {
+            sim.step(false);
+            touched |= sim.contacts > 0;
+            if touched && sim.contacts == 0 {
+                break;
+            }
+        }
+        sim.bodies[1].velocity.x - sim.bodies[0].velocity.x
+    };
+    let (e0, e1, e2) = (restitution(0.0), restitution(2.0), restitution(8.0));
+    println!("restitution: {e0:.4} undamped, {e1:.4} and {e2:.4} damped");
+    assert!(e0 > e1 && e1 > e2 && e2 > 0.0, "{e0} {e1} {e2}");
+}

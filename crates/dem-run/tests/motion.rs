@@ -75,3 +75,21 @@ fn the_automatic_step_follows_the_lightest_grain_and_the_stiffness() {
     );
     assert_eq!(sim.shapes.len(), 1);
 }
+
+/// Cundall's local damping with fraction alpha on a grain falling freely: the force m g is
+/// reduced by alpha |m g| against the motion, so it accelerates at g (1 - alpha) exactly.
+#[test]
+fn local_damping_scales_a_free_fall_by_one_minus_alpha() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.1, 100);
+    let mut sim = common::simulation(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 1\ngravity = [0, 0, -10]\n[contact]\nlaw = \"linear-springs\"\nkn = 1\nlocal_damping = 0.3\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\nvelocity = [0, 0, -1]\n",
+    );
+    for _ in 0..1000 {
+        sim.step(false);
+    }
+    let v = sim.bodies[0].velocity.z;
+    assert!((v - (-1.0 - 10.0 * 0.7 * sim.time)).abs() < 1e-12, "{v}");
+}
