@@ -44,11 +44,23 @@ fn read_vtu(
         path: path.to_path_buf(),
         message,
     };
-    let head = std::fs::read(path).map_err(|source| DeckError::Io {
+    // The first MiB tells raw appended data (vtkio would misread it); the rest is not read twice.
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(
+            std::fs::File::open(path).map_err(|source| DeckError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?,
+            1 << 20,
+        ),
+        &mut head,
+    )
+    .map_err(|source| DeckError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let head = String::from_utf8_lossy(&head[..head.len().min(1 << 20)]).to_string();
+    let head = String::from_utf8_lossy(&head);
     if head.contains("encoding=\"raw\"") {
         return Err(fail(
             "raw appended binary data cannot be read; save the file with \"Encode appended data\" (ParaView) or as ASCII/inline binary".into(),
