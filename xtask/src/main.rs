@@ -29,7 +29,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run the stages of data/<CASE>/pipeline.toml, re-running only what is out of date.
+    /// Run the stages of data/CASE/pipeline.toml, re-running only what is out of date.
     Pipeline {
         /// A case name under data/, or a directory that holds a pipeline.toml.
         case: String,

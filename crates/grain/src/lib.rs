@@ -16,13 +16,13 @@
 //! Errors are [`FormatError`]s, each naming the file and the field or array concerned.
 
 pub mod atomic;
-mod bundle;
+pub mod bundle;
 mod error;
-mod grid;
+pub mod grid;
 mod mesh;
 mod npy;
 pub mod polynomial;
-mod table;
+pub mod table;
 pub mod vtk;
 
 pub use bundle::*;

@@ -5,7 +5,7 @@ mod contact;
 mod frame;
 mod kernel;
 mod params;
-mod store;
+pub mod store;
 
 pub use baseline::SpringState;
 pub use contact::JaegerContact;

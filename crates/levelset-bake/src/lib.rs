@@ -6,7 +6,7 @@ mod bake;
 mod bvh;
 mod deform;
 mod error;
-mod image;
+pub mod image;
 pub mod input;
 mod isosurface;
 mod mass;

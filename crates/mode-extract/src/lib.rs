@@ -2,7 +2,7 @@
 //! the FEM mesh, and the generalized internal force fitted to strain energies or reaction forces
 //! (PHYSICS.md sections 2 and 7). Output: a modes bundle.
 
-mod extract;
+pub mod extract;
 pub mod fit;
 pub mod mirror;
 pub mod modal;

@@ -2,8 +2,8 @@
 //! "On-disk contracts"). Reading checks the schema version first, then every array's shape
 //! against the manifest; writing is atomic (see [`crate::atomic`]).
 
-mod grain;
-mod modes;
+pub mod grain;
+pub mod modes;
 
 pub use grain::{
     Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet,
