@@ -48,6 +48,25 @@ pub enum DeckError {
     },
 }
 
+impl DeckError {
+    /// A malformed line of `path` (1-based `line`).
+    pub fn line(path: &Path, line: usize, message: impl Into<String>) -> Self {
+        DeckError::Line {
+            path: path.to_path_buf(),
+            line,
+            message: message.into(),
+        }
+    }
+
+    /// `path` as a whole is unusable.
+    pub fn file(path: &Path, message: impl Into<String>) -> Self {
+        DeckError::Deck {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
 /// A material's elastic constants and density, when the deck gives them.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DeckMaterial {
@@ -114,10 +133,10 @@ fn expand(
     out: &mut Vec<(PathBuf, usize, String)>,
 ) -> Result<(), DeckError> {
     if depth > 16 {
-        return Err(DeckError::Deck {
-            path: path.to_path_buf(),
-            message: "*Include nested more than 16 deep (a cycle?)".into(),
-        });
+        return Err(DeckError::file(
+            path,
+            "*Include nested more than 16 deep (a cycle?)",
+        ));
     }
     let text = std::fs::read_to_string(path).map_err(|source| DeckError::Io {
         path: path.to_path_buf(),
@@ -128,11 +147,10 @@ fn expand(
         if trimmed.starts_with('*') && !trimmed.starts_with("**") {
             let k = parse_keyword(trimmed);
             if k.name == "INCLUDE" {
-                let input = k.params.get("INPUT").ok_or_else(|| DeckError::Line {
-                    path: path.to_path_buf(),
-                    line: i + 1,
-                    message: "*Include without INPUT=".into(),
-                })?;
+                let input = k
+                    .params
+                    .get("INPUT")
+                    .ok_or_else(|| DeckError::line(path, i + 1, "*Include without INPUT="))?;
                 let included = path
                     .parent()
                     .unwrap_or(Path::new("."))
@@ -157,11 +175,8 @@ fn numbers<T: std::str::FromStr>(
         .filter(|f| !f.is_empty())
         .map(|f| {
             // Abaqus writes reals like `1.` and `-746.369E-06`; Rust parses both.
-            f.parse::<T>().map_err(|_| DeckError::Line {
-                path: path.to_path_buf(),
-                line,
-                message: format!("{what}: `{f}` is not a number"),
-            })
+            f.parse::<T>()
+                .map_err(|_| DeckError::line(path, line, format!("{what}: `{f}` is not a number")))
         })
         .collect()
 }
@@ -184,22 +199,18 @@ impl Deck {
             if t.is_empty() || t.starts_with("**") {
                 continue;
             }
-            let err = |message: String| DeckError::Line {
-                path: file.clone(),
-                line,
-                message,
-            };
+            let err = |message: String| DeckError::line(&file, line, message);
             if t.starts_with('*') {
                 if let Some(e) = pending.take() {
-                    return Err(DeckError::Line {
-                        path: e.at.0.clone(),
-                        line: e.at.1,
-                        message: format!(
+                    return Err(DeckError::line(
+                        &e.at.0,
+                        e.at.1,
+                        format!(
                             "element {} has {} nodes, its type needs more",
                             e.label,
                             e.nodes.len()
                         ),
-                    });
+                    ));
                 }
                 let k = parse_keyword(t);
                 match k.name.as_str() {
@@ -383,11 +394,11 @@ impl Deck {
             }
         }
         if let Some(e) = pending {
-            return Err(DeckError::Line {
-                path: e.at.0,
-                line: e.at.1,
-                message: format!("element {} is cut short by the end of the file", e.label),
-            });
+            return Err(DeckError::line(
+                &e.at.0,
+                e.at.1,
+                format!("element {} is cut short by the end of the file", e.label),
+            ));
         }
         Ok(deck)
     }
@@ -395,10 +406,7 @@ impl Deck {
     /// The solid mesh of all elements, or of an element set: nodes in definition order (all of
     /// them, referenced or not), elements grouped by type.
     pub fn mesh(&self, element_set: Option<&str>) -> Result<FemMesh, DeckError> {
-        let deck_error = |message: String| DeckError::Deck {
-            path: self.path.clone(),
-            message,
-        };
+        let deck_error = |message: String| DeckError::file(&self.path, message);
         let chosen: Option<std::collections::HashSet<i64>> = match element_set {
             None => None,
             Some(name) => Some(

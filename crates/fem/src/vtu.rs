@@ -40,10 +40,7 @@ fn read_vtu(
     path: &Path,
     field: Option<&str>,
 ) -> Result<(FemMesh, Option<PointVectors>), DeckError> {
-    let fail = |message: String| DeckError::Deck {
-        path: path.to_path_buf(),
-        message,
-    };
+    let fail = |message: String| DeckError::file(path, message);
     // The first MiB tells raw appended data (vtkio would misread it); the rest is not read twice.
     let mut head = Vec::new();
     std::io::Read::read_to_end(

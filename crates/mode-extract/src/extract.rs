@@ -26,12 +26,9 @@ use crate::snapshots::{SnapshotError, Snapshots, read_frd, read_scalars, read_ta
 /// Why an extraction failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExtractError {
-    /// Reading an input failed.
+    /// Reading an input (a snapshot file, a deck, a scalars table) failed.
     #[error(transparent)]
-    Snapshots(#[from] SnapshotError),
-    /// Reading a deck failed.
-    #[error(transparent)]
-    Deck(#[from] fem::DeckError),
+    Input(#[from] SnapshotError),
     /// Building modes failed.
     #[error(transparent)]
     Modes(#[from] crate::modes::ModeError),

@@ -15,56 +15,9 @@ use grain::{ElementBlock, ElementType, FemMesh};
 use ndarray::Array2;
 use rayon::prelude::*;
 
-/// Why snapshots could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
-    /// A file could not be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A line is malformed.
-    #[error("{}: line {line}: {message}", path.display())]
-    Line {
-        /// The file.
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What was expected.
-        message: String,
-    },
-    /// The file as a whole is unusable.
-    #[error("{}: {message}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-    /// A mesh could not be read.
-    #[error(transparent)]
-    Mesh(#[from] fem::DeckError),
-}
-
-impl SnapshotError {
-    fn line(path: &Path, line: usize, message: impl Into<String>) -> Self {
-        SnapshotError::Line {
-            path: path.to_path_buf(),
-            line,
-            message: message.into(),
-        }
-    }
-
-    fn file(path: &Path, message: impl Into<String>) -> Self {
-        SnapshotError::File {
-            path: path.to_path_buf(),
-            message: message.into(),
-        }
-    }
-}
+/// Why snapshots could not be read: the errors of every input file (a deck's too): the file,
+/// and the line where there is one.
+pub use fem::DeckError as SnapshotError;
 
 /// One deformed state: a name and the displacement of every mesh node.
 #[derive(Debug, Clone, PartialEq)]
