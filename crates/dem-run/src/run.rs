@@ -15,7 +15,10 @@
 //! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps and when the run is
 //! interrupted: the whole mutable state (exact: JSON numbers round-trip f64) and the length of
 //! history.csv at that moment. `dem-run SCENE --restart CHECKPOINT` continues from it bit for
-//! bit: history.csv and run.pvd are cut back to the checkpoint and continued.
+//! bit: history.csv and run.pvd are cut back to the checkpoint and continued (in another
+//! `--out` directory they start afresh at the checkpoint). The grains' and walls' motions come
+//! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
+//! scene (other grains, walls, node indices or contact law) is refused.
 //!
 //! `<out>/summary.json` at the end. Every file but history.csv is written atomically; history.csv
 //! grows by whole rows, flushed at checkpoints and at the end.
@@ -257,9 +260,12 @@ struct History {
 }
 
 impl History {
-    /// Opens a new history (writing the header), or one cut back to `keep` bytes (restart).
+    /// Opens a new history (writing the header), or one cut back to `keep` bytes (a restart in
+    /// the run's own directory; restarted elsewhere, the history starts afresh at the
+    /// checkpoint).
     fn open(path: &Path, sim: &Simulation, keep: Option<u64>) -> Result<History, RunError> {
         let io = |e: std::io::Error| file_error(path, e);
+        let keep = keep.filter(|_| path.is_file());
         let file = match keep {
             None => {
                 let mut f = std::fs::File::create(path).map_err(io)?;

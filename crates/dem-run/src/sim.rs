@@ -473,8 +473,11 @@ impl Simulation {
         }
     }
 
-    /// Puts a checkpoint's state back (the scene must be the one it was saved from).
-    pub fn restore(&mut self, state: State) -> Result<(), String> {
+    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order)
+    /// and walls; their motions come from the scene, so a continuation may change the loading.
+    /// A checkpoint that does not fit the scene is refused with the first mismatch, and nothing
+    /// is changed.
+    pub fn restore(&mut self, mut state: State) -> Result<(), String> {
         if state.bodies.len() != self.bodies.len() || state.walls.len() != self.walls.len() {
             return Err(format!(
                 "the checkpoint has {} grains and {} walls, the scene {} and {}",
@@ -484,13 +487,56 @@ impl Simulation {
                 self.walls.len()
             ));
         }
+        for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.bodies).enumerate() {
+            if saved.shape != scene.shape {
+                return Err(format!("grain {i} has another bundle in the scene"));
+            }
+            let finite = [saved.position, saved.velocity, saved.angular_velocity]
+                .iter()
+                .all(|v| v.iter().all(|x| x.is_finite()))
+                && saved.orientation.coords.iter().all(|x| x.is_finite());
+            if !finite {
+                return Err(format!("grain {i} has a non-finite state"));
+            }
+            saved.drive = scene.drive.clone();
+        }
+        for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
+            saved.geometry = scene.geometry.clone();
+            saved.motion = scene.motion.clone();
+        }
+        if !state.histories.is_sorted_by_key(|(k, _)| *k) {
+            return Err("the contact histories are not sorted by pair".into());
+        }
+        for (key, history) in &state.histories {
+            let bodies = self.bodies.len() as u32;
+            let partner_ok = match key.b {
+                Partner::Body(j) => key.a < j && j < bodies,
+                Partner::Wall(w) => (w as usize) < self.walls.len(),
+            };
+            let history_ok = match (history, &self.law) {
+                (PairHistory::Nodes(list), ContactLaw::Nodes(_)) => list.iter().all(|s| {
+                    let giver = match (s.side, key.b) {
+                        (0, _) => key.a,
+                        (1, Partner::Body(j)) => j,
+                        _ => return false,
+                    };
+                    giver < bodies
+                        && (s.node as usize)
+                            < self.shapes[self.bodies[giver as usize].shape].nodes.len()
+                }),
+                (PairHistory::Sphere(_), ContactLaw::HertzJaeger(_)) => true,
+                _ => false,
+            };
+            if key.a >= bodies || !partner_ok || !history_ok {
+                return Err(format!(
+                    "the contact history of pair {key:?} does not fit the scene or its contact law"
+                ));
+            }
+        }
         self.step = state.step;
         self.time = state.time;
         self.bodies = state.bodies;
         self.walls = state.walls;
-        if !state.histories.is_sorted_by_key(|(k, _)| *k) {
-            return Err("the checkpoint's contact histories are not sorted by pair".into());
-        }
         self.histories = state.histories;
         Ok(())
     }

@@ -139,3 +139,57 @@ fn a_raised_stop_flag_checkpoints_and_reports_the_interruption() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["interrupted"], true);
 }
+
+#[test]
+fn a_checkpoint_that_does_not_fit_the_scene_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene(dir.path(), 1, 500);
+    let out = dir.path().join("run");
+    run(&scene, &options(&out, None), &AtomicBool::new(false)).unwrap();
+    let checkpoint = out.join("checkpoint/step_0000000500.json");
+    let text = std::fs::read_to_string(&checkpoint).unwrap();
+    let restart = |text: &str| {
+        let path = dir.path().join("edited.json");
+        std::fs::write(&path, text).unwrap();
+        run(
+            &scene,
+            &options(&dir.path().join("again"), Some(path)),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err()
+        .to_string()
+    };
+    // A node index beyond the grain's 300-odd nodes.
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let histories = value["state"]["histories"].as_array_mut().unwrap();
+    histories[0][1]["Nodes"][0]["node"] = 100_000.into();
+    let e = restart(&value.to_string());
+    assert!(
+        e.contains("edited.json: the contact history of pair"),
+        "{e}"
+    );
+    // One grain fewer.
+    let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+    value["state"]["bodies"].as_array_mut().unwrap().pop();
+    let e = restart(&value.to_string());
+    assert!(
+        e.contains("the checkpoint has 7 grains and 4 walls, the scene 8 and 4"),
+        "{e}"
+    );
+    // Not a checkpoint.
+    let e = restart("{\"schema\": 1}");
+    assert!(e.contains("edited.json: missing field"), "{e}");
+    // The untouched checkpoint continues in a fresh directory, its history starting there.
+    let again = dir.path().join("fresh");
+    run(
+        &scene,
+        &options(&again, Some(checkpoint)),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let history = std::fs::read_to_string(again.join("history.csv")).unwrap();
+    assert!(
+        history.lines().nth(1).unwrap().starts_with("600,"),
+        "{history}"
+    );
+}
