@@ -237,9 +237,8 @@ pub fn side_contacts(
             let spin_q = q.spin();
             // The receiver's centre in the giver's frame, for the cluster filter.
             let c_q = rot_pq.transpose() * (-t_pq);
-            for k in near(&side.shape.clusters, |c| {
-                (c.centre - c_q).norm() < c.radius + r_q
-            }) {
+            let reaches = |c: &Cluster| (c.centre - c_q).norm_squared() < (c.radius + r_q).powi(2);
+            for k in near(&side.shape.clusters, reaches) {
                 out.node_tests += 1;
                 let x0 = &side.shape.nodes[k];
                 let y = rot_pq * x0 + t_pq;

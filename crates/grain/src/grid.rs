@@ -181,7 +181,9 @@ impl LevelSetGrid {
         let mut t = [0.0; 3];
         for d in 0..3 {
             let x = (p[d] - s.origin[d]) / s.spacing;
-            let i = (x.floor().max(0.0) as usize).min(s.dims[d] - 2);
+            // `as` truncates toward zero and saturates negatives and NaN to 0: for the clamped
+            // point (x >= 0 up to rounding) it is floor(x).max(0), without a libm call.
+            let i = (x as usize).min(s.dims[d] - 2);
             idx[d] = i;
             t[d] = x - i as f64;
         }
