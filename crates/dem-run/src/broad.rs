@@ -2,7 +2,8 @@
 //!
 //! Cells are cubes of edge `2 r_max` (the largest bounding radius), so overlapping spheres have
 //! centres in the same or adjacent cells. Bodies are bucketed by sorting their cell keys, and
-//! each body looks in the 27 cells around its own, bodies in parallel (rayon). The pairs come
+//! each body looks in the 27 cells around its own (9 runs of 3 cells in key order), bodies in
+//! parallel (rayon). The pairs come
 //! out sorted `(i, j)`, `i < j`, whatever the thread count: the narrow phase and the force
 //! reduction follow this order.
 
@@ -25,22 +26,22 @@ pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
     let neighbours = |i: usize| -> Vec<(u32, u32)> {
         let c = cells[i];
         let mut found = Vec::new();
+        // Keys sort x, then y, then z: the three cells stacked along z around (x+dx, y+dy) are
+        // one contiguous run, found by one binary search.
         for dx in -1..=1 {
             for dy in -1..=1 {
-                for dz in -1..=1 {
-                    let key = [c[0] + dx, c[1] + dy, c[2] + dz];
-                    let start = sorted_keys.partition_point(|k| *k < key);
-                    for (&j, _) in order[start..]
-                        .iter()
-                        .zip(&sorted_keys[start..])
-                        .take_while(|(_, k)| **k == key)
-                    {
-                        let j = j as usize;
-                        if j > i {
-                            let reach = radii[i] + radii[j];
-                            if (centres[i] - centres[j]).norm_squared() < reach * reach {
-                                found.push((i as u32, j as u32));
-                            }
+                let (x, y) = (c[0] + dx, c[1] + dy);
+                let start = sorted_keys.partition_point(|k| *k < [x, y, c[2] - 1]);
+                for (&j, _) in order[start..]
+                    .iter()
+                    .zip(&sorted_keys[start..])
+                    .take_while(|(_, k)| **k <= [x, y, c[2] + 1])
+                {
+                    let j = j as usize;
+                    if j > i {
+                        let reach = radii[i] + radii[j];
+                        if (centres[i] - centres[j]).norm_squared() < reach * reach {
+                            found.push((i as u32, j as u32));
                         }
                     }
                 }
