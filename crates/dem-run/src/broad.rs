@@ -3,19 +3,18 @@
 //! Cells are cubes of edge `2 r_max` (the largest bounding radius), so overlapping spheres have
 //! centres in the same or adjacent cells. Bodies are bucketed by sorting their cell keys, and
 //! each body looks in the 27 cells around its own (9 runs of 3 cells in key order), bodies in
-//! parallel (rayon). The pairs come
-//! out sorted `(i, j)`, `i < j`, whatever the thread count: the narrow phase and the force
-//! reduction follow this order.
+//! parallel (rayon). Each body's neighbours come out sorted, whatever the thread count: the
+//! narrow phase and the force reduction follow this order.
 
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-/// Pairs `(i, j)`, `i < j`, with `|X_i - X_j| < r_i + r_j`, sorted.
-pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
+/// For each body `i`, the bodies `j > i` with `|X_i - X_j| < r_i + r_j`, sorted.
+pub fn neighbours(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<Vec<u32>> {
     let n = centres.len();
     let r_max = radii.iter().copied().fold(0.0, f64::max);
     if n < 2 || r_max <= 0.0 {
-        return Vec::new();
+        return vec![Vec::new(); n];
     }
     let edge = 2.0 * r_max;
     let cell = |x: &Vector3<f64>| -> [i64; 3] { [0, 1, 2].map(|d| (x[d] / edge).floor() as i64) };
@@ -23,7 +22,7 @@ pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_unstable_by_key(|&i| (cells[i as usize], i));
     let sorted_keys: Vec<[i64; 3]> = order.iter().map(|&i| cells[i as usize]).collect();
-    let neighbours = |i: usize| -> Vec<(u32, u32)> {
+    let of = |i: usize| -> Vec<u32> {
         let c = cells[i];
         let mut found = Vec::new();
         // Keys sort x, then y, then z: the three cells stacked along z around (x+dx, y+dy) are
@@ -41,7 +40,7 @@ pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
                     if j > i {
                         let reach = radii[i] + radii[j];
                         if (centres[i] - centres[j]).norm_squared() < reach * reach {
-                            found.push((i as u32, j as u32));
+                            found.push(j as u32);
                         }
                     }
                 }
@@ -50,8 +49,7 @@ pub fn pairs(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<(u32, u32)> {
         found.sort_unstable();
         found
     };
-    let per_body: Vec<Vec<(u32, u32)>> = (0..n).into_par_iter().map(neighbours).collect();
-    per_body.concat()
+    (0..n).into_par_iter().map(of).collect()
 }
 
 #[cfg(test)]
@@ -85,6 +83,11 @@ mod tests {
             }
         }
         assert!(brute.len() > 100);
-        assert_eq!(pairs(&centres, &radii), brute);
+        let found: Vec<(u32, u32)> = neighbours(&centres, &radii)
+            .into_iter()
+            .enumerate()
+            .flat_map(|(i, js)| js.into_iter().map(move |j| (i as u32, j)))
+            .collect();
+        assert_eq!(found, brute);
     }
 }

@@ -236,29 +236,31 @@ impl Simulation {
             .iter()
             .map(|b| self.shapes[b.shape].bounding_radius)
             .collect();
-        let mut keys: Vec<PairKey> = broad::pairs(&centres, &radii)
-            .into_iter()
-            .filter(|&(i, j)| {
-                self.bodies[i as usize].is_free() || self.bodies[j as usize].is_free()
-            })
-            .map(|(a, b)| PairKey {
-                a,
-                b: Partner::Body(b),
-            })
-            .collect();
-        // Prescribed grains meet walls too: the reaction on them is an output.
-        for (i, b) in self.bodies.iter().enumerate() {
-            for (w, wall) in self.walls.iter().enumerate() {
-                if wall.distance(&b.position).0 < radii[i] {
-                    keys.push(PairKey {
-                        a: i as u32,
-                        b: Partner::Wall(w as u32),
-                    });
-                }
-            }
-        }
-        // Sorted like the histories, so that each pair finds its own by binary search.
-        keys.sort_unstable();
+        // Each body's pairs in key order (its grain partners, then walls; prescribed grains meet
+        // walls too, their reactions are an output), so the list is sorted like the histories.
+        let neighbours = broad::neighbours(&centres, &radii);
+        let pairs_of = |i: usize| -> Vec<PairKey> {
+            let a = &self.bodies[i];
+            let grains = neighbours[i]
+                .iter()
+                .filter(|&&j| a.is_free() || self.bodies[j as usize].is_free())
+                .map(|&j| Partner::Body(j));
+            let walls = (0..self.walls.len())
+                .filter(|&w| self.walls[w].distance(&a.position).0 < radii[i])
+                .map(|w| Partner::Wall(w as u32));
+            grains
+                .chain(walls)
+                .map(|b| PairKey { a: i as u32, b })
+                .collect()
+        };
+        let keys: Vec<PairKey> = if self.bodies.len() >= PARALLEL_BODIES {
+            (0..self.bodies.len())
+                .into_par_iter()
+                .flat_map_iter(pairs_of)
+                .collect()
+        } else {
+            (0..self.bodies.len()).flat_map(pairs_of).collect()
+        };
         let outcomes: Vec<(PairOutcome, Option<PairHistory>)> = if keys.len() >= PARALLEL_PAIRS {
             keys.par_iter()
                 .map(|key| self.pair(key, record, shear_dt))
