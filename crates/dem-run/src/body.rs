@@ -53,7 +53,30 @@ impl Shape {
     /// The shape of a rigid bundle (modal data, if any, is not used by the rigid solver). The
     /// nodes are sorted into clusters: the cubes of edge `r / 2` (`r` the farthest node's
     /// distance) of a grid about the centre of mass, in x-major order, so at most 64 clusters.
-    pub fn from_bundle(b: &GrainBundle) -> Shape {
+    ///
+    /// Refused (with the reason): no surface node, a mass or a principal moment that is not a
+    /// positive number, a negative or non-finite node area.
+    pub fn from_bundle(b: &GrainBundle) -> Result<Shape, String> {
+        let p = &b.properties;
+        if b.nodes.nrows() == 0 {
+            return Err("the grain has no surface nodes".into());
+        }
+        if !(p.mass.is_finite() && p.mass > 0.0) {
+            return Err(format!("mass {} is not a positive number", p.mass));
+        }
+        if !p
+            .principal_moments
+            .iter()
+            .all(|m| m.is_finite() && *m > 0.0)
+        {
+            return Err(format!(
+                "principal moments {:?} are not all positive numbers",
+                p.principal_moments
+            ));
+        }
+        if !b.node_areas.iter().all(|a| a.is_finite() && *a >= 0.0) {
+            return Err("a node area is negative or not a number".into());
+        }
         let bundle_nodes: Vec<Vector3<f64>> = b
             .nodes
             .rows()
@@ -88,7 +111,7 @@ impl Shape {
         let area: f64 = areas.iter().sum();
         let nearest = nodes.iter().map(|n| n.norm()).fold(f64::INFINITY, f64::min);
         let sphere_radius = (farthest - nearest <= 1e-6 * farthest).then_some(farthest);
-        Shape {
+        Ok(Shape {
             sphere_radius,
             bounding_radius: farthest + b.levelset.spec().spacing,
             node_density: nodes.len() as f64 / area,
@@ -98,7 +121,7 @@ impl Shape {
             areas,
             mass: b.properties.mass,
             moments: b.properties.principal_moments,
-        }
+        })
     }
 }
 

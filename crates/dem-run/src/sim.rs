@@ -107,10 +107,15 @@ impl Simulation {
             }
             let b = grain::GrainBundle::read(&full).map_err(|source| SceneError::Bundle {
                 path: path.to_path_buf(),
-                key,
+                key: key.clone(),
                 source: Box::new(source),
             })?;
-            shapes.push(Arc::new(Shape::from_bundle(&b)));
+            let shape = Shape::from_bundle(&b).map_err(|message| SceneError::Key {
+                path: path.to_path_buf(),
+                key: key.clone(),
+                message: format!("{}: {message}", full.display()),
+            })?;
+            shapes.push(Arc::new(shape));
             by_path.insert(full, shapes.len() - 1);
             Ok(shapes.len() - 1)
         };

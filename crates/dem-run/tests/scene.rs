@@ -35,6 +35,9 @@ fn error(text: &str) -> String {
         0.1,
         50,
     );
+    let mut massless = grain::GrainBundle::read(&dir.path().join("ball.grain")).unwrap();
+    massless.properties.mass = 0.0;
+    massless.write(&dir.path().join("massless.grain")).unwrap();
     let path = common::scene_file(dir.path(), text);
     match Scene::read(&path) {
         Err(e) => e.to_string(),
@@ -107,6 +110,13 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
         (
             GOOD.replace("ball.grain", "missing.grain"),
             vec!["scene.toml: grains[0].bundle:", "missing.grain"],
+        ),
+        (
+            GOOD.replace("ball.grain", "massless.grain"),
+            vec![
+                "scene.toml: grains[0].bundle:",
+                "mass 0 is not a positive number",
+            ],
         ),
         (
             GOOD.replace("[contact]", "[contact"),
