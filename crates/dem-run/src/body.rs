@@ -110,7 +110,8 @@ impl Shape {
         }
         let area: f64 = areas.iter().sum();
         let nearest = nodes.iter().map(|n| n.norm()).fold(f64::INFINITY, f64::min);
-        let sphere_radius = (farthest - nearest <= 1e-6 * farthest).then_some(farthest);
+        let sphere_radius =
+            (farthest > 0.0 && farthest - nearest <= 1e-6 * farthest).then_some(farthest);
         Ok(Shape {
             sphere_radius,
             bounding_radius: farthest + b.levelset.spec().spacing,

@@ -44,6 +44,16 @@ pub enum RunError {
     /// The scene is unusable.
     #[error(transparent)]
     Scene(#[from] SceneError),
+    /// The state became non-finite: the time step is too large for the contacts.
+    #[error(
+        "the run diverged at step {step} (t = {time:e}): a grain's state is no longer finite; lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
+    )]
+    Diverged {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+    },
     /// An output or checkpoint could not be written or read.
     #[error("{}: {message}", path.display())]
     File {
@@ -193,6 +203,13 @@ fn run_in_pool(
         let next = sim.step + 1;
         let record = every(o.vtk_every, next);
         sim.step(record);
+        if !sim.is_finite() {
+            history.flush()?;
+            return Err(RunError::Diverged {
+                step: sim.step,
+                time: sim.time,
+            });
+        }
         if every(o.history_every, sim.step) || sim.step == total {
             history.row(&sim)?;
         }

@@ -442,6 +442,17 @@ impl Simulation {
         }
     }
 
+    /// Whether every grain's position, orientation and velocities are finite numbers (a run
+    /// whose step is too large for its contacts blows up to infinities and NaN).
+    pub fn is_finite(&self) -> bool {
+        self.bodies.iter().all(|b| {
+            [b.position, b.velocity, b.angular_velocity]
+                .iter()
+                .all(|v| v.iter().all(|x| x.is_finite()))
+                && b.orientation.coords.iter().all(|x| x.is_finite())
+        })
+    }
+
     /// Energies of the current state.
     pub fn energies(&self) -> Energies {
         let mut e = Energies {

@@ -193,3 +193,27 @@ fn a_checkpoint_that_does_not_fit_the_scene_is_refused() {
         "{history}"
     );
 }
+
+/// A step far beyond the critical one blows the state up: the run stops with an error that
+/// says so, instead of writing infinities.
+#[test]
+fn a_diverging_run_stops_with_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.05, 300);
+    let scene = common::scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-2\nsteps = 1000\n[contact]\nlaw = \"linear-springs\"\nkn = 1e9\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [0.001, 0, 0.485]\n\
+         [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n\
+         [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0.98]\nnormal = [0, 0, -1]\n",
+    );
+    let e = run(
+        &scene,
+        &options(&dir.path().join("run"), None),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("the run diverged at step"), "{e}");
+    assert!(e.contains("lower run.dt or run.safety"), "{e}");
+}
