@@ -14,7 +14,26 @@
 //! 5. the second half kick.
 //!
 //! Units are the scene's and the bundles' (never converted). Forces are global; a node's
-//! penetration is `d = -phi >= 0` into the other body.
+//! penetration is `d = -phi >= 0` into the other body; a sphere pair's overlap is the total one.
+//!
+//! Pages: the scene file ([`scene`]), the run directory and restarts ([`mod@run`]), the contact
+//! laws, one page each ([`law`]: `linear-springs`, `area-tractions`; [`hertz`]:
+//! `hertz-jaeger`), the walls ([`wall`]).
+//!
+//! ```no_run
+//! use std::sync::atomic::AtomicBool;
+//! use dem_run::{RunOptions, run};
+//!
+//! let options = RunOptions {
+//!     out: "settle.run".into(),
+//!     threads: Some(2),
+//!     restart: None,
+//!     progress: true,
+//! };
+//! let summary = run("settle.toml".as_ref(), &options, &AtomicBool::new(false))?;
+//! println!("{} steps, {:.0} steps/s", summary.steps, summary.steps_per_second);
+//! # Ok::<(), dem_run::RunError>(())
+//! ```
 
 pub mod body;
 pub mod broad;
