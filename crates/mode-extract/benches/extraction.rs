@@ -17,11 +17,13 @@ use mode_extract::{ExtractOptions, Method, extract};
 use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 
-fn peak_rss_mb() -> f64 {
+/// A memory figure of this process from /proc/self/status (`VmHWM`: the high-water mark,
+/// `VmRSS`: now), in MB; 0 where /proc is missing.
+fn status_mb(key: &str) -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
+            s.lines().find(|l| l.starts_with(key)).map(|l| {
                 l.split_whitespace()
                     .nth(1)
                     .unwrap_or("0")
@@ -33,20 +35,12 @@ fn peak_rss_mb() -> f64 {
         / 1024.0
 }
 
+fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
 fn current_rss_mb() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .unwrap_or("0")
-                    .parse::<f64>()
-                    .unwrap_or(0.0)
-            })
-        })
-        .unwrap_or(0.0)
-        / 1024.0
+    status_mb("VmRSS:")
 }
 
 fn field(p: [f64; 3], k: usize) -> [f64; 3] {
