@@ -411,8 +411,11 @@ fn number(path: &Path, line: usize, s: &str) -> Result<f64, SnapshotError> {
         .map_err(|_| SnapshotError::line(path, line, format!("`{s}` is not a number")))
 }
 
-/// CSV rows `node,u1,u2,u3` (header names case-insensitive, any column order, `#` comments).
-fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, SnapshotError> {
+/// The rows of a CSV table that carry data (blank lines and `#` comments skipped), as (0-based
+/// line, text): its header's line and lower-cased names, then the rest.
+type CsvTable<'a> = (usize, Vec<String>, Vec<(usize, &'a str)>);
+
+fn csv_table<'a>(path: &Path, text: &'a str) -> Result<CsvTable<'a>, SnapshotError> {
     let mut lines = text
         .lines()
         .enumerate()
@@ -420,10 +423,16 @@ fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Snap
     let (hline, header) = lines
         .next()
         .ok_or_else(|| SnapshotError::file(path, "empty table"))?;
-    let names: Vec<String> = header
+    let names = header
         .split(',')
         .map(|h| h.trim().to_ascii_lowercase())
         .collect();
+    Ok((hline, names, lines.collect()))
+}
+
+/// CSV rows `node,u1,u2,u3` (header names case-insensitive, any column order, `#` comments).
+fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, SnapshotError> {
+    let (hline, names, lines) = csv_table(path, text)?;
     let col = |n: &str| {
         names.iter().position(|h| h == n).ok_or_else(|| {
             SnapshotError::line(
@@ -435,6 +444,7 @@ fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Snap
     };
     let (cn, c1, c2, c3) = (col("node")?, col("u1")?, col("u2")?, col("u3")?);
     lines
+        .into_iter()
         .map(|(i, l)| {
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
             let get = |c: usize| {
@@ -577,17 +587,7 @@ pub struct Scalars {
 /// Reads a scalars CSV (see [`Scalars`]); `rows` is the snapshot count it must match.
 pub fn read_scalars(path: &Path, rows: usize) -> Result<Scalars, SnapshotError> {
     let text = read_text(path)?;
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-    let (hline, header) = lines
-        .next()
-        .ok_or_else(|| SnapshotError::file(path, "empty table"))?;
-    let names: Vec<String> = header
-        .split(',')
-        .map(|h| h.trim().to_ascii_lowercase())
-        .collect();
+    let (hline, names, lines) = csv_table(path, &text)?;
     let mut columns: HashMap<String, Vec<f64>> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
     let mut count = 0;
