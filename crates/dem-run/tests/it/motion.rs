@@ -1,6 +1,6 @@
 //! Rigid-body integration without contacts, and the automatic time step.
 
-mod common;
+use crate::common;
 
 use nalgebra::Vector3;
 

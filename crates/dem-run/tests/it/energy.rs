@@ -2,7 +2,7 @@
 //! `k_n d n` derive from the potential `1/2 k_n phi^2` where `|grad phi| = 1`), so the total
 //! energy may only fluctuate and drift by the integrator's and the level sets' errors.
 
-mod common;
+use crate::common;
 
 fn drift(steps: u64) -> (f64, f64) {
     let dir = tempfile::tempdir().unwrap();

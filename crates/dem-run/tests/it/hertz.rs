@@ -1,6 +1,6 @@
 //! The hertz-jaeger law against Hertz's and Mindlin's closed forms.
 
-mod common;
+use crate::common;
 
 const MATERIAL: &str = "law = \"hertz-jaeger\"\nshear_modulus = 1e6\npoisson_ratio = 0.25\n";
 

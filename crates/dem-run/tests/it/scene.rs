@@ -1,6 +1,6 @@
 //! Malformed scenes are refused with the file, the key's path and what was expected.
 
-mod common;
+use crate::common;
 
 use dem_run::{Scene, Simulation};
 

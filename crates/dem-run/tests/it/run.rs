@@ -1,6 +1,6 @@
 //! Runs on disk: determinism across thread counts, exact restart, and the output files.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

@@ -1,7 +1,5 @@
 //! Shared by the solver's tests: analytic grains baked on the fly, and scenes from text.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 
 use dem_run::{Scene, Simulation};

@@ -1,7 +1,7 @@
 //! A sphere rolling down an inclined plane without slipping accelerates at 5/7 g sin(alpha)
 //! (solid sphere, I = 2/5 m R^2; needs mu >= 2/7 tan(alpha)).
 
-mod common;
+use crate::common;
 
 /// Node laws see the rolling contact as a patch of node springs that keeps renewing itself:
 /// each node enters with no shear, so the sphere creeps a little and the patch's nodes come and

@@ -1,6 +1,6 @@
 //! Contact mechanics against closed forms.
 
-mod common;
+use crate::common;
 
 use common::{simulation, sphere};
 use nalgebra::Vector3;

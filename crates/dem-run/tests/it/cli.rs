@@ -1,6 +1,6 @@
 //! The `dem-run` command line: outputs of a run, and Ctrl-C.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -1,0 +1,12 @@
+//! The dem-run integration tests, one module per topic, linked into one test binary (a binary per
+//! file would link every dependency again, which costs CI's disk and link time).
+
+mod cli;
+mod common;
+mod contact;
+mod energy;
+mod hertz;
+mod motion;
+mod rolling;
+mod run;
+mod scene;
