@@ -14,4 +14,4 @@ pub use abaqus::{Deck, DeckError, DeckMaterial};
 pub use boundary::{BoundarySurface, boundary};
 pub use locate::{Location, Locator, node};
 pub use structured::box_mesh;
-pub use vtu::{read_vtu_field, read_vtu_mesh};
+pub use vtu::{read_vtu_field, read_vtu_mesh, read_vtu_points_field};

@@ -95,8 +95,10 @@ fn fill_column(mut col: ColMut<'_, f64>, u: &[[f64; 3]]) {
 }
 
 /// VTK snapshots: each `.vtu`/`.vtk` file, or every file of a `.pvd`, with its point-data vector
-/// `field`. Every file must have the mesh of the first. Files after the first are read in
-/// parallel (rayon), each straight into its column; the first error in file order is reported.
+/// `field`. Every file must have the mesh of the first: of the files after the first, only the
+/// points (to check that) and the field are read ([`fem::read_vtu_points_field`]). Those files
+/// are read in parallel (rayon), each straight into its column; the first error in file order is
+/// reported.
 pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Snapshots), SnapshotError> {
     let mut files = Vec::new();
     for p in paths {
@@ -122,8 +124,8 @@ pub fn read_vtk(paths: &[PathBuf], field: &str) -> Result<(FemMesh, Snapshots), 
         .par_col_iter_mut()
         .zip(files[1..].par_iter())
         .map(|(col, f)| {
-            let (m, u) = fem::read_vtu_field(f, field)?;
-            if m.nodes != mesh.nodes {
+            let (points, u) = fem::read_vtu_points_field(f, field)?;
+            if !points.iter().eq(mesh.nodes.iter()) {
                 return Err(SnapshotError::file(
                     f,
                     "its points differ from the first snapshot's (one mesh for all snapshots)",
