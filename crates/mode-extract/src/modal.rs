@@ -86,82 +86,91 @@ pub fn modal_matrices(
         let t = block.element_type;
         let (k_rule, m_rule) = rules(t);
         let count = block.connectivity.nrows();
+        // Shape functions at the rule points depend on the element type only: tabulated once.
+        let tabulate = |rule: &Rule| -> Vec<(Vec<f64>, Vec<Vector3<f64>>, f64)> {
+            rule.iter()
+                .map(|(point, weight)| {
+                    let (mut n, mut g) = (Vec::new(), Vec::new());
+                    shape(t, point, &mut n, &mut g);
+                    (n, g, *weight)
+                })
+                .collect()
+        };
+        let (k_table, m_table) = (tabulate(&k_rule), tabulate(&m_rule));
+        let nodes = t.node_count();
         let partials: Vec<Partial> = (0..count.div_ceil(BLOCK))
             .into_par_iter()
             .map(|chunk| {
                 let mut m = Array2::zeros((a, a));
                 let mut k = Array2::zeros((a, a));
-                let (mut n, mut g) = (Vec::new(), Vec::new());
+                let mut x = Vec::with_capacity(nodes);
+                // Nodal values of field `f` at `u[f * nodes..][..nodes]`.
+                let mut u = vec![Vector3::zeros(); a * nodes];
+                let mut grad_n = vec![Vector3::zeros(); nodes];
                 let mut fields = vec![Vector3::zeros(); a];
                 let mut strains = vec![Matrix3::zeros(); a];
                 for e in chunk * BLOCK..((chunk + 1) * BLOCK).min(count) {
                     let row = block.connectivity.row(e);
-                    let x: Vec<Vector3<f64>> = row
-                        .iter()
-                        .map(|&i| fem::node(mesh, i as usize).coords)
-                        .collect();
-                    for (rule, stiff) in [(&m_rule, false), (&k_rule, true)] {
-                        for (point, weight) in rule {
-                            shape(t, point, &mut n, &mut g);
-                            let jacobian: Matrix3<f64> =
-                                x.iter().zip(&g).map(|(xa, ga)| xa * ga.transpose()).sum();
-                            let det = jacobian.determinant();
-                            if det <= 0.0 {
-                                return Err(ModalError::Inverted {
-                                    block: b,
-                                    element: e,
-                                    kind: t.abaqus_name(),
-                                    det,
-                                });
+                    x.clear();
+                    x.extend(row.iter().map(|&i| fem::node(mesh, i as usize).coords));
+                    for (f, uf) in u.chunks_exact_mut(nodes).enumerate() {
+                        for (ui, &node) in uf.iter_mut().zip(row) {
+                            let node = node as usize;
+                            *ui = Vector3::new(
+                                phi[[f, node, 0]],
+                                phi[[f, node, 1]],
+                                phi[[f, node, 2]],
+                            );
+                        }
+                    }
+                    let jacobian = |g: &[Vector3<f64>]| {
+                        let jacobian: Matrix3<f64> =
+                            x.iter().zip(g).map(|(xa, ga)| xa * ga.transpose()).sum();
+                        let det = jacobian.determinant();
+                        if det > 0.0 {
+                            Ok((jacobian, det))
+                        } else {
+                            Err(ModalError::Inverted {
+                                block: b,
+                                element: e,
+                                kind: t.abaqus_name(),
+                                det,
+                            })
+                        }
+                    };
+                    for (n, g, weight) in &m_table {
+                        let w = weight * jacobian(g)?.1;
+                        for (value, uf) in fields.iter_mut().zip(u.chunks_exact(nodes)) {
+                            *value = uf.iter().zip(n).map(|(ui, ni)| ui * *ni).sum();
+                        }
+                        for p in 0..a {
+                            for q in p..a {
+                                m[[p, q]] += w * material.density * fields[p].dot(&fields[q]);
                             }
-                            let w = weight * det;
-                            if stiff {
-                                let inv_t = jacobian.try_inverse().expect("det > 0").transpose();
-                                for (field, strain) in strains.iter_mut().enumerate() {
-                                    // grad u = sum_i u_i (grad_x N_i)^T, grad_x N = J^-T grad_xi N.
-                                    let grad: Matrix3<f64> = row
-                                        .iter()
-                                        .zip(&g)
-                                        .map(|(&node, gi)| {
-                                            let u = Vector3::new(
-                                                phi[[field, node as usize, 0]],
-                                                phi[[field, node as usize, 1]],
-                                                phi[[field, node as usize, 2]],
-                                            );
-                                            u * (inv_t * gi).transpose()
-                                        })
-                                        .sum();
-                                    *strain = 0.5 * (grad + grad.transpose());
-                                }
-                                for p in 0..a {
-                                    let sp = strains[p];
-                                    let stress = Matrix3::identity() * (lambda * sp.trace())
-                                        + sp * (2.0 * mu);
-                                    for q in p..a {
-                                        let v = w * stress.dot(&strains[q]);
-                                        k[[p, q]] += v;
-                                    }
-                                }
-                            } else {
-                                for (field, value) in fields.iter_mut().enumerate() {
-                                    *value = row
-                                        .iter()
-                                        .zip(&n)
-                                        .map(|(&node, ni)| {
-                                            Vector3::new(
-                                                phi[[field, node as usize, 0]],
-                                                phi[[field, node as usize, 1]],
-                                                phi[[field, node as usize, 2]],
-                                            ) * *ni
-                                        })
-                                        .sum();
-                                }
-                                for p in 0..a {
-                                    for q in p..a {
-                                        m[[p, q]] +=
-                                            w * material.density * fields[p].dot(&fields[q]);
-                                    }
-                                }
+                        }
+                    }
+                    for (_, g, weight) in &k_table {
+                        let (jacobian, det) = jacobian(g)?;
+                        let w = weight * det;
+                        // grad u = sum_i u_i (grad_x N_i)^T, grad_x N = J^-T grad_xi N.
+                        let inv_t = jacobian.try_inverse().expect("det > 0").transpose();
+                        for (gx, gi) in grad_n.iter_mut().zip(g) {
+                            *gx = inv_t * gi;
+                        }
+                        for (strain, uf) in strains.iter_mut().zip(u.chunks_exact(nodes)) {
+                            let grad: Matrix3<f64> = uf
+                                .iter()
+                                .zip(&grad_n)
+                                .map(|(ui, gx)| ui * gx.transpose())
+                                .sum();
+                            *strain = 0.5 * (grad + grad.transpose());
+                        }
+                        for p in 0..a {
+                            let sp = strains[p];
+                            let stress =
+                                Matrix3::identity() * (lambda * sp.trace()) + sp * (2.0 * mu);
+                            for q in p..a {
+                                k[[p, q]] += w * stress.dot(&strains[q]);
                             }
                         }
                     }

@@ -17,6 +17,7 @@ use faer::dyn_stack::{MemBuffer, MemStack};
 use faer::linalg::svd::{ComputeSvdVectors, svd, svd_scratch};
 use faer::{Mat, MatRef, Par};
 use nalgebra::{DMatrix, SymmetricEigen};
+use rayon::prelude::*;
 
 /// Why modes could not be built.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -44,18 +45,66 @@ pub enum Keep {
     Energy(f64),
 }
 
+/// Rows per block of the tall-skinny QR (at least twice the column count).
+const TSQR_ROWS: usize = 4096;
+
+/// The factor `R` (`n x n`) of `a = Q R` for a tall `m x n` matrix (`m > n`), by tall-skinny QR
+/// (TSQR: Demmel, Grigori, Hoemmen and Langou 2012, SIAM J. Sci. Comput. 34(1), A206-A239):
+/// fixed blocks of rows are factored independently, in parallel, and their stacked `R` factors
+/// are factored again, until one block remains. Householder QR of every block: backward stable.
+///
+/// Why: `a` and `R` have the same singular values and right singular vectors (`A = Q R` and
+/// `R = U S V^T` give `A = (Q U) S V^T`), and only a block per thread is ever copied, whereas an
+/// SVD of the whole tall matrix copies it (faer's did: it doubled the peak memory of an
+/// extraction). The blocks and the order of combination are fixed, so the result does not depend
+/// on the thread count.
+fn tall_skinny_r(a: MatRef<'_, f64>) -> Mat<f64> {
+    let (m, n) = a.shape();
+    let rows = TSQR_ROWS.max(2 * n);
+    if m <= rows {
+        return a.qr().thin_R().to_owned();
+    }
+    let factors: Vec<Mat<f64>> = (0..m.div_ceil(rows))
+        .into_par_iter()
+        .map(|b| {
+            let start = b * rows;
+            a.subrows(start, rows.min(m - start))
+                .qr()
+                .thin_R()
+                .to_owned()
+        })
+        .collect();
+    let mut stacked = Mat::zeros(factors.iter().map(|r| r.nrows()).sum(), n);
+    let mut at = 0;
+    for r in &factors {
+        stacked.as_mut().subrows_mut(at, r.nrows()).copy_from(r);
+        at += r.nrows();
+    }
+    tall_skinny_r(stacked.as_ref())
+}
+
 /// Leading left singular vectors of `a` and all its singular values.
+///
+/// The singular values and right singular vectors `V` come from the SVD of `a`'s `R` factor
+/// ([`tall_skinny_r`]) when `a` is tall; the kept modes are then `U_k = A V_k / s_k`.
 pub fn svd_modes(a: MatRef<'_, f64>, keep: Keep) -> Result<(Mat<f64>, Vec<f64>), ModeError> {
     let (m, n) = a.shape();
     let size = m.min(n);
     if size == 0 {
         return Err(ModeError::Empty);
     }
+    let r;
+    let reduced = if m > n {
+        r = tall_skinny_r(a);
+        r.as_ref()
+    } else {
+        a
+    };
     let par = Par::rayon(0);
     let mut s = Diag::<f64>::zeros(size);
     let mut v = Mat::<f64>::zeros(n, size);
     let scratch = svd_scratch::<f64>(
-        m,
+        reduced.nrows(),
         n,
         ComputeSvdVectors::No,
         ComputeSvdVectors::Thin,
@@ -63,7 +112,7 @@ pub fn svd_modes(a: MatRef<'_, f64>, keep: Keep) -> Result<(Mat<f64>, Vec<f64>),
         Default::default(),
     );
     svd(
-        a,
+        reduced,
         s.as_mut(),
         None,
         Some(v.as_mut()),
