@@ -1,4 +1,6 @@
-//! Volume meshes from VTK unstructured grids (`.vtu`, or legacy `.vtk`), through vtkio.
+//! Volume meshes from VTK unstructured grids (`.vtu`, or legacy `.vtk`), through vtkio; and, for
+//! the snapshots after the first, the points and one point array alone, decoded here where the
+//! arrays are inline binary ([`read_vtu_points_field`]).
 
 use std::path::Path;
 
