@@ -155,21 +155,14 @@ fn main() {
     let before = peak_rss_mb();
     let rss_before = current_rss_mb();
     let options = ExtractOptions {
-        snapshots: vec![pvd],
-        mesh: None,
-        element_set: None,
-        field: "U".into(),
         method: Method::Svd(Keep::Energy(0.9999)),
         normalization: Normalization::UnitL2,
-        energy_orthogonalize: false,
         youngs_modulus: Some(1000.0),
         poisson_ratio: Some(0.3),
         density: Some(1.0),
         holdout: 0.1,
-        holdout_snapshots: Vec::new(),
         units: "bench".into(),
-        scalars: None,
-        degree: 3,
+        ..ExtractOptions::new(vec![pvd])
     };
     let t = Instant::now();
     let b = extract(&options).unwrap();

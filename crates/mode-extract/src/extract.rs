@@ -99,6 +99,31 @@ pub struct ExtractOptions {
     pub degree: u32,
 }
 
+impl ExtractOptions {
+    /// The options of `mode-extract --snapshots ...` given nothing else: the command line's
+    /// defaults (field `U`, SVD modes capturing 99.9 % of the energy, unit-max scaling, nothing
+    /// held out, polynomial degree 3, the material from the deck).
+    pub fn new(snapshots: Vec<PathBuf>) -> Self {
+        ExtractOptions {
+            snapshots,
+            mesh: None,
+            element_set: None,
+            field: "U".into(),
+            method: Method::Svd(Keep::Energy(0.999)),
+            normalization: Normalization::UnitMax,
+            energy_orthogonalize: false,
+            youngs_modulus: None,
+            poisson_ratio: None,
+            density: None,
+            holdout: 0.0,
+            holdout_snapshots: Vec::new(),
+            units: "unspecified".into(),
+            scalars: None,
+            degree: 3,
+        }
+    }
+}
+
 /// Snapshots and their mesh, with the deck when there is one.
 struct Inputs {
     mesh: FemMesh,

@@ -16,24 +16,14 @@ fn case(name: &str) -> PathBuf {
 #[test]
 fn beam_mode_matches_the_analytic_shape_and_the_reaction_force() {
     let b = extract(&ExtractOptions {
-        snapshots: vec![case("beam.frd")],
         mesh: Some(case("beam.inp")),
-        element_set: None,
-        field: "U".into(),
         method: Method::Single,
         normalization: Normalization::Control {
             node_set: "LOAD".into(),
             direction: [0.0, 0.0, -1.0],
         },
-        energy_orthogonalize: false,
-        youngs_modulus: None,
-        poisson_ratio: None,
-        density: None,
-        holdout: 0.0,
-        holdout_snapshots: Vec::new(),
         units: "mm, N, MPa".into(),
-        scalars: None,
-        degree: 3,
+        ..ExtractOptions::new(vec![case("beam.frd")])
     })
     .unwrap();
     let k = b.stiffness[[0, 0]];

@@ -17,21 +17,11 @@ fn data(name: &str) -> PathBuf {
 
 fn options(method: Method, normalization: Normalization) -> ExtractOptions {
     ExtractOptions {
-        snapshots: vec![data("tiny.frd")],
         mesh: Some(data("tiny.inp")),
-        element_set: None,
-        field: "U".into(),
         method,
         normalization,
-        energy_orthogonalize: false,
-        youngs_modulus: None,
-        poisson_ratio: None,
-        density: None,
-        holdout: 0.0,
-        holdout_snapshots: Vec::new(),
         units: "mm, N, s".into(),
-        scalars: None,
-        degree: 3,
+        ..ExtractOptions::new(vec![data("tiny.frd")])
     }
 }
 

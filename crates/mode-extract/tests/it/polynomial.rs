@@ -81,21 +81,14 @@ fn two_mode_fits_of_a_linear_cube_give_its_modal_stiffness() {
     write_pvd(&pvd, &entries).unwrap();
     std::fs::write(dir.path().join("scalars.csv"), scalars).unwrap();
     let options = ExtractOptions {
-        snapshots: vec![pvd],
-        mesh: None,
-        element_set: None,
-        field: "U".into(),
         method: Method::Svd(Keep::Count(2)),
         normalization: Normalization::Mass,
-        energy_orthogonalize: false,
         youngs_modulus: Some(e),
         poisson_ratio: Some(nu),
         density: Some(1.0),
-        holdout: 0.0,
-        holdout_snapshots: Vec::new(),
         units: "test".into(),
         scalars: Some(dir.path().join("scalars.csv")),
-        degree: 3,
+        ..ExtractOptions::new(vec![pvd])
     };
     let b = extract(&options).unwrap();
     assert_matches_stiffness(&b.internal_force, &b.stiffness, "cube");

@@ -16,10 +16,8 @@ fn case(name: &str) -> PathBuf {
 #[test]
 fn sphere_compaction_mode_fits_agree_and_follow_hertz_at_small_eps() {
     let b = extract(&ExtractOptions {
-        snapshots: vec![case("sphere.frd.gz")],
         mesh: Some(case("sphere.inp")),
         element_set: Some("GRAIN".into()),
-        field: "U".into(),
         method: Method::Single,
         // eps is the inward displacement of the wall on the x axis (the paper's indenter
         // displacement): the plate's nodes are in the deck, outside the grain's elements.
@@ -27,15 +25,9 @@ fn sphere_compaction_mode_fits_agree_and_follow_hertz_at_small_eps() {
             node_set: "PLATE0".into(),
             direction: [-1.0, 0.0, 0.0],
         },
-        energy_orthogonalize: false,
-        youngs_modulus: None,
-        poisson_ratio: None,
-        density: None,
-        holdout: 0.0,
-        holdout_snapshots: Vec::new(),
         units: "mm, N, MPa".into(),
         scalars: Some(case("sphere_scalars.csv")),
-        degree: 3,
+        ..ExtractOptions::new(vec![case("sphere.frd.gz")])
     })
     .unwrap();
     let InternalForce::Table { table, .. } = &b.internal_force else {
