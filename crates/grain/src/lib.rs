@@ -30,4 +30,4 @@ pub use error::{FormatError, Result};
 pub use grid::{GridError, GridSpec, LevelSetGrid};
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};
-pub use table::ForceTable;
+pub use table::{ForceTable, TableLaw};

@@ -30,52 +30,10 @@
 //! snapshots do not determine every coefficient (too few of them, or amplitudes that never vary
 //! independently), the fit is refused rather than given an arbitrary minimum-norm answer.
 
+use grain::table::{hermite_integrals, monotone_slopes};
 use grain::{EnergyPolynomial, ForceTable, Monomial};
 use nalgebra::{DMatrix, DVector};
 use ndarray::Array2;
-
-/// Fritsch-Carlson slopes of the monotone piecewise cubic Hermite interpolant through
-/// `(x_i, y_i)` (x strictly increasing): harmonic means of neighbouring secants where they
-/// agree in sign, zero at extrema, one-sided three-point formulas at the ends (limited).
-pub fn monotone_slopes(x: &[f64], y: &[f64]) -> Vec<f64> {
-    let n = x.len();
-    let h: Vec<f64> = x.windows(2).map(|w| w[1] - w[0]).collect();
-    let delta: Vec<f64> = (0..n - 1).map(|i| (y[i + 1] - y[i]) / h[i]).collect();
-    if n == 2 {
-        return vec![delta[0]; 2];
-    }
-    let mut d = vec![0.0; n];
-    for i in 1..n - 1 {
-        if delta[i - 1] * delta[i] > 0.0 {
-            let (w1, w2) = (2.0 * h[i] + h[i - 1], h[i] + 2.0 * h[i - 1]);
-            d[i] = (w1 + w2) / (w1 / delta[i - 1] + w2 / delta[i]);
-        }
-    }
-    let end = |h0: f64, h1: f64, d0: f64, d1: f64| {
-        let s = ((2.0 * h0 + h1) * d0 - h0 * d1) / (h0 + h1);
-        if s * d0 <= 0.0 {
-            0.0
-        } else if d0 * d1 <= 0.0 && s.abs() > 3.0 * d0.abs() {
-            3.0 * d0
-        } else {
-            s
-        }
-    };
-    d[0] = end(h[0], h[1], delta[0], delta[1]);
-    d[n - 1] = end(h[n - 2], h[n - 3], delta[n - 2], delta[n - 3]);
-    d
-}
-
-/// Exact integrals of the cubic Hermite interpolant from `x_0` to each `x_i`.
-fn hermite_integrals(x: &[f64], y: &[f64], d: &[f64]) -> Vec<f64> {
-    let mut out = vec![0.0];
-    for i in 0..x.len() - 1 {
-        let h = x[i + 1] - x[i];
-        let piece = 0.5 * h * (y[i] + y[i + 1]) + h * h / 12.0 * (d[i] - d[i + 1]);
-        out.push(out[i] + piece);
-    }
-    out
-}
 
 /// Sorted sample points with the origin added (the undeformed state, zero force and energy).
 fn with_origin(eps: &[f64], values: &[f64]) -> Result<(Vec<f64>, Vec<f64>), String> {
