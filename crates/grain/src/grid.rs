@@ -116,10 +116,41 @@ pub enum GridError {
     },
 }
 
-/// The cell that contains a point: its lower node and the local coordinates in `[0, 1]^3`.
-struct Cell {
-    base: usize,
-    t: [f64; 3],
+/// Where a point falls on the grid ([`LevelSetGrid::locate`]): the cell holding the closest
+/// point `c` of the grid box, and, outside the box, the offset `p - c`. Fields given on the grid
+/// nodes (the level set, a mode's displacement, a precomputed level set) are interpolated at the
+/// point from their values at [`Located::corners`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Located {
+    /// Linear indices of the cell's 8 corner nodes, ordered `[4*a + 2*b + c]` for offsets
+    /// `(a, b, c)` along x, y, z.
+    pub corners: [usize; 8],
+    /// Local coordinates of `c` in the cell, in `[0, 1]^3`.
+    pub t: [f64; 3],
+    /// Which axes were clamped (the point is outside the box along them).
+    clamped: [bool; 3],
+    /// `p - c`.
+    out: Vector3<f64>,
+}
+
+impl Located {
+    /// The trilinear weights of the corners at the (clamped) point; they sum to 1.
+    #[inline]
+    pub fn weights(&self) -> [f64; 8] {
+        let [tx, ty, tz] = self.t;
+        let w = |a: usize, b: usize, c: usize| {
+            (if a == 1 { tx } else { 1.0 - tx })
+                * (if b == 1 { ty } else { 1.0 - ty })
+                * (if c == 1 { tz } else { 1.0 - tz })
+        };
+        std::array::from_fn(|i| w(i >> 2, (i >> 1) & 1, i & 1))
+    }
+
+    /// Whether the point lies in the closed grid box.
+    #[inline]
+    pub fn is_inside(&self) -> bool {
+        !self.clamped.iter().any(|&c| c)
+    }
 }
 
 impl LevelSetGrid {
@@ -172,24 +203,29 @@ impl LevelSetGrid {
         (self.spec, self.values)
     }
 
-    /// Locates `p` (which must lie in the box) in its cell. Points on the upper faces belong to
-    /// the last cell, so every point of the closed box has a cell.
+    /// Locates `p`: the cell of its closest point in the grid box (points on the upper faces
+    /// belong to the last cell, so every point of the closed box has a cell).
+    ///
+    /// Cost: a clamp and three truncations; no allocation.
     #[inline]
-    fn cell(&self, p: &Point3<f64>) -> Cell {
+    pub fn locate(&self, p: &Point3<f64>) -> Located {
+        let (c, clamped) = self.clamp(p);
         let s = &self.spec;
         let mut idx = [0usize; 3];
         let mut t = [0.0; 3];
         for d in 0..3 {
-            let x = (p[d] - s.origin[d]) / s.spacing;
+            let x = (c[d] - s.origin[d]) / s.spacing;
             // `as` truncates toward zero and saturates negatives and NaN to 0: for the clamped
             // point (x >= 0 up to rounding) it is floor(x).max(0), without a libm call.
             let i = (x as usize).min(s.dims[d] - 2);
             idx[d] = i;
             t[d] = x - i as f64;
         }
-        Cell {
-            base: s.index(idx[0], idx[1], idx[2]),
+        Located {
+            corners: self.corner_indices(s.index(idx[0], idx[1], idx[2])),
             t,
+            clamped,
+            out: p - c,
         }
     }
 
@@ -208,6 +244,13 @@ impl LevelSetGrid {
             base + di + dj,
             base + di + dj + 1,
         ]
+    }
+
+    /// Position of node `n` (linear index).
+    #[inline]
+    pub fn node_position(&self, n: usize) -> Point3<f64> {
+        let [_, ny, nz] = self.spec.dims;
+        self.spec.node(n / (ny * nz), (n / nz) % ny, n % nz)
     }
 
     /// The closest point of the grid box to `p`, and which axes were clamped.
@@ -235,6 +278,12 @@ impl LevelSetGrid {
         !clamped.iter().any(|&c| c)
     }
 
+    /// The level set's values at a cell's corners.
+    #[inline]
+    pub fn corner_values(&self, at: &Located) -> [f64; 8] {
+        at.corners.map(|n| self.values[n])
+    }
+
     /// The interpolated signed distance at `p` (extended outside the box as in the module docs).
     #[inline]
     pub fn value(&self, p: &Point3<f64>) -> f64 {
@@ -248,10 +297,8 @@ impl LevelSetGrid {
     /// Cost: one cell lookup and 8 value reads; no allocation.
     #[inline]
     pub fn value_and_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
-        self.extended(p, |cell| {
-            let c = self.corner_indices(cell.base).map(|n| self.values[n]);
-            trilinear(&c, cell.t, self.spec.spacing)
-        })
+        let at = self.locate(p);
+        self.interpolate(&at, &self.corner_values(&at))
     }
 
     /// The level set of the grain deformed by the displacement field `u` (given at the grid
@@ -272,35 +319,28 @@ impl LevelSetGrid {
         p: &Point3<f64>,
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> (f64, Vector3<f64>) {
-        let [_, ny, nz] = self.spec.dims;
-        self.extended(p, |cell| {
-            let c = self.corner_indices(cell.base).map(|n| {
-                let node = self.spec.node(n / (ny * nz), (n / nz) % ny, n % nz);
-                self.value(&(node - u(n)))
-            });
-            trilinear(&c, cell.t, self.spec.spacing)
-        })
+        let at = self.locate(p);
+        let c = at
+            .corners
+            .map(|n| self.value(&(self.node_position(n) - u(n))));
+        self.interpolate(&at, &c)
     }
 
-    /// Evaluates `inside` in the cell of the clamped point and applies the outside-the-box
-    /// extension of the module docs.
+    /// The trilinear interpolant of the corner values `c` (ordered as [`Located::corners`]) at
+    /// a located point, with its exact gradient, and the outside-the-box extension of the module
+    /// docs (`value(c) + |p - c|`).
     #[inline]
-    fn extended(
-        &self,
-        p: &Point3<f64>,
-        inside: impl Fn(&Cell) -> (f64, Vector3<f64>),
-    ) -> (f64, Vector3<f64>) {
-        let (c, clamped) = self.clamp(p);
-        let (value, mut grad) = inside(&self.cell(&c));
-        if !clamped.iter().any(|&x| x) {
+    pub fn interpolate(&self, at: &Located, c: &[f64; 8]) -> (f64, Vector3<f64>) {
+        let (value, mut grad) = trilinear(c, at.t, self.spec.spacing);
+        if at.is_inside() {
             return (value, grad);
         }
-        let out = p - c;
+        let out = at.out;
         // Scaled norm: finite for any finite point, even where the squares overflow.
         let scale = out.amax();
         let dist = scale * (out / scale).norm();
         for d in 0..3 {
-            if clamped[d] {
+            if at.clamped[d] {
                 grad[d] = out[d] / dist;
             }
         }
@@ -386,6 +426,30 @@ mod tests {
             assert!((v - f(p)).abs() <= 1e-12);
             let exact = Vector3::new(p.y * p.z, p.x * p.z, p.x * p.y);
             assert!((g - exact).norm() <= 1e-11, "{g} vs {exact}");
+        }
+    }
+
+    #[test]
+    fn located_weights_reproduce_the_interpolated_value() {
+        // Inside the box the value is the weighted sum of the corner values, the weights of a
+        // cell summing to 1 (the trilinear interpolant written as a partition of unity).
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), |p| p.x * p.y * p.z + p.x).unwrap();
+        for p in probe_points(&s) {
+            let at = grid.locate(&p);
+            let w = at.weights();
+            assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+            let c = grid.corner_values(&at);
+            let sum: f64 = w.iter().zip(&c).map(|(w, c)| w * c).sum();
+            assert!((sum - grid.value(&p)).abs() < 1e-13, "{p}");
+            for (n, corner) in at.corners.iter().enumerate() {
+                let x = grid.node_position(*corner);
+                let offset = (x - grid.node_position(at.corners[0])) / s.spacing;
+                assert_eq!(
+                    offset.map(|v| v.round() as usize),
+                    Vector3::new(n >> 2, (n >> 1) & 1, n & 1)
+                );
+            }
         }
     }
 

@@ -27,7 +27,7 @@ pub mod vtk;
 
 pub use bundle::*;
 pub use error::{FormatError, Result};
-pub use grid::{GridError, GridSpec, LevelSetGrid};
+pub use grid::{GridError, GridSpec, LevelSetGrid, Located};
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};
 pub use table::{ForceTable, TableLaw};
