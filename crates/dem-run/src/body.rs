@@ -1,5 +1,6 @@
 //! Grains in the solver: a shape shared by every instance of one bundle, and each instance's
-//! state (PHYSICS.md section 1; rigid here: `eps = 0`).
+//! state (PHYSICS.md section 1): pose, velocities and, for a deformable grain, its modal state
+//! ([`crate::modal`]).
 
 use std::sync::Arc;
 
@@ -7,6 +8,7 @@ use grain::{GrainBundle, LevelSetGrid};
 use nalgebra::{Point3, Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
+use crate::modal::{ModalShape, Modes};
 use crate::scene::Motion;
 
 /// What every instance of one grain bundle shares: the level set, the surface nodes and the
@@ -36,6 +38,12 @@ pub struct Shape {
     /// The radius, if the grain is a sphere: every node at that distance from the centre to
     /// 1e-6 relative.
     pub sphere_radius: Option<f64>,
+    /// The level set's largest change along a grid edge per unit length (1 for an exact
+    /// distance): its Lipschitz constant in the 1-norm, which bounds how far a displacement
+    /// can move the interpolated value (the semi-Lagrangian early-out).
+    pub lipschitz: f64,
+    /// The modes, for a deformable bundle.
+    pub modal: Option<ModalShape>,
 }
 
 /// Nodes `range` of a shape, all within `radius` of `centre` (local frame).
@@ -50,12 +58,13 @@ pub struct Cluster {
 }
 
 impl Shape {
-    /// The shape of a rigid bundle (modal data, if any, is not used by the rigid solver). The
+    /// The shape of a bundle, with its modal data if it is deformable. The
     /// nodes are sorted into clusters: the cubes of edge `r / 2` (`r` the farthest node's
     /// distance) of a grid about the centre of mass, in x-major order, so at most 64 clusters.
     ///
     /// Refused (with the reason): no surface node, a mass or a principal moment that is not a
-    /// positive number, a negative or non-finite node area.
+    /// positive number, a negative or non-finite node area, a modal mass that is not positive
+    /// definite.
     pub fn from_bundle(b: &GrainBundle) -> Result<Shape, String> {
         let p = &b.properties;
         if b.nodes.nrows() == 0 {
@@ -112,7 +121,13 @@ impl Shape {
         let nearest = nodes.iter().map(|n| n.norm()).fold(f64::INFINITY, f64::min);
         let sphere_radius =
             (farthest > 0.0 && farthest - nearest <= 1e-6 * farthest).then_some(farthest);
+        let modal = match &b.deformation {
+            None => None,
+            Some(d) => Some(ModalShape::new(d, &order, b.levelset.values())?),
+        };
         Ok(Shape {
+            lipschitz: edge_lipschitz(&b.levelset),
+            modal,
             sphere_radius,
             bounding_radius: farthest + b.levelset.spec().spacing,
             node_density: nodes.len() as f64 / area,
@@ -124,6 +139,31 @@ impl Shape {
             moments: b.properties.principal_moments,
         })
     }
+}
+
+/// The largest `|phi(n') - phi(n)| / h` over neighbouring grid nodes `n, n'`.
+fn edge_lipschitz(grid: &LevelSetGrid) -> f64 {
+    let spec = grid.spec();
+    let [nx, ny, nz] = spec.dims;
+    let v = grid.values();
+    let mut largest: f64 = 0.0;
+    for i in 0..nx {
+        for j in 0..ny {
+            for k in 0..nz {
+                let n = spec.index(i, j, k);
+                if i + 1 < nx {
+                    largest = largest.max((v[n + ny * nz] - v[n]).abs());
+                }
+                if j + 1 < ny {
+                    largest = largest.max((v[n + nz] - v[n]).abs());
+                }
+                if k + 1 < nz {
+                    largest = largest.max((v[n + 1] - v[n]).abs());
+                }
+            }
+        }
+    }
+    largest / spec.spacing
 }
 
 /// How a body moves.
@@ -161,6 +201,9 @@ pub struct Body {
     pub torque: Vector3<f64>,
     /// Free or prescribed.
     pub drive: Drive,
+    /// Modal state, for a grain whose deformation is on (a prescribed grain keeps its
+    /// amplitudes).
+    pub modes: Option<Modes>,
 }
 
 impl Body {
@@ -184,6 +227,7 @@ impl Body {
             force: Vector3::zeros(),
             torque: Vector3::zeros(),
             drive,
+            modes: None,
         }
     }
 

@@ -16,13 +16,20 @@
 //! elastic energy is not.
 //!
 //! Restrictions: every grain must be a sphere (surface nodes at one distance from the centre,
-//! to 1e-6 relative: the bundle of `levelset-bake sphere`); walls must be planes.
+//! to 1e-6 relative: the bundle of `levelset-bake sphere`) with its modes off (the law's
+//! geometry is the rigid spheres'); walls must be planes.
+//!
+//! Automatic step: the Hertz stiffness `dN/d delta = 2 E* sqrt(R* delta)` of two of the grain's
+//! spheres at an overlap of 1 % of the radius (or the deepest initial overlap if larger).
+
+use std::sync::Arc;
 
 use jaeger::{ContactFrame, ContactParams, JaegerContact};
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
-use crate::body::Body;
+use crate::body::{Body, Shape};
+use crate::law::{Against, ContactLaw, Pair, PairHistory};
 use crate::narrow::PairOutcome;
 use crate::scene::Contact;
 use crate::wall::Wall;
@@ -48,11 +55,64 @@ pub struct SpherePair {
 }
 
 /// The other side of a sphere contact.
-pub enum Other<'a> {
+enum Other<'a> {
     /// A spherical grain and its radius.
     Sphere(&'a Body, f64),
     /// A plane wall.
     Plane(&'a Wall),
+}
+
+impl ContactLaw for HertzJaeger {
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), (String, String)> {
+        for (i, b) in bodies.iter().enumerate() {
+            if shapes[b.shape].sphere_radius.is_none() {
+                return Err((
+                    "contact.law".into(),
+                    format!(
+                        "hertz-jaeger needs spherical grains; grain {i} is not a sphere (its nodes are not all at one distance from its centre)"
+                    ),
+                ));
+            }
+            if b.modes.is_some() {
+                return Err((
+                    "contact.law".into(),
+                    format!(
+                        "hertz-jaeger needs rigid spheres; grain {i} is deformable (set its `modes = {{ active = false }}`, or use a node law)"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn stiffness(&self, shape: &Shape, _patch: f64, overlap: f64) -> (f64, f64) {
+        let r = shape.sphere_radius.unwrap_or(shape.bounding_radius);
+        (self.hertz_stiffness(0.5 * r, (0.01 * r).max(overlap)), 0.0)
+    }
+
+    fn accepts(&self, history: &PairHistory) -> bool {
+        matches!(history, PairHistory::Sphere(_))
+    }
+
+    fn pair(
+        &self,
+        pair: &Pair,
+        old: Option<&PairHistory>,
+        dt: f64,
+    ) -> (PairOutcome, Option<PairHistory>) {
+        let old = match old {
+            Some(PairHistory::Sphere(s)) => Some(s.as_ref()),
+            _ => None,
+        };
+        let radius = |s: &Shape| s.sphere_radius.expect("spheres checked with the scene");
+        let a = pair.a;
+        let other = match pair.b {
+            Against::Body(b) => Other::Sphere(b.body, radius(b.shape)),
+            Against::Wall(w) => Other::Plane(w),
+        };
+        let (out, state) = self.sphere_pair(a.body, radius(a.shape), &other, old, dt);
+        (out, state.map(|s| PairHistory::Sphere(Box::new(s))))
+    }
 }
 
 impl HertzJaeger {
@@ -78,14 +138,14 @@ impl HertzJaeger {
 
     /// Young's modulus-like stiffness `dN/d delta` at overlap `delta` between spheres of
     /// effective radius `r_eff`: `2 E* sqrt(r_eff delta)`.
-    pub fn stiffness(&self, r_eff: f64, delta: f64) -> f64 {
+    pub fn hertz_stiffness(&self, r_eff: f64, delta: f64) -> f64 {
         2.0 * self.shear_modulus / (1.0 - self.poisson_ratio) * (r_eff * delta).sqrt()
     }
 
     /// The contact of sphere `a` (radius `r_a`) with `other` over a step `dt`, continuing
     /// `old` if they touched before. Returns the outcome (forces on `a` and the other) and the
     /// new state, `None` once they are apart.
-    pub fn pair(
+    fn sphere_pair(
         &self,
         a: &Body,
         r_a: f64,
@@ -142,6 +202,8 @@ impl HertzJaeger {
         );
         out.nodes_in_contact = 1;
         out.energy = 0.4 * f.normal * delta;
+        out.patch = 1.0;
+        out.deepest = delta;
         (out, Some(state))
     }
 }

@@ -1,5 +1,16 @@
-//! Contact laws between a surface node and a level set (PHYSICS.md section 4), one page each in
-//! the LAMMPS "pair style" manner. Both laws take, per node in contact:
+//! The contact-law interface, and the laws between a surface node and a level set (PHYSICS.md
+//! section 4), one page each in the LAMMPS "pair style" manner.
+//!
+//! # The interface
+//! Each law is one type implementing [`ContactLaw`]: its scene check (which grains it can
+//! handle), its stiffness for the automatic time step, and its forces on a pair with the
+//! pair's history ([`PairHistory`]: what the law keeps from step to step, saved whole in
+//! checkpoints). The solver builds one [`View`] of each body per step; a law sees the pair
+//! through them, so deformation (moving nodes, deforming level sets, generalized forces) is the
+//! views' business, not the law's.
+//!
+//! # The node laws
+//! Both node laws take, per node in contact:
 //! - the penetration `d = -phi >= 0` (length) of the node into the other body's level set `phi`;
 //! - the unit normal `n = grad phi / |grad phi|` (global frame) of that level set, pointing out of
 //!   the other body, so that the normal force on the node's body is along `+n`, and `|grad phi|`;
@@ -32,31 +43,94 @@
 //! dropped when the node leaves contact. Normal damping does not enter the cap, and the normal
 //! force is not clipped at zero: with `c_n > 0` a separating node may pull slightly.
 //!
+//! Energy (for the run's ledger): `1/2 k_n d^2` plus `1/2 k_s |s|^2` per node (times the
+//! scale); the viscous force dissipates `c_n v_n^2` per unit time, the Coulomb cap the spring
+//! energy it removes, `1/2 k_s (|s_trial|^2 - |s|^2)`.
+//!
+//! Deformable grains: the node's body takes `Phi_a(x0_k) . R^T f` on its modes (Eq. 41); the
+//! body whose level set is penetrated takes `-dE/d eps_a = k_n d dphi/d eps_a` (times the scale)
+//! for the elastic normal force, the exact derivative of the contact energy through its level
+//! set's update, and the virtual work `Phi_a(y0) . R^T (-f)` of the rest (damping and shear).
+//!
 //! Restart: `s` is the whole history, saved in checkpoints.
 
+use std::sync::Arc;
+
 use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
 
-use crate::hertz::HertzJaeger;
-use crate::scene::{Contact, LawKind};
+use crate::body::{Body, Shape};
+use crate::hertz::{HertzJaeger, SpherePair};
+use crate::narrow::{self, NodeShear, PairKey, PairOutcome};
+use crate::scene::{Contact, LawKind, NodeRoles};
+use crate::view::View;
+use crate::wall::Wall;
 
-/// The contact law of a run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ContactLaw {
-    /// A law between surface nodes and level sets (this module).
-    Nodes(NodeLaw),
-    /// Hertz-Jäger between spheres ([`crate::hertz`]).
-    HertzJaeger(HertzJaeger),
+/// A contact law: one implementation per `contact.law` of the scene.
+pub trait ContactLaw: Send + Sync + std::fmt::Debug {
+    /// Refuses a scene whose grains the law cannot handle: `(key, message)` of the first.
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), (String, String)>;
+
+    /// The stiffness `k` and viscous coefficient `c` (force per velocity) of the stiffest
+    /// contact a grain of `shape` is expected to make, for the automatic time step; `patch`
+    /// is the largest contact measured in the initial state (the law's own unit, see
+    /// [`PairOutcome::patch`]), `overlap` the deepest initial penetration.
+    fn stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64);
+
+    /// Whether a history (read from a checkpoint) is one of this law's.
+    fn accepts(&self, history: &PairHistory) -> bool;
+
+    /// The forces of one pair over a step `dt` (`old`: its history, if it touched before) and
+    /// the history to keep (`None` once apart).
+    fn pair(
+        &self,
+        pair: &Pair,
+        old: Option<&PairHistory>,
+        dt: f64,
+    ) -> (PairOutcome, Option<PairHistory>);
 }
 
-impl ContactLaw {
-    /// The law of a checked scene's `[contact]` table.
-    pub fn new(c: &Contact) -> ContactLaw {
-        match c.law {
-            LawKind::HertzJaeger => ContactLaw::HertzJaeger(HertzJaeger::new(c)),
-            _ => ContactLaw::Nodes(NodeLaw::new(c)),
-        }
+/// The law of a checked scene's `[contact]` table.
+pub fn from_scene(c: &Contact) -> Box<dyn ContactLaw> {
+    match c.law {
+        LawKind::HertzJaeger => Box::new(HertzJaeger::new(c)),
+        LawKind::LinearSprings | LawKind::AreaTractions => Box::new(NodeLaw::new(c)),
     }
 }
+
+/// A pair as a law sees it: the views of body `a` and of its partner.
+pub struct Pair<'a> {
+    /// Its key.
+    pub key: PairKey,
+    /// Body `a`.
+    pub a: &'a View<'a>,
+    /// The partner.
+    pub b: Against<'a>,
+    /// Which grain gives the nodes in a grain pair.
+    pub roles: NodeRoles,
+    /// Keep node forces for output.
+    pub record: bool,
+}
+
+/// The partner of a pair.
+pub enum Against<'a> {
+    /// Another body.
+    Body(&'a View<'a>),
+    /// A wall.
+    Wall(&'a Wall),
+}
+
+/// What a pair in contact remembers from step to step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum PairHistory {
+    /// Node laws: the shear of each node in contact, sorted by `(side, node)`.
+    Nodes(Vec<NodeShear>),
+    /// Hertz-Jäger: the sphere contact's frame and history.
+    Sphere(Box<SpherePair>),
+}
+
+/// The histories of every pair in contact, sorted by pair.
+pub type Histories = Vec<(PairKey, PairHistory)>;
 
 /// A node contact law with its parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,10 +152,18 @@ pub struct NodeLaw {
 pub struct NodeForce {
     /// Force on the node's body, global.
     pub force: Vector3<f64>,
+    /// Its elastic normal part, `k_n d |grad phi| n` (times the scale).
+    pub elastic: Vector3<f64>,
+    /// `dE/d phi = -k_n d` (times the scale): the elastic energy's slope in the level set.
+    pub energy_slope: f64,
     /// The new shear displacement (zero without friction).
     pub shear: Vector3<f64>,
     /// Elastic energy stored in this node's springs.
     pub energy: f64,
+    /// Power of the viscous force, `c_n v_n^2` (times the scale).
+    pub viscous_power: f64,
+    /// Spring energy removed by the Coulomb cap in this step.
+    pub slip_loss: f64,
 }
 
 impl NodeLaw {
@@ -99,6 +181,11 @@ impl NodeLaw {
     /// Whether contacts carry a shear history.
     pub fn has_shear(&self) -> bool {
         self.ks > 0.0 && self.friction > 0.0
+    }
+
+    /// Whether the force depends on the relative velocity (damping or shear).
+    pub fn uses_velocity(&self) -> bool {
+        self.has_shear() || self.normal_damping > 0.0
     }
 
     /// The node's weight: 1 per node, or its area; times `weight` (1/2 when both grains of a
@@ -126,7 +213,9 @@ impl NodeLaw {
         let v_n = v_rel.dot(n);
         let normal = self.kn * d;
         let mut force = n * (scale * (normal * grad_norm - self.normal_damping * v_n));
+        let elastic = n * (scale * normal * grad_norm);
         let mut energy = 0.5 * scale * normal * d;
+        let mut slip_loss = 0.0;
         let mut s = Vector3::zeros();
         if self.has_shear() {
             // Turn the old shear into the new tangent plane, keeping its length.
@@ -138,18 +227,70 @@ impl NodeLaw {
             }
             s += (v_rel - n * v_n) * dt;
             let cap = self.friction * normal;
-            let elastic = self.ks * s.norm();
-            if elastic > cap {
-                s *= cap / elastic;
+            let spring = self.ks * s.norm();
+            if spring > cap {
+                let trial = s.norm_squared();
+                s *= cap / spring;
+                slip_loss = 0.5 * scale * self.ks * (trial - s.norm_squared());
             }
             force -= s * (scale * self.ks);
             energy += 0.5 * scale * self.ks * s.norm_squared();
         }
         NodeForce {
             force,
+            elastic,
+            energy_slope: -scale * normal,
             shear: s,
             energy,
+            viscous_power: scale * self.normal_damping * v_n * v_n,
+            slip_loss,
         }
+    }
+}
+
+impl ContactLaw for NodeLaw {
+    fn check(&self, _: &[Arc<Shape>], _: &[Body]) -> Result<(), (String, String)> {
+        Ok(())
+    }
+
+    /// A patch of nodes: a grain of bounding radius `r` pressed by `delta` (1 % of `r`, or the
+    /// deepest initial penetration if larger) touches over a cap of area `2 pi r delta`; the
+    /// patch carries `k_n` per node in it (node density times area, at least one node) or
+    /// `k_n` times its area (area tractions), or the largest patch of the initial state if
+    /// that is larger. The viscous coefficient scales alike.
+    fn stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64) {
+        let r = shape.bounding_radius;
+        let cap = 2.0 * std::f64::consts::PI * r * (0.01 * r).max(overlap);
+        let largest_area = shape.areas.iter().copied().fold(0.0, f64::max);
+        let weight = if self.per_area {
+            cap.max(largest_area)
+        } else {
+            (shape.node_density * cap).max(1.0)
+        }
+        .max(patch);
+        (self.kn * weight, self.normal_damping * weight)
+    }
+
+    fn accepts(&self, history: &PairHistory) -> bool {
+        matches!(history, PairHistory::Nodes(_))
+    }
+
+    fn pair(
+        &self,
+        pair: &Pair,
+        old: Option<&PairHistory>,
+        dt: f64,
+    ) -> (PairOutcome, Option<PairHistory>) {
+        let old = match old {
+            Some(PairHistory::Nodes(v)) => v.as_slice(),
+            _ => &[],
+        };
+        let mut out = narrow::node_pair(self, pair, old, dt);
+        let shear = std::mem::take(&mut out.shear);
+        (
+            out,
+            (!shear.is_empty()).then_some(PairHistory::Nodes(shear)),
+        )
     }
 }
 

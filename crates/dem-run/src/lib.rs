@@ -39,10 +39,13 @@ pub mod body;
 pub mod broad;
 pub mod hertz;
 pub mod law;
+pub mod modal;
 pub mod narrow;
 pub mod run;
 pub mod scene;
 pub mod sim;
+pub mod timestep;
+pub mod view;
 pub mod wall;
 
 pub use run::{RunError, RunOptions, Summary, run};

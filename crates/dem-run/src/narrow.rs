@@ -1,17 +1,20 @@
 //! Narrow phase and contact forces: surface nodes of one body against the level set of another
-//! body or of a wall (PHYSICS.md section 4), with the per-node shear histories.
+//! body or of a wall (PHYSICS.md section 4), with the per-node shear histories, through the
+//! bodies' views ([`crate::view`]) so that deformed nodes and level sets need no special case.
 //!
-//! A node `x0_k` of body `p` is tested against body `q` in `q`'s local frame, `y = R_q^T (X_p +
-//! R_p x0_k - X_q)`, computed as `y = R_pq x0_k + t_pq` with the pair's relative rotation and
-//! translation formed once. Nodes outside `q`'s bounding sphere are rejected before the grid is
-//! read; the others read `phi_q` and its gradient by trilinear interpolation.
+//! A node `x_k` (local, current configuration) of body `p` is tested against body `q` in `q`'s
+//! local frame, `y = R_q^T (X_p + R_p x_k - X_q)`, computed as `y = R_pq x_k + t_pq` with the
+//! pair's relative rotation and translation formed once. Node clusters out of `q`'s reach (grown
+//! by the largest node displacement) are skipped whole; nodes outside `q`'s reach are rejected
+//! before the grid is read; the others query `q`'s level set.
 
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::{Point3, Vector3};
 use serde::{Deserialize, Serialize};
 
-use crate::body::{Body, Cluster, Shape};
-use crate::hertz::SpherePair;
-use crate::law::NodeLaw;
+use crate::body::Cluster;
+use crate::law::{Against, NodeForce, NodeLaw, Pair};
+use crate::scene::NodeRoles;
+use crate::view::View;
 use crate::wall::Wall;
 
 /// What a body's nodes touch.
@@ -44,18 +47,6 @@ pub struct NodeShear {
     pub shear: Vector3<f64>,
 }
 
-/// What a pair in contact remembers from step to step.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum PairHistory {
-    /// Node laws: the shear of each node in contact, sorted by `(side, node)`.
-    Nodes(Vec<NodeShear>),
-    /// Hertz-Jäger: the sphere contact's frame and history.
-    Sphere(Box<SpherePair>),
-}
-
-/// The histories of every pair in contact, sorted by pair.
-pub type Histories = Vec<(PairKey, PairHistory)>;
-
 /// A node's contact force, kept for output.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct NodeRecord {
@@ -74,6 +65,10 @@ pub struct PairOutcome {
     pub on_a: (Vector3<f64>, Vector3<f64>),
     /// Force and torque (about its centre) on the partner (for a wall: force only).
     pub on_b: (Vector3<f64>, Vector3<f64>),
+    /// Generalized forces on body `a`'s modes (empty if its modes are off).
+    pub modal_a: Vec<f64>,
+    /// Generalized forces on the partner's modes (empty if rigid or a wall).
+    pub modal_b: Vec<f64>,
     /// The new node shear histories (sorted; node laws).
     pub shear: Vec<NodeShear>,
     /// Nodes in contact.
@@ -87,40 +82,37 @@ pub struct PairOutcome {
     pub node_candidates: u64,
     /// Elastic energy stored.
     pub energy: f64,
+    /// Power dissipated by viscous forces.
+    pub viscous_power: f64,
+    /// Energy dissipated by friction in this step.
+    pub friction_loss: f64,
+    /// The contact's size in the law's unit of stiffness: the summed node scales (nodes, or
+    /// area) for node laws, 1 for a sphere contact (for the automatic step).
+    pub patch: f64,
+    /// Deepest penetration (or overlap) of the pair.
+    pub deepest: f64,
     /// Node forces, when asked for.
     pub records: Vec<NodeRecord>,
 }
 
-/// One direction of a pair: nodes of `giver` in `receiver`'s level set.
-pub struct Side<'a> {
+/// One direction of a pair: the nodes of `giver` in the receiver's level set.
+struct Side<'a> {
     /// 0 or 1 (see [`NodeShear`]).
-    pub side: u8,
+    side: u8,
     /// Index of the body giving nodes.
-    pub giver: u32,
+    index: u32,
     /// The body giving nodes.
-    pub body: &'a Body,
-    /// Its shape.
-    pub shape: &'a Shape,
+    giver: &'a View<'a>,
     /// The law's weight (1/2 when both directions count).
-    pub weight: f64,
+    weight: f64,
 }
 
 /// The receiving level set.
-pub enum Receiver<'a> {
-    /// A body with its shape.
-    Body(&'a Body, &'a Shape),
+enum Receiver<'a> {
+    /// A body.
+    Body(&'a View<'a>),
     /// A wall.
     Wall(&'a Wall),
-}
-
-/// Everything the node loop needs besides the pair.
-pub struct Step<'a> {
-    /// The law.
-    pub law: &'a NodeLaw,
-    /// Time step (for the shear increment).
-    pub dt: f64,
-    /// Keep node forces for output.
-    pub record: bool,
 }
 
 /// The nodes of the clusters that pass `reaches`, in order.
@@ -134,156 +126,223 @@ fn near<'a>(
         .flat_map(|c| c.range.clone())
 }
 
-/// A node of the giver inside the receiver.
-struct Hit {
-    /// Node index.
-    k: usize,
-    /// Its global position.
-    x: Vector3<f64>,
-    /// Penetration `d = -phi`.
-    d: f64,
-    /// Unit normal out of the receiver, global.
-    n: Vector3<f64>,
-    /// `|grad phi|` of the receiver's level set.
-    grad_norm: f64,
-    /// Velocity of the receiver's material point at `x`.
-    v_other: Vector3<f64>,
-    /// The receiver's centre (torque), none for a wall.
-    centre_other: Option<Vector3<f64>>,
-}
-
-/// Applies the law to the hits of one side, in node order, and accumulates into a pair outcome.
-struct Accumulate<'a, I: Iterator<Item = &'a NodeShear>> {
-    side: &'a Side<'a>,
-    spin: Vector3<f64>,
-    step: &'a Step<'a>,
-    old: std::iter::Peekable<I>,
-}
-
-impl<'a, I: Iterator<Item = &'a NodeShear>> Accumulate<'a, I> {
-    /// The node's previous shear (zero if it was not in contact): the old list is sorted by
-    /// node, like the hits, so one forward walk serves the whole side.
-    fn previous(&mut self, node: u32) -> Vector3<f64> {
-        while self.old.next_if(|s| s.node < node).is_some() {}
-        self.old
-            .next_if(|s| s.node == node)
-            .map_or(Vector3::zeros(), |s| s.shear)
-    }
-
-    fn hit(&mut self, h: Hit, out: &mut PairOutcome) {
-        let (side, step) = (self.side, self.step);
-        let p = side.body;
-        let v_rel = p.point_velocity(&self.spin, &h.x) - h.v_other;
-        let scale = step.law.scale(side.shape.areas[h.k], side.weight);
-        let previous = self.previous(h.k as u32);
-        let f = step
-            .law
-            .node_force(h.d, &h.n, h.grad_norm, &v_rel, &previous, scale, step.dt);
-        let (on_p, on_q) = if side.side == 0 {
-            (&mut out.on_a, &mut out.on_b)
-        } else {
-            (&mut out.on_b, &mut out.on_a)
-        };
-        on_p.0 += f.force;
-        on_p.1 += (h.x - p.position).cross(&f.force);
-        on_q.0 -= f.force;
-        if let Some(c) = h.centre_other {
-            on_q.1 -= (h.x - c).cross(&f.force);
+/// The node-law contacts of one pair (both directions, or the finer grain's nodes, by the
+/// scene's node roles).
+pub fn node_pair(law: &NodeLaw, pair: &Pair, old: &[NodeShear], dt: f64) -> PairOutcome {
+    let a = pair.a;
+    let mut out = PairOutcome {
+        modal_a: vec![0.0; a.mode_count()],
+        ..PairOutcome::default()
+    };
+    let side = |side: u8, index: u32, giver, weight| Side {
+        side,
+        index,
+        giver,
+        weight,
+    };
+    match pair.b {
+        Against::Wall(wall) => {
+            let s = side(0, pair.key.a, a, 1.0);
+            side_contacts(
+                law,
+                &s,
+                &Receiver::Wall(wall),
+                old,
+                dt,
+                pair.record,
+                &mut out,
+            );
         }
-        out.nodes_in_contact += 1;
-        out.energy += f.energy;
-        if step.law.has_shear() {
-            out.shear.push(NodeShear {
-                side: side.side,
-                node: h.k as u32,
-                shear: f.shear,
-            });
-        }
-        if step.record {
-            out.records.push(NodeRecord {
-                body: side.giver,
-                node: h.k as u32,
-                force: f.force,
-            });
+        Against::Body(b) => {
+            out.modal_b = vec![0.0; b.mode_count()];
+            let Partner::Body(j) = pair.key.b else {
+                unreachable!("a body partner has a body key")
+            };
+            let a_gives = match pair.roles {
+                NodeRoles::Both => None,
+                // The finer sampling gives nodes; ties go to the lower index (a).
+                NodeRoles::Finer => Some(a.shape.node_density >= b.shape.node_density),
+            };
+            let weight = if a_gives.is_none() { 0.5 } else { 1.0 };
+            if a_gives != Some(false) {
+                let s = side(0, pair.key.a, a, weight);
+                side_contacts(law, &s, &Receiver::Body(b), old, dt, pair.record, &mut out);
+            }
+            if a_gives != Some(true) {
+                let s = side(1, j, b, weight);
+                side_contacts(law, &s, &Receiver::Body(a), old, dt, pair.record, &mut out);
+            }
         }
     }
+    out
 }
 
 /// Tests the nodes of one side against the receiver and adds their forces to `out`. `old` is
 /// the pair's previous history (sorted); the new entries are appended in node order.
-pub fn side_contacts(
+fn side_contacts(
+    law: &NodeLaw,
     side: &Side,
     receiver: &Receiver,
     old: &[NodeShear],
-    step: &Step,
+    dt: f64,
+    record: bool,
     out: &mut PairOutcome,
 ) {
-    let p = side.body;
-    let rot_p: Matrix3<f64> = p.orientation.to_rotation_matrix().into_inner();
-    out.node_candidates += side.shape.nodes.len() as u64;
-    let mut acc = Accumulate {
-        side,
-        spin: p.spin(),
-        step,
-        old: old.iter().filter(|s| s.side == side.side).peekable(),
+    let p = side.giver;
+    let rot_p = p.rotation;
+    let nodes = p.nodes();
+    out.node_candidates += nodes.len() as u64;
+    let mut old = old.iter().filter(|s| s.side == side.side).peekable();
+    // The node's previous shear (zero if it was not in contact): the old list is sorted by
+    // node, like the hits, so one forward walk serves the whole side.
+    let mut previous = |node: u32| -> Vector3<f64> {
+        while old.next_if(|s| s.node < node).is_some() {}
+        old.next_if(|s| s.node == node)
+            .map_or(Vector3::zeros(), |s| s.shear)
     };
+    let grow = p.node_shift;
     match receiver {
-        Receiver::Body(q, q_shape) => {
-            let rot_q: Matrix3<f64> = q.orientation.to_rotation_matrix().into_inner();
-            let rot_pq = rot_q.transpose() * rot_p;
-            let t_pq = rot_q.transpose() * (p.position - q.position);
-            let r_q = q_shape.bounding_radius;
+        Receiver::Body(q) => {
+            let rot_pq = q.rotation.transpose() * rot_p;
+            let t_pq = q.rotation.transpose() * (p.body.position - q.body.position);
+            let r_q = q.reach;
             let r2 = r_q * r_q;
-            let spin_q = q.spin();
             // The receiver's centre in the giver's frame, for the cluster filter.
             let c_q = rot_pq.transpose() * (-t_pq);
-            let reaches = |c: &Cluster| (c.centre - c_q).norm_squared() < (c.radius + r_q).powi(2);
-            for k in near(&side.shape.clusters, reaches) {
+            let reaches =
+                |c: &Cluster| (c.centre - c_q).norm_squared() < (c.radius + grow + r_q).powi(2);
+            let mut derivative = vec![0.0; q.mode_count()];
+            for k in near(&p.shape.clusters, reaches) {
                 out.node_tests += 1;
-                let x0 = &side.shape.nodes[k];
+                let x0 = &nodes[k];
                 let y = rot_pq * x0 + t_pq;
                 if y.norm_squared() >= r2 {
                     continue;
                 }
-                let (phi, grad) = q_shape.levelset.value_and_gradient(&y.into());
-                let g = grad.norm();
-                if phi >= 0.0 || g == 0.0 {
+                let y = Point3::from(y);
+                let Some(probe) = q.probe(&y) else {
                     continue;
-                }
-                let x = p.position + rot_p * x0;
-                let hit = Hit {
-                    k,
-                    x,
-                    d: -phi,
-                    n: rot_q * (grad / g),
-                    grad_norm: g,
-                    v_other: q.point_velocity(&spin_q, &x),
-                    centre_other: Some(q.position),
                 };
-                acc.hit(hit, out);
+                let g = probe.grad.norm();
+                let x = p.body.position + rot_p * x0;
+                let n = q.rotation * (probe.grad / g);
+                // The receiver's material point under the node: its mode vectors are needed for
+                // its velocity and the virtual work of the non-elastic forces.
+                let q_modes = if law.uses_velocity() {
+                    q.modes_at(&y)
+                } else {
+                    Vec::new()
+                };
+                let v_rel = p.node_velocity(k, &x) - q.material_velocity(&x, &q_modes);
+                let f = law.node_force(
+                    -probe.phi,
+                    &n,
+                    g,
+                    &v_rel,
+                    &previous(k as u32),
+                    law.scale(p.shape.areas[k], side.weight),
+                    dt,
+                );
+                let (on_p, on_q, modal_p, modal_q) = split(out, side.side);
+                on_p.0 += f.force;
+                on_p.1 += (x - p.body.position).cross(&f.force);
+                on_q.0 -= f.force;
+                on_q.1 -= (x - q.body.position).cross(&f.force);
+                p.add_node_force(k, &f.force, modal_p);
+                if q.is_deformable() {
+                    // Elastic part: -dE/d eps through the level set; the rest: virtual work.
+                    q.level_set_derivative(&probe, &mut derivative);
+                    for (m, d) in modal_q.iter_mut().zip(&derivative) {
+                        *m -= f.energy_slope * d;
+                    }
+                    q.add_point_force(&q_modes, &(f.elastic - f.force), modal_q);
+                }
+                tally(out, side, k, -probe.phi, &f, law, record);
             }
         }
         Receiver::Wall(w) => {
-            let reaches = |c: &Cluster| w.distance(&(p.position + rot_p * c.centre)).0 < c.radius;
-            for k in near(&side.shape.clusters, reaches) {
+            let reaches =
+                |c: &Cluster| w.distance(&(p.body.position + rot_p * c.centre)).0 < c.radius + grow;
+            for k in near(&p.shape.clusters, reaches) {
                 out.node_tests += 1;
-                let x0 = &side.shape.nodes[k];
-                let x = p.position + rot_p * x0;
+                let x = p.body.position + rot_p * nodes[k];
                 let (phi, n) = w.distance(&x);
                 if phi >= 0.0 {
                     continue;
                 }
-                let hit = Hit {
-                    k,
-                    x,
-                    d: -phi,
-                    n,
-                    grad_norm: 1.0,
-                    v_other: w.velocity,
-                    centre_other: None,
-                };
-                acc.hit(hit, out);
+                let v_rel = p.node_velocity(k, &x) - w.velocity;
+                let f = law.node_force(
+                    -phi,
+                    &n,
+                    1.0,
+                    &v_rel,
+                    &previous(k as u32),
+                    law.scale(p.shape.areas[k], side.weight),
+                    dt,
+                );
+                let (on_p, on_q, modal_p, _) = split(out, side.side);
+                on_p.0 += f.force;
+                on_p.1 += (x - p.body.position).cross(&f.force);
+                on_q.0 -= f.force;
+                p.add_node_force(k, &f.force, modal_p);
+                tally(out, side, k, -phi, &f, law, record);
             }
         }
+    }
+}
+
+type Wrench = (Vector3<f64>, Vector3<f64>);
+
+/// The giver's and the receiver's force, torque and modal accumulators for a side.
+fn split(
+    out: &mut PairOutcome,
+    side: u8,
+) -> (&mut Wrench, &mut Wrench, &mut Vec<f64>, &mut Vec<f64>) {
+    if side == 0 {
+        (
+            &mut out.on_a,
+            &mut out.on_b,
+            &mut out.modal_a,
+            &mut out.modal_b,
+        )
+    } else {
+        (
+            &mut out.on_b,
+            &mut out.on_a,
+            &mut out.modal_b,
+            &mut out.modal_a,
+        )
+    }
+}
+
+/// Counts a node contact: energy, dissipation, patch, shear history and record.
+fn tally(
+    out: &mut PairOutcome,
+    side: &Side,
+    k: usize,
+    d: f64,
+    f: &NodeForce,
+    law: &NodeLaw,
+    record: bool,
+) {
+    out.nodes_in_contact += 1;
+    out.energy += f.energy;
+    out.viscous_power += f.viscous_power;
+    out.friction_loss += f.slip_loss;
+    out.patch += law.scale(side.giver.shape.areas[k], side.weight);
+    out.deepest = out.deepest.max(d);
+    if law.has_shear() {
+        out.shear.push(NodeShear {
+            side: side.side,
+            node: k as u32,
+            shear: f.shear,
+        });
+    }
+    if record {
+        out.records.push(NodeRecord {
+            body: side.index,
+            node: k as u32,
+            force: f.force,
+        });
     }
 }

@@ -11,6 +11,7 @@
 //! history_every = 100
 //! vtk_every = 1000
 //! checkpoint_every = 0
+//! modal_grains = [0, 3]  # grains whose amplitudes history.csv carries (default: the first 16)
 //!
 //! [contact]              # one law for every contact (LAMMPS-style: see crate::law)
 //! law = "linear-springs" # or "area-tractions", or "hertz-jaeger" (spheres; see below)
@@ -35,6 +36,8 @@
 //! velocity = [0, 0, 0]
 //! angular_velocity = [0, 0, 0] # global frame
 //! motion = { velocity = [0, 0, -1] }  # optional prescribed motion (see Motion)
+//! # deformable bundles only (see ModesSpec): the modal state and how the level set follows it
+//! modes = { levelset = "semi-lagrangian", amplitudes = [0.0], rates = [0.0], damping = "bundle" }
 //!
 //! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart
 //! bundle = "sphere.grain"
@@ -42,6 +45,7 @@
 //! counts = [6, 6, 6]
 //! spacing = [2.2, 2.2, 2.2]
 //! velocity = [0, 0, 0]
+//! modes = { levelset = "precomputed" }  # every grain of the lattice (deformable bundles)
 //!
 //! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
 //! kind = "plane"
@@ -62,6 +66,8 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::modal::{LevelSetUpdate, ModalDamping};
 
 /// Why a scene could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -171,7 +177,13 @@ pub struct Output {
     pub vtk_every: u64,
     /// Checkpoints.
     pub checkpoint_every: u64,
+    /// The grains (indices) whose amplitudes and generalized forces history.csv carries;
+    /// default: the first [`MODAL_COLUMNS_DEFAULT`] grains whose modes are on.
+    pub modal_grains: Option<Vec<usize>>,
 }
+
+/// How many deformable grains history.csv follows when the scene does not list them.
+pub const MODAL_COLUMNS_DEFAULT: usize = 16;
 
 impl Default for Output {
     fn default() -> Self {
@@ -179,6 +191,7 @@ impl Default for Output {
             history_every: 100,
             vtk_every: 0,
             checkpoint_every: 0,
+            modal_grains: None,
         }
     }
 }
@@ -272,6 +285,54 @@ pub struct GrainSpec {
     pub angular_velocity: [f64; 3],
     /// Prescribed motion (the grain is then moved, not integrated; its angular velocity stays).
     pub motion: Option<Motion>,
+    /// Its modes (deformable bundles only; absent: active, semi-Lagrangian, at rest).
+    pub modes: Option<ModesSpec>,
+}
+
+/// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle
+/// (crate::modal). A rigid bundle refuses the key. A prescribed grain keeps its amplitudes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModesSpec {
+    /// `false` runs the bundle as a rigid grain (its modal data unused); then no other key.
+    #[serde(default = "active_by_default")]
+    pub active: bool,
+    /// How the level set follows the deformation: `"rigid"`, `"semi-lagrangian"` (default) or
+    /// `"precomputed"` (needs a bundle baked with `--samples`).
+    #[serde(default = "semi_lagrangian")]
+    pub levelset: LevelSetUpdate,
+    /// Initial amplitudes `eps_a`, one per mode (default 0).
+    pub amplitudes: Option<Vec<f64>>,
+    /// Initial rates `eps'_a`, one per mode (default 0).
+    pub rates: Option<Vec<f64>>,
+    /// Modal damping: `"bundle"` (default: the bundle's matrix), `{ matrix = [[...]] }`,
+    /// `{ stiffness = beta }` (`C = beta K`) or `{ tangent = beta }` (`C = beta dF_int/deps`).
+    #[serde(default = "bundle_damping")]
+    pub damping: ModalDamping,
+}
+
+impl Default for ModesSpec {
+    fn default() -> Self {
+        ModesSpec {
+            active: true,
+            levelset: LevelSetUpdate::SemiLagrangian,
+            amplitudes: None,
+            rates: None,
+            damping: ModalDamping::Bundle,
+        }
+    }
+}
+
+fn active_by_default() -> bool {
+    true
+}
+
+fn semi_lagrangian() -> LevelSetUpdate {
+    LevelSetUpdate::SemiLagrangian
+}
+
+fn bundle_damping() -> ModalDamping {
+    ModalDamping::Bundle
 }
 
 fn identity_quaternion() -> [f64; 4] {
@@ -293,6 +354,8 @@ pub struct Lattice {
     /// Initial velocity of every grain.
     #[serde(default)]
     pub velocity: [f64; 3],
+    /// Their modes (as for a single grain).
+    pub modes: Option<ModesSpec>,
 }
 
 /// `[[walls]]`.
@@ -481,6 +544,9 @@ impl Scene {
             if let Some(m) = &g.motion {
                 check_motion(m, &key("motion"))?;
             }
+            if let Some(m) = &g.modes {
+                check_modes(m, &key("modes"))?;
+            }
         }
         for (i, l) in self.lattices.iter().enumerate() {
             let key = |k: &str| format!("lattices[{i}].{k}");
@@ -491,6 +557,9 @@ impl Scene {
                     &key("spacing"),
                     format!("three distances > 0, got {:?}", l.spacing),
                 );
+            }
+            if let Some(m) = &l.modes {
+                check_modes(m, &key("modes"))?;
             }
         }
         for (i, w) in self.walls.iter().enumerate() {
@@ -529,6 +598,42 @@ impl Scene {
             }
         }
         Ok(())
+    }
+}
+
+/// The checks of a modes table that need no bundle (counts and ranges are checked against the
+/// bundle when the grains are built).
+fn check_modes(m: &ModesSpec, key: &str) -> Result<(), (String, String)> {
+    let fail = |k: &str, message: String| Err((format!("{key}.{k}"), message));
+    if !m.active
+        && (m.amplitudes.is_some()
+            || m.rates.is_some()
+            || *m
+                != ModesSpec {
+                    active: false,
+                    ..ModesSpec::default()
+                })
+    {
+        return fail(
+            "active",
+            "`active = false` runs the grain rigid: give no other modes key".into(),
+        );
+    }
+    for (k, v) in [("amplitudes", &m.amplitudes), ("rates", &m.rates)] {
+        if let Some(v) = v
+            && !v.iter().all(|x| x.is_finite())
+        {
+            return fail(k, format!("finite numbers expected, got {v:?}"));
+        }
+    }
+    match &m.damping {
+        ModalDamping::Stiffness(b) | ModalDamping::Tangent(b) if !(b.is_finite() && *b >= 0.0) => {
+            fail("damping", format!("a coefficient >= 0, got {b}"))
+        }
+        ModalDamping::Matrix(rows) if !rows.iter().flatten().all(|x| x.is_finite()) => {
+            fail("damping.matrix", "finite numbers expected".into())
+        }
+        _ => Ok(()),
     }
 }
 

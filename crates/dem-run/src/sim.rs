@@ -1,5 +1,20 @@
-//! The simulation and its step: broad phase, narrow phase with the contact law, deterministic
-//! force reduction, and velocity-Verlet integration (PHYSICS.md sections 3, 4 and 6).
+//! The simulation and its step (PHYSICS.md sections 3, 4 and 6), in the manner of rapier's
+//! `PhysicsPipeline::step`: named stages, each a function, the data flow in one screen
+//! ([`Simulation::step`]):
+//!
+//! 1. [`Simulation::integrate_first_half`]: half kick and drift of the free grains (velocity
+//!    Verlet: translations, rotations by an exact splitting of Euler's equations, amplitudes),
+//!    prescribed grains moved to the new time;
+//! 2. [`Simulation::move_walls`];
+//! 3. [`Simulation::contacts`]: one [`View`] of each body, the broad phase on the views'
+//!    reach, the narrow phase and the contact law per pair (pairs in parallel);
+//! 4. [`Simulation::reduce`]: the pair forces summed onto grains and walls in pair order (the
+//!    same bits for any thread count);
+//! 5. [`Simulation::body_forces`]: gravity first, local damping, the modal internal and
+//!    damping forces;
+//! 6. [`Simulation::integrate_second_half`]: the second half kick;
+//! 7. [`Simulation::account`]: the energy ledger (work of walls and prescribed grains,
+//!    dissipation).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,13 +26,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
 use crate::broad;
-use crate::hertz::{HertzJaeger, Other};
-use crate::law::ContactLaw;
-use crate::narrow::{
-    Histories, NodeRecord, PairHistory, PairKey, PairOutcome, Partner, Receiver, Side, Step,
-    side_contacts,
-};
-use crate::scene::{NodeRoles, Scene, SceneError, TimeStep};
+use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
+use crate::modal::{InternalLaw, Modes};
+use crate::narrow::{NodeRecord, PairKey, PairOutcome, Partner};
+use crate::scene::{ModesSpec, NodeRoles, Scene, SceneError, TimeStep};
+use crate::timestep;
+use crate::view::View;
 use crate::wall::Wall;
 
 /// Everything that changes during a run: saved whole in checkpoints, so that a restart
@@ -35,15 +49,21 @@ pub struct State {
     pub walls: Vec<Wall>,
     /// Shear histories, sorted by pair.
     pub histories: Histories,
+    /// The energy ledger.
+    pub ledger: Ledger,
 }
 
-/// Energies of the current state.
+/// Energies of the current state (PHYSICS.md section 3, "Energy ledger").
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Energies {
     /// `sum 1/2 m v^2` over free grains.
     pub translational: f64,
     /// `sum 1/2 omega . I omega` over free grains.
     pub rotational: f64,
+    /// `sum 1/2 eps'^T M eps'` over free grains.
+    pub modal_kinetic: f64,
+    /// `sum U(eps)` over grains whose modes are on.
+    pub modal_elastic: f64,
     /// `- sum m g . X` over free grains.
     pub gravity: f64,
     /// Elastic energy stored in the contacts at the last force evaluation.
@@ -53,8 +73,88 @@ pub struct Energies {
 impl Energies {
     /// Kinetic plus potential.
     pub fn total(&self) -> f64 {
-        self.translational + self.rotational + self.gravity + self.contact
+        self.translational
+            + self.rotational
+            + self.modal_kinetic
+            + self.modal_elastic
+            + self.gravity
+            + self.contact
     }
+
+    /// The sum of the terms' magnitudes (the scale of the round-off in the total).
+    fn magnitude(&self) -> f64 {
+        self.translational
+            + self.rotational
+            + self.modal_kinetic
+            + self.modal_elastic.abs()
+            + self.gravity.abs()
+            + self.contact
+    }
+}
+
+/// The energy ledger: what entered and left the grains since step 0. The residual
+/// `(total - initial) - work + dissipated` is zero for an exact integration; velocity Verlet
+/// leaves an error of order `dt^2` per unit time (more where trilinear level sets kink).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Total energy at step 0.
+    pub initial: f64,
+    /// Gravity's potential at step 0.
+    pub initial_gravity: f64,
+    /// Work done on the grains by walls and prescribed grains (trapezoid rule over each
+    /// step's displacement).
+    pub work: f64,
+    /// Dissipated by Cundall's local damping: `alpha sum |F_i| |v_i| dt`.
+    pub local: f64,
+    /// Dissipated by normal viscous damping: `c_n v_n^2 dt` per node.
+    pub viscous: f64,
+    /// Dissipated by modal damping: `eps'^T C eps' dt`.
+    pub modal: f64,
+    /// Dissipated by friction: the shear spring energy removed by the Coulomb cap.
+    pub friction: f64,
+}
+
+impl Ledger {
+    /// Everything dissipated.
+    pub fn dissipated(&self) -> f64 {
+        self.local + self.viscous + self.modal + self.friction
+    }
+
+    /// `(total - initial) - work + dissipated`.
+    pub fn residual(&self, e: &Energies) -> f64 {
+        e.total() - self.initial - self.work + self.dissipated()
+    }
+
+    /// Whether the energy grew beyond what the run can supply: a residual larger than the
+    /// initial kinetic and elastic energy, the work of the boundaries, the dissipation and the
+    /// gravity released together (an unstable integration, not a physical state).
+    pub fn runaway(&self, e: &Energies) -> bool {
+        let supplied = (self.initial - self.initial_gravity).abs()
+            + self.work.abs()
+            + self.dissipated()
+            + (e.gravity - self.initial_gravity).abs();
+        self.residual(e) > supplied + 1e-6 * e.magnitude()
+    }
+}
+
+/// The largest amplitude a grain's tabulated internal force reached beyond its table.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Extrapolation {
+    /// The grain.
+    pub grain: usize,
+    /// The amplitude farthest outside the table.
+    pub amplitude: f64,
+    /// The table's first and last amplitudes.
+    pub range: (f64, f64),
+}
+
+/// Dissipation at one evaluation: powers, and the friction loss of the step.
+#[derive(Debug, Clone, Copy, Default)]
+struct Dissipation {
+    viscous: f64,
+    local: f64,
+    modal: f64,
+    friction: f64,
 }
 
 /// A running simulation.
@@ -68,7 +168,7 @@ pub struct Simulation {
     /// Shear histories by pair.
     pub histories: Histories,
     /// The contact law.
-    pub law: ContactLaw,
+    pub law: Box<dyn ContactLaw>,
     /// Node roles in grain pairs.
     pub roles: NodeRoles,
     /// Cundall's local damping fraction.
@@ -91,12 +191,95 @@ pub struct Simulation {
     pub contact_energy: f64,
     /// Node forces of the last evaluation, if they were asked for.
     pub records: Vec<NodeRecord>,
+    /// The energy ledger.
+    pub ledger: Ledger,
+    /// Grains whose tabulated law was used beyond its table (summary.json reports them).
+    pub extrapolated: Vec<Extrapolation>,
+    /// Dissipation of the last evaluation.
+    dissipation: Dissipation,
+    /// The largest contact patch and penetration of the last evaluation.
+    largest_contact: (f64, f64),
+}
+
+/// A grain's modal state from its scene entry, checked against its bundle: `Ok(None)` when the
+/// grain runs rigid.
+fn modes_of(
+    spec: Option<&ModesSpec>,
+    shape: &Shape,
+    key: &str,
+) -> Result<Option<Modes>, (String, String)> {
+    let fail = |k: &str, m: String| Err((format!("{key}.{k}"), m));
+    let Some(modal) = &shape.modal else {
+        return match spec {
+            Some(_) => Err((
+                key.to_string(),
+                "the bundle is rigid (no modes): a deformable option needs a deformable bundle"
+                    .into(),
+            )),
+            None => Ok(None),
+        };
+    };
+    let default = ModesSpec::default();
+    let spec = spec.unwrap_or(&default);
+    if !spec.active {
+        return Ok(None);
+    }
+    let a = modal.count;
+    let vector = |k: &str, v: &Option<Vec<f64>>| match v {
+        None => Ok(vec![0.0; a]),
+        Some(v) if v.len() == a => Ok(v.clone()),
+        Some(v) => Err((
+            format!("{key}.{k}"),
+            format!("one value per mode ({a}), got {}", v.len()),
+        )),
+    };
+    let eps = vector("amplitudes", &spec.amplitudes)?;
+    let rate = vector("rates", &spec.rates)?;
+    if spec.levelset == crate::modal::LevelSetUpdate::Precomputed && !modal.has_samples() {
+        return fail(
+            "levelset",
+            "\"precomputed\" needs level sets baked at sampled amplitudes (levelset-bake --samples); this bundle has none for some mode".into(),
+        );
+    }
+    if let InternalLaw::Table(t) = &modal.law {
+        let (lo, hi) = t.range();
+        if eps[0] < lo || eps[0] > hi {
+            return fail(
+                "amplitudes",
+                format!(
+                    "amplitude {} is outside the internal-force table's range [{lo}, {hi}]",
+                    eps[0]
+                ),
+            );
+        }
+    }
+    if let crate::modal::ModalDamping::Matrix(rows) = &spec.damping
+        && (rows.len() != a
+            || rows.iter().any(|r| r.len() != a)
+            || (0..a).any(|i| (0..a).any(|j| rows[i][j] != rows[j][i])))
+    {
+        return fail(
+            "damping.matrix",
+            format!("a symmetric {a} x {a} matrix (one row per mode)"),
+        );
+    }
+    Ok(Some(Modes::new(
+        eps,
+        rate,
+        spec.levelset,
+        spec.damping.clone(),
+    )))
 }
 
 impl Simulation {
     /// Builds the initial state of a scene (`path`: the scene file, for relative bundle paths
     /// and messages) and evaluates the initial forces.
     pub fn from_scene(scene: &Scene, path: &Path) -> Result<Simulation, SceneError> {
+        let key_error = |(key, message): (String, String)| SceneError::Key {
+            path: path.to_path_buf(),
+            key,
+            message,
+        };
         let dir = path.parent().unwrap_or(Path::new("."));
         let mut shapes: Vec<Arc<Shape>> = Vec::new();
         let mut by_path: HashMap<std::path::PathBuf, usize> = HashMap::new();
@@ -120,6 +303,7 @@ impl Simulation {
             Ok(shapes.len() - 1)
         };
         let mut bodies = Vec::new();
+        let mut modal_specs: Vec<(Option<&ModesSpec>, String)> = Vec::new();
         for (i, g) in scene.grains.iter().enumerate() {
             let shape = shape_of(&g.bundle, format!("grains[{i}].bundle"))?;
             let drive = match &g.motion {
@@ -137,6 +321,7 @@ impl Simulation {
                 g.angular_velocity,
                 drive,
             ));
+            modal_specs.push((g.modes.as_ref(), format!("grains[{i}].modes")));
         }
         for (i, l) in scene.lattices.iter().enumerate() {
             let shape = shape_of(&l.bundle, format!("lattices[{i}].bundle"))?;
@@ -154,27 +339,16 @@ impl Simulation {
                             [0.0; 3],
                             Drive::Free,
                         ));
+                        modal_specs.push((l.modes.as_ref(), format!("lattices[{i}].modes")));
                     }
                 }
             }
         }
-        let law = ContactLaw::new(&scene.contact);
-        if let ContactLaw::HertzJaeger(_) = law {
-            let sphere = |i: usize| shapes[bodies[i].shape].sphere_radius.is_some();
-            if let Some(i) = (0..bodies.len()).find(|&i| !sphere(i)) {
-                return Err(SceneError::Key {
-                    path: path.to_path_buf(),
-                    key: "contact.law".into(),
-                    message: format!(
-                        "hertz-jaeger needs spherical grains; grain {i} is not a sphere (its nodes are not all at one distance from its centre)"
-                    ),
-                });
-            }
+        for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
+            b.modes = modes_of(*spec, &shapes[b.shape], key).map_err(key_error)?;
         }
-        let dt = match scene.run.dt {
-            TimeStep::Fixed(dt) => dt,
-            TimeStep::Auto(_) => scene.run.safety * critical_step(&shapes, &bodies, &law),
-        };
+        let law = law::from_scene(&scene.contact);
+        law.check(&shapes, &bodies).map_err(key_error)?;
         let mut sim = Simulation {
             shapes,
             bodies,
@@ -184,7 +358,7 @@ impl Simulation {
             roles: scene.contact.nodes,
             local_damping: scene.contact.local_damping,
             gravity: Vector3::from(scene.run.gravity),
-            dt,
+            dt: 0.0,
             step: 0,
             time: 0.0,
             contacts: 0,
@@ -192,16 +366,43 @@ impl Simulation {
             node_candidates: 0,
             contact_energy: 0.0,
             records: Vec::new(),
+            ledger: Ledger::default(),
+            extrapolated: Vec::new(),
+            dissipation: Dissipation::default(),
+            largest_contact: (0.0, 0.0),
         };
         // The initial forces, with node records for a first output; no time has passed, so no
-        // shear increment.
+        // shear increment and no dissipation.
         sim.evaluate_forces(true, 0.0);
+        let e = sim.energies();
+        sim.ledger = Ledger {
+            initial: e.total(),
+            initial_gravity: e.gravity,
+            ..Ledger::default()
+        };
+        sim.dt = match scene.run.dt {
+            TimeStep::Fixed(dt) => dt,
+            TimeStep::Auto(_) => scene.run.safety * sim.critical_step(),
+        };
         Ok(sim)
     }
 
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
     pub fn step(&mut self, record: bool) {
         let dt = self.dt;
+        let before = self.boundary_loads();
+        self.integrate_first_half(dt);
+        self.move_walls(self.time + dt, dt);
+        self.evaluate_forces(record, dt);
+        self.integrate_second_half(dt);
+        self.account(&before, dt);
+        self.step += 1;
+        self.time += dt;
+    }
+
+    /// Stage 1: half kick and drift of free grains (and their amplitudes); prescribed grains
+    /// follow their motion with a constant spin.
+    fn integrate_first_half(&mut self, dt: f64) {
         let t = self.time + dt;
         let shapes = &self.shapes;
         for_each_body(&mut self.bodies, |b| match &b.drive {
@@ -218,31 +419,46 @@ impl Simulation {
                 b.angular_velocity = b.orientation.inverse_transform_vector(&spin);
             }
         });
+    }
+
+    /// Stage 2: walls to their positions at time `t`.
+    fn move_walls(&mut self, t: f64, dt: f64) {
         for w in &mut self.walls {
             w.move_to(t, dt);
         }
-        self.evaluate_forces(record, dt);
-        let shapes = &self.shapes;
-        for_each_body(&mut self.bodies, |b| {
-            if b.is_free() {
-                kick(b, &shapes[b.shape], 0.5 * dt);
-            }
-        });
-        self.step += 1;
-        self.time = t;
     }
 
-    /// Contact forces, gravity and damping at the current positions (velocities are the
-    /// half-step ones inside a step); shear displacements grow by `v_t shear_dt`.
-    fn evaluate_forces(&mut self, record: bool, shear_dt: f64) {
+    /// Stages 3 to 5 at the current positions (velocities are the half-step ones inside a
+    /// step); shear displacements grow by `v_t dt`.
+    fn evaluate_forces(&mut self, record: bool, dt: f64) {
+        let (keys, outcomes) = self.contacts(record, dt);
+        self.reduce(&keys, outcomes);
+        self.body_forces();
+    }
+
+    /// Stage 3: the views, the broad phase and the narrow phase with the contact law. Each
+    /// body's pairs come in key order (its grain partners, then walls; prescribed grains meet
+    /// walls too, their reactions are an output), so the list is sorted like the histories.
+    #[allow(clippy::type_complexity)]
+    fn contacts(
+        &self,
+        record: bool,
+        dt: f64,
+    ) -> (Vec<PairKey>, Vec<(PairOutcome, Option<PairHistory>)>) {
+        let shapes = &self.shapes;
+        let views: Vec<View> = if self.bodies.len() >= PARALLEL_BODIES {
+            self.bodies
+                .par_iter()
+                .map(|b| View::new(b, &shapes[b.shape]))
+                .collect()
+        } else {
+            self.bodies
+                .iter()
+                .map(|b| View::new(b, &shapes[b.shape]))
+                .collect()
+        };
         let centres: Vec<Vector3<f64>> = self.bodies.iter().map(|b| b.position).collect();
-        let radii: Vec<f64> = self
-            .bodies
-            .iter()
-            .map(|b| self.shapes[b.shape].bounding_radius)
-            .collect();
-        // Each body's pairs in key order (its grain partners, then walls; prescribed grains meet
-        // walls too, their reactions are an output), so the list is sorted like the histories.
+        let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
         let neighbours = broad::neighbours(&centres, &radii);
         let pairs_of = |i: usize| -> Vec<PairKey> {
             let a = &self.bodies[i];
@@ -266,17 +482,41 @@ impl Simulation {
         } else {
             (0..self.bodies.len()).flat_map(pairs_of).collect()
         };
-        let outcomes: Vec<(PairOutcome, Option<PairHistory>)> = if keys.len() >= PARALLEL_PAIRS {
-            keys.par_iter()
-                .map(|key| self.pair(key, record, shear_dt))
-                .collect()
-        } else {
-            keys.iter()
-                .map(|key| self.pair(key, record, shear_dt))
-                .collect()
+        let pair = |key: &PairKey| {
+            let old = self
+                .histories
+                .binary_search_by_key(key, |(k, _)| *k)
+                .ok()
+                .map(|i| &self.histories[i].1);
+            let b = match key.b {
+                Partner::Body(j) => Against::Body(&views[j as usize]),
+                Partner::Wall(w) => Against::Wall(&self.walls[w as usize]),
+            };
+            let pair = Pair {
+                key: *key,
+                a: &views[key.a as usize],
+                b,
+                roles: self.roles,
+                record,
+            };
+            self.law.pair(&pair, old, dt)
         };
+        let outcomes = if keys.len() >= PARALLEL_PAIRS {
+            keys.par_iter().map(pair).collect()
+        } else {
+            keys.iter().map(pair).collect()
+        };
+        (keys, outcomes)
+    }
 
-        // Deterministic reduction, in pair order.
+    /// Stage 4: gravity first, then the pair forces in pair order, onto grains, walls and the
+    /// grains' modes; the new histories.
+    fn reduce(&mut self, keys: &[PairKey], outcomes: Vec<(PairOutcome, Option<PairHistory>)>) {
+        let mut generalized: Vec<Vec<f64>> = self
+            .bodies
+            .iter()
+            .map(|b| vec![0.0; b.modes.as_ref().map_or(0, |m| m.eps.len())])
+            .collect();
         for b in &mut self.bodies {
             let m = self.shapes[b.shape].mass;
             b.force = self.gravity * m;
@@ -288,16 +528,25 @@ impl Simulation {
         let mut histories = Histories::with_capacity(self.histories.len());
         self.contacts = 0;
         self.contact_energy = 0.0;
+        self.dissipation = Dissipation::default();
+        self.largest_contact = (0.0, 0.0);
         self.records.clear();
+        let add = |to: &mut Vec<f64>, from: &[f64]| {
+            for (t, f) in to.iter_mut().zip(from) {
+                *t += f;
+            }
+        };
         for (key, (o, history)) in keys.iter().zip(outcomes) {
             let a = &mut self.bodies[key.a as usize];
             a.force += o.on_a.0;
             a.torque += o.on_a.1;
+            add(&mut generalized[key.a as usize], &o.modal_a);
             match key.b {
                 Partner::Body(j) => {
                     let b = &mut self.bodies[j as usize];
                     b.force += o.on_b.0;
                     b.torque += o.on_b.1;
+                    add(&mut generalized[j as usize], &o.modal_b);
                 }
                 Partner::Wall(w) => self.walls[w as usize].force += o.on_b.0,
             }
@@ -305,152 +554,139 @@ impl Simulation {
             self.node_tests += o.node_tests;
             self.node_candidates += o.node_candidates;
             self.contact_energy += o.energy;
+            self.dissipation.viscous += o.viscous_power;
+            self.dissipation.friction += o.friction_loss;
+            self.largest_contact.0 = self.largest_contact.0.max(o.patch);
+            self.largest_contact.1 = self.largest_contact.1.max(o.deepest);
             self.records.extend(o.records);
             if let Some(h) = history {
                 histories.push((*key, h));
             }
         }
         self.histories = histories;
+        for (b, g) in self.bodies.iter_mut().zip(generalized) {
+            if let Some(m) = &mut b.modes {
+                m.contact = g;
+            }
+        }
+    }
+
+    /// Stage 5: Cundall's local damping of free grains, and the internal and damping forces
+    /// on the amplitudes (PHYSICS.md section 3).
+    fn body_forces(&mut self) {
         if self.local_damping > 0.0 {
             let alpha = self.local_damping;
             for b in self.bodies.iter_mut().filter(|b| b.is_free()) {
                 let spin = b.spin();
+                // Power of the damping: alpha sum |F_i| |v_i| (force and torque).
+                self.dissipation.local += alpha
+                    * (0..3)
+                        .map(|i| {
+                            b.force[i].abs() * b.velocity[i].abs()
+                                + b.torque[i].abs() * spin[i].abs()
+                        })
+                        .sum::<f64>();
                 b.force = cundall(b.force, b.velocity, alpha);
                 b.torque = cundall(b.torque, spin, alpha);
             }
         }
-    }
-
-    /// The contacts of one pair, and what it remembers for the next step.
-    fn pair(&self, key: &PairKey, record: bool, dt: f64) -> (PairOutcome, Option<PairHistory>) {
-        let old = self
-            .histories
-            .binary_search_by_key(key, |(k, _)| *k)
-            .ok()
-            .map(|i| &self.histories[i].1);
-        match &self.law {
-            ContactLaw::Nodes(law) => {
-                let old = match old {
-                    Some(PairHistory::Nodes(v)) => v.as_slice(),
-                    _ => &[],
+        for (i, b) in self.bodies.iter_mut().enumerate() {
+            let (Some(m), Some(modal)) = (&mut b.modes, &self.shapes[b.shape].modal) else {
+                continue;
+            };
+            let contact = std::mem::take(&mut m.contact);
+            m.set_forces(modal, contact);
+            if b.drive == Drive::Free {
+                self.dissipation.modal += m.damping_power();
+            }
+            if let Some(range) = modal.table_range() {
+                let e = m.eps[0];
+                let beyond = if e < range.0 {
+                    range.0 - e
+                } else {
+                    e - range.1
                 };
-                let step = Step { law, dt, record };
-                let mut out = self.node_pair(key, old, &step);
-                let shear = std::mem::take(&mut out.shear);
-                (
-                    out,
-                    (!shear.is_empty()).then_some(PairHistory::Nodes(shear)),
-                )
-            }
-            ContactLaw::HertzJaeger(law) => {
-                let old = match old {
-                    Some(PairHistory::Sphere(s)) => Some(s.as_ref()),
-                    _ => None,
-                };
-                let (out, state) = self.sphere_pair(law, key, old, dt);
-                (out, state.map(|s| PairHistory::Sphere(Box::new(s))))
-            }
-        }
-    }
-
-    /// Hertz-Jäger between a sphere and a sphere or plane.
-    fn sphere_pair(
-        &self,
-        law: &HertzJaeger,
-        key: &PairKey,
-        old: Option<&crate::hertz::SpherePair>,
-        dt: f64,
-    ) -> (PairOutcome, Option<crate::hertz::SpherePair>) {
-        let radius = |b: &Body| {
-            self.shapes[b.shape]
-                .sphere_radius
-                .expect("spheres checked with the scene")
-        };
-        let a = &self.bodies[key.a as usize];
-        let other = match key.b {
-            Partner::Body(j) => {
-                let b = &self.bodies[j as usize];
-                Other::Sphere(b, radius(b))
-            }
-            Partner::Wall(w) => Other::Plane(&self.walls[w as usize]),
-        };
-        law.pair(a, radius(a), &other, old, dt)
-    }
-
-    /// Node law contacts of one pair.
-    fn node_pair(
-        &self,
-        key: &PairKey,
-        old: &[crate::narrow::NodeShear],
-        step: &Step,
-    ) -> PairOutcome {
-        let mut out = PairOutcome::default();
-        let a = &self.bodies[key.a as usize];
-        let a_shape = &self.shapes[a.shape];
-        match key.b {
-            Partner::Wall(w) => {
-                let wall = &self.walls[w as usize];
-                side_contacts(
-                    &self.side(0, key.a, 1.0),
-                    &Receiver::Wall(wall),
-                    old,
-                    step,
-                    &mut out,
-                );
-            }
-            Partner::Body(j) => {
-                let b = &self.bodies[j as usize];
-                let b_shape = &self.shapes[b.shape];
-                let a_gives = match self.roles {
-                    NodeRoles::Both => None,
-                    // The finer sampling gives nodes; ties go to the lower index (a).
-                    NodeRoles::Finer => Some(a_shape.node_density >= b_shape.node_density),
-                };
-                let weight = if a_gives.is_none() { 0.5 } else { 1.0 };
-                if a_gives != Some(false) {
-                    side_contacts(
-                        &self.side(0, key.a, weight),
-                        &Receiver::Body(b, b_shape),
-                        old,
-                        step,
-                        &mut out,
-                    );
-                }
-                if a_gives != Some(true) {
-                    side_contacts(
-                        &self.side(1, j, weight),
-                        &Receiver::Body(a, a_shape),
-                        old,
-                        step,
-                        &mut out,
-                    );
+                if beyond > 0.0 {
+                    let known = self.extrapolated.iter_mut().find(|x| x.grain == i);
+                    match known {
+                        Some(x) if (x.amplitude - e).abs() < beyond => {}
+                        Some(x) => x.amplitude = e,
+                        None => self.extrapolated.push(Extrapolation {
+                            grain: i,
+                            amplitude: e,
+                            range,
+                        }),
+                    }
                 }
             }
         }
-        out
     }
 
-    /// Body `giver` as side `s` of a pair.
-    fn side(&self, s: u8, giver: u32, weight: f64) -> Side<'_> {
-        let body = &self.bodies[giver as usize];
-        Side {
-            side: s,
-            giver,
-            body,
-            shape: &self.shapes[body.shape],
-            weight,
+    /// Stage 6: the second half kick of free grains and their amplitudes.
+    fn integrate_second_half(&mut self, dt: f64) {
+        let shapes = &self.shapes;
+        for_each_body(&mut self.bodies, |b| {
+            if b.is_free() {
+                kick(b, &shapes[b.shape], 0.5 * dt);
+            }
+        });
+    }
+
+    /// The loads of the boundaries before a step: each wall's displacement and the force on it,
+    /// each prescribed grain's position, contact force and torque.
+    fn boundary_loads(&self) -> Vec<[Vector3<f64>; 3]> {
+        let walls = self
+            .walls
+            .iter()
+            .map(|w| [w.displacement, w.force, Vector3::zeros()]);
+        let grains = self.bodies.iter().filter(|b| !b.is_free()).map(|b| {
+            let weight = self.gravity * self.shapes[b.shape].mass;
+            [b.position, b.force - weight, b.torque]
+        });
+        walls.chain(grains).collect()
+    }
+
+    /// Stage 7: the ledger. The boundaries' work on the grains over the step, `-(F_0 + F_1)/2 .
+    /// dx` for a wall or prescribed grain that felt force `F` from the grains and moved by `dx`
+    /// (and `-(tau_0 + tau_1)/2 . omega dt` for a spinning grain); dissipation at the powers of
+    /// this step's evaluation.
+    fn account(&mut self, before: &[[Vector3<f64>; 3]], dt: f64) {
+        let after = self.boundary_loads();
+        let spins = self
+            .bodies
+            .iter()
+            .filter(|b| !b.is_free())
+            .map(|b| b.spin());
+        let turns = std::iter::repeat_n(Vector3::zeros(), self.walls.len()).chain(spins);
+        let mut work = 0.0;
+        for ((b, a), spin) in before.iter().zip(&after).zip(turns) {
+            work -= 0.5 * (b[1] + a[1]).dot(&(a[0] - b[0]));
+            work -= 0.5 * (b[2] + a[2]).dot(&(spin * dt));
         }
+        let l = &mut self.ledger;
+        l.work += work;
+        l.viscous += self.dissipation.viscous * dt;
+        l.local += self.dissipation.local * dt;
+        l.modal += self.dissipation.modal * dt;
+        l.friction += self.dissipation.friction;
     }
 
-    /// Whether every grain's position, orientation and velocities are finite numbers (a run
-    /// whose step is too large for its contacts blows up to infinities and NaN).
+    /// The automatic step before the safety factor (PHYSICS.md section 6; [`timestep`]).
+    pub fn critical_step(&self) -> f64 {
+        let (patch, overlap) = self.largest_contact;
+        timestep::critical_step(
+            &self.shapes,
+            &self.bodies,
+            self.law.as_ref(),
+            patch,
+            overlap,
+        )
+    }
+
+    /// Whether every grain's position, orientation, velocities and amplitudes are finite
+    /// numbers (a run whose step is too large for its contacts blows up to infinities and NaN).
     pub fn is_finite(&self) -> bool {
-        self.bodies.iter().all(|b| {
-            [b.position, b.velocity, b.angular_velocity]
-                .iter()
-                .all(|v| v.iter().all(|x| x.is_finite()))
-                && b.orientation.coords.iter().all(|x| x.is_finite())
-        })
+        self.bodies.iter().all(finite_state)
     }
 
     /// Energies of the current state.
@@ -459,8 +695,17 @@ impl Simulation {
             contact: self.contact_energy,
             ..Energies::default()
         };
-        for b in self.bodies.iter().filter(|b| b.is_free()) {
+        for b in &self.bodies {
             let s = &self.shapes[b.shape];
+            if let (Some(m), Some(modal)) = (&b.modes, &s.modal) {
+                e.modal_elastic += modal.energy(&m.eps);
+                if b.is_free() {
+                    e.modal_kinetic += m.kinetic(modal);
+                }
+            }
+            if !b.is_free() {
+                continue;
+            }
             e.translational += 0.5 * s.mass * b.velocity.norm_squared();
             e.rotational += 0.5
                 * (0..3)
@@ -488,13 +733,14 @@ impl Simulation {
             bodies: self.bodies.clone(),
             walls: self.walls.clone(),
             histories: self.histories.clone(),
+            ledger: self.ledger,
         }
     }
 
-    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order)
-    /// and walls; their motions come from the scene, so a continuation may change the loading.
-    /// A checkpoint that does not fit the scene is refused with the first mismatch, and nothing
-    /// is changed.
+    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order,
+    /// with their modes on or off alike) and walls; motions, level-set updates and modal
+    /// damping come from the scene, so a continuation may change the loading. A checkpoint that
+    /// does not fit the scene is refused with the first mismatch, and nothing is changed.
     pub fn restore(&mut self, mut state: State) -> Result<(), String> {
         if state.bodies.len() != self.bodies.len() || state.walls.len() != self.walls.len() {
             return Err(format!(
@@ -509,12 +755,20 @@ impl Simulation {
             if saved.shape != scene.shape {
                 return Err(format!("grain {i} has another bundle in the scene"));
             }
-            let finite = [saved.position, saved.velocity, saved.angular_velocity]
-                .iter()
-                .all(|v| v.iter().all(|x| x.is_finite()))
-                && saved.orientation.coords.iter().all(|x| x.is_finite());
-            if !finite {
+            if !finite_state(saved) {
                 return Err(format!("grain {i} has a non-finite state"));
+            }
+            match (&mut saved.modes, &scene.modes) {
+                (None, None) => {}
+                (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
+                    s.levelset = m.levelset;
+                    s.damping = m.damping.clone();
+                }
+                _ => {
+                    return Err(format!(
+                        "grain {i}'s modes are on in one of the checkpoint and the scene and off in the other, or have another count"
+                    ));
+                }
             }
             saved.drive = scene.drive.clone();
         }
@@ -531,20 +785,20 @@ impl Simulation {
                 Partner::Body(j) => key.a < j && j < bodies,
                 Partner::Wall(w) => (w as usize) < self.walls.len(),
             };
-            let history_ok = match (history, &self.law) {
-                (PairHistory::Nodes(list), ContactLaw::Nodes(_)) => list.iter().all(|s| {
-                    let giver = match (s.side, key.b) {
-                        (0, _) => key.a,
-                        (1, Partner::Body(j)) => j,
-                        _ => return false,
-                    };
-                    giver < bodies
-                        && (s.node as usize)
-                            < self.shapes[self.bodies[giver as usize].shape].nodes.len()
-                }),
-                (PairHistory::Sphere(_), ContactLaw::HertzJaeger(_)) => true,
-                _ => false,
-            };
+            let history_ok = self.law.accepts(history)
+                && match history {
+                    PairHistory::Nodes(list) => list.iter().all(|s| {
+                        let giver = match (s.side, key.b) {
+                            (0, _) => key.a,
+                            (1, Partner::Body(j)) => j,
+                            _ => return false,
+                        };
+                        giver < bodies
+                            && (s.node as usize)
+                                < self.shapes[self.bodies[giver as usize].shape].nodes.len()
+                    }),
+                    PairHistory::Sphere(_) => true,
+                };
             if key.a >= bodies || !partner_ok || !history_ok {
                 return Err(format!(
                     "the contact history of pair {key:?} does not fit the scene or its contact law"
@@ -556,8 +810,20 @@ impl Simulation {
         self.bodies = state.bodies;
         self.walls = state.walls;
         self.histories = state.histories;
+        self.ledger = state.ledger;
         Ok(())
     }
+}
+
+/// Whether a body's pose, velocities and amplitudes are finite.
+fn finite_state(b: &Body) -> bool {
+    [b.position, b.velocity, b.angular_velocity]
+        .iter()
+        .all(|v| v.iter().all(|x| x.is_finite()))
+        && b.orientation.coords.iter().all(|x| x.is_finite())
+        && b.modes
+            .as_ref()
+            .is_none_or(|m| m.eps.iter().chain(&m.rate).all(|x| x.is_finite()))
 }
 
 /// Below these counts, loops over bodies and pairs run on the calling thread: handing a few
@@ -573,16 +839,20 @@ fn for_each_body(bodies: &mut [Body], f: impl Fn(&mut Body) + Sync + Send) {
     }
 }
 
-/// Half a kick: `v += F/m h`, and the body-frame angular momentum `L += R^T tau h`.
+/// Half a kick: `v += F/m h`, the body-frame angular momentum `L += R^T tau h`, and the rates
+/// `eps' += M^-1 (F_eps - F_int - C eps') h`.
 fn kick(b: &mut Body, s: &Shape, h: f64) {
     b.velocity += b.force * (h / s.mass);
     let torque = b.orientation.inverse_transform_vector(&b.torque);
     for k in 0..3 {
         b.angular_velocity[k] += torque[k] * h / s.moments[k];
     }
+    if let (Some(m), Some(modal)) = (&mut b.modes, &s.modal) {
+        m.kick(modal, h);
+    }
 }
 
-/// The drift: `X += v dt`, and the torque-free rotation over `dt` by the symmetric splitting of
+/// The drift: `X += v dt`, `eps += eps' dt`, and the torque-free rotation over `dt` by the symmetric splitting of
 /// Dullweber, Leimkuhler and McLachlan (J. Chem. Phys. 107, 1997): exact rotations about the
 /// body axes 1, 2, 3, 2, 1 for `dt/2, dt/2, dt, dt/2, dt/2`. Each sub-rotation about axis `k`
 /// turns the body by `theta = omega_k h` and the body-frame angular momentum by `-theta`, so the
@@ -590,6 +860,9 @@ fn kick(b: &mut Body, s: &Shape, h: f64) {
 /// sub-flow exactly, and includes the gyroscopic term of Euler's equations.
 fn drift(b: &mut Body, s: &Shape, dt: f64) {
     b.position += b.velocity * dt;
+    if let Some(m) = &mut b.modes {
+        m.drift(dt);
+    }
     let i = s.moments;
     let mut l = Vector3::new(
         i[0] * b.angular_velocity[0],
@@ -618,31 +891,4 @@ fn cundall(f: Vector3<f64>, v: Vector3<f64>, alpha: f64) -> Vector3<f64> {
             f[i] - alpha * f[i].abs() * v[i].signum()
         }
     })
-}
-
-/// The critical step `sqrt(m_eff / k)` (PHYSICS.md section 6), with `m_eff` half the smallest of
-/// each free grain's mass and `I_min / r^2` (its inertia at the bounding radius, which rotation
-/// sees), and `k` the stiffness of:
-/// - one node spring: `k_n` (linear springs) or `k_n` times the largest node area (area
-///   tractions); several nodes in contact stiffen a contact, which the safety factor covers;
-/// - a Hertz contact of two of the smallest spheres at an overlap of 1 % of their radius
-///   (`dN/d delta` grows as `sqrt(delta)`: deeper overlaps need a smaller safety factor).
-pub fn critical_step(shapes: &[Arc<Shape>], bodies: &[Body], law: &ContactLaw) -> f64 {
-    let mut m_eff = f64::INFINITY;
-    let mut largest_area: f64 = 0.0;
-    let mut smallest_radius = f64::INFINITY;
-    for b in bodies.iter().filter(|b| b.is_free()) {
-        let s = &shapes[b.shape];
-        let i_min = s.moments.iter().copied().fold(f64::INFINITY, f64::min);
-        let r = s.bounding_radius;
-        m_eff = m_eff.min(0.5 * s.mass.min(i_min / (r * r)));
-        largest_area = s.areas.iter().copied().fold(largest_area, f64::max);
-        smallest_radius = smallest_radius.min(s.sphere_radius.unwrap_or(r));
-    }
-    let k = match law {
-        ContactLaw::Nodes(l) if l.per_area => l.kn * largest_area,
-        ContactLaw::Nodes(l) => l.kn,
-        ContactLaw::HertzJaeger(h) => h.stiffness(0.5 * smallest_radius, 0.01 * smallest_radius),
-    };
-    (m_eff / k).sqrt()
 }

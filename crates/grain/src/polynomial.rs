@@ -90,6 +90,32 @@ impl EnergyPolynomial {
             .collect()
     }
 
+    /// The tangent stiffness `H_ab = d^2 U / d eps_a d eps_b` at `eps` (exact derivatives of
+    /// each term).
+    pub fn hessian(&self, eps: &[f64]) -> Vec<Vec<f64>> {
+        let n = eps.len();
+        let mut h = vec![vec![0.0; n]; n];
+        for t in &self.terms {
+            for (a, row) in h.iter_mut().enumerate() {
+                for (b, entry) in row.iter_mut().enumerate() {
+                    let mut d = t.clone();
+                    let pa = d.powers[a];
+                    if pa == 0 {
+                        continue;
+                    }
+                    d.powers[a] -= 1;
+                    let pb = d.powers[b];
+                    if pb == 0 {
+                        continue;
+                    }
+                    d.powers[b] -= 1;
+                    *entry += (pa * pb) as f64 * d.value(eps);
+                }
+            }
+        }
+        h
+    }
+
     /// The stiffness at the origin, `H = d^2 U / d eps^2 (0)`: the quadratic terms.
     pub fn stiffness_at_origin(&self, modes: usize) -> Vec<Vec<f64>> {
         let mut h = vec![vec![0.0; modes]; modes];
@@ -162,5 +188,11 @@ mod tests {
             p.stiffness_at_origin(2),
             vec![vec![4.0, 3.0], vec![3.0, 0.0]]
         );
+        // H(x, y) = [[4, 3], [3, 30 y]].
+        let h = p.hessian(&[x, y]);
+        assert_eq!(h[0], vec![4.0, 3.0]);
+        assert_eq!(h[1][0], 3.0);
+        assert!((h[1][1] - 30.0 * y).abs() < 1e-15);
+        assert_eq!(p.hessian(&[0.0, 0.0]), p.stiffness_at_origin(2));
     }
 }

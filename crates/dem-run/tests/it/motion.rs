@@ -53,9 +53,10 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
     assert_eq!(sim.bodies[0].position, Vector3::zeros());
 }
 
-/// `dt = "auto"`: safety x sqrt(m_eff / k_n), m_eff half the smaller of the mass and I / r^2 at
-/// the bounding radius (PHYSICS.md section 6; dem_run::sim::critical_step). For a sphere of
-/// radius 0.5 (density 1, grid spacing 0.1): m = pi / 6, I = m R^2 (2/5), r = 0.6.
+/// `dt = "auto"`: safety x sqrt(m_eff / k), m_eff half the smaller of the mass and I / r^2 at
+/// the bounding radius, k the stiffness of a patch of nodes: k_n times the nodes on a cap of
+/// area 2 pi r (0.01 r) (PHYSICS.md section 6; dem_run::timestep). For a sphere of radius 0.5
+/// (density 1, grid spacing 0.1): m = pi / 6, I = m R^2 (2/5), r = 0.6.
 #[test]
 fn the_automatic_step_follows_the_lightest_grain_and_the_stiffness() {
     let dir = tempfile::tempdir().unwrap();
@@ -67,7 +68,9 @@ fn the_automatic_step_follows_the_lightest_grain_and_the_stiffness() {
     );
     let m = std::f64::consts::PI / 6.0;
     let m_eff = 0.5 * (0.4 * m * 0.25 / 0.36);
-    let expected = 0.3 * (m_eff / 100.0f64).sqrt();
+    let nodes_on_cap = sim.shapes[0].node_density * 2.0 * std::f64::consts::PI * 0.6 * 0.006;
+    assert!(nodes_on_cap > 1.0, "{nodes_on_cap}");
+    let expected = 0.3 * (m_eff / (100.0 * nodes_on_cap)).sqrt();
     assert!(
         (sim.dt / expected - 1.0).abs() < 1e-12,
         "{} vs {expected}",

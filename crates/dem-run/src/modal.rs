@@ -1,0 +1,429 @@
+//! Modal degrees of freedom of deformable grains (PHYSICS.md sections 1-3, 5 and 6; paper
+//! Eqs. 1, 38, 41, 44 and 47-50).
+//!
+//! A deformable grain carries amplitudes `eps_a` (a = 1..A) and rates `eps'_a`. A material point
+//! `x0` of its reference configuration (local frame) sits at `x0 + eps_a Phi_a(x0)` (Eq. 1), and
+//! the amplitudes follow
+//!
+//! `M eps'' + C eps' + F_int(eps) = F_eps` (Eq. 38 with damping; Eq. 44 for `F_int = K eps`),
+//!
+//! integrated by velocity Verlet with the translations and rotations (`sim`). `F_eps` is the
+//! generalized contact force (`crate::narrow`: Eq. 41 for the grain that gives a node, the
+//! derivative of the contact energy for the grain whose level set is penetrated).
+//!
+//! The internal force comes from the bundle ([`InternalLaw`]): `K eps` (Eq. 3), a one-mode table
+//! (`grain::TableLaw`: monotone interpolation with its exact integral as the energy, continued
+//! beyond the rows by the end slope; the run reports the largest excursion in summary.json), or
+//! the gradient of a fitted polynomial energy. Modal damping `C` is the bundle's matrix unless the
+//! scene chooses another ([`ModalDamping`]).
+//!
+//! Units: `eps` in the mode's amplitude units (the bundle's), generalized forces in energy per
+//! amplitude unit. The mode vectors are in the grain's local frame.
+
+use grain::{Deformation, EnergyPolynomial, InternalForce, TableLaw};
+use nalgebra::{DMatrix, DVector, Vector3};
+use serde::{Deserialize, Serialize};
+
+/// `F_int` of a deformable grain.
+#[derive(Debug, Clone)]
+pub enum InternalLaw {
+    /// `K eps`.
+    Linear,
+    /// One mode, tabulated.
+    Table(TableLaw),
+    /// `grad U` of a polynomial energy.
+    Polynomial(EnergyPolynomial),
+}
+
+/// A precomputed level set of one mode (Eq. 49), the reference included at amplitude 0.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// The amplitude `eps_a,p`.
+    pub amplitude: f64,
+    /// Node values (C order, like the reference level set).
+    pub values: Vec<f64>,
+    /// `max |values - phi_0|` over the grid: the bound of this sample's departure from the
+    /// reference (for the exact early-out and the reach).
+    pub shift: f64,
+}
+
+/// What every instance of a deformable bundle shares (read once per bundle).
+#[derive(Debug, Clone)]
+pub struct ModalShape {
+    /// Number of modes `A`.
+    pub count: usize,
+    /// `M_eps` (Eq. 8).
+    pub mass: DMatrix<f64>,
+    /// `M_eps^-1`.
+    pub mass_inverse: DMatrix<f64>,
+    /// `K` (Eq. 4).
+    pub stiffness: DMatrix<f64>,
+    /// The bundle's `C_eps`.
+    pub damping: DMatrix<f64>,
+    /// `F_int`.
+    pub law: InternalLaw,
+    /// `Phi_a` at the surface nodes (in the shape's node order), node-major: `[k * A + a]`.
+    pub node_modes: Vec<Vector3<f64>>,
+    /// `Phi_a` at the grid nodes (extended outside the grain), node-major: `[n * A + a]`.
+    pub grid_modes: Vec<Vector3<f64>>,
+    /// Per mode, the precomputed level sets with the reference, by increasing amplitude (only
+    /// the reference when the bundle has no samples for that mode).
+    pub samples: Vec<Vec<Sample>>,
+    /// Per mode, `max_k |Phi_a(x0_k)|` over the surface nodes.
+    pub node_reach: Vec<f64>,
+    /// Per mode, `max_n |Phi_a(c_n)|_1` over the grid nodes.
+    pub grid_reach: Vec<f64>,
+}
+
+impl ModalShape {
+    /// The modal data of a bundle; `order` maps the shape's node order to the bundle's. Refused:
+    /// a modal mass that is not positive definite.
+    pub fn new(d: &Deformation, order: &[usize], phi0: &[f64]) -> Result<ModalShape, String> {
+        let a = d.modal_mass.nrows();
+        let matrix = |m: &ndarray::Array2<f64>| DMatrix::from_fn(a, a, |i, j| m[[i, j]]);
+        let mass = matrix(&d.modal_mass);
+        let mass_inverse = mass
+            .clone()
+            .cholesky()
+            .ok_or("the modal mass is not positive definite")?
+            .inverse();
+        let node_modes: Vec<Vector3<f64>> = order
+            .iter()
+            .flat_map(|&k| {
+                (0..a).map(move |m| {
+                    Vector3::new(
+                        d.node_modes[[m, k, 0]],
+                        d.node_modes[[m, k, 1]],
+                        d.node_modes[[m, k, 2]],
+                    )
+                })
+            })
+            .collect();
+        let grid = d.grid_modes.shape();
+        let n = grid[1] * grid[2] * grid[3];
+        let flat = d.grid_modes.as_standard_layout();
+        let flat = flat.as_slice().expect("standard layout");
+        let grid_modes: Vec<Vector3<f64>> = (0..n)
+            .flat_map(|g| {
+                (0..a).map(move |m| {
+                    let i = (m * n + g) * 3;
+                    Vector3::new(flat[i], flat[i + 1], flat[i + 2])
+                })
+            })
+            .collect();
+        let node_reach = (0..a)
+            .map(|m| {
+                node_modes
+                    .iter()
+                    .skip(m)
+                    .step_by(a)
+                    .map(|v| v.norm())
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let grid_reach = (0..a)
+            .map(|m| {
+                grid_modes
+                    .iter()
+                    .skip(m)
+                    .step_by(a)
+                    .map(|v| v.abs().sum())
+                    .fold(0.0, f64::max)
+            })
+            .collect();
+        let samples = d
+            .precomputed
+            .iter()
+            .map(|list| {
+                let mut out: Vec<Sample> = list
+                    .iter()
+                    .map(|s| {
+                        let values = s.values.iter().copied().collect::<Vec<f64>>();
+                        Sample {
+                            amplitude: s.amplitude,
+                            shift: max_difference(&values, phi0),
+                            values,
+                        }
+                    })
+                    .collect();
+                if !out.iter().any(|s| s.amplitude == 0.0) {
+                    out.push(Sample {
+                        amplitude: 0.0,
+                        values: phi0.to_vec(),
+                        shift: 0.0,
+                    });
+                    out.sort_by(|x, y| x.amplitude.total_cmp(&y.amplitude));
+                }
+                out
+            })
+            .collect();
+        let law = match &d.internal_force {
+            InternalForce::Linear => InternalLaw::Linear,
+            InternalForce::Table {
+                interpolation,
+                table,
+            } => InternalLaw::Table(TableLaw::new(table, *interpolation)),
+            InternalForce::Polynomial(p) => InternalLaw::Polynomial(p.clone()),
+        };
+        Ok(ModalShape {
+            count: a,
+            mass,
+            mass_inverse,
+            stiffness: matrix(&d.modal_stiffness),
+            damping: matrix(&d.modal_damping),
+            law,
+            node_modes,
+            grid_modes,
+            samples,
+            node_reach,
+            grid_reach,
+        })
+    }
+
+    /// Whether every mode has precomputed level sets besides the reference.
+    pub fn has_samples(&self) -> bool {
+        self.samples.iter().all(|s| s.len() > 1)
+    }
+
+    /// The tabulated range, for a tabulated law.
+    pub fn table_range(&self) -> Option<(f64, f64)> {
+        match &self.law {
+            InternalLaw::Table(t) => Some(t.range()),
+            _ => None,
+        }
+    }
+
+    /// `F_int(eps)`.
+    pub fn internal_force(&self, eps: &[f64]) -> Vec<f64> {
+        match &self.law {
+            InternalLaw::Linear => (&self.stiffness * DVector::from_column_slice(eps))
+                .as_slice()
+                .to_vec(),
+            InternalLaw::Table(t) => vec![t.force(eps[0])],
+            InternalLaw::Polynomial(p) => p.force(eps),
+        }
+    }
+
+    /// The strain energy `U(eps)` (`1/2 eps^T K eps`, the table's integral, or the polynomial).
+    pub fn energy(&self, eps: &[f64]) -> f64 {
+        match &self.law {
+            InternalLaw::Linear => {
+                let e = DVector::from_column_slice(eps);
+                0.5 * e.dot(&(&self.stiffness * &e))
+            }
+            InternalLaw::Table(t) => t.energy(eps[0]),
+            InternalLaw::Polynomial(p) => p.energy(eps),
+        }
+    }
+
+    /// The tangent stiffness `dF_int / d eps` at `eps`.
+    pub fn tangent(&self, eps: &[f64]) -> DMatrix<f64> {
+        match &self.law {
+            InternalLaw::Linear => self.stiffness.clone(),
+            InternalLaw::Table(t) => DMatrix::from_element(1, 1, t.tangent(eps[0])),
+            InternalLaw::Polynomial(p) => {
+                let h = p.hessian(eps);
+                DMatrix::from_fn(self.count, self.count, |i, j| h[i][j])
+            }
+        }
+    }
+
+    /// The stiffest tangent for the time step: `K`, the table's largest tangent over its range,
+    /// or the polynomial's Hessian at the larger of the origin's and `eps`'s (the run's energy
+    /// check stops a run that stiffens beyond it).
+    pub fn stiffest(&self, eps: &[f64]) -> DMatrix<f64> {
+        match &self.law {
+            InternalLaw::Table(t) => DMatrix::from_element(1, 1, t.max_tangent()),
+            InternalLaw::Linear => self.stiffness.clone(),
+            InternalLaw::Polynomial(_) => {
+                let at_origin = self.tangent(&vec![0.0; self.count]);
+                let here = self.tangent(eps);
+                if largest_frequency(&self.mass, &here) > largest_frequency(&self.mass, &at_origin)
+                {
+                    here
+                } else {
+                    at_origin
+                }
+            }
+        }
+    }
+
+    /// The damping matrix of a choice, at `eps` (for tangent-proportional damping).
+    pub fn damping_matrix(&self, choice: &ModalDamping, eps: &[f64]) -> DMatrix<f64> {
+        match choice {
+            ModalDamping::Bundle => self.damping.clone(),
+            ModalDamping::Matrix(rows) => {
+                DMatrix::from_fn(self.count, self.count, |i, j| rows[i][j])
+            }
+            ModalDamping::Stiffness(beta) => &self.stiffness * *beta,
+            ModalDamping::Tangent(beta) => self.tangent(eps) * *beta,
+        }
+    }
+}
+
+fn max_difference(a: &[f64], b: &[f64]) -> f64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f64::max)
+}
+
+/// The largest `omega` of `K v = omega^2 M v` (0 if `K` has no positive eigenvalue): with
+/// `M = L L^T`, the largest eigenvalue of `L^-1 K L^-T`.
+pub fn largest_frequency(mass: &DMatrix<f64>, stiffness: &DMatrix<f64>) -> f64 {
+    let l = mass
+        .clone()
+        .cholesky()
+        .expect("modal mass checked positive definite")
+        .l();
+    let l_inv = l.try_inverse().expect("a Cholesky factor is invertible");
+    let a = &l_inv * stiffness * l_inv.transpose();
+    let a = (&a + a.transpose()) * 0.5;
+    let top = a
+        .symmetric_eigenvalues()
+        .iter()
+        .copied()
+        .fold(0.0, f64::max);
+    top.sqrt()
+}
+
+/// The largest damping ratio `zeta = v^T C v / (2 omega)` over the mass-normalized eigenvectors
+/// `v` of `K v = omega^2 M v` (exact for proportional damping, where the modes decouple).
+pub fn largest_damping_ratio(
+    mass: &DMatrix<f64>,
+    stiffness: &DMatrix<f64>,
+    damping: &DMatrix<f64>,
+) -> f64 {
+    let l = mass
+        .clone()
+        .cholesky()
+        .expect("modal mass checked positive definite")
+        .l();
+    let l_inv = l.try_inverse().expect("a Cholesky factor is invertible");
+    let a = &l_inv * stiffness * l_inv.transpose();
+    let a = (&a + a.transpose()) * 0.5;
+    let c = &l_inv * damping * l_inv.transpose();
+    let eig = a.symmetric_eigen();
+    (0..eig.eigenvalues.len())
+        .map(|i| {
+            let w = eig.eigenvalues[i].max(0.0).sqrt();
+            let v = eig.eigenvectors.column(i);
+            let cv = (v.transpose() * &c * v)[(0, 0)];
+            if w > 0.0 { cv / (2.0 * w) } else { 0.0 }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// How a grain's level set follows its deformation (PHYSICS.md section 5), chosen per grain in
+/// the scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LevelSetUpdate {
+    /// Not at all: only the surface nodes deform (exact when the grain's level set is never
+    /// penetrated, e.g. it only meets walls or gives the nodes).
+    Rigid,
+    /// Semi-Lagrangian remap on demand (Eqs. 47-48).
+    SemiLagrangian,
+    /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
+    /// multi-mode completion of PHYSICS.md section 5).
+    Precomputed,
+}
+
+/// Modal damping `C_eps`, chosen per grain in the scene.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum ModalDamping {
+    /// The bundle's matrix.
+    Bundle,
+    /// A constant `A x A` matrix (symmetric, positive semi-definite).
+    Matrix(Vec<Vec<f64>>),
+    /// `C = beta K` (Rayleigh, stiffness-proportional).
+    Stiffness(f64),
+    /// `C = beta dF_int/d eps (eps)`, proportional to the current tangent stiffness (for tables
+    /// and polynomial energies; for linear modes the same as `stiffness`).
+    Tangent(f64),
+}
+
+/// The modal state of one grain instance (saved in checkpoints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Modes {
+    /// Amplitudes `eps_a`.
+    pub eps: Vec<f64>,
+    /// Rates `eps'_a`.
+    pub rate: Vec<f64>,
+    /// Generalized contact force `F_eps` of the last evaluation.
+    pub contact: Vec<f64>,
+    /// `F_int(eps)` of the last evaluation.
+    pub internal: Vec<f64>,
+    /// `C eps'` of the last evaluation (with the half-step rate inside a step).
+    pub damping_force: Vec<f64>,
+    /// How its level set follows the deformation.
+    pub levelset: LevelSetUpdate,
+    /// Its damping.
+    pub damping: ModalDamping,
+}
+
+impl Modes {
+    /// A state with amplitudes `eps` and rates `rate`.
+    pub fn new(
+        eps: Vec<f64>,
+        rate: Vec<f64>,
+        levelset: LevelSetUpdate,
+        damping: ModalDamping,
+    ) -> Modes {
+        let n = eps.len();
+        Modes {
+            eps,
+            rate,
+            contact: vec![0.0; n],
+            internal: vec![0.0; n],
+            damping_force: vec![0.0; n],
+            levelset,
+            damping,
+        }
+    }
+
+    /// The forces on the amplitudes at the current state, given the contact force `contact`:
+    /// `F_int(eps)` and `C eps'` are evaluated here.
+    pub fn set_forces(&mut self, shape: &ModalShape, contact: Vec<f64>) {
+        self.internal = shape.internal_force(&self.eps);
+        let c = shape.damping_matrix(&self.damping, &self.eps);
+        self.damping_force = (c * DVector::from_column_slice(&self.rate))
+            .as_slice()
+            .to_vec();
+        self.contact = contact;
+    }
+
+    /// Half a kick: `eps' += M^-1 (F_eps - F_int - C eps') h`.
+    pub fn kick(&mut self, shape: &ModalShape, h: f64) {
+        let net = DVector::from_fn(self.eps.len(), |a, _| {
+            self.contact[a] - self.internal[a] - self.damping_force[a]
+        });
+        let acceleration = &shape.mass_inverse * net;
+        for (r, acc) in self.rate.iter_mut().zip(acceleration.iter()) {
+            *r += acc * h;
+        }
+    }
+
+    /// The drift: `eps += eps' dt`.
+    pub fn drift(&mut self, dt: f64) {
+        for (e, r) in self.eps.iter_mut().zip(&self.rate) {
+            *e += r * dt;
+        }
+    }
+
+    /// Modal kinetic energy `1/2 eps'^T M eps'`.
+    pub fn kinetic(&self, shape: &ModalShape) -> f64 {
+        let r = DVector::from_column_slice(&self.rate);
+        0.5 * r.dot(&(&shape.mass * &r))
+    }
+
+    /// Power dissipated by the modal damping, `eps'^T C eps'` (with the force's rate).
+    pub fn damping_power(&self) -> f64 {
+        self.rate
+            .iter()
+            .zip(&self.damping_force)
+            .map(|(r, f)| r * f)
+            .sum()
+    }
+}

@@ -1,0 +1,93 @@
+//! The automatic time step (PHYSICS.md section 6, with the paper's inverted ratio corrected):
+//! the smallest critical step of the oscillators a scene holds, times `run.safety`.
+//!
+//! Velocity Verlet integrates an oscillator of mass `m`, stiffness `k` and viscous coefficient
+//! `c` stably for `dt < (2 / omega) (sqrt(1 + zeta^2) - zeta)`, `omega = sqrt(k / m)`,
+//! `zeta = c / (2 sqrt(k m))` (the central-difference limit with damping; for `c = 0` it is
+//! `2 / omega`). The step reported here is `(sqrt(1 + zeta^2) - zeta) / omega`, half of that
+//! limit, so that `safety = 1` keeps a factor of 2 and `zeta = 0` gives the paper's
+//! `beta sqrt(m / k)`. Heavy damping matters: with `zeta >> 1` the limit is `2 m / c`, far
+//! below `2 / omega`.
+//!
+//! The oscillators:
+//! - each free grain against its stiffest contact: `m_eff` half the smaller of its mass and
+//!   `I_min / r^2` (`r` its bounding radius: rotation sees that inertia), `k` and `c` from the
+//!   contact law ([`ContactLaw::stiffness`]: a patch of nodes for the node laws, Hertz for
+//!   spheres), given the largest patch and penetration of the initial state;
+//! - each free deformable grain's modes: `m = lambda_min(M_eps)`,
+//!   `k = lambda_max(K_t) + k_contact sum_a max_k |Phi_a(x0_k)|^2` (the internal tangent at its
+//!   stiffest, [`crate::modal::ModalShape::stiffest`], plus a contact acting through the modes'
+//!   largest node displacement), `c = lambda_max(C) + c_contact sum_a max_k |Phi_a|^2`.
+//!   This bounds `omega_max` of `K v = omega^2 M v` from above.
+//!
+//! A scene whose contacts stiffen beyond these estimates (deeper overlaps, larger patches) can
+//! still be unstable: the run's energy check stops it with a message (`crate::run`).
+
+use std::sync::Arc;
+
+use nalgebra::DMatrix;
+
+use crate::body::{Body, Shape};
+use crate::law::ContactLaw;
+
+/// `(sqrt(1 + zeta^2) - zeta) / omega` for mass `m`, stiffness `k`, viscous coefficient `c`
+/// (infinite when `k = 0` and `c = 0`).
+pub fn oscillator_step(m: f64, k: f64, c: f64) -> f64 {
+    if k <= 0.0 {
+        return if c > 0.0 { m / c } else { f64::INFINITY };
+    }
+    let omega = (k / m).sqrt();
+    let zeta = c / (2.0 * (k * m).sqrt());
+    // (sqrt(1 + z^2) - z) = 1 / (sqrt(1 + z^2) + z), without cancellation.
+    1.0 / (omega * ((1.0 + zeta * zeta).sqrt() + zeta))
+}
+
+fn eigen_range(m: &DMatrix<f64>) -> (f64, f64) {
+    let e = m.clone().symmetric_eigenvalues();
+    let lo = e.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = e.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lo, hi)
+}
+
+/// The smallest step of the module docs over the free grains of a scene.
+pub fn critical_step(
+    shapes: &[Arc<Shape>],
+    bodies: &[Body],
+    law: &dyn ContactLaw,
+    patch: f64,
+    overlap: f64,
+) -> f64 {
+    let mut dt = f64::INFINITY;
+    for b in bodies.iter().filter(|b| b.is_free()) {
+        let s = &shapes[b.shape];
+        let i_min = s.moments.iter().copied().fold(f64::INFINITY, f64::min);
+        let r = s.bounding_radius;
+        let m_eff = 0.5 * s.mass.min(i_min / (r * r));
+        let (k, c) = law.stiffness(s, patch, overlap);
+        dt = dt.min(oscillator_step(m_eff, k, c));
+        if let (Some(m), Some(modal)) = (&b.modes, &s.modal) {
+            let reach2: f64 = modal.node_reach.iter().map(|r| r * r).sum();
+            let mass = eigen_range(&modal.mass).0;
+            let stiff = eigen_range(&modal.stiffest(&m.eps)).1.max(0.0) + k * reach2;
+            let damping = modal.damping_matrix(&m.damping, &m.eps);
+            let damp = eigen_range(&damping).1.max(0.0) + c * reach2;
+            dt = dt.min(oscillator_step(mass, stiff, damp));
+        }
+    }
+    dt
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_step_is_one_over_omega_undamped_and_m_over_c_overdamped() {
+        assert!((oscillator_step(2.0, 8.0, 0.0) - 0.5).abs() < 1e-15);
+        // zeta = 100: (sqrt(1 + z^2) - z) / omega -> 1 / (2 z omega) = m / c.
+        let (m, k): (f64, f64) = (2.0, 8.0);
+        let c = 100.0 * 2.0 * (k * m).sqrt();
+        assert!((oscillator_step(m, k, c) / (m / c) - 1.0).abs() < 1e-4);
+        assert_eq!(oscillator_step(1.0, 0.0, 0.0), f64::INFINITY);
+    }
+}
