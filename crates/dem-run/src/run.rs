@@ -2,15 +2,29 @@
 //! run").
 //!
 //! `<out>/history.csv`: one row every `output.history_every` steps (and the first and last):
-//! `step,time,kinetic_translational,kinetic_rotational,potential_gravity,elastic_contact,
-//! energy_total,node_contacts,momentum_x,momentum_y,momentum_z`, then per wall `i`
-//! `wall<i>_ux,wall<i>_uy,wall<i>_uz,wall<i>_fx,wall<i>_fy,wall<i>_fz` (its displacement, and
-//! the force the grains exert on it) and per prescribed grain `j` the same with `grain<j>_`
-//! (its displacement from the start and the force on it). Global frame, scene units.
+//! - `step,time`;
+//! - the energies (crate::sim::Energies, PHYSICS.md section 3): `kinetic_translational,
+//!   kinetic_rotational,potential_gravity,elastic_contact,kinetic_modal,elastic_modal,
+//!   energy_total`;
+//! - the ledger (crate::sim::Ledger): `work_boundaries` (work done on the grains by walls and
+//!   prescribed grains), `dissipated_local,dissipated_viscous,dissipated_modal,
+//!   dissipated_friction`, and `energy_residual` = `energy_total` - its initial value -
+//!   `work_boundaries` + the dissipated terms (zero up to the integration error);
+//! - `node_contacts,momentum_x,momentum_y,momentum_z`;
+//! - per wall `i`: `wall<i>_ux,wall<i>_uy,wall<i>_uz,wall<i>_fx,wall<i>_fy,wall<i>_fz` (its
+//!   displacement, and the force the grains exert on it), and per prescribed grain `j` the same
+//!   with `grain<j>_` (its displacement from the start and the force on it);
+//! - per deformable grain `j` followed (`output.modal_grains`, default the first 16 whose modes
+//!   are on) and mode `a`: `grain<j>_eps<a>` (amplitude), `grain<j>_rate<a>`,
+//!   `grain<j>_feps<a>` (generalized contact force `F_eps`, Eq. 41) and `grain<j>_fint<a>`
+//!   (`F_int(eps)`).
+//!
+//! Global frame, scene units.
 //!
 //! `<out>/vtk/nodes_<step>.vtp` every `output.vtk_every` steps: every surface node at its
-//! current position, with point data `grain` (index) and `force` (its contact force), listed in
-//! `<out>/run.pvd` for ParaView.
+//! current (deformed) position, with point data `grain` (index), `force` (its contact force),
+//! `displacement` (its deformation displacement `R eps_a Phi_a`, global) and `eps<a>` (its
+//! grain's amplitude of mode `a`, 0 for rigid grains), listed in `<out>/run.pvd` for ParaView.
 //!
 //! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps and when the run is
 //! interrupted: the whole mutable state (exact: JSON numbers round-trip f64) and the length of
@@ -20,7 +34,13 @@
 //! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
 //! scene (other grains, walls, node indices or contact law) is refused.
 //!
-//! `<out>/summary.json` at the end. Every file but history.csv is written atomically; history.csv
+//! `<out>/summary.json` at the end, with `table_extrapolation`: the grains whose tabulated
+//! internal force was used beyond its table (continued by its end slope) and the amplitude
+//! farthest out.
+//!
+//! A run stops with an error when a grain's state becomes non-finite, or when its energy grows
+//! beyond what the run can supply (crate::sim::Ledger::runaway): both mean a time step too large
+//! for the scene. Every file but history.csv is written atomically; history.csv
 //! grows by whole rows, flushed at checkpoints and at the end.
 
 use std::io::Write;
@@ -32,11 +52,12 @@ use grain::vtk::{PointData, PvdEntry, read_pvd, write_pvd, write_vtp};
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
-use crate::scene::{Scene, SceneError};
-use crate::sim::{Simulation, State};
+use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError};
+use crate::sim::{Extrapolation, Simulation, State};
+use crate::view::View;
 
-/// The checkpoint format version.
-pub const CHECKPOINT_SCHEMA: u64 = 1;
+/// The checkpoint format version (2: modal states and the energy ledger).
+pub const CHECKPOINT_SCHEMA: u64 = 2;
 
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +74,20 @@ pub enum RunError {
         step: u64,
         /// Its time.
         time: f64,
+    },
+    /// The energy grew beyond what the loads can supply: an unstable integration.
+    #[error(
+        "the run became unstable at step {step} (t = {time:e}): its energy grew by {residual:e} more than the loads, the initial state and the dissipation account for ({supplied:e}); lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
+    )]
+    EnergyGrowth {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+        /// The ledger's residual.
+        residual: f64,
+        /// What the run could supply.
+        supplied: f64,
     },
     /// An output or checkpoint could not be written or read.
     #[error("{}: {message}", path.display())]
@@ -114,8 +149,12 @@ pub struct Summary {
     pub steps_per_second: f64,
     /// Node contacts at the end.
     pub node_contacts: usize,
-    /// Kinetic + potential + contact energy at the end.
+    /// Kinetic + potential + contact + modal energy at the end.
     pub energy_total: f64,
+    /// The energy ledger's residual at the end.
+    pub energy_residual: f64,
+    /// Grains whose tabulated internal force was used beyond its table.
+    pub table_extrapolation: Vec<Extrapolation>,
     /// Stopped by Ctrl-C (a checkpoint was written).
     pub interrupted: bool,
     /// The last checkpoint written, if any.
@@ -181,7 +220,12 @@ fn run_in_pool(
         }
         None => None,
     };
-    let mut history = History::open(&history_path, &sim, history_bytes)?;
+    let followed = modal_grains(scene, &sim).map_err(|(key, message)| SceneError::Key {
+        path: scene_path.to_path_buf(),
+        key,
+        message,
+    })?;
+    let mut history = History::open(&history_path, &sim, &followed, history_bytes)?;
     let total = scene
         .run
         .steps
@@ -208,6 +252,17 @@ fn run_in_pool(
             return Err(RunError::Diverged {
                 step: sim.step,
                 time: sim.time,
+            });
+        }
+        let energies = sim.energies();
+        if sim.ledger.runaway(&energies) {
+            history.row(&sim)?;
+            history.flush()?;
+            return Err(RunError::EnergyGrowth {
+                step: sim.step,
+                time: sim.time,
+                residual: sim.ledger.residual(&energies),
+                supplied: sim.ledger.supplied(&energies),
             });
         }
         if every(o.history_every, sim.step) || sim.step == total {
@@ -246,6 +301,8 @@ fn run_in_pool(
         steps_per_second: (sim.step - first) as f64 / wall.max(1e-12),
         node_contacts: sim.contacts,
         energy_total: sim.energies().total(),
+        energy_residual: sim.ledger.residual(&sim.energies()),
+        table_extrapolation: sim.extrapolated.clone(),
         interrupted,
         last_checkpoint,
     };
@@ -270,23 +327,55 @@ fn progress(show: bool, total: u64, at: u64) -> Option<indicatif::ProgressBar> {
     })
 }
 
+/// The deformable grains history.csv follows: the scene's list (each checked), or the first
+/// [`MODAL_COLUMNS_DEFAULT`] whose modes are on.
+fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, (String, String)> {
+    match &scene.output.modal_grains {
+        None => Ok((0..sim.bodies.len())
+            .filter(|&i| sim.bodies[i].modes.is_some())
+            .take(MODAL_COLUMNS_DEFAULT)
+            .collect()),
+        Some(list) => {
+            for (k, &i) in list.iter().enumerate() {
+                if i >= sim.bodies.len() || sim.bodies[i].modes.is_none() {
+                    return Err((
+                        format!("output.modal_grains[{k}]"),
+                        format!(
+                            "grain {i} is not a grain whose modes are on (the scene has {} grains)",
+                            sim.bodies.len()
+                        ),
+                    ));
+                }
+            }
+            Ok(list.clone())
+        }
+    }
+}
+
 /// history.csv, grown by whole rows.
 struct History {
     path: PathBuf,
     file: std::io::BufWriter<std::fs::File>,
+    /// The deformable grains it follows.
+    followed: Vec<usize>,
 }
 
 impl History {
     /// Opens a new history (writing the header), or one cut back to `keep` bytes (a restart in
     /// the run's own directory; restarted elsewhere, the history starts afresh at the
     /// checkpoint).
-    fn open(path: &Path, sim: &Simulation, keep: Option<u64>) -> Result<History, RunError> {
+    fn open(
+        path: &Path,
+        sim: &Simulation,
+        followed: &[usize],
+        keep: Option<u64>,
+    ) -> Result<History, RunError> {
         let io = |e: std::io::Error| file_error(path, e);
         let keep = keep.filter(|_| path.is_file());
         let file = match keep {
             None => {
                 let mut f = std::fs::File::create(path).map_err(io)?;
-                f.write_all(header(sim).as_bytes()).map_err(io)?;
+                f.write_all(header(sim, followed).as_bytes()).map_err(io)?;
                 f
             }
             Some(bytes) => {
@@ -301,26 +390,33 @@ impl History {
         Ok(History {
             path: path.to_path_buf(),
             file: std::io::BufWriter::new(file),
+            followed: followed.to_vec(),
         })
     }
 
     fn row(&mut self, sim: &Simulation) -> Result<(), RunError> {
         let e = sim.energies();
+        let l = &sim.ledger;
         let p = sim.momentum();
-        let mut r = format!(
-            "{},{:e},{:e},{:e},{:e},{:e},{:e},{},{:e},{:e},{:e}",
-            sim.step,
-            sim.time,
+        let mut r = format!("{},{:e}", sim.step, sim.time);
+        for v in [
             e.translational,
             e.rotational,
             e.gravity,
             e.contact,
+            e.modal_kinetic,
+            e.modal_elastic,
             e.total(),
-            sim.contacts,
-            p.x,
-            p.y,
-            p.z
-        );
+            l.work,
+            l.local,
+            l.viscous,
+            l.modal,
+            l.friction,
+            l.residual(&e),
+        ] {
+            r += &format!(",{v:e}");
+        }
+        r += &format!(",{},{:e},{:e},{:e}", sim.contacts, p.x, p.y, p.z);
         for w in &sim.walls {
             let (u, f) = (w.displacement, w.force);
             r += &format!(
@@ -335,6 +431,18 @@ impl History {
                 r += &format!(
                     ",{:e},{:e},{:e},{:e},{:e},{:e}",
                     u.x, u.y, u.z, f.x, f.y, f.z
+                );
+            }
+        }
+        for &j in &self.followed {
+            let m = sim.bodies[j]
+                .modes
+                .as_ref()
+                .expect("followed grains have modes");
+            for a in 0..m.eps.len() {
+                r += &format!(
+                    ",{:e},{:e},{:e},{:e}",
+                    m.eps[a], m.rate[a], m.contact[a], m.internal[a]
                 );
             }
         }
@@ -355,9 +463,9 @@ impl History {
     }
 }
 
-fn header(sim: &Simulation) -> String {
+fn header(sim: &Simulation, followed: &[usize]) -> String {
     let mut h = String::from(
-        "step,time,kinetic_translational,kinetic_rotational,potential_gravity,elastic_contact,energy_total,node_contacts,momentum_x,momentum_y,momentum_z",
+        "step,time,kinetic_translational,kinetic_rotational,potential_gravity,elastic_contact,kinetic_modal,elastic_modal,energy_total,work_boundaries,dissipated_local,dissipated_viscous,dissipated_modal,dissipated_friction,energy_residual,node_contacts,momentum_x,momentum_y,momentum_z",
     );
     let columns = |prefix: String| {
         ["ux", "uy", "uz", "fx", "fy", "fz"]
@@ -370,6 +478,12 @@ fn header(sim: &Simulation) -> String {
     for (j, b) in sim.bodies.iter().enumerate() {
         if !b.is_free() {
             h += &columns(format!("grain{j}"));
+        }
+    }
+    for &j in followed {
+        let count = sim.bodies[j].modes.as_ref().map_or(0, |m| m.eps.len());
+        for a in 0..count {
+            h += &format!(",grain{j}_eps{a},grain{j}_rate{a},grain{j}_feps{a},grain{j}_fint{a}");
         }
     }
     h.push('\n');
@@ -393,14 +507,34 @@ fn checkpoint(out: &Path, sim: &Simulation, history: &mut History) -> Result<Pat
 }
 
 fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<(), RunError> {
+    let modes = sim
+        .bodies
+        .iter()
+        .map(|b| b.modes.as_ref().map_or(0, |m| m.eps.len()))
+        .max()
+        .unwrap_or(0);
     let mut points = Vec::new();
     let mut grain_index = Vec::new();
+    let mut displacement = Vec::new();
+    let mut amplitudes: Vec<Vec<f64>> = vec![Vec::new(); modes];
     let mut start = Vec::with_capacity(sim.bodies.len());
     for (i, b) in sim.bodies.iter().enumerate() {
         start.push(grain_index.len());
-        for x0 in &sim.shapes[b.shape].nodes {
-            points.extend(b.to_global(x0).iter());
+        let shape = &sim.shapes[b.shape];
+        let view = View::new(b, shape);
+        for (k, x0) in shape.nodes.iter().enumerate() {
+            points.extend(view.node_global(k).iter());
+            displacement.extend((view.rotation * (view.nodes()[k] - x0)).iter());
             grain_index.push(i as f64);
+            for (a, column) in amplitudes.iter_mut().enumerate() {
+                column.push(
+                    b.modes
+                        .as_ref()
+                        .and_then(|m| m.eps.get(a))
+                        .copied()
+                        .unwrap_or(0.0),
+                );
+            }
         }
     }
     let mut force = vec![0.0; points.len()];
@@ -410,17 +544,21 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
             force[k + c] += r.force[c];
         }
     }
+    let names: Vec<String> = (0..modes).map(|a| format!("eps{a}")).collect();
+    let mut data = vec![
+        PointData::Scalars("grain", &grain_index),
+        PointData::Vectors("force", &force),
+        PointData::Vectors("displacement", &displacement),
+    ];
+    data.extend(
+        names
+            .iter()
+            .zip(&amplitudes)
+            .map(|(n, v)| PointData::Scalars(n, v)),
+    );
     let name = format!("nodes_{:010}.vtp", sim.step);
     let path = out.join("vtk").join(&name);
-    write_vtp(
-        &path,
-        &points,
-        &[
-            PointData::Scalars("grain", &grain_index),
-            PointData::Vectors("force", &force),
-        ],
-    )
-    .map_err(|e| file_error(&path, e))?;
+    write_vtp(&path, &points, &data).map_err(|e| file_error(&path, e))?;
     pvd.push(PvdEntry {
         time: sim.time,
         file: PathBuf::from("vtk").join(name),

@@ -129,11 +129,15 @@ impl Ledger {
     /// initial kinetic and elastic energy, the work of the boundaries, the dissipation and the
     /// gravity released together (an unstable integration, not a physical state).
     pub fn runaway(&self, e: &Energies) -> bool {
-        let supplied = (self.initial - self.initial_gravity).abs()
+        self.residual(e) > self.supplied(e) + 1e-6 * e.magnitude()
+    }
+
+    /// What the run can supply (see [`Ledger::runaway`]).
+    pub fn supplied(&self, e: &Energies) -> f64 {
+        (self.initial - self.initial_gravity).abs()
             + self.work.abs()
             + self.dissipated()
-            + (e.gravity - self.initial_gravity).abs();
-        self.residual(e) > supplied + 1e-6 * e.magnitude()
+            + (e.gravity - self.initial_gravity).abs()
     }
 }
 
@@ -153,7 +157,6 @@ pub struct Extrapolation {
 struct Dissipation {
     viscous: f64,
     local: f64,
-    modal: f64,
     friction: f64,
 }
 
@@ -374,6 +377,11 @@ impl Simulation {
         // The initial forces, with node records for a first output; no time has passed, so no
         // shear increment and no dissipation.
         sim.evaluate_forces(true, 0.0);
+        for b in &mut sim.bodies {
+            if let (Some(m), Some(modal)) = (&mut b.modes, &sim.shapes[b.shape].modal) {
+                m.set_damping_force(modal);
+            }
+        }
         let e = sim.energies();
         sim.ledger = Ledger {
             initial: e.total(),
@@ -391,11 +399,12 @@ impl Simulation {
     pub fn step(&mut self, record: bool) {
         let dt = self.dt;
         let before = self.boundary_loads();
+        let modal_power = self.modal_damping_power();
         self.integrate_first_half(dt);
         self.move_walls(self.time + dt, dt);
         self.evaluate_forces(record, dt);
         self.integrate_second_half(dt);
-        self.account(&before, dt);
+        self.account(&before, modal_power, dt);
         self.step += 1;
         self.time += dt;
     }
@@ -407,7 +416,7 @@ impl Simulation {
         let shapes = &self.shapes;
         for_each_body(&mut self.bodies, |b| match &b.drive {
             Drive::Free => {
-                kick(b, &shapes[b.shape], 0.5 * dt);
+                kick(b, &shapes[b.shape], 0.5 * dt, false);
                 drift(b, &shapes[b.shape], dt);
             }
             Drive::Prescribed { origin, motion } => {
@@ -596,9 +605,6 @@ impl Simulation {
             };
             let contact = std::mem::take(&mut m.contact);
             m.set_forces(modal, contact);
-            if b.drive == Drive::Free {
-                self.dissipation.modal += m.damping_power();
-            }
             if let Some(range) = modal.table_range() {
                 let e = m.eps[0];
                 let beyond = if e < range.0 {
@@ -627,9 +633,19 @@ impl Simulation {
         let shapes = &self.shapes;
         for_each_body(&mut self.bodies, |b| {
             if b.is_free() {
-                kick(b, &shapes[b.shape], 0.5 * dt);
+                kick(b, &shapes[b.shape], 0.5 * dt, true);
             }
         });
+    }
+
+    /// Power of the modal damping at the current full step, `sum eps'^T C eps'`.
+    fn modal_damping_power(&self) -> f64 {
+        self.bodies
+            .iter()
+            .filter(|b| b.is_free())
+            .filter_map(|b| b.modes.as_ref())
+            .map(|m| m.damping_power())
+            .sum()
     }
 
     /// The loads of the boundaries before a step: each wall's displacement and the force on it,
@@ -649,8 +665,9 @@ impl Simulation {
     /// Stage 7: the ledger. The boundaries' work on the grains over the step, `-(F_0 + F_1)/2 .
     /// dx` for a wall or prescribed grain that felt force `F` from the grains and moved by `dx`
     /// (and `-(tau_0 + tau_1)/2 . omega dt` for a spinning grain); dissipation at the powers of
-    /// this step's evaluation.
-    fn account(&mut self, before: &[[Vector3<f64>; 3]], dt: f64) {
+    /// this step's evaluation, the modal damping's by the trapezoid rule over the full steps
+    /// (what its implicit half kick integrates).
+    fn account(&mut self, before: &[[Vector3<f64>; 3]], modal_power: f64, dt: f64) {
         let after = self.boundary_loads();
         let spins = self
             .bodies
@@ -663,11 +680,12 @@ impl Simulation {
             work -= 0.5 * (b[1] + a[1]).dot(&(a[0] - b[0]));
             work -= 0.5 * (b[2] + a[2]).dot(&(spin * dt));
         }
+        let modal_after = self.modal_damping_power();
         let l = &mut self.ledger;
         l.work += work;
         l.viscous += self.dissipation.viscous * dt;
         l.local += self.dissipation.local * dt;
-        l.modal += self.dissipation.modal * dt;
+        l.modal += 0.5 * (modal_power + modal_after) * dt;
         l.friction += self.dissipation.friction;
     }
 
@@ -840,15 +858,19 @@ fn for_each_body(bodies: &mut [Body], f: impl Fn(&mut Body) + Sync + Send) {
 }
 
 /// Half a kick: `v += F/m h`, the body-frame angular momentum `L += R^T tau h`, and the rates
-/// `eps' += M^-1 (F_eps - F_int - C eps') h`.
-fn kick(b: &mut Body, s: &Shape, h: f64) {
+/// (the first half explicit, the second implicit in the damping: [`Modes::kick_implicit`]).
+fn kick(b: &mut Body, s: &Shape, h: f64, second: bool) {
     b.velocity += b.force * (h / s.mass);
     let torque = b.orientation.inverse_transform_vector(&b.torque);
     for k in 0..3 {
         b.angular_velocity[k] += torque[k] * h / s.moments[k];
     }
     if let (Some(m), Some(modal)) = (&mut b.modes, &s.modal) {
-        m.kick(modal, h);
+        if second {
+            m.kick_implicit(modal, h);
+        } else {
+            m.kick_explicit(modal, h);
+        }
     }
 }
 

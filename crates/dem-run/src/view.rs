@@ -222,6 +222,21 @@ impl<'a> View<'a> {
     /// the exact early-out of the module docs.
     #[inline]
     pub fn probe(&self, y: &Point3<f64>) -> Option<Probe> {
+        self.evaluate(y, true)
+            .filter(|p| p.phi < 0.0 && p.grad.norm() != 0.0)
+    }
+
+    /// The (deformed) level set's value and gradient (local frame) at local point `y`,
+    /// anywhere.
+    pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
+        let p = self.evaluate(y, false).expect("no early-out asked for");
+        (p.phi, p.grad)
+    }
+
+    /// The level set at `y`; `None` if `early_out` and `phi_0(y) >= shift` (then `y` is
+    /// outside).
+    #[inline]
+    fn evaluate(&self, y: &Point3<f64>, early_out: bool) -> Option<Probe> {
         let grid = &self.shape.levelset;
         let at = grid.locate(y);
         let reference = grid.corner_values(&at);
@@ -231,7 +246,7 @@ impl<'a> View<'a> {
             None => (phi_0, grad_0),
             Some(m) if m.state.levelset == LevelSetUpdate::Rigid => (phi_0, grad_0),
             Some(m) => {
-                if phi_0 >= m.shift {
+                if early_out && phi_0 >= m.shift {
                     return None;
                 }
                 let mut c = [0.0; 8];
@@ -259,7 +274,7 @@ impl<'a> View<'a> {
                 grid.interpolate(&at, &c)
             }
         };
-        (phi < 0.0 && grad.norm() != 0.0).then_some(Probe {
+        Some(Probe {
             phi,
             grad,
             at,

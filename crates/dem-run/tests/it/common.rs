@@ -43,3 +43,58 @@ pub fn simulation(dir: &Path, text: &str) -> Simulation {
     let path = scene_file(dir, text);
     Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
 }
+
+/// A mode field for test grains, in the grain's local frame.
+pub enum TestMode {
+    /// Uniform dilation `Phi(x) = x`: a sphere of radius `R` becomes one of radius `R (1 + eps)`.
+    Dilation,
+    /// `Phi = 0`: a mode no load can reach.
+    Zero,
+}
+
+impl levelset_bake::ModeField for TestMode {
+    fn count(&self) -> usize {
+        1
+    }
+    fn values(&self, x: &nalgebra::Point3<f64>) -> Vec<nalgebra::Vector3<f64>> {
+        match self {
+            TestMode::Dilation => vec![x.coords],
+            TestMode::Zero => vec![nalgebra::Vector3::zeros()],
+        }
+    }
+}
+
+/// A deformable sphere grain (density 1) with one mode, modal mass `m`, stiffness `k`,
+/// damping `c` (linear internal force), level sets precomputed at `samples`.
+#[allow(clippy::too_many_arguments)]
+pub fn deformable_sphere(
+    dir: &Path,
+    name: &str,
+    radius: f64,
+    spacing: f64,
+    nodes: usize,
+    mode: TestMode,
+    [m, k, c]: [f64; 3],
+    samples: &[f64],
+) -> PathBuf {
+    let options = BakeOptions {
+        spacing,
+        pad_cells: 3,
+        extent: Extent::Full,
+        nodes: NodeChoice::Count(nodes),
+        density: 1.0,
+        units: "test".into(),
+        open: OpenMesh::Refuse,
+    };
+    let mut baked = bake_primitive(&Primitive::Sphere { radius }, &options).unwrap();
+    let modal = levelset_bake::Modal {
+        mass: ndarray::Array2::from_elem((1, 1), m),
+        stiffness: ndarray::Array2::from_elem((1, 1), k),
+        damping: ndarray::Array2::from_elem((1, 1), c),
+        internal_force: grain::InternalForce::Linear,
+    };
+    levelset_bake::attach_modes(&mut baked, &mode, modal, samples).unwrap();
+    let path = dir.join(format!("{name}.grain"));
+    baked.bundle.write(&path).unwrap();
+    path
+}

@@ -4,6 +4,7 @@
 mod cli;
 mod common;
 mod contact;
+mod deformable;
 mod energy;
 mod hertz;
 mod motion;
