@@ -70,3 +70,142 @@ fn free_vibration_follows_the_closed_form_over_ten_periods() {
         assert_eq!(sim.bodies[0].position, Vector3::zeros());
     }
 }
+
+/// Two overlapping dilation spheres (radius 1, overlap about 0.05), frictionless linear springs,
+/// both grains giving nodes; `update` is the level-set update of both.
+fn pressed_pair(dir: &std::path::Path, update: &str, eps: [f64; 2]) -> Simulation {
+    common::simulation(
+        dir,
+        &format!(
+            "[run]\ndt = 1e-4\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 100\n\
+             [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\n\
+             modes = {{ levelset = \"{update}\", amplitudes = [{}] }}\n\
+             [[grains]]\nbundle = \"ball.grain\"\nposition = [1.96, 0.03, -0.02]\n\
+             orientation = [0.9238795325112867, 0, 0.3826834323650898, 0]\n\
+             modes = {{ levelset = \"{update}\", amplitudes = [{}] }}\n",
+            eps[0], eps[1]
+        ),
+    )
+}
+
+/// The generalized contact forces are minus the derivatives of the contact energy with respect
+/// to each grain's amplitude (PHYSICS.md section 3): central differences of the energy of the
+/// same scene (step 1e-6, an O(h^2) error far below the tolerance). Each grain gives nodes
+/// (Eq. 41, exact: the nodes move linearly with eps) and has its level set penetrated (the exact
+/// derivative of the update's interpolant), so both forms are checked, for both updates.
+#[test]
+fn generalized_forces_are_minus_the_derivatives_of_the_contact_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    common::deformable_sphere(
+        dir.path(),
+        "ball",
+        1.0,
+        0.1,
+        1500,
+        TestMode::Dilation,
+        [1.0, 100.0, 0.0],
+        &[-0.02, -0.01, 0.01, 0.02],
+    );
+    let eps = [0.013, -0.007];
+    for update in ["semi-lagrangian", "precomputed", "rigid"] {
+        let sim = pressed_pair(dir.path(), update, eps);
+        assert!(sim.contacts > 20, "{update}: {} node contacts", sim.contacts);
+        let h = 1e-6;
+        for g in 0..2 {
+            let energy = |d: f64| {
+                let mut e = eps;
+                e[g] += d;
+                pressed_pair(dir.path(), update, e).contact_energy
+            };
+            let fd = -(energy(h) - energy(-h)) / (2.0 * h);
+            let f = sim.bodies[g].modes.as_ref().unwrap().contact[0];
+            println!("{update}, grain {g}: F_eps {f:.9e}, -dE/deps {fd:.9e}");
+            assert!(
+                (f - fd).abs() <= 1e-6 * fd.abs(),
+                "{update}, grain {g}: {f} vs {fd}"
+            );
+        }
+    }
+}
+
+/// The level set of a grain dilated by `eps` (radius 1, grid spacing `h` = 0.1), three ways, at
+/// points within two cells of the surface (a 40^3 lattice through the grid box):
+/// - recomputed: levelset-bake's exact distance to the deformed surface on the same grid (a
+///   bundle whose precomputed sample is at `eps` itself, read back unblended);
+/// - precomputed: the blend of samples at -0.08 and 0.08 (with the reference at 0);
+/// - semi-Lagrangian: the remap of the reference.
+///
+/// Bounds (documented in crate::view): the remap pulls the reference distance back through
+/// the deformation, which stretches distances by `1 + eps`: it differs from the recomputed
+/// distance by `|eps| (|phi| + |eps| R)` plus the trilinear error of both grids, `h^2 / (2 r)`
+/// with `r` about 1 near the surface (the bound levelset-bake's tests check for the remap).
+/// The blend of exact distances of dilated spheres is exact in `eps` (linear), so the
+/// precomputed value differs from the recomputed one by the samples' discretization alone:
+/// each is within its facets' chord error, `(h/2)^2 / (2R)` for this node spacing, of the
+/// sphere's distance.
+#[test]
+fn semi_lagrangian_precomputed_and_recomputed_level_sets_agree_near_the_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, h, eps) = (1.0f64, 0.1, 0.05);
+    common::deformable_sphere(
+        dir.path(),
+        "blend",
+        r,
+        h,
+        1500,
+        TestMode::Dilation,
+        [1.0, 1.0, 0.0],
+        &[-0.08, 0.08],
+    );
+    common::deformable_sphere(
+        dir.path(),
+        "exact",
+        r,
+        h,
+        1500,
+        TestMode::Dilation,
+        [1.0, 1.0, 0.0],
+        &[eps],
+    );
+    let grain = |bundle: &str, update: &str| {
+        lone(
+            dir.path(),
+            1e-3,
+            1,
+            &format!(
+                "bundle = \"{bundle}.grain\"\nposition = [0, 0, 0]\nmodes = {{ levelset = \"{update}\", amplitudes = [{eps}] }}"
+            ),
+        )
+    };
+    let recomputed = grain("exact", "precomputed");
+    let blended = grain("blend", "precomputed");
+    let remapped = grain("blend", "semi-lagrangian");
+    fn view(s: &Simulation) -> dem_run::view::View<'_> {
+        dem_run::view::View::new(&s.bodies[0], &s.shapes[0])
+    }
+    let (rec, pre, sl) = (view(&recomputed), view(&blended), view(&remapped));
+    let (mut worst_pre, mut worst_sl, mut checked): (f64, f64, usize) = (0.0, 0.0, 0);
+    let n = 40;
+    for i in 0..n {
+        for j in 0..n {
+            for k in 0..n {
+                let y = Point3::from([i, j, k].map(|c| -1.4 + 2.8 * (c as f64 + 0.37) / n as f64));
+                let (phi, _) = rec.level_set(&y);
+                if phi.abs() > 2.0 * h {
+                    continue;
+                }
+                checked += 1;
+                let sl_bound = eps * (phi.abs() + eps * r) + h * h / 2.0;
+                worst_sl = worst_sl.max((sl.level_set(&y).0 - phi).abs() / sl_bound);
+                worst_pre = worst_pre.max((pre.level_set(&y).0 - phi).abs());
+            }
+        }
+    }
+    let chord = (h / 2.0).powi(2) / (2.0 * r);
+    println!(
+        "{checked} points within 2h: semi-Lagrangian at {worst_sl:.2} of its bound, precomputed within {worst_pre:.2e} (chord error {chord:.2e})"
+    );
+    assert!(checked > 1000);
+    assert!(worst_sl <= 1.0, "{worst_sl}");
+    assert!(worst_pre <= 2.0 * chord, "{worst_pre} vs {chord}");
+}
