@@ -75,8 +75,8 @@ fn shipped_sphere_compaction_pipeline_runs_then_skips() {
     assert_eq!(deformation.internal_force, modes.internal_force);
     assert_eq!(
         deformation.precomputed[0].len(),
-        3,
-        "level sets at 0.25, 0.5, 1 mm"
+        4,
+        "level sets at 0 (added), 0.25, 0.5, 1 mm"
     );
     // The 27 rigid spheres settle: the kinetic energy ends a thousand times below its peak.
     let history = std::fs::read_to_string(case.join("out/settle.run/history.csv")).unwrap();

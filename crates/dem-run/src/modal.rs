@@ -46,8 +46,8 @@ pub struct Sample {
     pub amplitude: f64,
     /// Node values (C order, like the reference level set).
     pub values: Vec<f64>,
-    /// `max |values - phi_0|` over the grid: the bound of this sample's departure from the
-    /// reference (for the exact early-out and the reach).
+    /// `max |values - phi(0)|` over the grid (`phi(0)` the mode's sample at amplitude 0): the
+    /// bound of this sample's increment (for the exact early-out and the reach).
     pub shift: f64,
 }
 
@@ -70,9 +70,12 @@ pub struct ModalShape {
     pub node_modes: Vec<Vector3<f64>>,
     /// `Phi_a` at the grid nodes (extended outside the grain), node-major: `[n * A + a]`.
     pub grid_modes: Vec<Vector3<f64>>,
-    /// Per mode, the precomputed level sets with the reference, by increasing amplitude (only
-    /// the reference when the bundle has no samples for that mode).
+    /// Per mode, the precomputed level sets with one at amplitude 0, by increasing amplitude
+    /// (only the reference when the bundle has no samples for that mode).
     pub samples: Vec<Vec<Sample>>,
+    /// Per mode, the index of its sample at amplitude 0 (the bundle's, computed like the other
+    /// samples; the reference level set if the bundle has none).
+    pub zero: Vec<usize>,
     /// Per mode, `max_k |Phi_a(x0_k)|` over the surface nodes.
     pub node_reach: Vec<f64>,
     /// Per mode, `max_n |Phi_a(c_n)|_1` over the grid nodes.
@@ -135,31 +138,37 @@ impl ModalShape {
                     .fold(0.0, f64::max)
             })
             .collect();
-        let samples = d
+        let samples: Vec<Vec<Sample>> = d
             .precomputed
             .iter()
             .map(|list| {
-                let mut out: Vec<Sample> = list
+                let mut values: Vec<(f64, Vec<f64>)> = list
                     .iter()
-                    .map(|s| {
-                        let values = s.values.iter().copied().collect::<Vec<f64>>();
-                        Sample {
-                            amplitude: s.amplitude,
-                            shift: max_difference(&values, phi0),
-                            values,
-                        }
-                    })
+                    .map(|s| (s.amplitude, s.values.iter().copied().collect()))
                     .collect();
-                if !out.iter().any(|s| s.amplitude == 0.0) {
-                    out.push(Sample {
-                        amplitude: 0.0,
-                        values: phi0.to_vec(),
-                        shift: 0.0,
-                    });
-                    out.sort_by(|x, y| x.amplitude.total_cmp(&y.amplitude));
+                if !values.iter().any(|s| s.0 == 0.0) {
+                    values.push((0.0, phi0.to_vec()));
+                    values.sort_by(|x, y| x.0.total_cmp(&y.0));
                 }
-                out
+                let zero = values.iter().position(|s| s.0 == 0.0).expect("added");
+                let shifts: Vec<f64> = values
+                    .iter()
+                    .map(|s| max_difference(&s.1, &values[zero].1))
+                    .collect();
+                values
+                    .into_iter()
+                    .zip(shifts)
+                    .map(|((amplitude, values), shift)| Sample {
+                        amplitude,
+                        values,
+                        shift,
+                    })
+                    .collect()
             })
+            .collect();
+        let zero = samples
+            .iter()
+            .map(|list| list.iter().position(|s| s.amplitude == 0.0).expect("added"))
             .collect();
         let law = match &d.internal_force {
             InternalForce::Linear => InternalLaw::Linear,
@@ -179,6 +188,7 @@ impl ModalShape {
             node_modes,
             grid_modes,
             samples,
+            zero,
             node_reach,
             grid_reach,
         })

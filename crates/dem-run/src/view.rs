@@ -11,14 +11,17 @@
 //!   - `rigid`: `phi_0(y)`;
 //!   - `semi-lagrangian` (Eqs. 47-48): the corners `c` of `y`'s cell take `phi_0(c - u(c))`,
 //!     `u(c) = eps_a Phi_a(c)` from the grid's mode field, interpolated trilinearly at `y`;
-//!   - `precomputed` (Eqs. 49-50): per mode, the hat-function blend of the two samples that
-//!     bracket `eps_a` (the reference counts as the sample at 0; beyond the outermost samples,
-//!     the straight line through the last two), combined as
-//!     `phi = phi_0 + sum_a (phi^(a)(eps_a) - phi_0)` so that the reference is counted once;
+//!   - `precomputed` (Eqs. 49-50): per mode, the hat-function blend `phi^(a)(eps_a)` of the two
+//!     samples that bracket `eps_a` (beyond the outermost samples, the straight line through
+//!     the last two), combined as `phi = phi_0 + sum_a (phi^(a)(eps_a) - phi^(a)(0))`, so that
+//!     the reference is counted once (PHYSICS.md section 5's completion of Eq. 50) and the
+//!     increments come from samples computed alike: `phi^(a)(0)` is the bundle's sample of the
+//!     undeformed surface (levelset-bake adds it), which differs from an exact reference
+//!     `phi_0` (a primitive's) by the facets' chord error. Without it, `phi_0` serves;
 //! - exact early-out (PHYSICS.md section 5): the deformed value differs from `phi_0` by at
 //!   most `shift` at every grid node, hence everywhere (the interpolation weights sum to 1):
 //!   `L max_n |u(c_n)|_1` for the remap (`L` the level set's edge Lipschitz constant, 1 for a
-//!   distance), `sum_a max |phi^(a)(eps_a) - phi_0|` for the blend. A point with
+//!   distance), `sum_a max |phi^(a)(eps_a) - phi^(a)(0)|` for the blend. A point with
 //!   `phi_0 >= shift` is outside and is not remapped;
 //! - reach: the bounding radius grown by the largest node displacement the amplitudes can give
 //!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger.
@@ -67,10 +70,11 @@ struct Deformed<'a> {
 }
 
 /// The blend of one mode's two bracketing samples: `lo + t (hi - lo)`, derivative
-/// `(hi - lo) / (eps_hi - eps_lo)`.
+/// `(hi - lo) / (eps_hi - eps_lo)`; its increment is taken from the sample at 0, `zero`.
 struct Bracket<'a> {
     lo: &'a [f64],
     hi: &'a [f64],
+    zero: &'a [f64],
     t: f64,
     per_amplitude: f64,
 }
@@ -142,8 +146,8 @@ impl<'a> View<'a> {
             }
             LevelSetUpdate::Precomputed => {
                 let mut total = 0.0;
-                for (samples, &e) in modal.samples.iter().zip(eps) {
-                    let (b, bound) = bracket(samples, e);
+                for ((samples, &e), &zero) in modal.samples.iter().zip(eps).zip(&modal.zero) {
+                    let (b, bound) = bracket(samples, zero, e);
                     total += bound;
                     brackets.push(b);
                 }
@@ -266,7 +270,7 @@ impl<'a> View<'a> {
                         c = reference;
                         for b in &m.brackets {
                             for (i, &n) in at.corners.iter().enumerate() {
-                                c[i] += b.lo[n] + b.t * (b.hi[n] - b.lo[n]) - reference[i];
+                                c[i] += b.lo[n] + b.t * (b.hi[n] - b.lo[n]) - b.zero[n];
                             }
                         }
                     }
@@ -363,8 +367,9 @@ impl<'a> View<'a> {
     }
 }
 
-/// The blend of the samples bracketing `eps` and the bound of its departure from `phi_0`.
-fn bracket(samples: &[Sample], eps: f64) -> (Bracket<'_>, f64) {
+/// The blend of the samples bracketing `eps` (`zero`: the index of the sample at 0) and the
+/// bound of its increment.
+fn bracket(samples: &[Sample], zero: usize, eps: f64) -> (Bracket<'_>, f64) {
     let n = samples.len();
     let i = samples
         .partition_point(|s| s.amplitude <= eps)
@@ -378,6 +383,7 @@ fn bracket(samples: &[Sample], eps: f64) -> (Bracket<'_>, f64) {
         Bracket {
             lo: &lo.values,
             hi: &hi.values,
+            zero: &samples[zero].values,
             t,
             per_amplitude: 1.0 / width,
         },

@@ -168,7 +168,10 @@ pub struct Modal {
 /// Makes a baked grain deformable: mode vectors at its nodes and grid nodes, and for every mode
 /// the level sets of the surface deformed by each amplitude in `samples` alone (exact signed
 /// distance of the deformed surface on the same grid, same extent). `samples` must increase
-/// strictly; empty means no precomputed level sets.
+/// strictly; empty means no precomputed level sets. When there are samples, amplitude 0 is
+/// added if missing: the undeformed surface's distance by the same computation, so that a
+/// solver blending the samples takes increments `phi(eps) - phi(0)` free of the difference
+/// between the reference level set (exact, for a primitive) and the facetted samples.
 pub fn attach_modes(
     baked: &mut Baked,
     field: &dyn ModeField,
@@ -181,6 +184,11 @@ pub fn attach_modes(
             "--samples",
             "amplitudes must be finite and strictly increasing",
         ));
+    }
+    let mut samples = samples.to_vec();
+    if !samples.is_empty() && !samples.contains(&0.0) {
+        samples.push(0.0);
+        samples.sort_by(f64::total_cmp);
     }
     let g = &baked.bundle;
     let spec = g.levelset.spec().clone();
@@ -211,7 +219,7 @@ pub fn attach_modes(
     let mut precomputed = Vec::with_capacity(a);
     for m in 0..a {
         let mut levels = Vec::with_capacity(samples.len());
-        for &amplitude in samples {
+        for &amplitude in &samples {
             let deformed = TriangleMesh {
                 vertices: surface
                     .vertices

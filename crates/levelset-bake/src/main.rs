@@ -138,7 +138,8 @@ struct DeformArgs {
     /// Deflection direction of the bending mode (local frame).
     #[arg(long, default_value = "z", value_parser = parse_axis)]
     bending_direction: usize,
-    /// Amplitudes at which to precompute level sets (comma-separated, increasing).
+    /// Amplitudes at which to precompute level sets (comma-separated, increasing); the
+    /// undeformed surface (amplitude 0) is added.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     samples: Vec<f64>,
     /// Modal mass of the bending mode (default: the closed form for a box).

@@ -86,7 +86,9 @@ pub struct Deformation {
     /// `(A, nx, ny, nz, 3)` mode displacement at the grid nodes, extended outside the grain.
     pub grid_modes: Array5<f64>,
     /// For each mode, the level sets precomputed at sampled amplitudes (Eqs. 49-50); may be
-    /// empty for a mode that only uses the semi-Lagrangian update.
+    /// empty for a mode that only uses the semi-Lagrangian update. levelset-bake includes
+    /// amplitude 0 (the undeformed surface computed like the others), from which a solver
+    /// takes the increments of the blend.
     pub precomputed: Vec<Vec<SampledLevelSet>>,
 }
 

@@ -169,7 +169,8 @@ fn precomputed_bending_level_sets_equal_the_distance_of_the_deformed_beam() {
             .iter()
             .map(|s| s.amplitude)
             .collect::<Vec<_>>(),
-        vec![-1.5, 0.5, 2.0]
+        vec![-1.5, 0.0, 0.5, 2.0],
+        "the undeformed surface is added at 0"
     );
 }
 
