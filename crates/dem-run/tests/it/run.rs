@@ -10,7 +10,44 @@ use dem_run::{RunOptions, run};
 /// Eight spheres with friction dropped into a box (four walls and a floor): contacts between
 /// grains and with walls, shear histories, gravity.
 fn scene(dir: &Path, threads: usize, checkpoint_every: u64) -> std::path::PathBuf {
-    common::sphere(dir, "ball", 0.5, 0.05, 300);
+    scene_with(dir, threads, checkpoint_every, None)
+}
+
+/// The same with deformable spheres (a damped dilation mode) whose level sets follow `update`.
+fn deformable(
+    dir: &Path,
+    threads: usize,
+    checkpoint_every: u64,
+    update: &str,
+) -> std::path::PathBuf {
+    scene_with(dir, threads, checkpoint_every, Some(update))
+}
+
+fn scene_with(
+    dir: &Path,
+    threads: usize,
+    checkpoint_every: u64,
+    update: Option<&str>,
+) -> std::path::PathBuf {
+    let (bundle, modes) = match update {
+        None => {
+            common::sphere(dir, "ball", 0.5, 0.05, 300);
+            ("ball", String::new())
+        }
+        Some(u) => {
+            common::deformable_sphere(
+                dir,
+                "soft",
+                0.5,
+                0.05,
+                300,
+                common::TestMode::Dilation,
+                [0.2, 2000.0, 0.05],
+                &[-0.02, 0.02],
+            );
+            ("soft", format!("modes = {{ levelset = \"{u}\" }}"))
+        }
+    };
     common::scene_file(
         dir,
         &format!(
@@ -31,11 +68,12 @@ ks = 2500
 friction = 0.4
 normal_damping = 2
 [[lattices]]
-bundle = "ball.grain"
+bundle = "{bundle}.grain"
 origin = [-0.52, -0.51, 0.6]
 counts = [2, 2, 2]
 spacing = [1.03, 1.02, 1.05]
 velocity = [0.3, -0.2, 0]
+{modes}
 [[walls]]
 kind = "plane"
 point = [0, 0, 0]
@@ -69,10 +107,18 @@ fn options(out: &Path, restart: Option<std::path::PathBuf>) -> RunOptions {
 
 #[test]
 fn one_and_two_threads_give_the_same_bits() {
+    same_bits_on_one_and_two_threads(|dir, threads| scene(dir, threads, 1000));
+    // With modal state: amplitudes, rates and generalized forces in the checkpoint and history.
+    same_bits_on_one_and_two_threads(|dir, threads| {
+        deformable(dir, threads, 1000, "semi-lagrangian")
+    });
+}
+
+fn same_bits_on_one_and_two_threads(scene: impl Fn(&Path, usize) -> std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let mut finals = Vec::new();
     for threads in [1, 2] {
-        let scene = scene(dir.path(), threads, 1000);
+        let scene = scene(dir.path(), threads);
         let out = dir.path().join(format!("t{threads}"));
         let s = run(&scene, &options(&out, None), &AtomicBool::new(false)).unwrap();
         assert_eq!(s.threads, threads);
@@ -88,8 +134,13 @@ fn one_and_two_threads_give_the_same_bits() {
 
 #[test]
 fn a_restart_continues_bit_for_bit() {
+    restarts_bit_for_bit(|dir| scene(dir, 2, 500));
+    restarts_bit_for_bit(|dir| deformable(dir, 2, 500, "precomputed"));
+}
+
+fn restarts_bit_for_bit(scene: impl Fn(&Path) -> std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let scene = scene(dir.path(), 2, 500);
+    let scene = scene(dir.path());
     let out = dir.path().join("run");
     run(&scene, &options(&out, None), &AtomicBool::new(false)).unwrap();
     let final_state = std::fs::read(out.join("checkpoint/step_0000001000.json")).unwrap();
