@@ -269,3 +269,61 @@ fn a_diverging_run_stops_with_an_error() {
     assert!(e.contains("the run became unstable at step 1 "), "{e}");
     assert!(e.contains("lower run.dt or run.safety"), "{e}");
 }
+
+/// The scene of the issue that found the automatic step unsafe: unit spheres (density 1) in a
+/// lattice overlapping by 1 % of the radius, linear springs `k_n = 5e6` per node with normal
+/// damping `5e4`. The old automatic step (one undamped node spring, `0.2 sqrt(m_eff / k_n)`)
+/// blew the run up to a kinetic energy of 5.8e19 and reported success. Now the step accounts
+/// for the contact patch and the damping (crate::timestep), and the run stays bounded by its
+/// initial elastic energy; forced to the old step, it stops with the energy-growth error.
+#[test]
+fn heavy_damping_gets_a_safe_automatic_step_and_an_unsafe_one_is_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "unit", 1.0, 0.1, 600);
+    let scene = |dt: &str| {
+        common::scene_file(
+            dir.path(),
+            &format!(
+                "[run]\ndt = {dt}\nsafety = 0.2\nsteps = 400\n[output]\nhistory_every = 400\n\
+                 [contact]\nlaw = \"linear-springs\"\nkn = 5e6\nnormal_damping = 5e4\n\
+                 [[lattices]]\nbundle = \"unit.grain\"\norigin = [0, 0, 0]\ncounts = [3, 3, 3]\n\
+                 spacing = [1.99, 1.99, 1.99]\n"
+            ),
+        )
+    };
+    let out = dir.path().join("auto");
+    let s = run(
+        &scene("\"auto\""),
+        &options(&out, None),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    let rows: Vec<Vec<f64>> = history
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    // Columns: kinetic_translational 2, kinetic_rotational 3, elastic_contact 5.
+    let elastic0 = rows[0][5];
+    let kinetic_end = rows[1][2] + rows[1][3];
+    println!(
+        "dt {:.3e}: kinetic energy {kinetic_end:.3e} at the end, initial elastic {elastic0:.3e}, residual {:.2e}",
+        s.dt, s.energy_residual
+    );
+    assert!(elastic0 > 0.0);
+    assert!(kinetic_end < elastic0, "{kinetic_end} vs {elastic0}");
+    // The old automatic step: m_eff = I / (2 r^2) for a unit sphere (I = 0.4 m, bounding
+    // radius r = 1.1), k = k_n.
+    let m = 4.0 / 3.0 * std::f64::consts::PI;
+    let old = 0.2 * (0.4 * m / (2.0 * 1.1 * 1.1) / 5e6f64).sqrt();
+    assert!(s.dt < 0.2 * old, "the new step {} vs the old {old}", s.dt);
+    let e = run(
+        &scene(&format!("{old:e}")),
+        &options(&dir.path().join("old"), None),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("the run became unstable at step"), "{e}");
+}

@@ -178,3 +178,120 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Deformable options are checked against the bundles, naming the key (issue: a deformable
+/// option on a rigid bundle, an amplitude outside a table's range at start, hertz-jaeger with a
+/// deformable grain, a precomputed update on a bundle without samples).
+#[test]
+fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.1, 50);
+    let soft = common::deformable_sphere(
+        dir.path(),
+        "soft",
+        0.5,
+        0.1,
+        50,
+        common::TestMode::Dilation,
+        [1.0, 10.0, 0.0],
+        &[],
+    );
+    let mut table = grain::GrainBundle::read(&soft).unwrap();
+    table.deformation.as_mut().unwrap().internal_force = grain::InternalForce::Table {
+        interpolation: grain::TableInterpolation::MonotoneCubic,
+        table: grain::ForceTable {
+            eps: vec![-0.1, 0.0, 0.5, 1.0],
+            force: vec![-1.0, 0.0, 6.0, 20.0],
+            energy: vec![0.0; 4],
+        },
+    };
+    table.write(&dir.path().join("table.grain")).unwrap();
+    let scene = |bundle: &str, modes: &str, law: &str| {
+        format!(
+            "[run]\ndt = 1e-4\nsteps = 10\n[contact]\n{law}\n\
+             [[grains]]\nbundle = \"{bundle}.grain\"\nposition = [0, 0, 0]\n{modes}\n"
+        )
+    };
+    let springs = "law = \"linear-springs\"\nkn = 100";
+    let error = |text: String| {
+        let path = common::scene_file(dir.path(), &text);
+        match Scene::read(&path) {
+            Err(e) => e.to_string(),
+            Ok(scene) => match Simulation::from_scene(&scene, &path) {
+                Err(e) => e.to_string(),
+                Ok(_) => "accepted".into(),
+            },
+        }
+    };
+    let cases = [
+        (scene("soft", "", springs), "accepted"),
+        (
+            scene(
+                "table",
+                "modes = { amplitudes = [0.7], damping = { tangent = 0.1 } }",
+                springs,
+            ),
+            "accepted",
+        ),
+        (
+            scene("soft", "modes = { active = false }", HERTZ),
+            "accepted",
+        ),
+        (
+            scene(
+                "ball",
+                "modes = { levelset = \"semi-lagrangian\" }",
+                springs,
+            ),
+            "grains[0].modes: the bundle is rigid (no modes)",
+        ),
+        (
+            scene("soft", "modes = { levelset = \"precomputed\" }", springs),
+            "grains[0].modes.levelset: \"precomputed\" needs level sets baked at sampled amplitudes",
+        ),
+        (
+            scene("table", "modes = { amplitudes = [1.5] }", springs),
+            "grains[0].modes.amplitudes: amplitude 1.5 is outside the internal-force table's range [-0.1, 1]",
+        ),
+        (
+            scene("soft", "", HERTZ),
+            "contact.law: hertz-jaeger needs rigid spheres; grain 0 is deformable",
+        ),
+        (
+            scene("soft", "modes = { amplitudes = [0.1, 0.2] }", springs),
+            "grains[0].modes.amplitudes: one value per mode (1), got 2",
+        ),
+        (
+            scene(
+                "soft",
+                "modes = { active = false, levelset = \"rigid\" }",
+                springs,
+            ),
+            "grains[0].modes.active: `active = false` runs the grain rigid",
+        ),
+        (
+            scene("soft", "modes = { damping = { stiffness = -1 } }", springs),
+            "grains[0].modes.damping: a coefficient >= 0, got -1",
+        ),
+        (
+            scene(
+                "soft",
+                "modes = { damping = { matrix = [[1, 2]] } }",
+                springs,
+            ),
+            "grains[0].modes.damping.matrix: a symmetric 1 x 1 matrix",
+        ),
+        (
+            scene("soft", "modes = { levelset = \"advected\" }", springs),
+            "grains[0].modes.levelset: unknown variant `advected`",
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (text, wanted) in cases {
+        let e = error(text.clone());
+        if !e.contains(wanted) {
+            failures.push(format!("wanted `{wanted}`, got: {e}\n{text}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
