@@ -10,6 +10,14 @@
 //!   sphere meets (what a narrow phase without node clusters tests, as YADE's does);
 //! - per node test: the nodes actually transformed and checked, after the cluster filter.
 //!
+//! Then the deformable grains (issue #10): the same scene with a deformable sphere (a dilation
+//! mode, the simplest compaction mode: `Phi(x) = x`, modal mass `int rho |x|^2 dV`, stiffness
+//! 1e9, 10 % damping, level sets precomputed at -0.02, -0.01, 0.01, 0.02), run with its modes
+//! off (rigid), semi-Lagrangian and precomputed: each settles `SETTLE` steps, then each is timed
+//! for `TIMED` steps on 2 threads, in turn, `REPEATS` times (medians). Reported: steps/s, ns per
+//! node test, and the ratios to the rigid run (goals: <= 1.3 semi-Lagrangian, <= 1.15
+//! precomputed).
+//!
 //! When `yade` (2023.02a, with its LevelSet module) is installed, the same scene runs in it
 //! (benches/settle_yade.py, 1 thread, the same settling steps, then the same timed steps) and
 //! the ratio of steps per second is printed. YADE's contact model differs (one contact point
@@ -20,7 +28,11 @@ use std::process::Command;
 use std::time::Instant;
 
 use dem_run::{Scene, Simulation};
-use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
+use levelset_bake::{
+    BakeOptions, Extent, Modal, ModeField, NodeChoice, OpenMesh, Primitive, attach_modes,
+    bake_primitive,
+};
+use nalgebra::{Point3, Vector3};
 
 const SETTLE: u64 = 4000;
 const TIMED: u64 = 1000;
@@ -37,9 +49,8 @@ fn main() {
         units: "m, kg, s".into(),
         open: OpenMesh::Refuse,
     };
-    let mut bundle = bake_primitive(&Primitive::Sphere { radius: 1.0 }, &options)
-        .unwrap()
-        .bundle;
+    let mut baked = bake_primitive(&Primitive::Sphere { radius: 1.0 }, &options).unwrap();
+    let bundle = &mut baked.bundle;
     // Exactly 402 nodes, as in the anchor scene: a Fibonacci sphere with equal areas (the
     // geodesic triangulations of levelset-bake give 362 or 492).
     let nodes = 402;
@@ -53,6 +64,17 @@ fn main() {
     bundle.node_areas =
         ndarray::Array1::from_elem(nodes, 4.0 * std::f64::consts::PI / nodes as f64);
     bundle.write(&dir.path().join("ball.grain")).unwrap();
+    // The deformable sphere: M = rho 4 pi / 5 (the dilation of a unit ball), K = 1e9,
+    // zeta = 0.1.
+    let (m, k) = (2650.0 * 4.0 * std::f64::consts::PI / 5.0, 1e9);
+    let modal = Modal {
+        mass: ndarray::Array2::from_elem((1, 1), m),
+        stiffness: ndarray::Array2::from_elem((1, 1), k),
+        damping: ndarray::Array2::from_elem((1, 1), 0.2 * (k * m).sqrt()),
+        internal_force: grain::InternalForce::Linear,
+    };
+    attach_modes(&mut baked, &Dilation, modal, &[-0.02, -0.01, 0.01, 0.02]).unwrap();
+    baked.bundle.write(&dir.path().join("soft.grain")).unwrap();
     // Radius 1, lattice spacing 2.2 (gaps of 0.2); a 13.2-wide box, floor at z = 0.
     let scene = r#"
 [run]
@@ -160,6 +182,7 @@ normal = [0, -1, 0]
             "DIFFER"
         }
     );
+    deformable(dir.path(), scene);
     match yade_rate() {
         Some(rate) => println!(
             "YADE 2023.02a, same scene after the same settling steps, 1 thread: {rate:.1} steps/s; dem-run on 1 thread is {:.1} x faster (goal >= 10)",
@@ -169,6 +192,91 @@ normal = [0, -1, 0]
             "yade is not installed (apt-get install yade): no side-by-side figure; issue #6's anchor on this machine kind is about 45 steps/s on 1 core"
         ),
     }
+}
+
+/// Uniform dilation, `Phi(x) = x`.
+struct Dilation;
+
+impl ModeField for Dilation {
+    fn count(&self) -> usize {
+        1
+    }
+    fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>> {
+        vec![x.coords]
+    }
+}
+
+/// The scene with the deformable sphere: modes off, semi-Lagrangian, precomputed, side by side.
+fn deformable(dir: &Path, scene: &str) {
+    let variants = [
+        ("rigid (modes off)", "{ active = false }"),
+        ("semi-Lagrangian", "{ levelset = \"semi-lagrangian\" }"),
+        ("precomputed", "{ levelset = \"precomputed\" }"),
+    ];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut sims: Vec<Simulation> = variants
+        .iter()
+        .map(|(name, modes)| {
+            let text = scene.replace(
+                "bundle = \"ball.grain\"",
+                &format!("bundle = \"soft.grain\"\nmodes = {modes}"),
+            );
+            let path = dir.join(format!("{}.toml", name.split(' ').next().unwrap()));
+            std::fs::write(&path, text).unwrap();
+            let mut sim = Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
+            pool.install(|| {
+                for _ in 0..SETTLE {
+                    sim.step(false);
+                }
+            });
+            sim
+        })
+        .collect();
+    let mut rates = vec![Vec::new(); variants.len()];
+    let mut tests = vec![0; variants.len()];
+    for _ in 0..REPEATS {
+        for (v, sim) in sims.iter_mut().enumerate() {
+            let t0 = sim.node_tests;
+            let t = Instant::now();
+            pool.install(|| {
+                for _ in 0..TIMED {
+                    sim.step(false);
+                }
+            });
+            rates[v].push(TIMED as f64 / t.elapsed().as_secs_f64());
+            tests[v] = sim.node_tests - t0;
+        }
+    }
+    println!("deformable spheres (dilation mode), 2 threads, after {SETTLE} settling steps each:");
+    let mut medians = Vec::new();
+    for (v, (name, _)) in variants.iter().enumerate() {
+        rates[v].sort_by(f64::total_cmp);
+        let rate = rates[v][REPEATS / 2];
+        medians.push(rate);
+        let eps = sims[v]
+            .bodies
+            .iter()
+            .filter_map(|b| b.modes.as_ref())
+            .map(|m| m.eps[0].abs())
+            .fold(0.0, f64::max);
+        println!(
+            "  {name}: {rate:.0} steps/s ({:.0} to {:.0}), {:.1} ns per node test ({:.0} per step), {} node contacts, largest |eps| {eps:.2e}, time / rigid {:.2}",
+            rates[v][0],
+            rates[v][REPEATS - 1],
+            1e9 / rate * TIMED as f64 / tests[v] as f64,
+            tests[v] as f64 / TIMED as f64,
+            sims[v].contacts,
+            medians[0] / rate,
+        );
+    }
+    println!(
+        "  goals: semi-Lagrangian / rigid <= 1.3 ({:.2}), precomputed / rigid <= 1.15 ({:.2})",
+        medians[0] / medians[1],
+        medians[0] / medians[2]
+    );
 }
 
 /// YADE's steps per second on the same scene (benches/settle_yade.py), after the same settling,

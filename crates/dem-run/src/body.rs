@@ -123,7 +123,12 @@ impl Shape {
             (farthest > 0.0 && farthest - nearest <= 1e-6 * farthest).then_some(farthest);
         let modal = match &b.deformation {
             None => None,
-            Some(d) => Some(ModalShape::new(d, &order, b.levelset.values())?),
+            Some(d) => Some(ModalShape::new(
+                d,
+                &order,
+                b.levelset.values(),
+                b.levelset.spec().spacing,
+            )?),
         };
         Ok(Shape {
             lipschitz: edge_lipschitz(&b.levelset),

@@ -39,16 +39,46 @@ pub enum InternalLaw {
     Polynomial(EnergyPolynomial),
 }
 
+/// A bound over the grid nodes, and over the nodes of the band near the surface
+/// (`phi_0 <= BAND_CELLS h`): the early-out of `crate::view` uses the band's where it can.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Bound {
+    /// Over every grid node.
+    pub all: f64,
+    /// Over the nodes with `phi_0 <= BAND_CELLS h`.
+    pub band: f64,
+}
+
+/// The width of the band near the surface, in cells.
+pub const BAND_CELLS: f64 = 4.0;
+
+impl Bound {
+    /// The largest `f(n)` over all nodes and over the band's (`phi0` the node values,
+    /// `band` the band's width).
+    fn over(phi0: &[f64], band: f64, f: impl Fn(usize) -> f64) -> Bound {
+        let mut b = Bound::default();
+        for (n, p) in phi0.iter().enumerate() {
+            let v = f(n);
+            b.all = b.all.max(v);
+            if *p <= band {
+                b.band = b.band.max(v);
+            }
+        }
+        b
+    }
+}
+
 /// A precomputed level set of one mode (Eq. 49), the reference included at amplitude 0.
 #[derive(Debug, Clone)]
 pub struct Sample {
     /// The amplitude `eps_a,p`.
     pub amplitude: f64,
-    /// Node values (C order, like the reference level set).
+    /// Node values (C order, like the reference level set) minus those of the mode's sample
+    /// at amplitude 0: the increment the blend adds to the reference.
     pub values: Vec<f64>,
     /// `max |values - phi(0)|` over the grid (`phi(0)` the mode's sample at amplitude 0): the
     /// bound of this sample's increment (for the exact early-out and the reach).
-    pub shift: f64,
+    pub shift: Bound,
 }
 
 /// What every instance of a deformable bundle shares (read once per bundle).
@@ -70,22 +100,26 @@ pub struct ModalShape {
     pub node_modes: Vec<Vector3<f64>>,
     /// `Phi_a` at the grid nodes (extended outside the grain), node-major: `[n * A + a]`.
     pub grid_modes: Vec<Vector3<f64>>,
-    /// Per mode, the precomputed level sets with one at amplitude 0, by increasing amplitude
-    /// (only the reference when the bundle has no samples for that mode).
+    /// Per mode, the precomputed level sets as increments from the one at amplitude 0, by
+    /// increasing amplitude (the sample at 0 is the bundle's, computed like the others, or the
+    /// reference level set if the bundle has none; alone when the mode has no samples).
     pub samples: Vec<Vec<Sample>>,
-    /// Per mode, the index of its sample at amplitude 0 (the bundle's, computed like the other
-    /// samples; the reference level set if the bundle has none).
-    pub zero: Vec<usize>,
     /// Per mode, `max_k |Phi_a(x0_k)|` over the surface nodes.
     pub node_reach: Vec<f64>,
     /// Per mode, `max_n |Phi_a(c_n)|_1` over the grid nodes.
-    pub grid_reach: Vec<f64>,
+    pub grid_reach: Vec<Bound>,
 }
 
 impl ModalShape {
     /// The modal data of a bundle; `order` maps the shape's node order to the bundle's. Refused:
     /// a modal mass that is not positive definite.
-    pub fn new(d: &Deformation, order: &[usize], phi0: &[f64]) -> Result<ModalShape, String> {
+    pub fn new(
+        d: &Deformation,
+        order: &[usize],
+        phi0: &[f64],
+        spacing: f64,
+    ) -> Result<ModalShape, String> {
+        let band = BAND_CELLS * spacing;
         let a = d.modal_mass.nrows();
         let matrix = |m: &ndarray::Array2<f64>| DMatrix::from_fn(a, a, |i, j| m[[i, j]]);
         let mass = matrix(&d.modal_mass);
@@ -129,14 +163,7 @@ impl ModalShape {
             })
             .collect();
         let grid_reach = (0..a)
-            .map(|m| {
-                grid_modes
-                    .iter()
-                    .skip(m)
-                    .step_by(a)
-                    .map(|v| v.abs().sum())
-                    .fold(0.0, f64::max)
-            })
+            .map(|m| Bound::over(phi0, band, |n| grid_modes[n * a + m].abs().sum()))
             .collect();
         let samples: Vec<Vec<Sample>> = d
             .precomputed
@@ -151,24 +178,19 @@ impl ModalShape {
                     values.sort_by(|x, y| x.0.total_cmp(&y.0));
                 }
                 let zero = values.iter().position(|s| s.0 == 0.0).expect("added");
-                let shifts: Vec<f64> = values
-                    .iter()
-                    .map(|s| max_difference(&s.1, &values[zero].1))
-                    .collect();
+                let origin = values[zero].1.clone();
                 values
                     .into_iter()
-                    .zip(shifts)
-                    .map(|((amplitude, values), shift)| Sample {
-                        amplitude,
-                        values,
-                        shift,
+                    .map(|(amplitude, v)| {
+                        let values: Vec<f64> = v.iter().zip(&origin).map(|(x, o)| x - o).collect();
+                        Sample {
+                            amplitude,
+                            shift: Bound::over(phi0, band, |n| values[n].abs()),
+                            values,
+                        }
                     })
                     .collect()
             })
-            .collect();
-        let zero = samples
-            .iter()
-            .map(|list| list.iter().position(|s| s.amplitude == 0.0).expect("added"))
             .collect();
         let law = match &d.internal_force {
             InternalForce::Linear => InternalLaw::Linear,
@@ -188,7 +210,6 @@ impl ModalShape {
             node_modes,
             grid_modes,
             samples,
-            zero,
             node_reach,
             grid_reach,
         })
@@ -273,13 +294,6 @@ impl ModalShape {
             ModalDamping::Tangent(beta) => self.tangent(eps) * *beta,
         }
     }
-}
-
-fn max_difference(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
 }
 
 /// The largest `omega` of `K v = omega^2 M v` (0 if `K` has no positive eigenvalue): with

@@ -190,8 +190,7 @@ fn side_contacts(
 ) {
     let p = side.giver;
     let rot_p = p.rotation;
-    let nodes = p.nodes();
-    out.node_candidates += nodes.len() as u64;
+    out.node_candidates += p.shape.nodes.len() as u64;
     let mut old = old.iter().filter(|s| s.side == side.side).peekable();
     // The node's previous shear (zero if it was not in contact): the old list is sorted by
     // node, like the hits, so one forward walk serves the whole side.
@@ -212,30 +211,29 @@ fn side_contacts(
             let reaches =
                 |c: &Cluster| (c.centre - c_q).norm_squared() < (c.radius + grow + r_q).powi(2);
             let mut derivative = vec![0.0; q.mode_count()];
+            let mut q_modes = Vec::new();
             for k in near(&p.shape.clusters, reaches) {
                 out.node_tests += 1;
-                let x0 = &nodes[k];
+                let x0 = p.node_local(k);
                 let y = rot_pq * x0 + t_pq;
                 if y.norm_squared() >= r2 {
                     continue;
                 }
                 let y = Point3::from(y);
-                let Some(probe) = q.probe(&y) else {
+                let Some((phi, grad)) = q.probe(&y, &mut derivative) else {
                     continue;
                 };
-                let g = probe.grad.norm();
+                let g = grad.norm();
                 let x = p.body.position + rot_p * x0;
-                let n = q.rotation * (probe.grad / g);
+                let n = q.rotation * (grad / g);
                 // The receiver's material point under the node: its mode vectors are needed for
                 // its velocity and the virtual work of the non-elastic forces.
-                let q_modes = if law.uses_velocity() {
-                    q.modes_at(&y)
-                } else {
-                    Vec::new()
-                };
+                if law.uses_velocity() {
+                    q.modes_at(&y, &mut q_modes);
+                }
                 let v_rel = p.node_velocity(k, &x) - q.material_velocity(&x, &q_modes);
                 let f = law.node_force(
-                    -probe.phi,
+                    -phi,
                     &n,
                     g,
                     &v_rel,
@@ -251,13 +249,12 @@ fn side_contacts(
                 p.add_node_force(k, &f.force, modal_p);
                 if q.is_deformable() {
                     // Elastic part: -dE/d eps through the level set; the rest: virtual work.
-                    q.level_set_derivative(&probe, &mut derivative);
                     for (m, d) in modal_q.iter_mut().zip(&derivative) {
                         *m -= f.energy_slope * d;
                     }
                     q.add_point_force(&q_modes, &(f.elastic - f.force), modal_q);
                 }
-                tally(out, side, k, -probe.phi, &f, law, record);
+                tally(out, side, k, -phi, &f, law, record);
             }
         }
         Receiver::Wall(w) => {
@@ -265,7 +262,7 @@ fn side_contacts(
                 |c: &Cluster| w.distance(&(p.body.position + rot_p * c.centre)).0 < c.radius + grow;
             for k in near(&p.shape.clusters, reaches) {
                 out.node_tests += 1;
-                let x = p.body.position + rot_p * nodes[k];
+                let x = p.body.position + rot_p * p.node_local(k);
                 let (phi, n) = w.distance(&x);
                 if phi >= 0.0 {
                     continue;

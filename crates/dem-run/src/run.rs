@@ -524,7 +524,7 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
         let view = View::new(b, shape);
         for (k, x0) in shape.nodes.iter().enumerate() {
             points.extend(view.node_global(k).iter());
-            displacement.extend((view.rotation * (view.nodes()[k] - x0)).iter());
+            displacement.extend((view.rotation * (view.node_local(k) - x0)).iter());
             grain_index.push(i as f64);
             for (a, column) in amplitudes.iter_mut().enumerate() {
                 column.push(

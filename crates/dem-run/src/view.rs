@@ -22,21 +22,21 @@
 //!   most `shift` at every grid node, hence everywhere (the interpolation weights sum to 1):
 //!   `L max_n |u(c_n)|_1` for the remap (`L` the level set's edge Lipschitz constant, 1 for a
 //!   distance), `sum_a max |phi^(a)(eps_a) - phi^(a)(0)|` for the blend. A point with
-//!   `phi_0 >= shift` is outside and is not remapped;
+//!   `phi_0 >= shift` is outside and is not remapped. The same maxima over the band of nodes
+//!   with `phi_0 <= w` (`w` = 4 cells, [`crate::modal::BAND_CELLS`]) give a smaller `shift_band`,
+//!   valid for points with `phi_0 <= w - 3 L h`: their cell's corners lie in the band (the
+//!   trilinear `phi_0` changes by at most `L |dx|_1`, and a corner is within `3h` in that norm);
 //! - reach: the bounding radius grown by the largest node displacement the amplitudes can give
 //!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger.
 //!
 //! The derivative of the deformed level set with respect to the amplitudes at fixed `y`
-//! ([`View::level_set_derivative`]) is exact for the interpolant: the difference quotient of the
+//! ([`View::probe`]) is exact for the interpolant: the difference quotient of the
 //! bracketing samples (precomputed), or `sum_c w_c grad phi_0(c - u(c)) . (-Phi_a(c))` (remap).
 
-use std::borrow::Cow;
-
-use grain::Located;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
-use crate::modal::{LevelSetUpdate, ModalShape, Modes, Sample};
+use crate::modal::{BAND_CELLS, Bound, LevelSetUpdate, ModalShape, Modes, Sample};
 
 /// A body as the narrow phase sees it during one force evaluation.
 pub struct View<'a> {
@@ -53,8 +53,6 @@ pub struct View<'a> {
     pub reach: f64,
     /// Bound on the displacement of any surface node from its reference position.
     pub node_shift: f64,
-    /// Surface nodes, local frame, current configuration.
-    nodes: Cow<'a, [Vector3<f64>]>,
     /// The deformation, if the body's modes are on.
     modes: Option<Deformed<'a>>,
 }
@@ -63,32 +61,22 @@ pub struct View<'a> {
 struct Deformed<'a> {
     shape: &'a ModalShape,
     state: &'a Modes,
-    /// Bound of `|phi - phi_0|` over the grid.
-    shift: f64,
+    /// Bound of `|phi - phi_0|` over the grid, and over the band.
+    shift: Bound,
+    /// The largest `phi_0` whose cell's corners all lie in the band.
+    band_limit: f64,
     /// The precomputed blend of each mode, for that update.
     brackets: Vec<Bracket<'a>>,
 }
 
-/// The blend of one mode's two bracketing samples: `lo + t (hi - lo)`, derivative
-/// `(hi - lo) / (eps_hi - eps_lo)`; its increment is taken from the sample at 0, `zero`.
+/// The increment of one mode's blend of its two bracketing samples: `lo + t (hi - lo)` with
+/// `lo` and `hi` the samples' increments from the sample at 0 ([`Sample::values`]), derivative
+/// `(hi - lo) / (eps_hi - eps_lo)`.
 struct Bracket<'a> {
     lo: &'a [f64],
     hi: &'a [f64],
-    zero: &'a [f64],
     t: f64,
     per_amplitude: f64,
-}
-
-/// A level-set query that found the point inside the body.
-pub struct Probe {
-    /// The (deformed) level set's value, negative.
-    pub phi: f64,
-    /// Its gradient, local frame.
-    pub grad: Vector3<f64>,
-    /// Where the point fell on the grid.
-    at: Located,
-    /// For the remap: `grad phi_0` at each corner's pulled-back position.
-    corner_grads: [Vector3<f64>; 8],
 }
 
 impl<'a> View<'a> {
@@ -106,26 +94,11 @@ impl<'a> View<'a> {
                     spin,
                     reach: shape.bounding_radius,
                     node_shift: 0.0,
-                    nodes: Cow::Borrowed(&shape.nodes),
                     modes: None,
                 };
             }
         };
-        let a = modal.count;
         let eps = &state.eps;
-        let nodes: Vec<Vector3<f64>> = shape
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(k, x0)| {
-                let phi = &modal.node_modes[k * a..(k + 1) * a];
-                x0 + phi
-                    .iter()
-                    .zip(eps)
-                    .map(|(p, e)| p * *e)
-                    .sum::<Vector3<f64>>()
-            })
-            .collect();
         let node_shift: f64 = modal
             .node_reach
             .iter()
@@ -133,48 +106,60 @@ impl<'a> View<'a> {
             .map(|(r, e)| r * e.abs())
             .sum();
         let mut brackets = Vec::new();
-        let shift = match state.levelset {
-            LevelSetUpdate::Rigid => 0.0,
+        let mut shift = Bound::default();
+        match state.levelset {
+            LevelSetUpdate::Rigid => {}
             LevelSetUpdate::SemiLagrangian => {
-                shape.lipschitz
-                    * modal
-                        .grid_reach
-                        .iter()
-                        .zip(eps)
-                        .map(|(r, e)| r * e.abs())
-                        .sum::<f64>()
+                for (r, e) in modal.grid_reach.iter().zip(eps) {
+                    shift.all += shape.lipschitz * r.all * e.abs();
+                    shift.band += shape.lipschitz * r.band * e.abs();
+                }
             }
             LevelSetUpdate::Precomputed => {
-                let mut total = 0.0;
-                for ((samples, &e), &zero) in modal.samples.iter().zip(eps).zip(&modal.zero) {
-                    let (b, bound) = bracket(samples, zero, e);
-                    total += bound;
+                for (samples, &e) in modal.samples.iter().zip(eps) {
+                    let (b, bound) = bracket(samples, e);
+                    shift.all += bound.all;
+                    shift.band += bound.band;
                     brackets.push(b);
                 }
-                total
             }
-        };
+        }
+        let h = shape.levelset.spec().spacing;
         View {
             body,
             shape,
             rotation,
             spin,
-            reach: shape.bounding_radius + node_shift.max(shift),
+            reach: shape.bounding_radius + node_shift.max(shift.all),
             node_shift,
-            nodes: Cow::Owned(nodes),
             modes: Some(Deformed {
                 shape: modal,
                 state,
                 shift,
+                band_limit: (BAND_CELLS - 3.0 * shape.lipschitz) * h,
                 brackets,
             }),
         }
     }
 
-    /// The surface nodes in the local frame, current configuration.
+    /// Surface node `k` in the local frame, current configuration: `x0_k + eps_a Phi_a(x0_k)`
+    /// (computed when asked: a node is tested about once per step, so this costs less than
+    /// deforming every node up front).
     #[inline]
-    pub fn nodes(&self) -> &[Vector3<f64>] {
-        &self.nodes
+    pub fn node_local(&self, k: usize) -> Vector3<f64> {
+        let x0 = self.shape.nodes[k];
+        match &self.modes {
+            None => x0,
+            Some(m) => {
+                let a = m.shape.count;
+                let phi = &m.shape.node_modes[k * a..(k + 1) * a];
+                let mut x = x0;
+                for (p, e) in phi.iter().zip(&m.state.eps) {
+                    x += p * *e;
+                }
+                x
+            }
+        }
     }
 
     /// Number of modes whose generalized forces this body takes (0 if rigid).
@@ -190,7 +175,7 @@ impl<'a> View<'a> {
     /// Global position of node `k` (current configuration).
     #[inline]
     pub fn node_global(&self, k: usize) -> Vector3<f64> {
-        self.body.position + self.rotation * self.nodes[k]
+        self.body.position + self.rotation * self.node_local(k)
     }
 
     /// Velocity of node `k` at its global position `x`: the rigid motion plus
@@ -222,125 +207,130 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The level set at local point `y` if `y` is inside (`phi < 0`, non-zero gradient), with
-    /// the exact early-out of the module docs.
+    /// The level set at local point `y` (value, and gradient in the local frame) if `y` is
+    /// inside (`phi < 0`, non-zero gradient), with the exact early-out of the module docs. For
+    /// a deformable body, `derivative` (one entry per mode) then holds `d phi / d eps_a` at
+    /// fixed `y`, exact for the update's interpolant (module docs; zero for the rigid update).
     #[inline]
-    pub fn probe(&self, y: &Point3<f64>) -> Option<Probe> {
-        self.evaluate(y, true)
-            .filter(|p| p.phi < 0.0 && p.grad.norm() != 0.0)
+    pub fn probe(&self, y: &Point3<f64>, derivative: &mut [f64]) -> Option<(f64, Vector3<f64>)> {
+        self.evaluate(y, true, derivative)
+            .filter(|(phi, grad)| *phi < 0.0 && grad.norm() != 0.0)
     }
 
     /// The (deformed) level set's value and gradient (local frame) at local point `y`,
     /// anywhere.
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
-        let p = self.evaluate(y, false).expect("no early-out asked for");
-        (p.phi, p.grad)
+        let mut derivative = vec![0.0; self.mode_count()];
+        self.evaluate(y, false, &mut derivative)
+            .expect("no early-out asked for")
     }
 
-    /// The level set at `y`; `None` if `early_out` and `phi_0(y) >= shift` (then `y` is
-    /// outside).
+    /// The level set at `y`, and its amplitude derivative if it is negative; `None` if
+    /// `early_out` and `phi_0(y) >= shift` (then `y` is outside).
     #[inline]
-    fn evaluate(&self, y: &Point3<f64>, early_out: bool) -> Option<Probe> {
+    fn evaluate(
+        &self,
+        y: &Point3<f64>,
+        early_out: bool,
+        derivative: &mut [f64],
+    ) -> Option<(f64, Vector3<f64>)> {
         let grid = &self.shape.levelset;
+        let Some(m) = &self.modes else {
+            return Some(grid.value_and_gradient(y));
+        };
         let at = grid.locate(y);
         let reference = grid.corner_values(&at);
-        let (phi_0, grad_0) = grid.interpolate(&at, &reference);
+        if m.state.levelset == LevelSetUpdate::Rigid {
+            derivative.iter_mut().for_each(|d| *d = 0.0);
+            return Some(grid.interpolate(&at, &reference));
+        }
+        if early_out {
+            let phi_0 = grid.interpolate(&at, &reference).0;
+            if phi_0 >= m.shift.all || (phi_0 >= m.shift.band && phi_0 <= m.band_limit) {
+                return None;
+            }
+        }
+        let a = m.shape.count;
+        let mut c = reference;
         let mut corner_grads = [Vector3::zeros(); 8];
-        let (phi, grad) = match &self.modes {
-            None => (phi_0, grad_0),
-            Some(m) if m.state.levelset == LevelSetUpdate::Rigid => (phi_0, grad_0),
-            Some(m) => {
-                if early_out && phi_0 >= m.shift {
+        let w = at.weights();
+        let semi_lagrangian = m.state.levelset == LevelSetUpdate::SemiLagrangian;
+        if semi_lagrangian {
+            let u: [Vector3<f64>; 8] = std::array::from_fn(|i| {
+                let n = at.corners[i];
+                let phi = &m.shape.grid_modes[n * a..(n + 1) * a];
+                let mut u = Vector3::zeros();
+                for (p, e) in phi.iter().zip(&m.state.eps) {
+                    u += p * *e;
+                }
+                u
+            });
+            // The local form of the early-out: each corner's remapped value is at least
+            // phi_0(c_i) - L |u_i|_1, so phi >= phi_0(y) - L sum_i w_i |u_i|_1.
+            if early_out {
+                let bound: f64 = (0..8).map(|i| w[i] * u[i].abs().sum()).sum();
+                if grid.interpolate(&at, &reference).0 >= self.shape.lipschitz * bound {
                     return None;
                 }
-                let mut c = [0.0; 8];
-                match m.state.levelset {
-                    LevelSetUpdate::SemiLagrangian => {
-                        let a = m.shape.count;
-                        for (i, &n) in at.corners.iter().enumerate() {
-                            let phi = &m.shape.grid_modes[n * a..(n + 1) * a];
-                            let u: Vector3<f64> =
-                                phi.iter().zip(&m.state.eps).map(|(p, e)| p * *e).sum();
-                            let (v, g) = grid.value_and_gradient(&(grid.node_position(n) - u));
-                            c[i] = v;
-                            corner_grads[i] = g;
-                        }
-                    }
-                    _ => {
-                        c = reference;
-                        for b in &m.brackets {
-                            for (i, &n) in at.corners.iter().enumerate() {
-                                c[i] += b.lo[n] + b.t * (b.hi[n] - b.lo[n]) - b.zero[n];
-                            }
-                        }
-                    }
-                }
-                grid.interpolate(&at, &c)
             }
-        };
-        Some(Probe {
-            phi,
-            grad,
-            at,
-            corner_grads,
-        })
-    }
-
-    /// `d phi / d eps_a` at the probed point (fixed local position), exact for the update's
-    /// interpolant (module docs); zero for the rigid update.
-    pub fn level_set_derivative(&self, probe: &Probe, out: &mut [f64]) {
-        let Some(m) = &self.modes else { return };
-        let w = probe.at.weights();
-        match m.state.levelset {
-            LevelSetUpdate::Rigid => out.iter_mut().for_each(|o| *o = 0.0),
-            LevelSetUpdate::SemiLagrangian => {
-                let a = m.shape.count;
-                for (mode, o) in out.iter_mut().enumerate() {
-                    *o = -(0..8)
-                        .map(|i| {
-                            let n = probe.at.corners[i];
-                            w[i] * probe.corner_grads[i].dot(&m.shape.grid_modes[n * a + mode])
-                        })
-                        .sum::<f64>();
-                }
+            for (i, &n) in at.corners.iter().enumerate() {
+                (c[i], corner_grads[i]) = grid.value_and_gradient(&(grid.node_position(n) - u[i]));
             }
-            LevelSetUpdate::Precomputed => {
-                for (b, o) in m.brackets.iter().zip(out.iter_mut()) {
-                    *o = b.per_amplitude
-                        * (0..8)
-                            .map(|i| {
-                                let n = probe.at.corners[i];
-                                w[i] * (b.hi[n] - b.lo[n])
-                            })
-                            .sum::<f64>();
+        } else {
+            for b in &m.brackets {
+                for (i, &n) in at.corners.iter().enumerate() {
+                    c[i] += b.lo[n] + b.t * (b.hi[n] - b.lo[n]);
                 }
             }
         }
+        let (phi, grad) = grid.interpolate(&at, &c);
+        if phi < 0.0 {
+            // The derivative at fixed y, for the contact's generalized force.
+            for (mode, d) in derivative.iter_mut().enumerate() {
+                *d = if semi_lagrangian {
+                    // d c_i / d eps_a = grad phi_0(c_i - u(c_i)) . (-Phi_a(c_i)).
+                    -(0..8)
+                        .map(|i| {
+                            w[i] * corner_grads[i]
+                                .dot(&m.shape.grid_modes[at.corners[i] * a + mode])
+                        })
+                        .sum::<f64>()
+                } else {
+                    let b = &m.brackets[mode];
+                    b.per_amplitude
+                        * (0..8)
+                            .map(|i| w[i] * (b.hi[at.corners[i]] - b.lo[at.corners[i]]))
+                            .sum::<f64>()
+                };
+            }
+        }
+        Some((phi, grad))
     }
 
     /// The mode vectors `Phi_a(y0)` of the material point now at local position `y`, with
     /// `y0 = y - u(y)` (one fixed-point step, PHYSICS.md section 3), from the grid's mode
-    /// field (trilinear; the value at the closest grid point outside the box).
-    pub fn modes_at(&self, y: &Point3<f64>) -> Vec<Vector3<f64>> {
+    /// field (trilinear; the value at the closest grid point outside the box), into `out`
+    /// (emptied; left empty for a rigid body).
+    pub fn modes_at(&self, y: &Point3<f64>, out: &mut Vec<Vector3<f64>>) {
+        out.clear();
         let Some(m) = &self.modes else {
-            return Vec::new();
+            return;
         };
         let a = m.shape.count;
         let grid = &self.shape.levelset;
-        let field = |p: &Point3<f64>| -> Vec<Vector3<f64>> {
+        let field = |p: &Point3<f64>, out: &mut Vec<Vector3<f64>>| {
             let at = grid.locate(p);
             let w = at.weights();
-            (0..a)
-                .map(|mode| {
-                    (0..8)
-                        .map(|i| m.shape.grid_modes[at.corners[i] * a + mode] * w[i])
-                        .sum()
-                })
-                .collect()
+            out.clear();
+            out.extend((0..a).map(|mode| {
+                (0..8)
+                    .map(|i| m.shape.grid_modes[at.corners[i] * a + mode] * w[i])
+                    .sum::<Vector3<f64>>()
+            }));
         };
-        let at_y = field(y);
-        let u: Vector3<f64> = at_y.iter().zip(&m.state.eps).map(|(p, e)| p * *e).sum();
-        field(&(y - u))
+        field(y, out);
+        let u: Vector3<f64> = out.iter().zip(&m.state.eps).map(|(p, e)| p * *e).sum();
+        field(&(y - u), out);
     }
 
     /// Velocity of the body's material point at global position `x` (local `y`): the rigid
@@ -367,9 +357,8 @@ impl<'a> View<'a> {
     }
 }
 
-/// The blend of the samples bracketing `eps` (`zero`: the index of the sample at 0) and the
-/// bound of its increment.
-fn bracket(samples: &[Sample], zero: usize, eps: f64) -> (Bracket<'_>, f64) {
+/// The blend of the samples bracketing `eps` and the bound of its increment.
+fn bracket(samples: &[Sample], eps: f64) -> (Bracket<'_>, Bound) {
     let n = samples.len();
     let i = samples
         .partition_point(|s| s.amplitude <= eps)
@@ -378,12 +367,14 @@ fn bracket(samples: &[Sample], zero: usize, eps: f64) -> (Bracket<'_>, f64) {
     let (lo, hi) = (&samples[i], &samples[i + 1]);
     let width = hi.amplitude - lo.amplitude;
     let t = (eps - lo.amplitude) / width;
-    let bound = (1.0 - t).abs() * lo.shift + t.abs() * hi.shift;
+    let bound = Bound {
+        all: (1.0 - t).abs() * lo.shift.all + t.abs() * hi.shift.all,
+        band: (1.0 - t).abs() * lo.shift.band + t.abs() * hi.shift.band,
+    };
     (
         Bracket {
             lo: &lo.values,
             hi: &hi.values,
-            zero: &samples[zero].values,
             t,
             per_amplitude: 1.0 / width,
         },
