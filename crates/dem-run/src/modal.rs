@@ -27,6 +27,11 @@
 use grain::{Deformation, EnergyPolynomial, InternalForce, TableLaw};
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
+
+/// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per
+/// node test, where a heap allocation each would cost more than the arithmetic.
+pub type PerMode<T> = SmallVec<[T; 4]>;
 
 /// `F_int` of a deformable grain.
 #[derive(Debug, Clone)]
@@ -228,17 +233,6 @@ impl ModalShape {
         }
     }
 
-    /// `F_int(eps)`.
-    pub fn internal_force(&self, eps: &[f64]) -> Vec<f64> {
-        match &self.law {
-            InternalLaw::Linear => (&self.stiffness * DVector::from_column_slice(eps))
-                .as_slice()
-                .to_vec(),
-            InternalLaw::Table(t) => vec![t.force(eps[0])],
-            InternalLaw::Polynomial(p) => p.force(eps),
-        }
-    }
-
     /// The strain energy `U(eps)` (`1/2 eps^T K eps`, the table's integral, or the polynomial).
     pub fn energy(&self, eps: &[f64]) -> f64 {
         match &self.law {
@@ -283,6 +277,34 @@ impl ModalShape {
         }
     }
 
+    /// `F_int(eps)` (without allocating for up to 4 modes: called for every grain every step).
+    pub fn internal_force(&self, eps: &[f64]) -> PerMode<f64> {
+        match &self.law {
+            InternalLaw::Linear => times_matrix(&self.stiffness, eps),
+            InternalLaw::Table(t) => smallvec::smallvec![t.force(eps[0])],
+            InternalLaw::Polynomial(p) => p.force(eps).into_iter().collect(),
+        }
+    }
+
+    /// The damping matrix of a choice at `eps`, row-major, without allocating for up to 4
+    /// modes.
+    fn damping_small(&self, choice: &ModalDamping, eps: &[f64]) -> Square {
+        let n = self.count;
+        let from = |m: &DMatrix<f64>, scale: f64| -> Square {
+            (0..n * n).map(|k| scale * m[(k / n, k % n)]).collect()
+        };
+        match choice {
+            ModalDamping::Bundle => from(&self.damping, 1.0),
+            ModalDamping::Matrix(rows) => (0..n * n).map(|k| rows[k / n][k % n]).collect(),
+            ModalDamping::Stiffness(beta) => from(&self.stiffness, *beta),
+            ModalDamping::Tangent(beta) => match &self.law {
+                InternalLaw::Linear => from(&self.stiffness, *beta),
+                InternalLaw::Table(t) => smallvec::smallvec![beta * t.tangent(eps[0])],
+                InternalLaw::Polynomial(_) => from(&self.tangent(eps), *beta),
+            },
+        }
+    }
+
     /// The damping matrix of a choice, at `eps` (for tangent-proportional damping).
     pub fn damping_matrix(&self, choice: &ModalDamping, eps: &[f64]) -> DMatrix<f64> {
         match choice {
@@ -293,6 +315,62 @@ impl ModalShape {
             ModalDamping::Stiffness(beta) => &self.stiffness * *beta,
             ModalDamping::Tangent(beta) => self.tangent(eps) * *beta,
         }
+    }
+}
+
+/// A small square matrix, row-major, inline for up to 4 modes.
+type Square = SmallVec<[f64; 16]>;
+
+/// `m v`, `m` row-major.
+fn times(m: &[f64], v: &[f64]) -> PerMode<f64> {
+    let n = v.len();
+    (0..n)
+        .map(|i| (0..n).map(|j| m[i * n + j] * v[j]).sum())
+        .collect()
+}
+
+/// `m v`.
+fn times_matrix(m: &DMatrix<f64>, v: &[f64]) -> PerMode<f64> {
+    let n = v.len();
+    (0..n)
+        .map(|i| (0..n).map(|j| m[(i, j)] * v[j]).sum())
+        .collect()
+}
+
+/// Overwrites `to` with `from`, keeping its allocation.
+pub(crate) fn refill(to: &mut Vec<f64>, from: &[f64]) {
+    to.clear();
+    to.extend_from_slice(from);
+}
+
+/// Solves `a x = b` in place (`a` row-major `n x n`, `x` into `b`) by Gaussian elimination
+/// with partial pivoting: `M + h C` of a few modes, every grain every step, where nalgebra's
+/// dynamic LU would allocate each time. A singular `a` (not possible for a positive definite
+/// `M` and positive semi-definite `C`) gives NaN, which the run reports as a divergence.
+fn solve(a: &mut [f64], b: &mut [f64]) {
+    let n = b.len();
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()))
+            .expect("a non-empty column");
+        if pivot != col {
+            for k in 0..n {
+                a.swap(col * n + k, pivot * n + k);
+            }
+            b.swap(col, pivot);
+        }
+        let d = a[col * n + col];
+        for row in col + 1..n {
+            let f = a[row * n + col] / d;
+            for k in col..n {
+                a[row * n + k] -= f * a[col * n + k];
+            }
+            b[row] -= f * b[col];
+        }
+    }
+    for row in (0..n).rev() {
+        let s: f64 = (row + 1..n).map(|k| a[row * n + k] * b[k]).sum();
+        b[row] = (b[row] - s) / a[row * n + row];
     }
 }
 
@@ -411,28 +489,27 @@ impl Modes {
         }
     }
 
-    /// The forces on the amplitudes at the current amplitudes: the contact force `contact`
-    /// and `F_int(eps)`.
-    pub fn set_forces(&mut self, shape: &ModalShape, contact: Vec<f64>) {
-        self.internal = shape.internal_force(&self.eps);
-        self.contact = contact;
+    /// `F_int(eps)` at the current amplitudes.
+    pub fn set_internal_force(&mut self, shape: &ModalShape) {
+        let internal = shape.internal_force(&self.eps);
+        refill(&mut self.internal, &internal);
     }
 
     /// `C eps'` at the current (full-step) rates.
     pub fn set_damping_force(&mut self, shape: &ModalShape) {
-        let c = shape.damping_matrix(&self.damping, &self.eps);
-        self.damping_force = (c * DVector::from_column_slice(&self.rate))
-            .as_slice()
-            .to_vec();
+        let c = shape.damping_small(&self.damping, &self.eps);
+        let f = times(&c, &self.rate);
+        refill(&mut self.damping_force, &f);
     }
 
     /// The first half kick: `eps' += M^-1 (F_eps - F_int - C eps'_n) h`.
     pub fn kick_explicit(&mut self, shape: &ModalShape, h: f64) {
-        let net = DVector::from_fn(self.eps.len(), |a, _| {
-            self.contact[a] - self.internal[a] - self.damping_force[a]
-        });
-        let acceleration = &shape.mass_inverse * net;
-        for (r, acc) in self.rate.iter_mut().zip(acceleration.iter()) {
+        let net: PerMode<f64> = (0..self.eps.len())
+            .map(|a| self.contact[a] - self.internal[a] - self.damping_force[a])
+            .collect();
+        let n = net.len();
+        for (i, r) in self.rate.iter_mut().enumerate() {
+            let acc: f64 = (0..n).map(|j| shape.mass_inverse[(i, j)] * net[j]).sum();
             *r += acc * h;
         }
     }
@@ -440,17 +517,23 @@ impl Modes {
     /// The second half kick, implicit in the damping: `(M + h C) eps'_n+1 = M eps' + h (F_eps -
     /// F_int)`; then `C eps'_n+1` for the next step.
     pub fn kick_implicit(&mut self, shape: &ModalShape, h: f64) {
-        let c = shape.damping_matrix(&self.damping, &self.eps);
         let n = self.eps.len();
-        let rhs = &shape.mass * DVector::from_column_slice(&self.rate)
-            + DVector::from_fn(n, |a, _| (self.contact[a] - self.internal[a]) * h);
-        let lhs = &shape.mass + &c * h;
-        let rate = lhs
-            .lu()
-            .solve(&rhs)
-            .unwrap_or_else(|| DVector::from_element(n, f64::NAN));
-        self.rate = rate.as_slice().to_vec();
-        self.damping_force = (c * rate).as_slice().to_vec();
+        let c = shape.damping_small(&self.damping, &self.eps);
+        let mut rhs: PerMode<f64> = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| shape.mass[(i, j)] * self.rate[j])
+                    .sum::<f64>()
+                    + (self.contact[i] - self.internal[i]) * h
+            })
+            .collect();
+        let mut lhs: Square = (0..n * n)
+            .map(|k| shape.mass[(k / n, k % n)] + h * c[k])
+            .collect();
+        solve(&mut lhs, &mut rhs);
+        refill(&mut self.rate, &rhs);
+        let f = times(&c, &self.rate);
+        refill(&mut self.damping_force, &f);
     }
 
     /// The drift: `eps += eps' dt`.
@@ -473,5 +556,21 @@ impl Modes {
             .zip(&self.damping_force)
             .map(|(r, f)| r * f)
             .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaussian_elimination_solves_a_system_that_needs_pivoting() {
+        // a = [[0, 2, 1], [1, 1, 0], [3, 0, 1]], x = (1, -2, 3): b = a x.
+        let mut a = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, 1.0];
+        let mut b = [-1.0, -1.0, 6.0];
+        solve(&mut a, &mut b);
+        for (x, want) in b.iter().zip([1.0, -2.0, 3.0]) {
+            assert!((x - want).abs() < 1e-14, "{b:?}");
+        }
     }
 }

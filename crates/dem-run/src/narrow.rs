@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::Cluster;
 use crate::law::{Against, NodeForce, NodeLaw, Pair};
+use crate::modal::PerMode;
 use crate::scene::NodeRoles;
 use crate::view::View;
 use crate::wall::Wall;
@@ -66,9 +67,9 @@ pub struct PairOutcome {
     /// Force and torque (about its centre) on the partner (for a wall: force only).
     pub on_b: (Vector3<f64>, Vector3<f64>),
     /// Generalized forces on body `a`'s modes (empty if its modes are off).
-    pub modal_a: Vec<f64>,
+    pub modal_a: PerMode<f64>,
     /// Generalized forces on the partner's modes (empty if rigid or a wall).
-    pub modal_b: Vec<f64>,
+    pub modal_b: PerMode<f64>,
     /// The new node shear histories (sorted; node laws).
     pub shear: Vec<NodeShear>,
     /// Nodes in contact.
@@ -131,7 +132,7 @@ fn near<'a>(
 pub fn node_pair(law: &NodeLaw, pair: &Pair, old: &[NodeShear], dt: f64) -> PairOutcome {
     let a = pair.a;
     let mut out = PairOutcome {
-        modal_a: vec![0.0; a.mode_count()],
+        modal_a: smallvec::smallvec![0.0; a.mode_count()],
         ..PairOutcome::default()
     };
     let side = |side: u8, index: u32, giver, weight| Side {
@@ -154,7 +155,7 @@ pub fn node_pair(law: &NodeLaw, pair: &Pair, old: &[NodeShear], dt: f64) -> Pair
             );
         }
         Against::Body(b) => {
-            out.modal_b = vec![0.0; b.mode_count()];
+            out.modal_b = smallvec::smallvec![0.0; b.mode_count()];
             let Partner::Body(j) = pair.key.b else {
                 unreachable!("a body partner has a body key")
             };
@@ -210,8 +211,8 @@ fn side_contacts(
             let c_q = rot_pq.transpose() * (-t_pq);
             let reaches =
                 |c: &Cluster| (c.centre - c_q).norm_squared() < (c.radius + grow + r_q).powi(2);
-            let mut derivative = vec![0.0; q.mode_count()];
-            let mut q_modes = Vec::new();
+            let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; q.mode_count()];
+            let mut q_modes = PerMode::new();
             for k in near(&p.shape.clusters, reaches) {
                 out.node_tests += 1;
                 let x0 = p.node_local(k);
@@ -294,7 +295,12 @@ type Wrench = (Vector3<f64>, Vector3<f64>);
 fn split(
     out: &mut PairOutcome,
     side: u8,
-) -> (&mut Wrench, &mut Wrench, &mut Vec<f64>, &mut Vec<f64>) {
+) -> (
+    &mut Wrench,
+    &mut Wrench,
+    &mut PerMode<f64>,
+    &mut PerMode<f64>,
+) {
     if side == 0 {
         (
             &mut out.on_a,

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::{Body, Drive, Shape};
 use crate::broad;
 use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
-use crate::modal::{InternalLaw, Modes};
+use crate::modal::{InternalLaw, Modes, PerMode, refill};
 use crate::narrow::{NodeRecord, PairKey, PairOutcome, Partner};
 use crate::scene::{ModesSpec, NodeRoles, Scene, SceneError, TimeStep};
 use crate::timestep;
@@ -521,10 +521,10 @@ impl Simulation {
     /// Stage 4: gravity first, then the pair forces in pair order, onto grains, walls and the
     /// grains' modes; the new histories.
     fn reduce(&mut self, keys: &[PairKey], outcomes: Vec<(PairOutcome, Option<PairHistory>)>) {
-        let mut generalized: Vec<Vec<f64>> = self
+        let mut generalized: Vec<PerMode<f64>> = self
             .bodies
             .iter()
-            .map(|b| vec![0.0; b.modes.as_ref().map_or(0, |m| m.eps.len())])
+            .map(|b| smallvec::smallvec![0.0; b.modes.as_ref().map_or(0, |m| m.eps.len())])
             .collect();
         for b in &mut self.bodies {
             let m = self.shapes[b.shape].mass;
@@ -540,7 +540,7 @@ impl Simulation {
         self.dissipation = Dissipation::default();
         self.largest_contact = (0.0, 0.0);
         self.records.clear();
-        let add = |to: &mut Vec<f64>, from: &[f64]| {
+        let add = |to: &mut PerMode<f64>, from: &[f64]| {
             for (t, f) in to.iter_mut().zip(from) {
                 *t += f;
             }
@@ -575,7 +575,7 @@ impl Simulation {
         self.histories = histories;
         for (b, g) in self.bodies.iter_mut().zip(generalized) {
             if let Some(m) = &mut b.modes {
-                m.contact = g;
+                refill(&mut m.contact, &g);
             }
         }
     }
@@ -603,8 +603,7 @@ impl Simulation {
             let (Some(m), Some(modal)) = (&mut b.modes, &self.shapes[b.shape].modal) else {
                 continue;
             };
-            let contact = std::mem::take(&mut m.contact);
-            m.set_forces(modal, contact);
+            m.set_internal_force(modal);
             if let Some(range) = modal.table_range() {
                 let e = m.eps[0];
                 let beyond = if e < range.0 {

@@ -36,7 +36,7 @@
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
-use crate::modal::{BAND_CELLS, Bound, LevelSetUpdate, ModalShape, Modes, Sample};
+use crate::modal::{BAND_CELLS, Bound, LevelSetUpdate, ModalShape, Modes, PerMode, Sample};
 
 /// A body as the narrow phase sees it during one force evaluation.
 pub struct View<'a> {
@@ -220,7 +220,7 @@ impl<'a> View<'a> {
     /// The (deformed) level set's value and gradient (local frame) at local point `y`,
     /// anywhere.
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
-        let mut derivative = vec![0.0; self.mode_count()];
+        let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; self.mode_count()];
         self.evaluate(y, false, &mut derivative)
             .expect("no early-out asked for")
     }
@@ -311,14 +311,14 @@ impl<'a> View<'a> {
     /// `y0 = y - u(y)` (one fixed-point step, PHYSICS.md section 3), from the grid's mode
     /// field (trilinear; the value at the closest grid point outside the box), into `out`
     /// (emptied; left empty for a rigid body).
-    pub fn modes_at(&self, y: &Point3<f64>, out: &mut Vec<Vector3<f64>>) {
+    pub fn modes_at(&self, y: &Point3<f64>, out: &mut PerMode<Vector3<f64>>) {
         out.clear();
         let Some(m) = &self.modes else {
             return;
         };
         let a = m.shape.count;
         let grid = &self.shape.levelset;
-        let field = |p: &Point3<f64>, out: &mut Vec<Vector3<f64>>| {
+        let field = |p: &Point3<f64>, out: &mut PerMode<Vector3<f64>>| {
             let at = grid.locate(p);
             let w = at.weights();
             out.clear();
