@@ -393,33 +393,6 @@ pub fn largest_frequency(mass: &DMatrix<f64>, stiffness: &DMatrix<f64>) -> f64 {
     top.sqrt()
 }
 
-/// The largest damping ratio `zeta = v^T C v / (2 omega)` over the mass-normalized eigenvectors
-/// `v` of `K v = omega^2 M v` (exact for proportional damping, where the modes decouple).
-pub fn largest_damping_ratio(
-    mass: &DMatrix<f64>,
-    stiffness: &DMatrix<f64>,
-    damping: &DMatrix<f64>,
-) -> f64 {
-    let l = mass
-        .clone()
-        .cholesky()
-        .expect("modal mass checked positive definite")
-        .l();
-    let l_inv = l.try_inverse().expect("a Cholesky factor is invertible");
-    let a = &l_inv * stiffness * l_inv.transpose();
-    let a = (&a + a.transpose()) * 0.5;
-    let c = &l_inv * damping * l_inv.transpose();
-    let eig = a.symmetric_eigen();
-    (0..eig.eigenvalues.len())
-        .map(|i| {
-            let w = eig.eigenvalues[i].max(0.0).sqrt();
-            let v = eig.eigenvectors.column(i);
-            let cv = (v.transpose() * &c * v)[(0, 0)];
-            if w > 0.0 { cv / (2.0 * w) } else { 0.0 }
-        })
-        .fold(0.0, f64::max)
-}
-
 /// How a grain's level set follows its deformation (PHYSICS.md section 5), chosen per grain in
 /// the scene.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

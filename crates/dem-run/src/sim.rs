@@ -605,16 +605,11 @@ impl Simulation {
             };
             m.set_internal_force(modal);
             if let Some(range) = modal.table_range() {
+                let beyond = |e: f64| (range.0 - e).max(e - range.1);
                 let e = m.eps[0];
-                let beyond = if e < range.0 {
-                    range.0 - e
-                } else {
-                    e - range.1
-                };
-                if beyond > 0.0 {
-                    let known = self.extrapolated.iter_mut().find(|x| x.grain == i);
-                    match known {
-                        Some(x) if (x.amplitude - e).abs() < beyond => {}
+                if beyond(e) > 0.0 {
+                    match self.extrapolated.iter_mut().find(|x| x.grain == i) {
+                        Some(x) if beyond(x.amplitude) >= beyond(e) => {}
                         Some(x) => x.amplitude = e,
                         None => self.extrapolated.push(Extrapolation {
                             grain: i,

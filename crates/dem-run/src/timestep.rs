@@ -14,11 +14,12 @@
 //!   `I_min / r^2` (`r` its bounding radius: rotation sees that inertia), `k` and `c` from the
 //!   contact law ([`ContactLaw::stiffness`]: a patch of nodes for the node laws, Hertz for
 //!   spheres), given the largest patch and penetration of the initial state;
-//! - each free deformable grain's modes: `m = lambda_min(M_eps)`,
-//!   `k = lambda_max(K_t) + k_contact sum_a max_k |Phi_a(x0_k)|^2` (the internal tangent at its
-//!   stiffest, [`crate::modal::ModalShape::stiffest`], plus a contact acting through the modes'
-//!   largest node displacement), `c = lambda_max(C) + c_contact sum_a max_k |Phi_a|^2`.
-//!   This bounds `omega_max` of `K v = omega^2 M v` from above.
+//! - each free deformable grain's modes: `omega^2 = omega_max^2 + k_contact r^2 / lambda_min(M)`,
+//!   with `omega_max` the largest root of `K_t v = omega^2 M v` (`K_t` the internal tangent at
+//!   its stiffest, [`crate::modal::ModalShape::stiffest`]) and `r^2 = sum_a max_k
+//!   |Phi_a(x0_k)|^2` (a contact acting through the modes' largest node displacement); the
+//!   damping rate `c / m = (lambda_max(C) + c_contact r^2) / lambda_min(M)` bounds that of every
+//!   mode, so `zeta = (c / m) / (2 omega)`.
 //!
 //! A scene whose contacts stiffen beyond these estimates (deeper overlaps, larger patches) can
 //! still be unstable: the run's energy check stops it with a message (`crate::run`).
@@ -29,6 +30,7 @@ use nalgebra::DMatrix;
 
 use crate::body::{Body, Shape};
 use crate::law::ContactLaw;
+use crate::modal::largest_frequency;
 
 /// `(sqrt(1 + zeta^2) - zeta) / omega` for mass `m`, stiffness `k`, viscous coefficient `c`
 /// (infinite when `k = 0` and `c = 0`).
@@ -68,10 +70,12 @@ pub fn critical_step(
         if let (Some(m), Some(modal)) = (&b.modes, &s.modal) {
             let reach2: f64 = modal.node_reach.iter().map(|r| r * r).sum();
             let mass = eigen_range(&modal.mass).0;
-            let stiff = eigen_range(&modal.stiffest(&m.eps)).1.max(0.0) + k * reach2;
+            let internal = largest_frequency(&modal.mass, &modal.stiffest(&m.eps));
+            let omega2 = internal * internal + k * reach2 / mass;
             let damping = modal.damping_matrix(&m.damping, &m.eps);
-            let damp = eigen_range(&damping).1.max(0.0) + c * reach2;
-            dt = dt.min(oscillator_step(mass, stiff, damp));
+            let rate = (eigen_range(&damping).1.max(0.0) + c * reach2) / mass;
+            // An oscillator of unit mass with these omega^2 and damping rate.
+            dt = dt.min(oscillator_step(1.0, omega2, rate));
         }
     }
     dt

@@ -350,3 +350,216 @@ fn unloaded_modes_leave_the_rigid_trajectories_unchanged() {
     assert!(reference.contacts > 0);
     assert!(worst < 1e-12, "{worst}");
 }
+
+/// A wall acts on the modes like a grain: a deformable sphere pressed into a plane takes
+/// `F_eps = -dE/deps` (central differences of the contact energy, as above).
+#[test]
+fn a_wall_loads_the_modes_by_the_contact_energy_derivative() {
+    let dir = tempfile::tempdir().unwrap();
+    common::deformable_sphere(
+        dir.path(),
+        "ball",
+        1.0,
+        0.1,
+        1500,
+        TestMode::Dilation,
+        [1.0, 100.0, 0.0],
+        &[],
+    );
+    let pressed = |eps: f64| {
+        common::simulation(
+            dir.path(),
+            &format!(
+                "[run]\ndt = 1e-4\nsteps = 1\n[contact]\nlaw = \"area-tractions\"\nkn = 1000\n\
+                 [[grains]]\nbundle = \"ball.grain\"\nposition = [0.01, 0.02, 0.98]\n\
+                 modes = {{ amplitudes = [{eps}] }}\n\
+                 [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n"
+            ),
+        )
+    };
+    let (eps, h) = (0.013, 1e-6);
+    let sim = pressed(eps);
+    let fd = -(pressed(eps + h).contact_energy - pressed(eps - h).contact_energy) / (2.0 * h);
+    let f = sim.bodies[0].modes.as_ref().unwrap().contact[0];
+    println!(
+        "wall: F_eps {f:.9e}, -dE/deps {fd:.9e}, {} nodes",
+        sim.contacts
+    );
+    assert!(sim.contacts > 10);
+    assert!((f - fd).abs() <= 1e-6 * fd.abs(), "{f} vs {fd}");
+    // The wall pushes the sphere's surface in: a negative (compressive) generalized force.
+    assert!(f < 0.0);
+}
+
+/// A deformable grain in rigid motion (thrown, spinning, under gravity, no contact) keeps its
+/// amplitudes at zero: neither gravity nor the rotation loads the modes (the small-deformation
+/// formulation of Eq. 38 has no inertial coupling, and a mode with zero mean displacement takes
+/// no load from a uniform field).
+#[test]
+fn a_grain_in_rigid_motion_keeps_zero_amplitudes() {
+    let dir = tempfile::tempdir().unwrap();
+    common::deformable_sphere(
+        dir.path(),
+        "ball",
+        1.0,
+        0.25,
+        100,
+        TestMode::Dilation,
+        [2.0, 50.0, 0.0],
+        &[],
+    );
+    let mut sim = common::simulation(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 1\ngravity = [0, 0, -9.81]\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\nvelocity = [1, 2, 3]\n\
+         angular_velocity = [3, -1, 2]\n",
+    );
+    for _ in 0..2000 {
+        sim.step(false);
+    }
+    let m = sim.bodies[0].modes.as_ref().unwrap();
+    assert_eq!((m.eps[0], m.rate[0]), (0.0, 0.0));
+    let v = sim.bodies[0].velocity;
+    assert!((v.z - (3.0 - 9.81 * sim.time)).abs() < 1e-9, "{v}");
+}
+
+/// The three internal-force laws agree where they describe the same force: `K eps` (linear), a
+/// table of `K eps` (both interpolations are exact for a straight line) and the polynomial
+/// `U = K eps^2 / 2` give the same free vibration to round-off. A nonlinear table (a stiffening
+/// `F = K eps + K3 eps^3`, tabulated to |eps| <= 0.01 and run to 0.012) conserves the energy
+/// it integrates (its exact integral) and reports the excursion beyond its rows.
+#[test]
+fn table_and_polynomial_laws_match_the_linear_law_and_keep_their_energy() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::deformable_sphere(
+        dir.path(),
+        "linear",
+        1.0,
+        0.25,
+        100,
+        TestMode::Dilation,
+        [2.0, 50.0, 0.0],
+        &[],
+    );
+    let (k, k3) = (50.0, 2e5);
+    let rows: Vec<f64> = (0..=20).map(|i| -0.01 + 0.001 * i as f64).collect();
+    let laws = [
+        (
+            "table",
+            grain::InternalForce::Table {
+                interpolation: grain::TableInterpolation::MonotoneCubic,
+                table: grain::ForceTable {
+                    force: rows.iter().map(|e| k * e).collect(),
+                    energy: vec![0.0; rows.len()],
+                    eps: rows.clone(),
+                },
+            },
+        ),
+        (
+            "polynomial",
+            grain::InternalForce::Polynomial(grain::EnergyPolynomial {
+                terms: vec![grain::Monomial {
+                    powers: vec![2],
+                    coefficient: 0.5 * k,
+                }],
+            }),
+        ),
+        (
+            "stiffening",
+            grain::InternalForce::Table {
+                interpolation: grain::TableInterpolation::MonotoneCubic,
+                table: grain::ForceTable {
+                    force: rows.iter().map(|e| k * e + k3 * e * e * e).collect(),
+                    energy: vec![0.0; rows.len()],
+                    eps: rows.clone(),
+                },
+            },
+        ),
+    ];
+    for (name, law) in laws {
+        let mut b = grain::GrainBundle::read(&path).unwrap();
+        b.deformation.as_mut().unwrap().internal_force = law;
+        b.write(&dir.path().join(format!("{name}.grain"))).unwrap();
+    }
+    let run = |bundle: &str, rate: f64| {
+        let mut sim = lone(
+            dir.path(),
+            1e-3,
+            3000,
+            &format!(
+                "bundle = \"{bundle}.grain\"\nposition = [0, 0, 0]\nmodes = {{ amplitudes = [0.0], rates = [{rate}] }}"
+            ),
+        );
+        let mut path = Vec::new();
+        let mut worst: f64 = 0.0;
+        let e0 = sim.energies().total();
+        for _ in 0..3000 {
+            sim.step(false);
+            path.push(sim.bodies[0].modes.as_ref().unwrap().eps[0]);
+            worst = worst.max(sim.ledger.residual(&sim.energies()).abs() / e0);
+        }
+        (path, worst, sim)
+    };
+    // 0.03: an amplitude of 0.006 inside the table; 0.068: about 0.012 with the stiffening.
+    let (reference, _, _) = run("linear", 0.03);
+    for name in ["table", "polynomial"] {
+        let (path, _, _) = run(name, 0.03);
+        let gap = path
+            .iter()
+            .zip(&reference)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        println!("{name}: largest gap to the linear law {gap:.1e}");
+        assert!(gap < 1e-12, "{name}: {gap}");
+    }
+    let (path, worst, sim) = run("stiffening", 0.068);
+    let peak = path.iter().map(|e| e.abs()).fold(0.0, f64::max);
+    println!("stiffening table: peak |eps| {peak:.4}, largest energy residual {worst:.1e}");
+    assert!(peak > 0.01, "the run should leave the table ({peak})");
+    assert!(worst < 1e-4, "{worst}");
+    let x = &sim.extrapolated;
+    assert_eq!(x.len(), 1);
+    assert_eq!(x[0].grain, 0);
+    assert_eq!(x[0].range, (-0.01, 0.01));
+    assert!((x[0].amplitude.abs() - peak).abs() < 1e-3 * peak);
+}
+
+/// `dt = "auto"` with a stiff, damped mode: the modes' limit (crate::timestep) is
+/// `(sqrt(1 + zeta^2) - zeta) / omega` with `omega^2 = K / M + k_patch r^2 / M` (`r` the largest
+/// node displacement per unit amplitude, here the radius) and `zeta = (C + c_patch r^2) / M /
+/// (2 omega)`; it is far below the rigid limit here, so it sets the step.
+#[test]
+fn the_automatic_step_follows_a_stiff_damped_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (m, k, c) = (1e-4, 1e4, 0.5);
+    common::deformable_sphere(
+        dir.path(),
+        "ball",
+        0.5,
+        0.1,
+        100,
+        TestMode::Dilation,
+        [m, k, c],
+        &[],
+    );
+    let sim = common::simulation(
+        dir.path(),
+        "[run]\ndt = \"auto\"\nsafety = 0.3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 100\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\n",
+    );
+    let r2 = sim.shapes[0]
+        .nodes
+        .iter()
+        .map(|x| x.norm_squared())
+        .fold(0.0, f64::max);
+    // The patch: k_n per node on a cap of area 2 pi r (0.01 r), r the bounding radius 0.6.
+    let patch = (sim.shapes[0].node_density * 2.0 * std::f64::consts::PI * 0.6 * 0.006).max(1.0);
+    let omega = (k / m + 100.0 * patch * r2 / m).sqrt();
+    let zeta = c / m / (2.0 * omega);
+    let expected = 0.3 * ((1.0 + zeta * zeta).sqrt() - zeta) / omega;
+    assert!(
+        (sim.dt / expected - 1.0).abs() < 1e-9,
+        "{} vs {expected}",
+        sim.dt
+    );
+}
