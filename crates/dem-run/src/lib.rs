@@ -1,24 +1,38 @@
-//! The LS-DEM solver (PHYSICS.md sections 3, 4 and 6), driven by scene files: rigid grains
-//! whose surface nodes meet each other's level sets and analytic walls. (Modal deformation
-//! degrees of freedom come next: issue #7.)
+//! The LS-DEM solver (PHYSICS.md sections 1-6), driven by scene files: grains whose surface
+//! nodes meet each other's level sets and analytic walls, rigid or deformable through modal
+//! amplitudes (the deformable LS-DEM of Henzel and Karapiperis: Eqs. 1, 36-50 of their paper).
 //!
-//! One step ([`sim::Simulation::step`]), in the rapier manner:
-//! 1. half kick and drift of the free grains (velocity Verlet; rotations by an exact splitting
-//!    of Euler's equations, [`sim`]); prescribed grains and walls moved to the new time;
-//! 2. broad phase: pairs of overlapping bounding spheres by a cell list ([`broad`]), and
-//!    grain-wall pairs;
-//! 3. narrow phase and contact law: surface nodes against level sets, forces and shear
-//!    histories per node ([`narrow`], [`law`]), pairs in parallel;
-//! 4. reduction of the pair forces onto grains and walls in pair order (the same bits for any
-//!    thread count), gravity, local damping;
-//! 5. the second half kick.
+//! One step ([`sim::Simulation::step`]), in the rapier manner, named stages:
+//! 1. integrate (first half): half kick and drift of the free grains (velocity Verlet;
+//!    rotations by an exact splitting of Euler's equations, [`sim`]; modal amplitudes,
+//!    [`modal`]); prescribed grains moved to the new time;
+//! 2. move walls;
+//! 3. contacts: one [`view::View`] of each body (pose, current nodes, reach, level-set
+//!    queries, generalized forces), the broad phase on the views' reach ([`broad`]), the
+//!    narrow phase and the contact law per pair ([`law::ContactLaw`]; [`narrow`]), pairs in
+//!    parallel;
+//! 4. reduce: pair forces onto grains, walls and modes in pair order (the same bits for any
+//!    thread count);
+//! 5. body forces: gravity, local damping, modal internal forces;
+//! 6. integrate (second half): the second half kick (implicit in the modal damping);
+//! 7. account: the energy ledger (work of the boundaries, dissipation).
+//!
+//! Deformable grains ([`modal`], [`view`]): amplitudes `eps_a` and rates per grain, set in the
+//! scene (`modes = { ... }`); surface nodes at `x0 + eps_a Phi_a(x0)`; level sets `rigid`,
+//! `semi-lagrangian` or `precomputed`; the generalized contact forces of Eq. 41 (the node's
+//! grain) and of the contact energy's derivative (the grain whose level set is penetrated);
+//! internal forces `K eps`, a one-mode table or a polynomial energy; modal damping. The
+//! automatic step ([`timestep`]) covers contact patches, viscous and modal damping and modal
+//! frequencies; a run whose energy outgrows its supply stops ([`sim::Ledger::runaway`]).
 //!
 //! Units are the scene's and the bundles' (never converted). Forces are global; a node's
-//! penetration is `d = -phi >= 0` into the other body; a sphere pair's overlap is the total one.
+//! penetration is `d = -phi >= 0` into the other body; a sphere pair's overlap is the total one;
+//! mode vectors are in the grain's local frame, generalized forces in energy per unit amplitude.
 //!
 //! Pages: the scene file ([`scene`]), the run directory and restarts ([`mod@run`]), the contact
-//! laws, one page each ([`law`]: `linear-springs`, `area-tractions`; [`hertz`]:
-//! `hertz-jaeger`), the walls ([`wall`]).
+//! laws, one page each ([`law`]: the interface, `linear-springs`, `area-tractions`; [`hertz`]:
+//! `hertz-jaeger`), the walls ([`wall`]), the modes ([`modal`]), the deformed level sets
+//! ([`view`]), the time step ([`timestep`]).
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;

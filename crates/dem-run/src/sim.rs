@@ -1,19 +1,19 @@
 //! The simulation and its step (PHYSICS.md sections 3, 4 and 6), in the manner of rapier's
 //! `PhysicsPipeline::step`: named stages, each a function, the data flow in one screen
-//! ([`Simulation::step`]):
+//! (`step`):
 //!
-//! 1. [`Simulation::integrate_first_half`]: half kick and drift of the free grains (velocity
+//! 1. `integrate_first_half`: half kick and drift of the free grains (velocity
 //!    Verlet: translations, rotations by an exact splitting of Euler's equations, amplitudes),
 //!    prescribed grains moved to the new time;
-//! 2. [`Simulation::move_walls`];
-//! 3. [`Simulation::contacts`]: one [`View`] of each body, the broad phase on the views'
+//! 2. `move_walls`;
+//! 3. `contacts`: one [`View`] of each body, the broad phase on the views'
 //!    reach, the narrow phase and the contact law per pair (pairs in parallel);
-//! 4. [`Simulation::reduce`]: the pair forces summed onto grains and walls in pair order (the
+//! 4. `reduce`: the pair forces summed onto grains and walls in pair order (the
 //!    same bits for any thread count);
-//! 5. [`Simulation::body_forces`]: gravity first, local damping, the modal internal and
+//! 5. `body_forces`: gravity first, local damping, the modal internal and
 //!    damping forces;
-//! 6. [`Simulation::integrate_second_half`]: the second half kick;
-//! 7. [`Simulation::account`]: the energy ledger (work of walls and prescribed grains,
+//! 6. `integrate_second_half`: the second half kick;
+//! 7. `account`: the energy ledger (work of walls and prescribed grains,
 //!    dissipation).
 
 use std::collections::HashMap;
