@@ -233,23 +233,19 @@ fn side_contacts(
                     q.modes_at(&y, &mut q_modes);
                 }
                 let v_rel = p.node_velocity(k, &x) - q.material_velocity(&x, &q_modes);
-                let f = law.node_force(
-                    -phi,
-                    &n,
-                    g,
-                    &v_rel,
-                    &previous(k as u32),
-                    law.scale(p.shape.areas[k], side.weight),
-                    dt,
-                );
-                let (on_p, on_q, modal_p, modal_q) = split(out, side.side);
-                on_p.0 += f.force;
-                on_p.1 += (x - p.body.position).cross(&f.force);
-                on_q.0 -= f.force;
-                on_q.1 -= (x - q.body.position).cross(&f.force);
-                p.add_node_force(k, &f.force, modal_p);
+                let contact = NodeContact {
+                    k,
+                    x,
+                    d: -phi,
+                    n,
+                    grad_norm: g,
+                    v_rel,
+                    shear: previous(k as u32),
+                };
+                let f = apply(law, side, &contact, Some(&q.body.position), dt, out);
                 if q.is_deformable() {
                     // Elastic part: -dE/d eps through the level set; the rest: virtual work.
+                    let (_, _, _, modal_q) = split(out, side.side);
                     for (m, d) in modal_q.iter_mut().zip(&derivative) {
                         *m -= f.energy_slope * d;
                     }
@@ -268,25 +264,62 @@ fn side_contacts(
                 if phi >= 0.0 {
                     continue;
                 }
-                let v_rel = p.node_velocity(k, &x) - w.velocity;
-                let f = law.node_force(
-                    -phi,
-                    &n,
-                    1.0,
-                    &v_rel,
-                    &previous(k as u32),
-                    law.scale(p.shape.areas[k], side.weight),
-                    dt,
-                );
-                let (on_p, on_q, modal_p, _) = split(out, side.side);
-                on_p.0 += f.force;
-                on_p.1 += (x - p.body.position).cross(&f.force);
-                on_q.0 -= f.force;
-                p.add_node_force(k, &f.force, modal_p);
+                let contact = NodeContact {
+                    k,
+                    x,
+                    d: -phi,
+                    n,
+                    grad_norm: 1.0,
+                    v_rel: p.node_velocity(k, &x) - w.velocity,
+                    shear: previous(k as u32),
+                };
+                let f = apply(law, side, &contact, None, dt, out);
                 tally(out, side, k, -phi, &f, law, record);
             }
         }
     }
+}
+
+/// A node of the giver in contact, as the law takes it.
+struct NodeContact {
+    /// The node.
+    k: usize,
+    /// Its global position.
+    x: Vector3<f64>,
+    /// Penetration `d = -phi`.
+    d: f64,
+    /// Unit normal out of the receiver, global.
+    n: Vector3<f64>,
+    /// `|grad phi|` of the receiver's level set.
+    grad_norm: f64,
+    /// The node's velocity relative to the receiver's material point.
+    v_rel: Vector3<f64>,
+    /// Its previous shear.
+    shear: Vector3<f64>,
+}
+
+/// The law at a node in contact: its force on the giver (force, torque, modes) and the
+/// opposite on the receiver (torque about `centre`, none for a wall).
+fn apply(
+    law: &NodeLaw,
+    side: &Side,
+    c: &NodeContact,
+    centre: Option<&Vector3<f64>>,
+    dt: f64,
+    out: &mut PairOutcome,
+) -> NodeForce {
+    let p = side.giver;
+    let scale = law.scale(p.shape.areas[c.k], side.weight);
+    let f = law.node_force(c.d, &c.n, c.grad_norm, &c.v_rel, &c.shear, scale, dt);
+    let (on_p, on_q, modal_p, _) = split(out, side.side);
+    on_p.0 += f.force;
+    on_p.1 += (c.x - p.body.position).cross(&f.force);
+    on_q.0 -= f.force;
+    if let Some(centre) = centre {
+        on_q.1 -= (c.x - centre).cross(&f.force);
+    }
+    p.add_node_force(c.k, &f.force, modal_p);
+    f
 }
 
 type Wrench = (Vector3<f64>, Vector3<f64>);
