@@ -327,3 +327,77 @@ fn heavy_damping_gets_a_safe_automatic_step_and_an_unsafe_one_is_stopped() {
     .to_string();
     assert!(e.contains("the run became unstable at step"), "{e}");
 }
+
+/// history.csv follows the deformable grains the scene lists (amplitude, rate, generalized
+/// contact and internal forces per mode) next to the energy ledger, and summary.json reports
+/// the residual; a listed grain that is not deformable is refused by its key.
+#[test]
+fn history_follows_the_listed_deformable_grains() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.1, 100);
+    common::deformable_sphere(
+        dir.path(),
+        "soft",
+        0.5,
+        0.1,
+        100,
+        common::TestMode::Dilation,
+        [1.0, 100.0, 0.0],
+        &[],
+    );
+    let scene = |listed: &str| {
+        common::scene_file(
+            dir.path(),
+            &format!(
+                "[run]\ndt = 1e-3\nsteps = 50\n[output]\nhistory_every = 10\nmodal_grains = [{listed}]\n\
+                 [contact]\nlaw = \"linear-springs\"\nkn = 100\n\
+                 [[grains]]\nbundle = \"ball.grain\"\nposition = [5, 0, 0]\n\
+                 [[grains]]\nbundle = \"soft.grain\"\nposition = [0, 0, 0]\nmodes = {{ amplitudes = [0.01] }}\n"
+            ),
+        )
+    };
+    let out = dir.path().join("run");
+    let s = run(&scene("1"), &options(&out, None), &AtomicBool::new(false)).unwrap();
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    let header: Vec<&str> = history.lines().next().unwrap().split(',').collect();
+    assert!(header.ends_with(&[
+        "grain1_eps0",
+        "grain1_rate0",
+        "grain1_feps0",
+        "grain1_fint0"
+    ]));
+    for column in [
+        "kinetic_modal",
+        "elastic_modal",
+        "work_boundaries",
+        "energy_residual",
+    ] {
+        assert!(header.contains(&column), "{column}");
+    }
+    let first: Vec<f64> = history
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let n = first.len();
+    // eps = 0.01 at rest: F_int = K eps = 1, no contact force.
+    assert_eq!(&first[n - 4..], &[0.01, 0.0, 0.0, 1.0]);
+    let elastic = header.iter().position(|c| *c == "elastic_modal").unwrap();
+    assert!((first[elastic] - 0.5 * 100.0 * 1e-4).abs() < 1e-15);
+    assert!(s.energy_residual.abs() < 1e-6, "{}", s.energy_residual);
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("\"table_extrapolation\": []"), "{summary}");
+    let e = run(
+        &scene("0"),
+        &options(&dir.path().join("bad"), None),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("output.modal_grains[0]: grain 0 is not a grain whose modes are on"),
+        "{e}"
+    );
+}
