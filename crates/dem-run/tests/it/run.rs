@@ -349,7 +349,7 @@ fn history_follows_the_listed_deformable_grains() {
         common::scene_file(
             dir.path(),
             &format!(
-                "[run]\ndt = 1e-3\nsteps = 50\n[output]\nhistory_every = 10\nmodal_grains = [{listed}]\n\
+                "[run]\ndt = 1e-3\nsteps = 50\n[output]\nhistory_every = 10\nvtk_every = 50\nmodal_grains = [{listed}]\n\
                  [contact]\nlaw = \"linear-springs\"\nkn = 100\n\
                  [[grains]]\nbundle = \"ball.grain\"\nposition = [5, 0, 0]\n\
                  [[grains]]\nbundle = \"soft.grain\"\nposition = [0, 0, 0]\nmodes = {{ amplitudes = [0.01] }}\n"
@@ -389,6 +389,52 @@ fn history_follows_the_listed_deformable_grains() {
     assert!(s.energy_residual.abs() < 1e-6, "{}", s.energy_residual);
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
     assert!(summary.contains("\"table_extrapolation\": []"), "{summary}");
+    // The first node cloud: the dilated grain's nodes at (1 + eps) x0, its displacement
+    // eps x0, its amplitude eps; the rigid grain's at rest with zeros.
+    use vtkio::model::{Attribute, DataSet, PolyDataPiece, Vtk};
+    let vtk = Vtk::import(out.join("vtk/nodes_0000000000.vtp")).unwrap();
+    let DataSet::PolyData { pieces, .. } = vtk.data else {
+        panic!("not poly data")
+    };
+    let piece: PolyDataPiece = pieces[0].clone().into_loaded_piece_data(None).unwrap();
+    let points: Vec<f64> = piece.points.into_vec().unwrap();
+    let array = |name: &str| -> Vec<f64> {
+        match piece.data.point.iter().find(|a| a.name() == name) {
+            Some(Attribute::DataArray(d)) => d.data.clone().into_vec().unwrap(),
+            other => panic!("{name}: {other:?}"),
+        }
+    };
+    let (grain, displacement, eps) = (array("grain"), array("displacement"), array("eps0"));
+    let soft = grain::GrainBundle::read(&dir.path().join("soft.grain")).unwrap();
+    let first_soft = grain.iter().position(|g| *g == 1.0).unwrap();
+    let mut checked = 0;
+    for (k, g) in grain.iter().enumerate() {
+        let p = &points[3 * k..3 * k + 3];
+        let u = &displacement[3 * k..3 * k + 3];
+        if *g == 0.0 {
+            assert_eq!((u, eps[k]), (&[0.0; 3][..], 0.0));
+            continue;
+        }
+        // The shape sorts nodes into clusters: find this one in the bundle by direction.
+        let x0 = soft
+            .nodes
+            .rows()
+            .into_iter()
+            .map(|r| [r[0], r[1], r[2]])
+            .min_by(|a, b| {
+                let d = |x: &[f64; 3]| (0..3).map(|c| (p[c] / 1.01 - x[c]).powi(2)).sum::<f64>();
+                d(a).total_cmp(&d(b))
+            })
+            .unwrap();
+        for c in 0..3 {
+            assert!((p[c] - 1.01 * x0[c]).abs() < 1e-12, "node {k}");
+            assert!((u[c] - 0.01 * x0[c]).abs() < 1e-14, "node {k}");
+        }
+        assert_eq!(eps[k], 0.01);
+        checked += 1;
+    }
+    assert_eq!(checked, soft.node_count());
+    assert!(first_soft > 0);
     let e = run(
         &scene("0"),
         &options(&dir.path().join("bad"), None),
