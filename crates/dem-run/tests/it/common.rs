@@ -50,16 +50,24 @@ pub enum TestMode {
     Dilation,
     /// `Phi = 0`: a mode no load can reach.
     Zero,
+    /// Two modes: the dilation and a stretch along x, `Phi_2(x) = (x, 0, 0)`.
+    DilationAndStretch,
 }
 
 impl levelset_bake::ModeField for TestMode {
     fn count(&self) -> usize {
-        1
+        match self {
+            TestMode::DilationAndStretch => 2,
+            _ => 1,
+        }
     }
     fn values(&self, x: &nalgebra::Point3<f64>) -> Vec<nalgebra::Vector3<f64>> {
         match self {
             TestMode::Dilation => vec![x.coords],
             TestMode::Zero => vec![nalgebra::Vector3::zeros()],
+            TestMode::DilationAndStretch => {
+                vec![x.coords, nalgebra::Vector3::new(x.x, 0.0, 0.0)]
+            }
         }
     }
 }
@@ -77,6 +85,28 @@ pub fn deformable_sphere(
     [m, k, c]: [f64; 3],
     samples: &[f64],
 ) -> PathBuf {
+    let one = |v: f64| ndarray::Array2::from_elem((1, 1), v);
+    let modal = levelset_bake::Modal {
+        mass: one(m),
+        stiffness: one(k),
+        damping: one(c),
+        internal_force: grain::InternalForce::Linear,
+    };
+    deformable_sphere_with(dir, name, radius, spacing, nodes, mode, modal, samples)
+}
+
+/// The same with any modal matrices (as many modes as `mode` has).
+#[allow(clippy::too_many_arguments)]
+pub fn deformable_sphere_with(
+    dir: &Path,
+    name: &str,
+    radius: f64,
+    spacing: f64,
+    nodes: usize,
+    mode: TestMode,
+    modal: levelset_bake::Modal,
+    samples: &[f64],
+) -> PathBuf {
     let options = BakeOptions {
         spacing,
         pad_cells: 3,
@@ -87,12 +117,6 @@ pub fn deformable_sphere(
         open: OpenMesh::Refuse,
     };
     let mut baked = bake_primitive(&Primitive::Sphere { radius }, &options).unwrap();
-    let modal = levelset_bake::Modal {
-        mass: ndarray::Array2::from_elem((1, 1), m),
-        stiffness: ndarray::Array2::from_elem((1, 1), k),
-        damping: ndarray::Array2::from_elem((1, 1), c),
-        internal_force: grain::InternalForce::Linear,
-    };
     levelset_bake::attach_modes(&mut baked, &mode, modal, samples).unwrap();
     let path = dir.join(format!("{name}.grain"));
     baked.bundle.write(&path).unwrap();
