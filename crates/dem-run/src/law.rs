@@ -62,7 +62,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::{Body, Shape};
 use crate::hertz::{HertzJaeger, SpherePair};
 use crate::narrow::{self, NodeShear, PairKey, PairOutcome};
-use crate::scene::{Contact, LawKind, NodeRoles};
+use crate::scene::{Contact, LawKind};
 use crate::view::View;
 use crate::wall::Wall;
 
@@ -106,8 +106,9 @@ pub struct Pair<'a> {
     pub a: &'a View<'a>,
     /// The partner.
     pub b: Against<'a>,
-    /// Which grain gives the nodes in a grain pair.
-    pub roles: NodeRoles,
+    /// Which body gives the nodes in a grain pair ([`crate::narrow::a_gives`]; unused for
+    /// walls).
+    pub a_gives: Option<bool>,
     /// Keep node forces for output.
     pub record: bool,
 }

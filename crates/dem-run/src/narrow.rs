@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::Cluster;
 use crate::law::{Against, NodeForce, NodeLaw, Pair};
 use crate::modal::PerMode;
-use crate::scene::NodeRoles;
+use crate::scene::{NodeRole, NodeRoles};
 use crate::view::View;
 use crate::wall::Wall;
 
@@ -159,11 +159,7 @@ pub fn node_pair(law: &NodeLaw, pair: &Pair, old: &[NodeShear], dt: f64) -> Pair
             let Partner::Body(j) = pair.key.b else {
                 unreachable!("a body partner has a body key")
             };
-            let a_gives = match pair.roles {
-                NodeRoles::Both => None,
-                // The finer sampling gives nodes; ties go to the lower index (a).
-                NodeRoles::Finer => Some(a.shape.node_density >= b.shape.node_density),
-            };
+            let a_gives = pair.a_gives;
             let weight = if a_gives.is_none() { 0.5 } else { 1.0 };
             if a_gives != Some(false) {
                 let s = side(0, pair.key.a, a, weight);
@@ -176,6 +172,27 @@ pub fn node_pair(law: &NodeLaw, pair: &Pair, old: &[NodeShear], dt: f64) -> Pair
         }
     }
     out
+}
+
+/// Which body of a grain pair gives the nodes: `Some(true)` body `a`, `Some(false)` its
+/// partner, `None` both (each weighted 1/2). A grain's own role decides unless its partner claims
+/// the same one; otherwise the scene's rule, where the finer sampling gives (ties: `a`).
+pub fn a_gives(
+    rule: NodeRoles,
+    (role_a, density_a): (Option<NodeRole>, f64),
+    (role_b, density_b): (Option<NodeRole>, f64),
+) -> Option<bool> {
+    use NodeRole::{Give, Receive};
+    match (role_a, role_b) {
+        (Some(Give), b) if b != Some(Give) => Some(true),
+        (Some(Receive), b) if b != Some(Receive) => Some(false),
+        (None, Some(Give)) => Some(false),
+        (None, Some(Receive)) => Some(true),
+        _ => match rule {
+            NodeRoles::Both => None,
+            NodeRoles::Finer => Some(density_a >= density_b),
+        },
+    }
 }
 
 /// Tests the nodes of one side against the receiver and adds their forces to `out`. `old` is

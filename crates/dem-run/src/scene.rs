@@ -38,6 +38,8 @@
 //! motion = { velocity = [0, 0, -1] }  # optional prescribed motion (see Motion)
 //! # deformable bundles only (see ModesSpec): the modal state and how the level set follows it
 //! modes = { levelset = "semi-lagrangian", amplitudes = [0.0], rates = [0.0], damping = "bundle" }
+//! nodes = "give"         # optional: this grain's nodes ("give") or level set ("receive") in its
+//!                        # grain pairs, unless the partner claims the same role (see NodeRole)
 //!
 //! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart
 //! bundle = "sphere.grain"
@@ -218,6 +220,18 @@ pub enum NodeRoles {
     Finer,
 }
 
+/// A grain's own node role (`nodes = "give"` or `"receive"` on `[[grains]]`), the paper's
+/// master/slave choice. It decides a pair when the partner does not claim the same role; pairs
+/// of two grains with the same role, or none, follow `[contact] nodes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeRole {
+    /// Its surface nodes are tested against the partner's level set.
+    Give,
+    /// Its level set receives the partner's nodes.
+    Receive,
+}
+
 /// `[contact]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -287,6 +301,8 @@ pub struct GrainSpec {
     pub motion: Option<Motion>,
     /// Its modes (deformable bundles only; absent: active, semi-Lagrangian, at rest).
     pub modes: Option<ModesSpec>,
+    /// Its node role in grain pairs (default: the `[contact] nodes` rule).
+    pub nodes: Option<NodeRole>,
 }
 
 /// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle

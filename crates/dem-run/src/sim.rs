@@ -28,8 +28,8 @@ use crate::body::{Body, Drive, Shape};
 use crate::broad;
 use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
 use crate::modal::{InternalLaw, Modes, PerMode, refill};
-use crate::narrow::{NodeRecord, PairKey, PairOutcome, Partner};
-use crate::scene::{ModesSpec, NodeRoles, Scene, SceneError, TimeStep};
+use crate::narrow::{self, NodeRecord, PairKey, PairOutcome, Partner};
+use crate::scene::{ModesSpec, NodeRole, NodeRoles, Scene, SceneError, TimeStep};
 use crate::timestep;
 use crate::view::View;
 use crate::wall::Wall;
@@ -172,8 +172,10 @@ pub struct Simulation {
     pub histories: Histories,
     /// The contact law.
     pub law: Box<dyn ContactLaw>,
-    /// Node roles in grain pairs.
+    /// Node roles in grain pairs: the scene's rule.
     pub roles: NodeRoles,
+    /// Each body's own node role (`[[grains]] nodes`).
+    pub node_roles: Vec<Option<NodeRole>>,
     /// Cundall's local damping fraction.
     pub local_damping: f64,
     /// Gravity.
@@ -307,6 +309,7 @@ impl Simulation {
         };
         let mut bodies = Vec::new();
         let mut modal_specs: Vec<(Option<&ModesSpec>, String)> = Vec::new();
+        let mut node_roles = Vec::new();
         for (i, g) in scene.grains.iter().enumerate() {
             let shape = shape_of(&g.bundle, format!("grains[{i}].bundle"))?;
             let drive = match &g.motion {
@@ -325,6 +328,7 @@ impl Simulation {
                 drive,
             ));
             modal_specs.push((g.modes.as_ref(), format!("grains[{i}].modes")));
+            node_roles.push(g.nodes);
         }
         for (i, l) in scene.lattices.iter().enumerate() {
             let shape = shape_of(&l.bundle, format!("lattices[{i}].bundle"))?;
@@ -343,6 +347,7 @@ impl Simulation {
                             Drive::Free,
                         ));
                         modal_specs.push((l.modes.as_ref(), format!("lattices[{i}].modes")));
+                        node_roles.push(None);
                     }
                 }
             }
@@ -359,6 +364,7 @@ impl Simulation {
             histories: Histories::new(),
             law,
             roles: scene.contact.nodes,
+            node_roles,
             local_damping: scene.contact.local_damping,
             gravity: Vector3::from(scene.run.gravity),
             dt: 0.0,
@@ -501,11 +507,21 @@ impl Simulation {
                 Partner::Body(j) => Against::Body(&views[j as usize]),
                 Partner::Wall(w) => Against::Wall(&self.walls[w as usize]),
             };
+            let role = |i: usize| {
+                let b = &self.bodies[i];
+                (self.node_roles[i], shapes[b.shape].node_density)
+            };
+            let a_gives = match key.b {
+                Partner::Body(j) => {
+                    narrow::a_gives(self.roles, role(key.a as usize), role(j as usize))
+                }
+                Partner::Wall(_) => Some(true),
+            };
             let pair = Pair {
                 key: *key,
                 a: &views[key.a as usize],
                 b,
-                roles: self.roles,
+                a_gives,
                 record,
             };
             self.law.pair(&pair, old, dt)

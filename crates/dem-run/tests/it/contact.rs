@@ -189,7 +189,8 @@ fn one_sided(ra: f64, rb: f64, d: f64, kn: f64) -> f64 {
     kn * sum * h / 3.0
 }
 
-/// Which grain gives the nodes (`nodes = "finer"`): spheres of radii 1 and 0.6 overlapping by
+/// Which grain gives the nodes (`nodes = "finer"`, or each grain's own `nodes = "give"` /
+/// `"receive"`, which decide unless both claim the same role): spheres of radii 1 and 0.6 overlapping by
 /// h = 0.05, area tractions. Swapping the node densities swaps the node giver. Each one-sided
 /// force must approach its own continuum limit (the traction integrated over the giver's cap,
 /// by quadrature); the two limits differ by O(h / R), 3.5 % here, a discretization error of the
@@ -204,20 +205,46 @@ fn exchanging_the_node_roles_changes_the_force_within_discretization_error() {
     common::sphere(dir.path(), "small_fine", r2, 0.025, 7_200);
     common::sphere(dir.path(), "small_coarse", r2, 0.025, 4_300);
     let d = r1 + r2 - h;
-    let force = |big: &str, small: &str, roles: &str| {
+    // `own`: the grains' own roles (`[[grains]] nodes`), which override the scene's rule.
+    let force_with = |big: &str, small: &str, roles: &str, own: [&str; 2]| {
         let sim = common::simulation(
             dir.path(),
             &format!(
                 "[run]\ndt = 1e-4\nsteps = 1\n[contact]\nlaw = \"area-tractions\"\nkn = {kn}\nnodes = \"{roles}\"\n\
-                 [[grains]]\nbundle = \"{big}.grain\"\nposition = [0, 0, 0]\n\
-                 [[grains]]\nbundle = \"{small}.grain\"\nposition = [{d}, 0, 0]\n"
+                 [[grains]]\nbundle = \"{big}.grain\"\nposition = [0, 0, 0]\n{}\
+                 [[grains]]\nbundle = \"{small}.grain\"\nposition = [{d}, 0, 0]\n{}",
+                own[0], own[1]
             ),
         );
         -sim.bodies[0].force.x
     };
+    let force = |big: &str, small: &str, roles: &str| force_with(big, small, roles, ["", ""]);
     let big_gives = force("big_fine", "small_coarse", "finer");
     let small_gives = force("big_coarse", "small_fine", "finer");
     let both = force("big_fine", "small_fine", "both");
+    // The same level sets (same primitive, same grid) and the same giver: the same bits.
+    let give = "nodes = \"give\"\n";
+    let receive = "nodes = \"receive\"\n";
+    assert_eq!(
+        force_with("big_coarse", "small_fine", "both", ["", give]),
+        small_gives
+    );
+    assert_eq!(
+        force_with("big_coarse", "small_fine", "both", [receive, ""]),
+        small_gives
+    );
+    assert_eq!(
+        force_with("big_fine", "small_coarse", "finer", [give, give]),
+        big_gives
+    );
+    assert_eq!(
+        force_with("big_coarse", "small_fine", "finer", [receive, give]),
+        small_gives
+    );
+    assert_eq!(
+        force_with("big_fine", "small_fine", "both", [give, give]),
+        both
+    );
     let (big_exact, small_exact) = (one_sided(r1, r2, d, kn), one_sided(r2, r1, d, kn));
     println!(
         "big sphere's nodes {big_gives:.4} (limit {big_exact:.4}, {:+.2} %), small sphere's {small_gives:.4} (limit {small_exact:.4}, {:+.2} %), both {both:.4} (mean limit {:.4}, {:+.2} %)",
