@@ -33,6 +33,10 @@ pub struct Shape {
     /// Radius of a sphere about the centre of mass enclosing the grain: the farthest node plus
     /// one grid spacing (the surface between nodes may reach slightly farther).
     pub bounding_radius: f64,
+    /// The farthest node's distance from each principal axis (local x, y, z) plus one grid
+    /// spacing: the lever arm of a contact force about that axis (the time step's rotational
+    /// inertia, [`crate::timestep`]).
+    pub axis_reach: [f64; 3],
     /// Nodes per unit surface area (for the `finer` node-role rule).
     pub node_density: f64,
     /// The radius, if the grain is a sphere: every node at that distance from the centre to
@@ -130,7 +134,14 @@ impl Shape {
                 b.levelset.spec().spacing,
             )?),
         };
+        let h = b.levelset.spec().spacing;
+        let axis_reach = [0, 1, 2].map(|i| {
+            let (j, k) = ((i + 1) % 3, (i + 2) % 3);
+            let far = nodes.iter().map(|n| n[j].hypot(n[k])).fold(0.0, f64::max);
+            far + h
+        });
         Ok(Shape {
+            axis_reach,
             lipschitz: edge_lipschitz(&b.levelset),
             modal,
             sphere_radius,

@@ -10,8 +10,10 @@
 //! below `2 / omega`.
 //!
 //! The oscillators:
-//! - each free grain against its stiffest contact: `m_eff` half the smaller of its mass and
-//!   `I_min / r^2` (`r` its bounding radius: rotation sees that inertia), `k` and `c` from the
+//! - each free grain against its stiffest contact: `m_eff` half the smallest of its mass and
+//!   `I_i / r_i^2` (`r_i` the farthest node's distance from principal axis `i`: a force at a node
+//!   turning the grain about that axis sees that inertia; for a slender grain the axis along it
+//!   has a small `I_i` but a small lever too), `k` and `c` from the
 //!   contact law ([`ContactLaw::stiffness`]: a patch of nodes for the node laws, Hertz for
 //!   spheres), given the largest patch and penetration of the initial state;
 //! - each free deformable grain's modes: `omega^2 = omega_max^2 + k_contact r^2 / lambda_min(M)`,
@@ -62,9 +64,10 @@ pub fn critical_step(
     let mut dt = f64::INFINITY;
     for b in bodies.iter().filter(|b| b.is_free()) {
         let s = &shapes[b.shape];
-        let i_min = s.moments.iter().copied().fold(f64::INFINITY, f64::min);
-        let r = s.bounding_radius;
-        let m_eff = 0.5 * s.mass.min(i_min / (r * r));
+        let m_eff = 0.5
+            * (0..3)
+                .map(|i| s.moments[i] / (s.axis_reach[i] * s.axis_reach[i]))
+                .fold(s.mass, f64::min);
         let (k, c) = law.stiffness(s, patch, overlap);
         dt = dt.min(oscillator_step(m_eff, k, c));
         if let (Some(m), Some(modal)) = (&b.modes, &s.modal) {

@@ -447,3 +447,61 @@ fn history_follows_the_listed_deformable_grains() {
         "{e}"
     );
 }
+
+/// A slender grain's automatic step sees the lever arm of each principal axis: a 20 x 1 x 1 box
+/// turning about its long axis has a small inertia but a lever of only half its diagonal. The
+/// step is `safety sqrt(m_eff / k)` with `m_eff = min(m, I_i / r_i^2) / 2`, the moments from the
+/// closed form of a box (`I_x = m (b^2 + c^2) / 12`), `r_i` the farthest node's distance from
+/// axis `i` plus a grid spacing; with the bounding radius for every axis the step would be 10 x
+/// smaller.
+#[test]
+fn a_slender_grain_gets_the_step_of_its_own_lever_arms() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = 0.25;
+    common::bake(
+        dir.path(),
+        "rod",
+        levelset_bake::Primitive::Cuboid {
+            half: [10.0, 0.5, 0.5],
+        },
+        h,
+        800,
+    );
+    let sim = common::simulation(
+        dir.path(),
+        "[run]\ndt = \"auto\"\nsafety = 1\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\n\
+         [[grains]]\nbundle = \"rod.grain\"\nposition = [0, 0, 0]\n",
+    );
+    let shape = &sim.shapes[0];
+    let m = 20.0;
+    let moments = [
+        m * (1.0 + 1.0) / 12.0,
+        m * (400.0 + 1.0) / 12.0,
+        m * (400.0 + 1.0) / 12.0,
+    ];
+    // The farthest nodes are the box's corners.
+    let reach = [
+        0.5f64.hypot(0.5) + h,
+        10.0f64.hypot(0.5) + h,
+        10.0f64.hypot(0.5) + h,
+    ];
+    let m_eff = 0.5
+        * (0..3)
+            .map(|i| moments[i] / reach[i].powi(2))
+            .fold(m, f64::min);
+    let (k, _) = sim.law.stiffness(shape, 0.0, 0.0);
+    let expected = (m_eff / k).sqrt();
+    println!("dt {:.6e}, expected {expected:.6e}, m_eff {m_eff}", sim.dt);
+    assert!(
+        (sim.dt / expected - 1.0).abs() < 1e-6,
+        "{} vs {expected}",
+        sim.dt
+    );
+    let r = shape.bounding_radius;
+    let old = (0.5 * moments[0] / (r * r) / k).sqrt();
+    assert!(
+        sim.dt > 10.0 * old,
+        "{} vs the bounding radius' {old}",
+        sim.dt
+    );
+}
