@@ -28,7 +28,8 @@ pub struct ForceTable {
 struct Row {
     eps: f64,
     force: f64,
-    energy: f64,
+    #[serde(default)]
+    energy: Option<f64>,
 }
 
 impl ForceTable {
@@ -62,7 +63,22 @@ impl ForceTable {
         Ok(())
     }
 
-    /// Reads and validates a table; errors name the file and line.
+    /// A table of forces alone, its energies the exact integrals from 0 of the monotone cubic
+    /// interpolant ([`TableLaw`]), so that `U(0) = 0`. Panics on an invalid table (fewer than 2
+    /// rows, non-increasing or non-finite values): validate first.
+    pub fn from_forces(eps: Vec<f64>, force: Vec<f64>) -> ForceTable {
+        let mut table = ForceTable {
+            energy: vec![0.0; eps.len()],
+            eps,
+            force,
+        };
+        let law = TableLaw::new(&table, TableInterpolation::MonotoneCubic);
+        table.energy = table.eps.iter().map(|&e| law.energy(e)).collect();
+        table
+    }
+
+    /// Reads and validates a table; errors name the file and line. The `energy` column may be
+    /// left out (in every row): the energies are then those of [`ForceTable::from_forces`].
     pub fn read_csv(path: &Path) -> Result<ForceTable> {
         let mut reader = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
@@ -74,15 +90,26 @@ impl ForceTable {
             force: vec![],
             energy: vec![],
         };
+        let mut missing = Vec::new();
         for row in reader.deserialize::<Row>() {
             let row = row.map_err(|e| csv_error(path, e))?;
             table.eps.push(row.eps);
             table.force.push(row.force);
-            table.energy.push(row.energy);
+            missing.push(row.energy.is_none());
+            table.energy.push(row.energy.unwrap_or(0.0));
         }
-        table
-            .validate()
-            .map_err(|m| FormatError::invalid(path, "internal force table", m))?;
+        let invalid = |m| FormatError::invalid(path, "internal force table", m);
+        let forces_only = missing.iter().all(|&m| m);
+        if let Some(row) = missing.iter().position(|&m| m).filter(|_| !forces_only) {
+            return Err(invalid(format!(
+                "row {}: no energy (give the energy column in every row, or in none)",
+                row + 1
+            )));
+        }
+        table.validate().map_err(invalid)?;
+        if forces_only {
+            table = ForceTable::from_forces(table.eps, table.force);
+        }
         Ok(table)
     }
 
@@ -97,7 +124,7 @@ impl ForceTable {
                     .serialize(Row {
                         eps: self.eps[i],
                         force: self.force[i],
-                        energy: self.energy[i],
+                        energy: Some(self.energy[i]),
                     })
                     .map_err(std::io::Error::other)?;
             }
@@ -113,7 +140,7 @@ fn csv_error(path: &Path, e: csv::Error) -> FormatError {
         .unwrap_or_default();
     FormatError::Parse {
         path: path.to_path_buf(),
-        message: format!("{line}{e} (expected columns eps,force,energy)"),
+        message: format!("{line}{e} (expected columns eps,force[,energy])"),
     }
 }
 
@@ -352,6 +379,23 @@ mod tests {
             force: eps.iter().map(|&e| force(e)).collect(),
             energy: vec![0.0; eps.len()],
         }
+    }
+
+    /// A table read without its energy column gets the exact integral of its interpolant:
+    /// for linear data `F = 3 eps + 1` that is `3/2 eps^2 + eps` (closed form); a column given
+    /// in some rows only is refused with the row.
+    #[test]
+    fn a_table_of_forces_alone_gets_its_exact_energies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("forces.csv");
+        std::fs::write(&path, "# comment\neps,force\n-1,-2\n0,1\n0.5,2.5\n2,7\n").unwrap();
+        let t = ForceTable::read_csv(&path).unwrap();
+        for (e, u) in t.eps.iter().zip(&t.energy) {
+            assert!((u - (1.5 * e * e + e)).abs() < 1e-14, "{e}: {u}");
+        }
+        std::fs::write(&path, "eps,force,energy\n0,0,0\n1,1,\n").unwrap();
+        let e = ForceTable::read_csv(&path).unwrap_err().to_string();
+        assert!(e.contains("row 2: no energy"), "{e}");
     }
 
     #[test]

@@ -9,7 +9,10 @@
 //! - [`BendingMode`]: the analytic bending mode of PHYSICS.md section 2 (paper Eq. 51), defined
 //!   everywhere by its formula.
 
-use grain::{Deformation, InternalForce, ModesBundle, RigidTransform, SampledLevelSet};
+use grain::{
+    Deformation, ForceTable, InternalForce, ModesBundle, RigidTransform, SampledLevelSet,
+    TableInterpolation, TableLaw,
+};
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
 use rayon::prelude::*;
@@ -255,8 +258,20 @@ pub fn attach_modes(
 pub enum ModeSource {
     /// A rigid grain.
     None,
-    /// A modes bundle on the grain's FEM mesh.
-    Bundle(std::path::PathBuf),
+    /// A modes bundle on the grain's FEM mesh, with what replaces its own data.
+    Bundle {
+        /// The bundle directory.
+        dir: std::path::PathBuf,
+        /// One mode only: its modal mass instead of the bundle's (mass scaling, as the paper's
+        /// Table 2 does).
+        mass: Option<f64>,
+        /// One mode only: its internal force instead of the bundle's, as a table of `eps,force`
+        /// (the energy column optional, see `grain::ForceTable::read_csv`) and a factor on
+        /// `eps` (a table given in units of a length, such as the paper's in units of the
+        /// radius). The modal stiffness `K` becomes the table's tangent at its last row (the
+        /// paper's `K_g` of a numerical mode, Section 4.2).
+        table: Option<(std::path::PathBuf, f64)>,
+    },
     /// The analytic bending mode, with its modal mass and stiffness given, or from the closed
     /// forms (box grains only; the stiffness needs Young's modulus and Poisson's ratio).
     Bending {
@@ -312,15 +327,57 @@ impl ModeRequest {
                 "--samples",
                 "needs --modes or --bending-mode",
             )),
-            ModeSource::Bundle(dir) => {
+            ModeSource::Bundle { dir, mass, table } => {
                 let bundle = ModesBundle::read(dir)?;
                 let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame);
-                let modal = Modal {
-                    damping: damping(&bundle.stiffness),
+                let one_mode = |flag: &str| {
+                    if bundle.mass.nrows() == 1 {
+                        Ok(())
+                    } else {
+                        Err(BakeError::parameter(
+                            flag,
+                            format!(
+                                "replaces the data of one mode; {} has {}",
+                                dir.display(),
+                                bundle.mass.nrows()
+                            ),
+                        ))
+                    }
+                };
+                let mut modal = Modal {
+                    damping: Array2::zeros((0, 0)),
                     mass: bundle.mass.clone(),
                     stiffness: bundle.stiffness.clone(),
                     internal_force: bundle.internal_force.clone(),
                 };
+                if let Some(m) = mass {
+                    one_mode("--modal-mass")?;
+                    if !(m.is_finite() && *m > 0.0) {
+                        return Err(BakeError::parameter("--modal-mass", "a positive number"));
+                    }
+                    modal.mass = Array2::from_elem((1, 1), *m);
+                }
+                if let Some((path, scale)) = table {
+                    one_mode("--internal-force")?;
+                    if !(scale.is_finite() && *scale > 0.0) {
+                        return Err(BakeError::parameter(
+                            "--table-eps-scale",
+                            "a positive number",
+                        ));
+                    }
+                    let t = ForceTable::read_csv(path)?;
+                    let t =
+                        ForceTable::from_forces(t.eps.iter().map(|e| e * scale).collect(), t.force);
+                    let interpolation = TableInterpolation::MonotoneCubic;
+                    let last = *t.eps.last().expect("a valid table has rows");
+                    let k = TableLaw::new(&t, interpolation).tangent(last);
+                    modal.stiffness = Array2::from_elem((1, 1), k);
+                    modal.internal_force = InternalForce::Table {
+                        interpolation,
+                        table: t,
+                    };
+                }
+                modal.damping = damping(&modal.stiffness);
                 attach_modes(baked, &field, modal, &self.samples)
             }
             ModeSource::Bending {

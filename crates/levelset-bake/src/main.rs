@@ -142,18 +142,27 @@ struct DeformArgs {
     /// undeformed surface (amplitude 0) is added.
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     samples: Vec<f64>,
-    /// Modal mass of the bending mode (default: the closed form for a box).
+    /// Modal mass of the bending mode (default: the closed form for a box), or of the one mode
+    /// of a --modes bundle (instead of its own).
     #[arg(long)]
     modal_mass: Option<f64>,
+    /// With --modes (one mode): the internal force from this CSV table (`eps,force`, the
+    /// `energy` column optional) instead of the bundle's; K becomes its tangent at the last row.
+    #[arg(long, requires = "modes")]
+    internal_force: Option<PathBuf>,
+    /// Multiplies the --internal-force table's eps (a table in units of a length, such as the
+    /// paper's in units of the sphere radius).
+    #[arg(long, requires = "internal_force", default_value_t = 1.0)]
+    table_eps_scale: f64,
     /// Modal stiffness of the bending mode (default: the closed form for a box, from
     /// --youngs-modulus and --poisson).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "modes")]
     modal_stiffness: Option<f64>,
     /// Young's modulus, for the bending mode's closed-form stiffness.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "modes")]
     youngs_modulus: Option<f64>,
     /// Poisson's ratio, for the bending mode's closed-form stiffness.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "modes")]
     poisson: Option<f64>,
     /// Modal damping C = VALUE * identity.
     #[arg(long, conflicts_with = "damping_beta")]
@@ -175,7 +184,14 @@ fn parse_axis(s: &str) -> Result<usize, String> {
 impl DeformArgs {
     fn request(&self) -> ModeRequest {
         let source = match (&self.modes, self.bending_mode) {
-            (Some(dir), _) => ModeSource::Bundle(dir.clone()),
+            (Some(dir), _) => ModeSource::Bundle {
+                dir: dir.clone(),
+                mass: self.modal_mass,
+                table: self
+                    .internal_force
+                    .clone()
+                    .map(|path| (path, self.table_eps_scale)),
+            },
             (None, Some(length)) => ModeSource::Bending {
                 mode: BendingMode {
                     length,

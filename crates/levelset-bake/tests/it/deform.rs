@@ -312,3 +312,56 @@ fn fem_modes_are_interpolated_inside_and_extended_outside() {
         }
     }
 }
+
+/// A one-mode FEM bundle with its mass and internal force replaced (the paper's Table 2: the
+/// lookup table of Appendix B, eps in units of the radius, and a scaled modal mass): the table's
+/// eps are scaled, its energies are the integrals of the interpolant (closed form for linear
+/// data: `F = 4 e + 2` gives `U = 2 e^2 + 2 e`), `K` is its tangent at the last row, the damping
+/// proportional to that `K`; the flags are refused for what they cannot replace.
+#[test]
+fn a_fem_mode_takes_a_given_mass_and_internal_force_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let (deck, modes, _) = cube_modes(dir.path());
+    let table = dir.path().join("table.csv");
+    // In units of 0.5: eps 0, 1, 2, 4 -> 0, 0.5, 1, 2; F = 4 e + 2 in the scaled eps.
+    std::fs::write(&table, "eps,force\n0,2\n1,4\n2,6\n4,10\n").unwrap();
+    let out = dir.path().join("cube.grain");
+    let bake = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+            .args(["mesh", deck.to_str().unwrap(), "--spacing", "0.5"])
+            .args(["--modes", modes.to_str().unwrap(), "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let run = bake(&[
+        "--modal-mass",
+        "1e5",
+        "--internal-force",
+        table.to_str().unwrap(),
+        "--table-eps-scale",
+        "0.5",
+        "--damping-beta",
+        "0.1",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let d = GrainBundle::read(&out).unwrap().deformation.unwrap();
+    assert_eq!(d.modal_mass[[0, 0]], 1e5);
+    assert!((d.modal_stiffness[[0, 0]] - 4.0).abs() < 1e-12);
+    assert!((d.modal_damping[[0, 0]] - 0.4).abs() < 1e-12);
+    let InternalForce::Table { table: t, .. } = &d.internal_force else {
+        panic!("a table: {:?}", d.internal_force)
+    };
+    assert_eq!(t.eps, [0.0, 0.5, 1.0, 2.0]);
+    for (e, u) in t.eps.iter().zip(&t.energy) {
+        assert!((u - (2.0 * e * e + 2.0 * e)).abs() < 1e-12, "{e}: {u}");
+    }
+    let refused = bake(&["--modal-stiffness", "3"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--modal-stiffness"));
+}
