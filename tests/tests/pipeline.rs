@@ -20,10 +20,8 @@ fn failing_stages_write_nothing_and_unbuilt_tools_say_so() {
         0,
         "dem-run wrote something"
     );
-    for command in ["validate", "demo"] {
-        let out = Command::new(binary("xtask")).arg(command).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "xtask {command}");
-    }
+    let out = Command::new(binary("xtask")).arg("demo").output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "xtask demo");
 }
 
 #[test]

@@ -6,11 +6,13 @@
 //! - `fem <case>`: regenerates shipped FEM data with CalculiX (see [`fem`]);
 //! - `bench [dem|jaeger|mode-extract]`: the benchmarks (`cargo bench` of those crates, in
 //!   release mode), each printing its figures side by side;
-//! - `validate`, `demo`: not built yet; they say so and exit with code 2.
+//! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
+//! - `demo`: not built yet; it says so and exits with code 2.
 
 mod fem;
 mod pipeline;
 mod plot;
+mod validate;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -48,8 +50,25 @@ enum Cmd {
         /// The case.
         case: String,
     },
-    /// Run the validation cases of PHYSICS.md (not built yet).
-    Validate,
+    /// Run the paper's validation cases (data/validation/CASE), print the table, write the
+    /// report and plots; exit 1 when a row fails.
+    Validate {
+        /// The cases (default: all): bending.
+        cases: Vec<String>,
+        /// The quick variant (the default): faster loading, checked to stay quasi-static.
+        #[arg(long, conflicts_with = "full")]
+        quick: bool,
+        /// The paper's own protocol (long: minutes per case).
+        #[arg(long)]
+        full: bool,
+        /// Run the stage binaries found in this directory instead of building them in release
+        /// mode first.
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
+        /// The data directory holding validation/ (default: the workspace's data/).
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
     /// Run the benchmarks: dem (the solver), jaeger (the contact law), mode-extract; all when
     /// none is named.
     Bench {
@@ -131,7 +150,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 dir.display(),
                 pipeline.stages.len()
             );
-            match pipeline.run(&dir, &path, force, &mut std::io::stdout())? {
+            match pipeline.run(&dir, &path, force, None, &mut std::io::stdout())? {
                 Outcome::Done => Ok(ExitCode::SUCCESS),
                 Outcome::Failed { code, .. } => Ok(ExitCode::from(u8::try_from(code).unwrap_or(1))),
             }
@@ -165,7 +184,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Validate | Cmd::Demo => {
+        Cmd::Validate {
+            cases,
+            quick: _,
+            full,
+            bin_dir,
+            data,
+        } => {
+            let variant = if full {
+                validate::Variant::Full
+            } else {
+                validate::Variant::Quick
+            };
+            let data = data.unwrap_or_else(|| workspace_root().join("data"));
+            let path = stage_path(bin_dir)?;
+            Ok(if validate::validate(&data, &cases, variant, &path)? {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Demo => {
             eprintln!("xtask: this command is not built yet; nothing was run");
             Ok(ExitCode::from(2))
         }

@@ -48,6 +48,10 @@ pub struct Stage {
     pub inputs: Vec<PathBuf>,
     /// Files or directories the command writes; at least one.
     pub outputs: Vec<PathBuf>,
+    /// Variants the stage belongs to (such as `quick` or `full`): a run that selects tags runs
+    /// the stages whose tags are all selected, and the untagged ones.
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// Why a stage runs.
@@ -118,12 +122,14 @@ impl Pipeline {
     }
 
     /// Runs the stages in `case_dir`, with `path_prefix` put in front of `PATH` (where the
-    /// workspace binaries are). Log lines go to `log`.
+    /// workspace binaries are); `tags`: the selected tags (`None`: every stage). Log lines go
+    /// to `log`.
     pub fn run(
         &self,
         case_dir: &Path,
         path_prefix: &[PathBuf],
         force: bool,
+        tags: Option<&[&str]>,
         log: &mut dyn std::io::Write,
     ) -> Result<Outcome> {
         let mut path_var: Vec<PathBuf> = path_prefix.to_vec();
@@ -132,8 +138,12 @@ impl Pipeline {
         ));
         let path_var = std::env::join_paths(path_var)?;
 
-        for (i, stage) in self.stages.iter().enumerate() {
-            let label = format!("[{}/{}] {}", i + 1, self.stages.len(), stage.name);
+        let selected = |stage: &&Stage| {
+            tags.is_none_or(|t| stage.tags.iter().all(|s| t.contains(&s.as_str())))
+        };
+        let stages: Vec<&Stage> = self.stages.iter().filter(selected).collect();
+        for (i, stage) in stages.iter().enumerate() {
+            let label = format!("[{}/{}] {}", i + 1, stages.len(), stage.name);
             let reason = if force {
                 Some(Reason::Forced)
             } else {
@@ -294,7 +304,7 @@ mod tests {
     fn run(p: &Pipeline, dir: &Path, force: bool) -> (Vec<String>, String, Outcome) {
         let _ = fs::remove_file(dir.join("ran.log"));
         let mut log = Vec::new();
-        let outcome = p.run(dir, &[], force, &mut log).unwrap();
+        let outcome = p.run(dir, &[], force, None, &mut log).unwrap();
         let ran = fs::read_to_string(dir.join("ran.log")).unwrap_or_default();
         (
             ran.lines().map(String::from).collect(),
@@ -311,6 +321,40 @@ mod tests {
         {
             set_time(&dir.join(f), 10 * i as u64);
         }
+    }
+
+    /// Tagged stages run only when all their tags are selected; untagged stages always.
+    #[test]
+    fn selected_tags_choose_the_variant_stages() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let toml = r#"
+            [[stage]]
+            name = "common"
+            command = "echo common >> ran.log && touch common"
+            outputs = ["common"]
+            [[stage]]
+            name = "quick"
+            tags = ["quick"]
+            command = "echo quick >> ran.log && touch quick"
+            outputs = ["quick"]
+            [[stage]]
+            name = "full-a"
+            tags = ["full", "a"]
+            command = "echo full-a >> ran.log && touch full-a"
+            outputs = ["full-a"]
+        "#;
+        fs::write(d.join("pipeline.toml"), toml).unwrap();
+        let p = Pipeline::read(&d.join("pipeline.toml")).unwrap();
+        let ran = |tags: Option<&[&str]>| {
+            let _ = fs::remove_file(d.join("ran.log"));
+            p.run(d, &[], true, tags, &mut Vec::new()).unwrap();
+            fs::read_to_string(d.join("ran.log")).unwrap()
+        };
+        assert_eq!(ran(Some(&["quick"])), "common\nquick\n");
+        assert_eq!(ran(Some(&["full"])), "common\n");
+        assert_eq!(ran(Some(&["full", "a"])), "common\nfull-a\n");
+        assert_eq!(ran(None), "common\nquick\nfull-a\n");
     }
 
     #[test]
@@ -460,7 +504,10 @@ mod tests {
         .unwrap();
         fs::write(d.join("o"), "").unwrap();
         let p = Pipeline::read(&path).unwrap();
-        let e = format!("{:#}", p.run(d, &[], false, &mut Vec::new()).unwrap_err());
+        let e = format!(
+            "{:#}",
+            p.run(d, &[], false, None, &mut Vec::new()).unwrap_err()
+        );
         assert!(e.contains("input nope does not exist"), "{e}");
     }
 }

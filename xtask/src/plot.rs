@@ -25,7 +25,7 @@ pub struct PlotArgs {
 }
 
 /// Reads the named columns; errors name the file, the line and the column.
-fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<f64>>> {
+pub fn read_columns(path: &Path, names: &[&str]) -> Result<Vec<Vec<f64>>> {
     let mut reader = csv::ReaderBuilder::new()
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
@@ -81,59 +81,83 @@ fn range(values: impl Iterator<Item = f64>) -> std::ops::Range<f64> {
     (lo - pad)..(hi + pad)
 }
 
-/// Draws the plot.
+/// One curve of a plot.
+pub struct Series {
+    /// Its legend.
+    pub name: String,
+    /// Its points.
+    pub points: Vec<(f64, f64)>,
+    /// Whether the points are marked (data) or only joined (a reference curve).
+    pub markers: bool,
+}
+
+/// Draws the columns of a CSV file.
 pub fn plot(args: &PlotArgs) -> Result<()> {
     let mut names = vec![args.x.as_str()];
     names.extend(args.y.iter().map(String::as_str));
     let columns = read_columns(&args.csv, &names)?;
     let (x, ys) = columns.split_first().expect("x column");
+    let series: Vec<Series> = args
+        .y
+        .iter()
+        .zip(ys)
+        .map(|(name, y)| Series {
+            name: name.clone(),
+            points: x.iter().copied().zip(y.iter().copied()).collect(),
+            markers: true,
+        })
+        .collect();
+    draw(
+        &args.out,
+        &args.title,
+        (&args.x, &args.y.join(", ")),
+        &series,
+    )
+}
 
-    if let Some(parent) = args.out.parent() {
+/// Draws curves on one pair of axes (`desc`: the axes' labels) as SVG, written atomically.
+pub fn draw(out: &Path, title: &str, desc: (&str, &str), series: &[Series]) -> Result<()> {
+    if let Some(parent) = out.parent() {
         std::fs::create_dir_all(parent)?;
     }
     // plotters writes the file itself; render to a sibling and rename, so the output is atomic.
-    let tmp = args.out.with_extension("svg.partial");
+    let tmp = out.with_extension("svg.partial");
     {
         let root = SVGBackend::new(&tmp, (800, 560)).into_drawing_area();
         root.fill(&WHITE)?;
+        let all = || series.iter().flat_map(|s| s.points.iter());
         let mut chart = ChartBuilder::on(&root)
-            .caption(&args.title, ("sans-serif", 22))
+            .caption(title, ("sans-serif", 22))
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(72)
-            .build_cartesian_2d(
-                range(x.iter().copied()),
-                range(ys.iter().flatten().copied()),
-            )?;
+            .build_cartesian_2d(range(all().map(|p| p.0)), range(all().map(|p| p.1)))?;
         chart
             .configure_mesh()
-            .x_desc(&args.x)
-            .y_desc(args.y.join(", "))
+            .x_desc(desc.0)
+            .y_desc(desc.1)
             .draw()?;
-        for (i, (name, y)) in args.y.iter().zip(ys).enumerate() {
+        for (i, s) in series.iter().enumerate() {
             let color = Palette99::pick(i).to_rgba();
-            let points: Vec<(f64, f64)> = x.iter().copied().zip(y.iter().copied()).collect();
             chart
-                .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))?
-                .label(name)
+                .draw_series(LineSeries::new(s.points.clone(), color.stroke_width(2)))?
+                .label(&s.name)
                 .legend(move |(px, py)| {
                     PathElement::new([(px, py), (px + 20, py)], color.stroke_width(2))
                 });
-            chart.draw_series(
-                points
-                    .into_iter()
-                    .map(|p| Circle::new(p, 3, color.filled())),
-            )?;
+            if s.markers {
+                chart.draw_series(s.points.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+            }
         }
         chart
             .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
             .border_style(BLACK)
             .background_style(WHITE)
             .draw()?;
         root.present()?;
     }
-    std::fs::rename(&tmp, &args.out)
-        .with_context(|| format!("cannot write {}", args.out.display()))?;
+    std::fs::rename(&tmp, out).with_context(|| format!("cannot write {}", out.display()))?;
     Ok(())
 }
 
