@@ -62,9 +62,10 @@ pub struct Cluster {
 }
 
 impl Shape {
-    /// The shape of a bundle, with its modal data if it is deformable. The
-    /// nodes are sorted into clusters: the cubes of edge `r / 2` (`r` the farthest node's
-    /// distance) of a grid about the centre of mass, in x-major order, so at most 64 clusters.
+    /// The shape of a bundle, with its modal data if it is deformable. The nodes are sorted
+    /// into clusters of at most [`CLUSTER_NODES`]: the leaves of a k-d tree that halves each
+    /// box at the median of its longest side, so that clusters are compact on any shape (a
+    /// slender beam, a sphere with dense FEM nodes at its poles).
     ///
     /// Refused (with the reason): no surface node, a mass or a principal moment that is not a
     /// positive number, a negative or non-finite node area, a modal mass that is not positive
@@ -97,30 +98,27 @@ impl Shape {
             .map(|r| Vector3::new(r[0], r[1], r[2]))
             .collect();
         let farthest = bundle_nodes.iter().map(|n| n.norm()).fold(0.0, f64::max);
-        let edge = (0.5 * farthest).max(f64::MIN_POSITIVE);
-        let key = |x: &Vector3<f64>| [0, 1, 2].map(|d| (x[d] / edge).floor() as i64);
         let mut order: Vec<usize> = (0..bundle_nodes.len()).collect();
-        order.sort_by_key(|&k| (key(&bundle_nodes[k]), k));
+        let mut ranges = Vec::new();
+        kd_leaves(&bundle_nodes, &mut order, 0, &mut ranges);
         let nodes: Vec<Vector3<f64>> = order.iter().map(|&k| bundle_nodes[k]).collect();
         let areas: Vec<f64> = order.iter().map(|&k| b.node_areas[k]).collect();
-        let mut clusters = Vec::new();
-        let mut start = 0;
-        while start < nodes.len() {
-            let k = key(&nodes[start]);
-            let end = start + nodes[start..].iter().take_while(|x| key(x) == k).count();
-            let members = &nodes[start..end];
-            let centre = members.iter().sum::<Vector3<f64>>() / members.len() as f64;
-            let radius = members
-                .iter()
-                .map(|x| (x - centre).norm())
-                .fold(0.0, f64::max);
-            clusters.push(Cluster {
-                centre,
-                radius,
-                range: start..end,
-            });
-            start = end;
-        }
+        let clusters: Vec<Cluster> = ranges
+            .into_iter()
+            .map(|range| {
+                let members = &nodes[range.clone()];
+                let centre = members.iter().sum::<Vector3<f64>>() / members.len() as f64;
+                let radius = members
+                    .iter()
+                    .map(|x| (x - centre).norm())
+                    .fold(0.0, f64::max);
+                Cluster {
+                    centre,
+                    radius,
+                    range,
+                }
+            })
+            .collect();
         let area: f64 = areas.iter().sum();
         let nearest = nodes.iter().map(|n| n.norm()).fold(f64::INFINITY, f64::min);
         let sphere_radius =
@@ -155,6 +153,39 @@ impl Shape {
             moments: b.properties.principal_moments,
         })
     }
+}
+
+/// The most nodes in a cluster.
+pub const CLUSTER_NODES: usize = 32;
+
+/// Sorts `order` (indices into `nodes`, starting at `offset` in the shape's list) into k-d tree
+/// leaves of at most [`CLUSTER_NODES`], appending their ranges. The split is at the median
+/// along the longest side of the bounding box; ties go by index, so the order is deterministic.
+fn kd_leaves(
+    nodes: &[Vector3<f64>],
+    order: &mut [usize],
+    offset: usize,
+    leaves: &mut Vec<std::ops::Range<usize>>,
+) {
+    if order.len() <= CLUSTER_NODES {
+        leaves.push(offset..offset + order.len());
+        return;
+    }
+    let (lo, hi) = order.iter().fold(
+        (
+            Vector3::repeat(f64::INFINITY),
+            Vector3::repeat(f64::NEG_INFINITY),
+        ),
+        |(lo, hi), &k| (lo.inf(&nodes[k]), hi.sup(&nodes[k])),
+    );
+    let axis = (hi - lo).imax();
+    let half = order.len() / 2;
+    order.select_nth_unstable_by(half, |&i, &j| {
+        nodes[i][axis].total_cmp(&nodes[j][axis]).then(i.cmp(&j))
+    });
+    let (left, right) = order.split_at_mut(half);
+    kd_leaves(nodes, left, offset, leaves);
+    kd_leaves(nodes, right, offset + half, leaves);
 }
 
 /// The largest `|phi(n') - phi(n)| / h` over neighbouring grid nodes `n, n'`.
