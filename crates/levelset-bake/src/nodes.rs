@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use nalgebra::{Point3, Vector3};
+use nalgebra::Point3;
 use rayon::prelude::*;
 
 use crate::sdf::DistanceField;
@@ -35,25 +35,31 @@ impl SurfaceNodes {
         }
     }
 
-    /// Nodes about `spacing` apart, independent of the mesh's own vertices: the centres of the
-    /// cubic lattice cells of side `spacing` that the surface crosses are projected onto the
-    /// surface (closest point), and projections closer than `spacing / 2` to an earlier one are
-    /// dropped. Each node's area is the area of the part of the surface closer to it than to any
-    /// other node, integrated over a fine subdivision of the triangles (sub-triangles of side
-    /// `spacing / 8` or less): the areas sum to the mesh area exactly.
+    /// Nodes about `spacing` apart, independent of the mesh's own vertices: the points of the
+    /// cubic lattice of side `spacing` through the origin of the grain's frame (its centre of
+    /// mass) that lie within half a cell diagonal of the surface are projected onto it
+    /// (closest point), and projections closer than `spacing / 2` to an earlier one are
+    /// dropped. A lattice through the centre keeps the symmetries of a symmetric grain (a
+    /// sphere whose radius is a multiple of the spacing gets nodes exactly at its six poles,
+    /// where walls touch it). Each node's area is the area of the part of the surface closer
+    /// to it than to any other node, integrated over a fine subdivision of the triangles
+    /// (sub-triangles of side `spacing / 8` or less): the areas sum to the mesh area exactly.
     pub fn resample(mesh: &TriangleMesh, field: &DistanceField, spacing: f64) -> Self {
         let (lo, hi) = mesh.bounds().expect("a checked mesh has vertices");
-        let origin = lo - Vector3::repeat(spacing);
-        let n = ((hi - origin).map(|e| (e / spacing).ceil() as usize) + Vector3::repeat(1))
-            .map(|x| x.max(1));
+        let first = lo.map(|e| (e / spacing).floor() as i64 - 1);
+        let n =
+            (hi.map(|e| (e / spacing).ceil() as i64 + 1) - first).map(|x| x.max(1) as usize + 1);
         let half_diagonal = 0.5 * 3f64.sqrt() * spacing;
         let candidates: Vec<Point3<f64>> = (0..n.x * n.y * n.z)
             .into_par_iter()
             .filter_map(|c| {
                 let (i, j, k) = (c / (n.y * n.z), (c / n.z) % n.y, c % n.z);
-                let centre =
-                    origin + Vector3::new(i as f64 + 0.5, j as f64 + 0.5, k as f64 + 0.5) * spacing;
-                let (closest, distance) = field.closest_point(&centre);
+                let point = Point3::new(
+                    (first.x + i as i64) as f64 * spacing,
+                    (first.y + j as i64) as f64 * spacing,
+                    (first.z + k as i64) as f64 * spacing,
+                );
+                let (closest, distance) = field.closest_point(&point);
                 (distance <= half_diagonal).then_some(closest)
             })
             .collect();

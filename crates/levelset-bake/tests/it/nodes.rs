@@ -50,3 +50,34 @@ fn resampled_nodes_are_uniform_on_the_surface_and_carry_its_area() {
         "{largest} vs {per_node}"
     );
 }
+
+/// The resampling lattice passes through the grain's origin: a cuboid whose half sides are
+/// multiples of the spacing gets a node at the centre of each face (where a wall pressing it
+/// first touches), and a node set symmetric under each coordinate reflection, like the cuboid.
+#[test]
+fn resampled_nodes_keep_the_symmetry_of_a_centred_grain() {
+    let half = [1.0, 0.5, 0.5];
+    let mesh = Primitive::Cuboid { half }.surface_mesh(0.1);
+    let field = DistanceField::new(&mesh, Signing::PseudoNormal);
+    let nodes = SurfaceNodes::resample(&mesh, &field, 0.25);
+    let has = |q: [f64; 3]| {
+        nodes
+            .positions
+            .iter()
+            .any(|p| (0..3).all(|d| (p[d] - q[d]).abs() < 1e-12))
+    };
+    for d in 0..3 {
+        for s in [-1.0, 1.0] {
+            let mut centre = [0.0; 3];
+            centre[d] = s * half[d];
+            assert!(has(centre), "no node at the face centre {centre:?}");
+        }
+    }
+    for p in &nodes.positions {
+        for d in 0..3 {
+            let mut mirror = [p.x, p.y, p.z];
+            mirror[d] = -mirror[d];
+            assert!(has(mirror), "{p} has no mirror image across axis {d}");
+        }
+    }
+}
