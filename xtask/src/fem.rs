@@ -7,8 +7,9 @@
 //! - `sphere`: case (a), the paper's mode-extraction run: a linear elastic sphere (radius 10 mm,
 //!   E = 1000 MPa, nu = 0.3) squeezed by six rigid walls, as an octant against three rigid plates
 //!   with surface-to-surface penalty contact, 20 increments (10 up to a wall displacement of 1 %
-//!   of the radius, 10 more up to 10 %). `make.py` meshes it with gmsh (Python package `gmsh`)
-//!   and writes the deck; ccx solves it in about a minute; `make.py scalars` tabulates the
+//!   of the radius, 10 more up to 16.5 %: just beyond the paper's 16 %, see data/fem/README.md).
+//!   `make.py` meshes it with gmsh (Python package `gmsh`) and writes the deck; ccx solves it
+//!   in about 7 minutes on 2 cores; `make.py scalars` tabulates the
 //!   reactions and energies from `sphere.dat`; the `.frd` is kept gzipped (`sphere.frd.gz`).
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
 //!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along its two
