@@ -9,6 +9,14 @@
 //!   indenter force `F_hat = F / (K_g delta_0)` against `delta_hat = delta / delta_0` (Eq. 52)
 //!   has slope 1 once the contact compliance is taken out; as measured, its slope is
 //!   `1 / (1 + K_g c)` with `c` the compliance of the node springs in series.
+//! - `sphere`: one deformable sphere with the paper's lookup table (Table 2, Appendix B)
+//!   squeezed by six walls, and by six plates giving the nodes: the total wall force against
+//!   the wall displacement `u` follows the table (`u = R eps_table`, the force the table's) at
+//!   every row past 10 % of its largest force (Appendix C with `N = 1`: the six walls' work is
+//!   the sphere's energy, so their total force is `U'(u)`).
+//! - `packing`: 27 such spheres in a 3 x 3 x 3 cubic packing squeezed by six walls each
+//!   displaced by `u_w`: the total wall force is `F_w(u_w) = 9 F_int(u_w / 3)` (Appendix C,
+//!   Eq. 73), checked at the table's rows past 10 % of its largest force.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -80,16 +88,31 @@ struct Checked {
     plot: (String, (String, String), Vec<Series>),
 }
 
-/// A validation case: its directory under `data/validation` and its check.
+/// A validation case: its directory under `data/validation` (several cases may share one:
+/// their stages are tagged with the case's name) and its check.
 struct Case {
     name: &'static str,
+    dir: &'static str,
     check: fn(&Path, Variant) -> Result<Checked>,
 }
 
-const CASES: &[Case] = &[Case {
-    name: "bending",
-    check: bending,
-}];
+const CASES: &[Case] = &[
+    Case {
+        name: "bending",
+        dir: "bending",
+        check: bending,
+    },
+    Case {
+        name: "sphere",
+        dir: "sphere",
+        check: sphere,
+    },
+    Case {
+        name: "packing",
+        dir: "sphere",
+        check: packing,
+    },
+];
 
 /// The case names, in report order.
 pub fn case_names() -> Vec<&'static str> {
@@ -123,11 +146,11 @@ pub fn validate(data: &Path, names: &[String], variant: Variant, path: &[PathBuf
         variant.name()
     );
     for case in selected {
-        let dir = root.join(case.name);
+        let dir = root.join(case.dir);
         let pipeline = Pipeline::read(&dir.join("pipeline.toml"))?;
         println!("validate {}: pipeline {}", case.name, dir.display());
         let start = Instant::now();
-        let tags = [variant.name()];
+        let tags = [variant.name(), case.name];
         if let Outcome::Failed { stage, code } =
             pipeline.run(&dir, path, false, Some(&tags), &mut std::io::stdout())?
         {
@@ -324,6 +347,241 @@ fn bending(dir: &Path, variant: Variant) -> Result<Checked> {
             Series {
                 name: "reference F_hat = delta_hat (Eq. 52)".into(),
                 points: vec![(0.0, 0.0), (1.0, 1.0)],
+                markers: false,
+            },
+        ],
+    );
+    Ok(Checked { rows, notes, plot })
+}
+
+/// The sphere's radius in the paper's Table 2 (voxels): the unit of its table's `eps`.
+const RADIUS: f64 = 10.0;
+
+/// Reference points `(u, F)`.
+type Points = Vec<(f64, f64)>;
+
+/// The paper's table (data/reference) as reference points `(u_per_eps eps, factor F)`: all of
+/// them, and those with a force past 10 % of the largest (the checked rows).
+fn paper_points(dir: &Path, u_per_eps: f64, factor: f64) -> Result<(Points, Points)> {
+    let path = dir.join("../../reference/sphere_compaction_lookup_paper.csv");
+    let [eps, force] =
+        <[Vec<f64>; 2]>::try_from(read_columns(&path, &["eps", "force"])?).expect("2 columns");
+    let largest = force.iter().copied().fold(0.0, f64::max);
+    let all: Points = eps
+        .iter()
+        .zip(&force)
+        .map(|(e, f)| (u_per_eps * e, factor * f))
+        .collect();
+    let checked = all
+        .iter()
+        .zip(&force)
+        .filter(|(_, f)| **f >= 0.1 * largest)
+        .map(|(p, _)| *p)
+        .collect();
+    Ok((all, checked))
+}
+
+/// The value of the piecewise linear curve through `points` (increasing in x) at `x`; `None`
+/// outside it (beyond its ends by more than the round-off of the time that moved the walls).
+fn at(points: &[(f64, f64)], x: f64) -> Option<f64> {
+    let (first, last) = (points.first()?, points.last()?);
+    if x < first.0 || x > last.0 * (1.0 + 1e-9) || points.len() < 2 {
+        return None;
+    }
+    if x >= last.0 {
+        return Some(last.1);
+    }
+    let i = points
+        .partition_point(|p| p.0 < x)
+        .clamp(1, points.len() - 1);
+    let (a, b) = (points[i - 1], points[i]);
+    Some(a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0))
+}
+
+/// A squeezing run's total force against the wall displacement on the loading branch, from
+/// history.csv: `bodies` names the six loaders (`wall<i>` or `grain<i>`, in the order +x, -x,
+/// +y, -y, +z, -z), each pushed back along its axis. Also the largest kinetic / elastic energy
+/// ratio past `from` in displacement.
+fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
+    let mut names: Vec<String> = vec![format!("{}_ux", bodies[0])];
+    for (i, b) in bodies.iter().enumerate() {
+        names.push(format!("{b}_f{}", ["x", "y", "z"][i / 2]));
+    }
+    for n in [
+        "kinetic_translational",
+        "kinetic_rotational",
+        "kinetic_modal",
+        "elastic_modal",
+    ] {
+        names.push(n.into());
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let columns = read_columns(&run.join("history.csv"), &refs)?;
+    let u: Vec<f64> = columns[0].iter().map(|x| x.abs()).collect();
+    let u_max = u.iter().copied().fold(0.0, f64::max);
+    let mut curve = Vec::new();
+    let mut kinetic: f64 = 0.0;
+    for (i, &ui) in u.iter().enumerate() {
+        // The loading branch: while the walls advance.
+        if curve.last().is_some_and(|&(x, _)| ui <= x) {
+            continue;
+        }
+        // Each loader is pushed outwards: +x's force is +, -x's is -.
+        let force: f64 = (0..6)
+            .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * columns[1 + w][i])
+            .sum();
+        curve.push((ui, force));
+        if ui >= from {
+            let e = columns[7][i] + columns[8][i] + columns[9][i];
+            kinetic = kinetic.max(e / columns[10][i]);
+        }
+        if ui >= u_max {
+            break;
+        }
+    }
+    Ok((curve, kinetic))
+}
+
+/// One deformable sphere squeezed by six walls, then by six plates that give the nodes
+/// (Table 2; Appendix C with N = 1): at each row of the paper's table past 10 % of its largest
+/// force, the DEM's total force at `u = 10 eps` (the radius) against the row's force.
+fn sphere(dir: &Path, variant: Variant) -> Result<Checked> {
+    let radius = RADIUS;
+    let (table, checked) = paper_points(dir, radius, 1.0)?;
+    let largest = table.iter().map(|r| r.1).fold(0.0, f64::max);
+    let from = checked[0].0;
+    let mut rows = Vec::new();
+    let mut notes = vec![format!(
+        "The table's eps is in units of the sphere's radius R = {radius}: the wall displacement is u = R eps and the force the table's (the paper identifies the indenter reaction with the generalized force, Section 4.2). Checked at the {} rows with a force past 10 % of the largest ({largest}), u from {from} to {}.",
+        checked.len(),
+        checked.last().expect("rows").0
+    )];
+    let mut series = vec![Series {
+        name: "paper's table (Appendix B), u = R eps".into(),
+        points: table,
+        markers: true,
+    }];
+    for (run, bodies, label) in [
+        (
+            "walls",
+            (0..6).map(|w| format!("wall{w}")).collect::<Vec<_>>(),
+            "six walls, the sphere gives the nodes",
+        ),
+        (
+            "plates",
+            (1..7).map(|g| format!("grain{g}")).collect(),
+            "six plates give the nodes to the sphere's level set",
+        ),
+    ] {
+        let path = dir.join(format!("out/{run}-{}.run", variant.name()));
+        let (curve, kinetic) = squeeze_curve(&path, &bodies, from)?;
+        let (worst, note) = deviation(&path, &curve, &checked, label)?;
+        notes.push(note);
+        rows.extend(squeeze_rows(
+            "sphere",
+            label,
+            "the table, Appendix B",
+            worst,
+            kinetic,
+        ));
+        series.push(Series {
+            name: format!("DEM, {label}"),
+            points: curve,
+            markers: false,
+        });
+    }
+    let plot = (
+        format!("One sphere squeezed by six walls ({} run)", variant.name()),
+        ("wall displacement u".into(), "total wall force".into()),
+        series,
+    );
+    Ok(Checked { rows, notes, plot })
+}
+
+/// The largest relative deviation of a squeezing curve from `checked` (`(u, F)` reference
+/// points), and a note saying where it is.
+fn deviation(
+    run: &Path,
+    curve: &[(f64, f64)],
+    checked: &[(f64, f64)],
+    label: &str,
+) -> Result<(f64, String)> {
+    let mut worst = (0.0f64, 0.0);
+    for &(u, f) in checked {
+        let dem = at(curve, u)
+            .with_context(|| format!("{}: the walls did not reach u = {u}", run.display()))?;
+        // A NaN deviation is the worst of all (and fails the row).
+        let e = dem / f - 1.0;
+        if e.is_nan() || e.abs() > worst.0.abs() {
+            worst = (e, u);
+        }
+    }
+    let note = format!(
+        "{label}: the largest deviation from the reference, {:+.2} %, is at u = {}.",
+        100.0 * worst.0,
+        worst.1
+    );
+    Ok((worst.0.abs(), note))
+}
+
+/// The two rows of a squeezing run: its largest deviation (2 %) and kinetic energy (1 %).
+fn squeeze_rows(
+    case: &'static str,
+    label: &str,
+    source: &str,
+    worst: f64,
+    kinetic: f64,
+) -> [Row; 2] {
+    [
+        Row {
+            case,
+            quantity: format!("{label}: largest |F / F_ref - 1| past 10 %"),
+            reference: 0.0,
+            source: source.into(),
+            result: worst,
+            tolerance: 0.02,
+        },
+        Row {
+            case,
+            quantity: format!("{label}: largest kinetic / modal elastic energy past 10 %"),
+            reference: 0.0,
+            source: "quasi-static loading".into(),
+            result: kinetic,
+            tolerance: 0.01,
+        },
+    ]
+}
+
+/// 27 spheres squeezed by six walls (Appendix C): at each row of the table past 10 % of its
+/// largest force, the total wall force at `u_w = 3 R eps` against `9 F` (Eq. 73).
+fn packing(dir: &Path, variant: Variant) -> Result<Checked> {
+    let radius = RADIUS;
+    let (table, checked) = paper_points(dir, 3.0 * radius, 9.0)?;
+    let path = dir.join(format!("out/packing-{}.run", variant.name()));
+    let walls: Vec<String> = (0..6).map(|w| format!("wall{w}")).collect();
+    let (curve, kinetic) = squeeze_curve(&path, &walls, checked[0].0)?;
+    let label = "27 spheres, six walls";
+    let (worst, note) = deviation(&path, &curve, &checked, label)?;
+    let notes = vec![
+        format!(
+            "Appendix C: the walls' work equals the 27 spheres' energy, and by symmetry each sphere's amplitude is u_w / 3, so F_w(u_w) = 9 F_int(u_w / 3) (Eq. 73); F_int is the paper's table with eps in units of the radius R = {radius}. Checked at its {} rows past 10 % of its largest force.",
+            checked.len()
+        ),
+        note,
+    ];
+    let rows = squeeze_rows("packing", label, "9 F_int(u_w / 3), Eq. 73", worst, kinetic).into();
+    let plot = (
+        format!("27 spheres squeezed by six walls ({} run)", variant.name()),
+        ("wall displacement u_w".into(), "total wall force".into()),
+        vec![
+            Series {
+                name: "9 F_int(u_w / 3), the paper's table (Eq. 73)".into(),
+                points: table,
+                markers: true,
+            },
+            Series {
+                name: "DEM".into(),
+                points: curve,
                 markers: false,
             },
         ],
