@@ -28,7 +28,7 @@ use crate::pipeline::{Outcome, Pipeline};
 use crate::plot::{Series, draw, read_columns};
 
 /// How long the runs are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Variant {
     /// Faster loading, checked to stay quasi-static; in the test suite.
     Quick,

@@ -266,8 +266,8 @@ pub enum ModeSource {
         /// Table 2 does).
         mass: Option<f64>,
         /// One mode only: its internal force instead of the bundle's, as a table of `eps,force`
-        /// (the energy column optional, see `grain::ForceTable::read_csv`) and a factor on
-        /// `eps` (a table given in units of a length, such as the paper's in units of the
+        /// (the energy column optional, see `grain::ForceTable::read_csv`; scaled with `eps`)
+        /// and a factor on `eps` (a table given in units of a length, such as the paper's in units of the
         /// radius). The modal stiffness `K` becomes the table's tangent at its last row (the
         /// paper's `K_g` of a numerical mode, Section 4.2).
         table: Option<(std::path::PathBuf, f64)>,
@@ -365,9 +365,14 @@ impl ModeRequest {
                             "a positive number",
                         ));
                     }
+                    // U = integral of F d eps: scaling eps scales the energies by the same factor
+                    // (the file's own, or those read_csv integrated).
                     let t = ForceTable::read_csv(path)?;
-                    let t =
-                        ForceTable::from_forces(t.eps.iter().map(|e| e * scale).collect(), t.force);
+                    let t = ForceTable {
+                        eps: t.eps.iter().map(|e| e * scale).collect(),
+                        force: t.force,
+                        energy: t.energy.iter().map(|u| u * scale).collect(),
+                    };
                     let interpolation = TableInterpolation::MonotoneCubic;
                     let last = *t.eps.last().expect("a valid table has rows");
                     let k = TableLaw::new(&t, interpolation).tangent(last);
