@@ -218,6 +218,9 @@ fn edge_lipschitz(grid: &LevelSetGrid) -> f64 {
 pub enum Drive {
     /// By the forces on it (Newton-Euler).
     Free,
+    /// By the forces on it, translation and modes only: the orientation is held (scene
+    /// `rotation = "fixed"`) and the angular velocity stays zero.
+    Translating,
     /// By a prescribed displacement from `origin`; its angular velocity stays constant.
     Prescribed {
         /// Position at time 0.
@@ -306,7 +309,7 @@ impl Body {
 
     /// Whether the forces move it.
     pub fn is_free(&self) -> bool {
-        matches!(self.drive, Drive::Free)
+        matches!(self.drive, Drive::Free | Drive::Translating)
     }
 }
 

@@ -40,6 +40,7 @@
 //! modes = { levelset = "semi-lagrangian", amplitudes = [0.0], rates = [0.0], damping = "bundle" }
 //! nodes = "give"         # optional: this grain's nodes ("give") or level set ("receive") in its
 //!                        # grain pairs, unless the partner claims the same role (see NodeRole)
+//! rotation = "fixed"     # optional: hold its orientation (free grains; see Rotation)
 //!
 //! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart
 //! bundle = "sphere.grain"
@@ -48,6 +49,7 @@
 //! spacing = [2.2, 2.2, 2.2]
 //! velocity = [0, 0, 0]
 //! modes = { levelset = "precomputed" }  # every grain of the lattice (deformable bundles)
+//! rotation = "free"      # or "fixed", for every grain of the lattice
 //!
 //! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
 //! kind = "plane"
@@ -232,6 +234,23 @@ pub enum NodeRole {
     Receive,
 }
 
+/// `rotation = ...` of a free grain or a lattice: whether the torques turn it.
+///
+/// `"fixed"` holds the orientation while the grain translates and deforms: the constraint of a
+/// FEM model with symmetry planes through the grain's centre (an octant cannot turn), which a
+/// DEM run reproducing that model needs. A deformable grain with a body-fixed mode can otherwise
+/// turn into a state the FEM model excludes: between frictionless walls a compacted sphere
+/// relieves its load by turning its flattened poles away from the walls (docs/validation.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Rotation {
+    /// Euler's equations turn it (the default).
+    #[default]
+    Free,
+    /// Its orientation is held; torques do no work on it.
+    Fixed,
+}
+
 /// `[contact]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -303,6 +322,9 @@ pub struct GrainSpec {
     pub modes: Option<ModesSpec>,
     /// Its node role in grain pairs (default: the `[contact] nodes` rule).
     pub nodes: Option<NodeRole>,
+    /// Whether it turns (free grains only).
+    #[serde(default)]
+    pub rotation: Rotation,
 }
 
 /// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle
@@ -372,6 +394,9 @@ pub struct Lattice {
     pub velocity: [f64; 3],
     /// Their modes (as for a single grain).
     pub modes: Option<ModesSpec>,
+    /// Whether they turn.
+    #[serde(default)]
+    pub rotation: Rotation,
 }
 
 /// `[[walls]]`.
@@ -559,6 +584,23 @@ impl Scene {
             }
             if let Some(m) = &g.motion {
                 check_motion(m, &key("motion"))?;
+            }
+            if g.rotation == Rotation::Fixed {
+                if g.motion.is_some() {
+                    return fail(
+                        &key("rotation"),
+                        "a prescribed grain turns at its constant angular_velocity; give angular_velocity = [0, 0, 0] instead of rotation = \"fixed\"".into(),
+                    );
+                }
+                if g.angular_velocity != [0.0; 3] {
+                    return fail(
+                        &key("angular_velocity"),
+                        format!(
+                            "[0, 0, 0] with rotation = \"fixed\", got {:?}",
+                            g.angular_velocity
+                        ),
+                    );
+                }
             }
             if let Some(m) = &g.modes {
                 check_modes(m, &key("modes"))?;

@@ -31,6 +31,11 @@ pub fn sphere(dir: &Path, name: &str, radius: f64, spacing: f64, nodes: usize) -
     bake(dir, name, Primitive::Sphere { radius }, spacing, nodes)
 }
 
+/// A cuboid grain of half-extents `half`.
+pub fn brick(dir: &Path, name: &str, half: [f64; 3], spacing: f64, nodes: usize) -> PathBuf {
+    bake(dir, name, Primitive::Cuboid { half }, spacing, nodes)
+}
+
 /// Writes `text` as `dir/scene.toml` and returns its path.
 pub fn scene_file(dir: &Path, text: &str) -> PathBuf {
     let path = dir.join("scene.toml");

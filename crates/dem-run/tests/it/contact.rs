@@ -104,15 +104,7 @@ normal = [0, 0, 1]
 #[test]
 fn a_glued_pair_rotated_rigidly_keeps_its_contact_force() {
     let dir = tempfile::tempdir().unwrap();
-    common::bake(
-        dir.path(),
-        "brick",
-        levelset_bake::Primitive::Cuboid {
-            half: [1.0, 0.6, 0.4],
-        },
-        0.1,
-        800,
-    );
+    common::brick(dir.path(), "brick", [1.0, 0.6, 0.4], 0.1, 800);
     let scene = |q: nalgebra::UnitQuaternion<f64>| {
         let c = q.coords;
         let [w, x, y, z] = [c.w, c.x, c.y, c.z];

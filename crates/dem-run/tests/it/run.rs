@@ -458,15 +458,7 @@ fn history_follows_the_listed_deformable_grains() {
 fn a_slender_grain_gets_the_step_of_its_own_lever_arms() {
     let dir = tempfile::tempdir().unwrap();
     let h = 0.25;
-    common::bake(
-        dir.path(),
-        "rod",
-        levelset_bake::Primitive::Cuboid {
-            half: [10.0, 0.5, 0.5],
-        },
-        h,
-        800,
-    );
+    common::brick(dir.path(), "rod", [10.0, 0.5, 0.5], h, 800);
     let sim = common::simulation(
         dir.path(),
         "[run]\ndt = \"auto\"\nsafety = 1\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\n\

@@ -26,15 +26,7 @@ const HERTZ: &str = "law = \"hertz-jaeger\"\nshear_modulus = 1e6\npoisson_ratio 
 fn error(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     common::sphere(dir.path(), "ball", 0.5, 0.1, 50);
-    common::bake(
-        dir.path(),
-        "brick",
-        levelset_bake::Primitive::Cuboid {
-            half: [0.5, 0.3, 0.2],
-        },
-        0.1,
-        50,
-    );
+    common::brick(dir.path(), "brick", [0.5, 0.3, 0.2], 0.1, 50);
     let mut massless = grain::GrainBundle::read(&dir.path().join("ball.grain")).unwrap();
     massless.properties.mass = 0.0;
     massless.write(&dir.path().join("massless.grain")).unwrap();
@@ -77,6 +69,27 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
             vec!["run.dt: a time step > 0 or \"auto\", got -0.0001"],
         ),
         (GOOD.replace("dt = 1e-4", "dt = \"fast\""), vec!["run.dt"]),
+        (
+            GOOD.replace(
+                "position = [0, 0, 0]",
+                "position = [0, 0, 0]\nrotation = \"fixed\"\nmotion = { velocity = [0, 0, 1] }",
+            ),
+            vec!["grains[0].rotation: a prescribed grain turns at its constant angular_velocity"],
+        ),
+        (
+            GOOD.replace(
+                "position = [0, 0, 0]",
+                "position = [0, 0, 0]\nrotation = \"fixed\"\nangular_velocity = [0, 1, 0]",
+            ),
+            vec!["grains[0].angular_velocity: [0, 0, 0] with rotation = \"fixed\""],
+        ),
+        (
+            GOOD.replace(
+                "position = [0, 0, 0]",
+                "position = [0, 0, 0]\nrotation = \"held\"",
+            ),
+            vec!["grains[0].rotation", "unknown variant `held`"],
+        ),
         (
             GOOD.replace("kn = 100", "kn = 0"),
             vec!["contact.kn: a stiffness > 0"],
