@@ -14,8 +14,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use grain::{ElementBlock, ElementType, FemMesh};
-use ndarray::Array2;
+use grain::ElementType;
+
+use crate::part::{Blocks, Part};
 
 /// Why a deck could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -138,10 +139,7 @@ fn expand(
             "*Include nested more than 16 deep (a cycle?)",
         ));
     }
-    let text = std::fs::read_to_string(path).map_err(|source| DeckError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::text::read_text(path)?;
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.starts_with('*') && !trimmed.starts_with("**") {
@@ -403,9 +401,9 @@ impl Deck {
         Ok(deck)
     }
 
-    /// The solid mesh of all elements, or of an element set: nodes in definition order (all of
-    /// them, referenced or not), elements grouped by type.
-    pub fn mesh(&self, element_set: Option<&str>) -> Result<FemMesh, DeckError> {
+    /// The solid part of an element set, or of all elements: the chosen elements grouped by
+    /// type, on the nodes they use (in definition order, with their labels).
+    pub fn part(&self, element_set: Option<&str>) -> Result<Part, DeckError> {
         let deck_error = |message: String| DeckError::file(&self.path, message);
         let chosen: Option<std::collections::HashSet<i64>> = match element_set {
             None => None,
@@ -427,13 +425,8 @@ impl Deck {
                     .collect(),
             ),
         };
-        let index: HashMap<i64, u64> = self
-            .node_labels
-            .iter()
-            .enumerate()
-            .map(|(i, &l)| (l, i as u64))
-            .collect();
-        let mut blocks: Vec<(ElementType, Vec<u64>, usize)> = Vec::new();
+        let index = crate::part::label_index(&self.node_labels);
+        let mut blocks = Blocks::default();
         for e in &self.elements {
             if chosen.as_ref().is_some_and(|s| !s.contains(&e.label)) {
                 continue;
@@ -452,42 +445,47 @@ impl Deck {
                 .nodes
                 .iter()
                 .map(|l| {
-                    index.get(l).copied().ok_or_else(|| DeckError::Line {
-                        path: e.at.0.clone(),
-                        line: e.at.1,
-                        message: format!(
-                            "element {} refers to node {l}, which is not defined",
-                            e.label
-                        ),
-                    })
+                    index
+                        .get(l)
+                        .map(|&k| k as u64)
+                        .ok_or_else(|| DeckError::Line {
+                            path: e.at.0.clone(),
+                            line: e.at.1,
+                            message: format!(
+                                "element {} refers to node {l}, which is not defined",
+                                e.label
+                            ),
+                        })
                 })
                 .collect::<Result<Vec<u64>, _>>()?;
-            match blocks.iter_mut().find(|b| b.0 == t) {
-                Some(b) => {
-                    b.1.extend(ids);
-                    b.2 += 1;
-                }
-                None => blocks.push((t, ids, 1)),
-            }
+            blocks.push(t, &ids);
         }
         if blocks.is_empty() {
             return Err(deck_error("no solid elements".into()));
         }
-        let nodes = Array2::from_shape_vec(
-            (self.node_coords.len(), 3),
-            self.node_coords.iter().flatten().copied().collect(),
-        )
-        .expect("n x 3");
-        Ok(FemMesh {
-            nodes,
-            blocks: blocks
-                .into_iter()
-                .map(|(t, ids, count)| ElementBlock {
-                    element_type: t,
-                    connectivity: Array2::from_shape_vec((count, t.node_count()), ids)
-                        .expect("rows"),
-                })
-                .collect(),
-        })
+        let coords = self.node_coords.iter().flatten().copied().collect();
+        Ok(Part::used(
+            blocks.into_mesh(coords),
+            self.node_labels.clone(),
+        ))
+    }
+
+    /// The part of every solid element (other element types skipped): where the nodes of node
+    /// sets outside the grain's element set can be found in results written for the whole model.
+    pub fn solids(&self) -> Part {
+        let index = crate::part::label_index(&self.node_labels);
+        let mut blocks = Blocks::default();
+        for e in &self.elements {
+            let ids: Option<Vec<u64>> = e
+                .nodes
+                .iter()
+                .map(|l| index.get(l).map(|&k| k as u64))
+                .collect();
+            if let (Some(t), Some(ids)) = (e.element_type, ids) {
+                blocks.push(t, &ids);
+            }
+        }
+        let coords = self.node_coords.iter().flatten().copied().collect();
+        Part::used(blocks.into_mesh(coords), self.node_labels.clone())
     }
 }

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use grain::{ElementBlock, ElementType, FemMesh};
-use ndarray::Array2;
+use grain::{ElementType, FemMesh};
 use vtkio::model::{Attribute, CellType, DataSet, UnstructuredGridPiece, Vtk};
 
 use crate::abaqus::DeckError;
+use crate::part::Blocks;
 
 /// One 3-vector per mesh point.
 type PointVectors = Vec<[f64; 3]>;
@@ -307,7 +307,7 @@ fn read_vtu(
         .ok_or_else(|| fail("point coordinates are not numbers".into()))?;
     let n = coords.len() / 3;
     let (connectivity, offsets) = piece.cells.cell_verts.into_xml();
-    let mut blocks: Vec<(ElementType, Vec<u64>, usize)> = Vec::new();
+    let mut blocks = Blocks::default();
     let mut start = 0usize;
     for (cell, (&end, &kind)) in offsets.iter().zip(&piece.cells.types).enumerate() {
         let t = element_type(kind)
@@ -319,13 +319,7 @@ fn read_vtu(
                 n
             )));
         }
-        match blocks.iter_mut().find(|b| b.0 == t) {
-            Some(b) => {
-                b.1.extend_from_slice(ids);
-                b.2 += 1;
-            }
-            None => blocks.push((t, ids.to_vec(), 1)),
-        }
+        blocks.push(t, ids);
         start = end as usize;
     }
     if blocks.is_empty() {
@@ -335,16 +329,9 @@ fn read_vtu(
         None => None,
         Some(name) => Some(point_vectors(&piece.data.point, name, n).map_err(fail)?),
     };
-    let mesh = FemMesh {
-        nodes: Array2::from_shape_vec((n, 3), coords[..3 * n].to_vec()).expect("n x 3"),
-        blocks: blocks
-            .into_iter()
-            .map(|(t, ids, count)| ElementBlock {
-                element_type: t,
-                connectivity: Array2::from_shape_vec((count, t.node_count()), ids).expect("rows"),
-            })
-            .collect(),
-    };
+    let mut coords = coords;
+    coords.truncate(3 * n);
+    let mesh = blocks.into_mesh(coords);
     Ok((mesh, values))
 }
 

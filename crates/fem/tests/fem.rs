@@ -158,7 +158,9 @@ fn decks_are_read_with_sets_materials_includes_and_continuations() {
     assert_eq!(deck.materials[0].name, "STEEL");
     assert_eq!(deck.materials[0].elastic, Some((210000.0, 0.3)));
     assert_eq!(deck.materials[0].density, Some(7.85e-9));
-    let mesh = deck.mesh(Some("grain")).unwrap();
+    let part = deck.part(Some("grain")).unwrap();
+    assert_eq!(part.node_labels, (1..=20).collect::<Vec<i64>>());
+    let mesh = part.mesh;
     assert_eq!(mesh.blocks.len(), 1);
     assert_eq!(mesh.blocks[0].element_type, ElementType::Hex20Reduced);
     assert_eq!(
@@ -166,12 +168,12 @@ fn decks_are_read_with_sets_materials_includes_and_continuations() {
         (0..20).collect::<Vec<u64>>()
     );
     // The whole deck includes the rigid plate: refused, naming it.
-    let e = deck.mesh(None).unwrap_err().to_string();
+    let e = deck.part(None).unwrap_err().to_string();
     assert!(
         e.contains("job.inp: line 11: element 2 has type R3D4"),
         "{e}"
     );
-    let e = deck.mesh(Some("nope")).unwrap_err().to_string();
+    let e = deck.part(Some("nope")).unwrap_err().to_string();
     assert!(
         e.contains("no element set `nope` (sets: ALL, GRAIN, PLATE)"),
         "{e}"
@@ -186,7 +188,7 @@ fn bad_decks_name_file_and_line() {
         std::fs::write(&path, text).unwrap();
         let e = match Deck::read(&path) {
             Err(e) => e.to_string(),
-            Ok(deck) => deck.mesh(None).unwrap_err().to_string(),
+            Ok(deck) => deck.part(None).unwrap_err().to_string(),
         };
         assert!(e.contains(expect), "{e} does not contain {expect}");
     };

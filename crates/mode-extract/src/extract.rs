@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use faer::{Mat, MatRef};
 use grain::{
-    FemMesh, FitReport, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo,
+    FitDifference, FitReport, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo,
     Normalization, Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SourceFile,
     TableInterpolation, Truncation,
 };
@@ -19,9 +19,9 @@ use crate::fit::{
 use crate::modal::{Elastic, modal_matrices};
 use crate::modes::{
     Keep, difference_modes, energy_orthogonalize, generalized_coordinates, largest_snapshot,
-    single_mode, svd_modes,
+    single_mode, snapshot_combination, svd_modes,
 };
-use crate::snapshots::{SnapshotError, Snapshots, read_frd, read_scalars, read_table, read_vtk};
+use crate::snapshots::{Probe, Read, SnapshotError, Snapshots};
 
 /// Why an extraction failed.
 #[derive(Debug, thiserror::Error)]
@@ -124,100 +124,6 @@ impl ExtractOptions {
     }
 }
 
-/// Snapshots and their mesh, with the deck when there is one.
-struct Inputs {
-    mesh: FemMesh,
-    snapshots: Snapshots,
-    deck: Option<fem::Deck>,
-}
-
-fn is(p: &Path, ext: &str) -> bool {
-    crate::snapshots::kind(p) == ext
-}
-
-fn read_inputs(o: &ExtractOptions) -> Result<Inputs, ExtractError> {
-    let deck = o.mesh.as_ref().map(|p| fem::Deck::read(p)).transpose()?;
-    let files = &o.snapshots;
-    if files.is_empty() {
-        return Err(option("--snapshots", "give at least one file"));
-    }
-    if files.iter().all(|p| is(p, "frd")) {
-        let mut frds = files
-            .iter()
-            .map(|f| read_frd(f))
-            .collect::<Result<Vec<_>, _>>()?;
-        let first = frds.remove(0);
-        let mut snapshots = first.snapshots;
-        for other in frds {
-            if other.node_labels != first.node_labels {
-                return Err(option("--snapshots", "the .frd files have different nodes"));
-            }
-            snapshots.extend(other.snapshots);
-        }
-        let mesh = match &deck {
-            Some(d) => {
-                // The .frd numbers nodes with the deck's labels but leaves out nodes no element
-                // uses: each displacement goes to its deck node (unused nodes do not move).
-                let at: std::collections::HashMap<i64, usize> = first
-                    .node_labels
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &l)| (l, k))
-                    .collect();
-                for s in &mut snapshots {
-                    s.displacement = d
-                        .node_labels
-                        .iter()
-                        .map(|l| at.get(l).map_or([0.0; 3], |&k| s.displacement[k]))
-                        .collect();
-                }
-                d.mesh(o.element_set.as_deref())?
-            }
-            None => first.mesh,
-        };
-        let n = mesh.nodes.nrows();
-        return Ok(Inputs {
-            mesh,
-            snapshots: Snapshots::from_lists(snapshots, n),
-            deck,
-        });
-    }
-    if files
-        .iter()
-        .all(|p| is(p, "vtu") || is(p, "vtk") || is(p, "pvd"))
-    {
-        let (mesh, snapshots) = read_vtk(files, &o.field)?;
-        return Ok(Inputs {
-            mesh,
-            snapshots,
-            deck,
-        });
-    }
-    if files.iter().all(|p| is(p, "rpt") || is(p, "csv")) {
-        let d = deck.ok_or_else(|| {
-            option(
-                "--mesh",
-                "report and CSV tables need the deck (.inp) whose nodes they list",
-            )
-        })?;
-        let mesh = d.mesh(o.element_set.as_deref())?;
-        let snapshots = files
-            .iter()
-            .map(|f| read_table(f, &d.node_labels))
-            .collect::<Result<Vec<_>, _>>()?;
-        let n = mesh.nodes.nrows();
-        return Ok(Inputs {
-            mesh,
-            snapshots: Snapshots::from_lists(snapshots, n),
-            deck: Some(d),
-        });
-    }
-    Err(option(
-        "--snapshots",
-        "all files of one kind: .frd, or .vtu/.vtk/.pvd, or .rpt/.csv",
-    ))
-}
-
 fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, ExtractError> {
     let from_deck = deck.and_then(|d| d.materials.first());
     let (e, nu) = match (
@@ -263,87 +169,110 @@ fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
     })
 }
 
-/// Mesh indices of a deck node set (for the control normalization).
-fn control_nodes(deck: &fem::Deck, node_set: &str) -> Result<Vec<usize>, ExtractError> {
-    let labels = deck
+/// The probe of a control normalization: the deck's node set.
+fn probe<'a>(
+    how: &'a Normalization,
+    deck: Option<&'a fem::Deck>,
+) -> Result<Option<Probe<'a>>, ExtractError> {
+    let Normalization::Control {
+        node_set,
+        direction,
+    } = how
+    else {
+        return Ok(None);
+    };
+    let d = deck.ok_or_else(|| {
+        option(
+            "--normalize control",
+            "needs --mesh (the deck with the node set)",
+        )
+    })?;
+    let labels = d
         .node_sets
         .get(&node_set.to_ascii_uppercase())
         .ok_or_else(|| {
             option(
                 "--normalize control",
-                format!("no node set `{node_set}` in the deck"),
+                format!(
+                    "no node set `{node_set}` in the deck (sets: {})",
+                    d.node_sets.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
             )
         })?;
-    let index: std::collections::HashMap<i64, usize> = deck
-        .node_labels
-        .iter()
-        .enumerate()
-        .map(|(k, &l)| (l, k))
-        .collect();
-    Ok(labels.iter().map(|l| index[l]).collect())
+    Ok(Some(Probe {
+        name: node_set,
+        labels,
+        direction: *direction,
+    }))
 }
 
-/// Scales each mode column: returns the factors.
+/// Scales each mode column (PHYSICS.md section 2): to a unit largest nodal displacement, a unit
+/// norm, unit modal mass (done once `M` is known), or a unit control value. `control` is the
+/// control's value in each training snapshot (the columns of `train`); a mode's value is then
+/// `d^T C` with `C` the combination of snapshots that makes it ([`snapshot_combination`]), so
+/// the control may lie outside the grain (a plate's nodes, a boundary of the scalars file).
+/// Without a control, each mode's sign makes the training snapshot farthest along it positive:
+/// loading increases eps.
 fn normalize(
     modes: &mut Mat<f64>,
     how: &Normalization,
-    deck: Option<&fem::Deck>,
-    n: usize,
-) -> Result<Vec<f64>, ExtractError> {
-    let mut factors = Vec::with_capacity(modes.ncols());
-    for j in 0..modes.ncols() {
-        let col: Vec<f64> = (0..3 * n).map(|i| modes[(i, j)]).collect();
-        let largest = (0..3 * n)
-            .max_by(|&a, &b| col[a].abs().total_cmp(&col[b].abs()))
-            .unwrap_or(0);
-        let sign = if col[largest] < 0.0 { -1.0 } else { 1.0 };
-        let scale = match how {
-            Normalization::UnitMax => {
-                let m = (0..n)
-                    .map(|k| {
-                        (col[3 * k].powi(2) + col[3 * k + 1].powi(2) + col[3 * k + 2].powi(2))
-                            .sqrt()
-                    })
-                    .fold(0.0, f64::max);
-                sign / m
-            }
-            Normalization::UnitL2 => sign / col.iter().map(|x| x * x).sum::<f64>().sqrt(),
-            Normalization::Mass => sign, // scaled after M is known
-            Normalization::Control {
-                node_set,
-                direction,
-            } => {
-                let d = deck.ok_or_else(|| {
-                    option(
-                        "--normalize control",
-                        "needs --mesh (the deck with the node set)",
-                    )
-                })?;
-                let members = control_nodes(d, node_set)?;
-                let along: f64 = members
-                    .iter()
-                    .map(|&k| {
-                        col[3 * k] * direction[0]
-                            + col[3 * k + 1] * direction[1]
-                            + col[3 * k + 2] * direction[2]
-                    })
-                    .sum::<f64>()
-                    / members.len() as f64;
-                if along.abs() < 1e-300 {
-                    return Err(option(
-                        "--normalize control",
-                        format!("mode {j} does not move node set `{node_set}` along the direction"),
-                    ));
-                }
-                1.0 / along
-            }
-        };
-        for i in 0..3 * n {
+    control: Option<&[f64]>,
+    train: MatRef<'_, f64>,
+) -> Result<(), ExtractError> {
+    let n = modes.nrows() / 3;
+    let scales: Vec<f64> = match control {
+        Some(d) => {
+            let c = snapshot_combination(modes.as_ref(), train);
+            let largest = d.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            (0..modes.ncols())
+                .map(|j| {
+                    let value: f64 = (0..d.len()).map(|i| d[i] * c[(i, j)]).sum();
+                    let size: f64 = (0..d.len()).map(|i| c[(i, j)].abs()).sum();
+                    if value.abs() <= 1e-9 * largest * size || largest == 0.0 {
+                        return Err(option(
+                            "--normalize",
+                            format!("mode {j} does not move the control ({how:?})"),
+                        ));
+                    }
+                    Ok(1.0 / value)
+                })
+                .collect::<Result<_, _>>()?
+        }
+        None => {
+            let coords = generalized_coordinates(modes.as_ref(), train);
+            (0..modes.ncols())
+                .map(|j| {
+                    let col = modes.col(j);
+                    let size = match how {
+                        Normalization::UnitMax => (0..n)
+                            .map(|k| {
+                                (col[3 * k].powi(2)
+                                    + col[3 * k + 1].powi(2)
+                                    + col[3 * k + 2].powi(2))
+                                .sqrt()
+                            })
+                            .fold(0.0, f64::max),
+                        Normalization::UnitL2 => col.norm_l2(),
+                        _ => 1.0,
+                    };
+                    let farthest = (0..coords.nrows())
+                        .map(|i| coords[(i, j)])
+                        .fold(0.0f64, |m, x| if x.abs() > m.abs() { x } else { m });
+                    if farthest < 0.0 {
+                        -1.0 / size
+                    } else {
+                        1.0 / size
+                    }
+                })
+                .collect()
+        }
+    };
+    for (j, scale) in scales.into_iter().enumerate() {
+        for i in 0..modes.nrows() {
             modes[(i, j)] *= scale;
         }
-        factors.push(scale);
     }
-    Ok(factors)
+    Ok(())
 }
 
 fn to_dmatrix(a: &Array2<f64>) -> DMatrix<f64> {
@@ -404,6 +333,31 @@ pub fn held_out_by_name(ids: &[String], names: &[String]) -> Result<Vec<bool>, E
     Ok(holdout)
 }
 
+/// The fit report: the two fits' difference at each fitted snapshot (`snapshots[k]` is the
+/// input index of `eps[k]`), when both fits were made.
+fn fit_report(
+    snapshots: &[usize],
+    ids: &[String],
+    eps: &[Vec<f64>],
+    differences: Vec<f64>,
+    slope_over_stiffness: f64,
+) -> FitReport {
+    FitReport {
+        energy_vs_force: (!differences.is_empty())
+            .then(|| differences.iter().fold(0.0f64, |m, d| m.max(d.abs()))),
+        slope_over_stiffness,
+        per_snapshot: differences
+            .into_iter()
+            .enumerate()
+            .map(|(k, difference)| FitDifference {
+                snapshot: ids[snapshots[k]].clone(),
+                eps: eps[k].clone(),
+                difference,
+            })
+            .collect(),
+    }
+}
+
 /// Runs the extraction.
 pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     if !(0.0..1.0).contains(&o.holdout) {
@@ -412,17 +366,64 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             format!("a fraction in [0, 1), got {}", o.holdout),
         ));
     }
-    let Inputs {
-        mesh,
+    let deck = o.mesh.as_ref().map(|p| fem::Deck::read(p)).transpose()?;
+    let Read {
+        part,
         snapshots: Snapshots {
             ids,
             matrix: mut all,
         },
-        deck,
-    } = read_inputs(o)?;
+        probe: probe_values,
+    } = crate::snapshots::read(
+        &o.snapshots,
+        deck.as_ref(),
+        o.element_set.as_deref(),
+        &o.field,
+        probe(&o.normalization, deck.as_ref())?,
+    )?;
+    let mesh = part.mesh;
     let material = material(o, deck.as_ref())?;
     let n = mesh.nodes.nrows();
     let s = ids.len();
+    let scalars = o
+        .scalars
+        .as_ref()
+        .map(|p| fem::read_scalars(p, s))
+        .transpose()?;
+    // The control's value in each snapshot (input order), when eps is tied to one.
+    let control: Option<Vec<f64>> = match &o.normalization {
+        Normalization::Control { .. } => probe_values,
+        Normalization::Boundary { name } => {
+            let sc = scalars.as_ref().ok_or_else(|| {
+                option(
+                    "--normalize boundary",
+                    "needs --scalars (the file with the boundary's displacement)",
+                )
+            })?;
+            let b = sc
+                .boundaries
+                .iter()
+                .find(|b| b.0 == name.to_ascii_lowercase());
+            Some(
+                b.ok_or_else(|| {
+                    option(
+                        "--normalize boundary",
+                        format!(
+                            "no column `displacement_{name}` in the scalars (boundaries: {})",
+                            sc.boundaries
+                                .iter()
+                                .map(|b| b.0.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )
+                })?
+                .2
+                .clone(),
+            )
+        }
+        _ => None,
+    };
     let holdout = if o.holdout_snapshots.is_empty() {
         // A fraction: evenly spaced, never the first or the last.
         let held = (o.holdout * s as f64).round() as usize;
@@ -496,7 +497,10 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             },
         ),
     };
-    normalize(&mut modes, &o.normalization, deck.as_ref(), n)?;
+    let control_train: Option<Vec<f64>> = control
+        .as_ref()
+        .map(|d| order[..trained].iter().map(|&i| d[i]).collect());
+    normalize(&mut modes, &o.normalization, control_train.as_deref(), u)?;
     let as_array =
         |m: &Mat<f64>| Array3::from_shape_fn((m.ncols(), n, 3), |(a, k, c)| m[(3 * k + c, a)]);
     let (mut mass, mut stiffness) = modal_matrices(&mesh, &as_array(&modes), &material)?;
@@ -521,46 +525,23 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         mass = to_array(&m);
         stiffness = to_array(&k);
     }
-    // With one mode normalized on a control displacement, eps is that displacement by
-    // definition (PHYSICS.md section 7): each snapshot's coordinate is its control value.
-    // Otherwise, least squares.
-    let coords = match (&o.normalization, modes.ncols()) {
-        (
-            Normalization::Control {
-                node_set,
-                direction,
-            },
-            1,
-        ) => {
-            let d = deck
-                .as_ref()
-                .expect("control normalization checked the deck");
-            let members = control_nodes(d, node_set)?;
-            Mat::from_fn(s, 1, |i, _| {
-                members
-                    .iter()
-                    .map(|&k| {
-                        (0..3)
-                            .map(|c| all[(3 * k + c, i)] * direction[c])
-                            .sum::<f64>()
-                    })
-                    .sum::<f64>()
-                    / members.len() as f64
-            })
+    // With one mode tied to a control, eps is the control's value by definition (the paper's
+    // choice: the indenter's displacement); otherwise, least squares. In input order.
+    let coords = match (&control, modes.ncols()) {
+        (Some(d), 1) => Mat::from_fn(s, 1, |i, _| d[i]),
+        _ => {
+            let c = generalized_coordinates(modes.as_ref(), all.as_ref());
+            Mat::from_fn(s, c.ncols(), |i, a| c[(column_of[i], a)])
         }
-        _ => generalized_coordinates(modes.as_ref(), all.as_ref()),
     };
     let train_error = reconstruction(&modes, u);
     let holdout_error = (trained < s).then(|| reconstruction(&modes, test));
-    // Back to input order.
-    let coords = Mat::from_fn(s, coords.ncols(), |i, a| coords[(column_of[i], a)]);
 
     // Internal-force fits and the strain-energy check, from the per-snapshot scalars.
     let mut internal_force = InternalForce::Linear;
     let mut fit = None;
     let (mut train_energy_error, mut holdout_energy_error) = (None, None);
-    if let Some(path) = &o.scalars {
-        let scalars = read_scalars(path, s)?;
+    if let Some(scalars) = &scalars {
         // Modal strain energy 1/2 c^T K c of each snapshot against the FEM's.
         if let Some(pe) = &scalars.strain_energy {
             let modal: Vec<f64> = (0..s)
@@ -616,17 +597,21 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 .clone()
                 .or_else(|| by_energy.clone())
                 .expect("scalars give one of them");
-            fit = Some(FitReport {
-                energy_vs_force: match (&by_force, &by_energy) {
-                    (Some(f), Some(e)) => Some(disagreement(f, e)),
-                    _ => None,
-                },
-                slope_over_stiffness: secant_ratio(
+            let differences = match (&by_force, &by_energy) {
+                (Some(f), Some(e)) => disagreement(f, e, &eps),
+                _ => Vec::new(),
+            };
+            fit = Some(fit_report(
+                &train_idx,
+                &ids,
+                &eps.iter().map(|&e| vec![e]).collect::<Vec<_>>(),
+                differences,
+                secant_ratio(
                     &table.eps.iter().map(|&e| vec![e]).collect::<Vec<_>>(),
                     &table.force.iter().map(|&f| vec![f]).collect::<Vec<_>>(),
                     &stiffness,
                 ),
-            });
+            ));
             internal_force = InternalForce::Table {
                 interpolation: TableInterpolation::MonotoneCubic,
                 table,
@@ -656,17 +641,21 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 .clone()
                 .or_else(|| by_energy.clone())
                 .expect("scalars give one of them");
-            fit = Some(FitReport {
-                energy_vs_force: match (&by_force, &by_energy) {
-                    (Some(f), Some(e)) => Some(polynomial_disagreement(&eps, f, e)),
-                    _ => None,
-                },
-                slope_over_stiffness: secant_ratio(
+            let differences = match (&by_force, &by_energy) {
+                (Some(f), Some(e)) => polynomial_disagreement(&eps, f, e),
+                _ => Vec::new(),
+            };
+            fit = Some(fit_report(
+                &train_idx,
+                &ids,
+                &eps,
+                differences,
+                secant_ratio(
                     &eps,
                     &eps.iter().map(|e| law.force(e)).collect::<Vec<_>>(),
                     &stiffness,
                 ),
-            });
+            ));
             internal_force = InternalForce::Polynomial(law);
         }
     }

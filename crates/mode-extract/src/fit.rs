@@ -65,7 +65,10 @@ pub fn energy_fit(eps: &[f64], energy: &[f64]) -> Result<ForceTable, String> {
 pub fn force_fit(eps: &[f64], force: &[f64]) -> Result<ForceTable, String> {
     let (x, f) = with_origin(eps, force)?;
     let d = monotone_slopes(&x, &f);
-    let energy = hermite_integrals(&x, &f, &d);
+    // The integral from the first row, shifted so that U(0) = 0 (the origin is a row).
+    let mut energy = hermite_integrals(&x, &f, &d);
+    let at_origin = energy[x.iter().position(|&e| e == 0.0).expect("origin added")];
+    energy.iter_mut().for_each(|u| *u -= at_origin);
     Ok(ForceTable {
         eps: x,
         force: f,
@@ -97,24 +100,22 @@ pub fn generalized_forces(
     Ok(total)
 }
 
-/// Largest difference between two tables' forces at the first one's amplitudes, relative to its
-/// largest force (the second is interpolated linearly between its samples).
-pub fn disagreement(a: &ForceTable, b: &ForceTable) -> f64 {
+/// The difference of two tables' forces at each of the amplitudes `at`, relative to the first
+/// table's largest force (both interpolated linearly between their rows: exact at the rows).
+pub fn disagreement(a: &ForceTable, b: &ForceTable, at: &[f64]) -> Vec<f64> {
     let scale = a
         .force
         .iter()
         .fold(0.0f64, |m, f| m.max(f.abs()))
         .max(f64::MIN_POSITIVE);
-    a.eps
-        .iter()
-        .zip(&a.force)
-        .map(|(&x, &f)| {
-            let k = b.eps.partition_point(|&e| e < x).clamp(1, b.eps.len() - 1);
-            let t = (x - b.eps[k - 1]) / (b.eps[k] - b.eps[k - 1]);
-            let g = b.force[k - 1] + t * (b.force[k] - b.force[k - 1]);
-            (f - g).abs() / scale
-        })
-        .fold(0.0, f64::max)
+    let linear = |t: &ForceTable, x: f64| {
+        let k = t.eps.partition_point(|&e| e < x).clamp(1, t.eps.len() - 1);
+        let s = (x - t.eps[k - 1]) / (t.eps[k] - t.eps[k - 1]);
+        t.force[k - 1] + s * (t.force[k] - t.force[k - 1])
+    };
+    at.iter()
+        .map(|&x| (linear(b, x) - linear(a, x)) / scale)
+        .collect()
 }
 
 /// The secant ratio `sum_i eps_i . F_i / sum_i eps_i . K eps_i` of forces `F_i` at amplitudes
@@ -282,13 +283,13 @@ pub fn linear_generalized_forces(
     Ok(forces)
 }
 
-/// Largest difference of two polynomial laws' forces at the amplitudes `eps`, relative to the
-/// largest force of the first (the several-mode form of [`disagreement`]).
+/// The norm of the difference of two polynomial laws' forces at each of the amplitudes `eps`,
+/// relative to the largest force of the first (the several-mode form of [`disagreement`]).
 pub fn polynomial_disagreement(
     eps: &[Vec<f64>],
     a: &EnergyPolynomial,
     b: &EnergyPolynomial,
-) -> f64 {
+) -> Vec<f64> {
     let norm = |v: Vec<f64>| v.iter().map(|x| x * x).sum::<f64>().sqrt();
     let scale = eps
         .iter()
@@ -298,10 +299,9 @@ pub fn polynomial_disagreement(
     eps.iter()
         .map(|e| {
             let (fa, fb) = (a.force(e), b.force(e));
-            norm(fa.iter().zip(&fb).map(|(x, y)| x - y).collect())
+            norm(fa.iter().zip(&fb).map(|(x, y)| x - y).collect()) / scale
         })
-        .fold(0.0, f64::max)
-        / scale
+        .collect()
 }
 
 #[cfg(test)]
@@ -432,7 +432,11 @@ mod tests {
         }
         let by_force = polynomial_force_fit(&eps, &forces, 3).unwrap();
         assert_same_law(&by_force, &law, [1e-3, 1.0]);
-        assert!(polynomial_disagreement(&eps, &by_force, &fitted) < 1e-9);
+        assert!(
+            polynomial_disagreement(&eps, &by_force, &fitted)
+                .iter()
+                .all(|d| *d < 1e-9)
+        );
     }
 
     #[test]

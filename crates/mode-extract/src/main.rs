@@ -37,8 +37,9 @@ struct Cli {
     /// Difference modes, pruned below this relative tolerance.
     #[arg(long, group = "method")]
     difference: Option<f64>,
-    /// Mode scaling: unit-max, unit-l2, mass, or control=NSET:DX,DY,DZ (eps equals the mean
-    /// displacement of node set NSET along the direction).
+    /// Mode scaling: unit-max, unit-l2, mass; control=NSET:DX,DY,DZ (eps equals the mean
+    /// displacement of the deck's node set NSET along the direction); or boundary=NAME (eps
+    /// equals the loaded boundary's displacement, column displacement_NAME of --scalars).
     #[arg(long, default_value = "unit-max", value_parser = parse_normalization)]
     normalize: Normalization,
     /// Rotate the modes so that M and K are diagonal.
@@ -84,9 +85,17 @@ fn parse_normalization(s: &str) -> Result<Normalization, String> {
         "unit-max" => Ok(Normalization::UnitMax),
         "unit-l2" => Ok(Normalization::UnitL2),
         "mass" => Ok(Normalization::Mass),
+        _ if s.starts_with("boundary=") && s.len() > "boundary=".len() => {
+            Ok(Normalization::Boundary {
+                name: s["boundary=".len()..].to_string(),
+            })
+        }
         _ => {
-            let bad =
-                || format!("expected unit-max, unit-l2, mass or control=NSET:DX,DY,DZ, got `{s}`");
+            let bad = || {
+                format!(
+                    "expected unit-max, unit-l2, mass, control=NSET:DX,DY,DZ or boundary=NAME, got `{s}`"
+                )
+            };
             let rest = s.strip_prefix("control=").ok_or_else(bad)?;
             let (set, dir) = rest.split_once(':').ok_or_else(bad)?;
             let d: Vec<f64> = dir

@@ -222,6 +222,23 @@ pub fn generalized_coordinates(modes: MatRef<'_, f64>, a: MatRef<'_, f64>) -> Ma
     Mat::from_fn(a.ncols(), modes.ncols(), |s, k| c[(k, s)])
 }
 
+/// The combination `C` of the snapshot columns `a` that makes the modes: `modes = a C` in least
+/// squares, minimum norm. Every construction here combines snapshots, so `C` is exact up to
+/// round-off; it carries a linear function of the snapshots (a control displacement per
+/// snapshot, `d`) over to the modes (`d^T C`). From the small Gram matrix `a^T a` and its
+/// pseudo-inverse (singular values below `1e-12` of the largest dropped: repeated snapshots).
+pub fn snapshot_combination(modes: MatRef<'_, f64>, a: MatRef<'_, f64>) -> DMatrix<f64> {
+    let gram = a.transpose() * a;
+    let rhs = a.transpose() * modes;
+    let g = DMatrix::from_fn(gram.nrows(), gram.ncols(), |i, j| gram[(i, j)]);
+    let r = DMatrix::from_fn(rhs.nrows(), rhs.ncols(), |i, j| rhs[(i, j)]);
+    let largest = g.diagonal().max().max(f64::MIN_POSITIVE);
+    let inverse = g
+        .pseudo_inverse(1e-12 * largest)
+        .expect("the tolerance is not negative");
+    inverse * r
+}
+
 /// Modes rotated to diagonal modal matrices, with their `M` and `K`.
 pub type Rotated = (Mat<f64>, DMatrix<f64>, DMatrix<f64>);
 

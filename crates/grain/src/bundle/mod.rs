@@ -9,8 +9,8 @@ pub use grain::{
     Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet,
 };
 pub use modes::{
-    FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo, Normalization,
-    Reconstruction, ReconstructionError, Snapshot, SourceFile, Truncation,
+    FitDifference, FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo,
+    Normalization, Reconstruction, ReconstructionError, Snapshot, SourceFile, Truncation,
 };
 
 use std::path::Path;

@@ -100,12 +100,20 @@ pub enum Normalization {
     UnitL2,
     /// Unit modal mass.
     Mass,
-    /// `eps` equals the displacement of a node set along a direction (e.g. the indenter's).
+    /// `eps` equals the mean displacement of a node set along a direction (e.g. the
+    /// indenter's).
     Control {
         /// The node set's name in the FEM deck.
         node_set: String,
         /// The direction (unit vector).
         direction: [f64; 3],
+    },
+    /// `eps` equals a loaded boundary's displacement, as the per-snapshot scalars give it
+    /// (`displacement_<name>`): the paper's choice, eps the indenter's displacement, which
+    /// makes that boundary's reaction the generalized force.
+    Boundary {
+        /// The boundary's name in the scalars file.
+        name: String,
     },
 }
 
@@ -178,6 +186,23 @@ pub struct FitReport {
     /// to the modal stiffness `K` over the fitted amplitudes (for one mode: the least-squares
     /// slope through the origin over `K`); 1 for a linear problem.
     pub slope_over_stiffness: f64,
+    /// Per fitted snapshot, the difference of the two fits' forces there, relative to the
+    /// largest force (the norm of the difference for several modes); empty unless both data
+    /// were given.
+    #[serde(default)]
+    pub per_snapshot: Vec<FitDifference>,
+}
+
+/// The two internal-force fits at one snapshot ([`FitReport::per_snapshot`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitDifference {
+    /// The snapshot's identifier.
+    pub snapshot: String,
+    /// Its amplitudes.
+    pub eps: Vec<f64>,
+    /// The energy fit's force minus the reaction-force fit's, relative to the largest force.
+    pub difference: f64,
 }
 
 /// A modes bundle in memory. See the [module docs](self) for the files.

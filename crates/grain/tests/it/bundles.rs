@@ -4,8 +4,8 @@ use std::fs;
 use std::path::Path;
 
 use grain::{
-    Deformation, ElementBlock, ElementType, EnergyPolynomial, FemMesh, FitReport, ForceTable,
-    GrainBundle, GrainProperties, GridSpec, InternalForce, LevelSetGrid, Material,
+    Deformation, ElementBlock, ElementType, EnergyPolynomial, FemMesh, FitDifference, FitReport,
+    ForceTable, GrainBundle, GrainProperties, GridSpec, InternalForce, LevelSetGrid, Material,
     ModeConstruction, ModesBundle, ModesInfo, Monomial, Normalization, Reconstruction,
     ReconstructionError, RigidTransform, SampledLevelSet, Snapshot, SourceFile, TableInterpolation,
     Truncation,
@@ -137,6 +137,11 @@ fn modes_bundle() -> ModesBundle {
             fit: Some(FitReport {
                 energy_vs_force: Some(0.013),
                 slope_over_stiffness: 0.998,
+                per_snapshot: vec![FitDifference {
+                    snapshot: "run.frd step time 1.0".into(),
+                    eps: vec![0.5],
+                    difference: -0.013,
+                }],
             }),
             mirror_planes: "xz".into(),
         },

@@ -59,7 +59,7 @@ pub fn read_volume(path: &Path, element_set: Option<&str>) -> Result<VolumeMesh,
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("inp"));
     let fem = if is_inp {
-        fem::Deck::read(path)?.mesh(element_set)?
+        fem::Deck::read(path)?.part(element_set)?.mesh
     } else {
         if element_set.is_some() {
             return Err(BakeError::parameter(

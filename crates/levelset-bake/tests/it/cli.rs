@@ -226,7 +226,11 @@ fn fem_decks_and_volume_meshes_are_baked_from_their_boundary() {
         );
     }
     // The same element as a .vtu volume mesh.
-    let fem_mesh = fem::Deck::read(&file).unwrap().mesh(Some("GRAIN")).unwrap();
+    let fem_mesh = fem::Deck::read(&file)
+        .unwrap()
+        .part(Some("GRAIN"))
+        .unwrap()
+        .mesh;
     let vtu = dir.path().join("cube.vtu");
     grain::vtk::write_vtu(&vtu, &fem_mesh, &[]).unwrap();
     let (ok, _, e) = bake(&[

@@ -183,7 +183,8 @@ fn command_line_writes_a_bundle_and_names_bad_options() {
     ]);
     let e = String::from_utf8_lossy(&r.stderr);
     assert!(
-        !r.status.success() && e.contains("--mesh: report and CSV tables need the deck"),
+        !r.status.success()
+            && e.contains("two_blocks.rpt: report and CSV tables need the deck (--mesh)"),
         "{e}"
     );
     let r = run(&[

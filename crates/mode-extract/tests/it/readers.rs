@@ -5,9 +5,21 @@
 use std::path::{Path, PathBuf};
 
 use fem::Deck;
+use fem::{read_frd, read_nodal_table};
 use grain::ElementType;
 use grain::vtk::{PointData, PvdEntry, write_pvd, write_vtu};
-use mode_extract::snapshots::{read_frd, read_table, read_vtk};
+use mode_extract::snapshots::{Read, read};
+
+/// VTK snapshots without a deck: the file's mesh and the snapshot matrix.
+fn read_vtk(
+    files: &[PathBuf],
+    field: &str,
+) -> Result<(grain::FemMesh, mode_extract::snapshots::Snapshots), fem::DeckError> {
+    let Read {
+        part, snapshots, ..
+    } = read(files, None, None, field, None)?;
+    Ok((part.mesh, snapshots))
+}
 
 fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -18,8 +30,12 @@ fn data(name: &str) -> PathBuf {
 #[test]
 fn calculix_frd_gives_the_deck_mesh_and_every_increment() {
     let frd = read_frd(&data("tiny.frd")).unwrap();
-    let (mesh, snaps) = (frd.mesh, frd.snapshots);
-    let deck = Deck::read(&data("tiny.inp")).unwrap().mesh(None).unwrap();
+    let (mesh, snaps) = (frd.part.mesh, frd.displacements);
+    let deck = Deck::read(&data("tiny.inp"))
+        .unwrap()
+        .part(None)
+        .unwrap()
+        .mesh;
     assert_eq!(mesh, deck);
     assert_eq!(snaps.len(), 3);
     assert!(
@@ -32,21 +48,25 @@ fn calculix_frd_gives_the_deck_mesh_and_every_increment() {
     for (s, fraction) in snaps.iter().zip([0.34, 0.68, 1.0]) {
         for top in [4, 5, 6, 7, 10, 11] {
             assert!(
-                (s.displacement[top][2] + 0.01 * fraction).abs() < 1e-12,
+                (s.values[top][2] + 0.01 * fraction).abs() < 1e-12,
                 "{}: node {}",
                 s.id,
                 top + 1
             );
         }
-        assert_eq!(s.displacement[0], [0.0; 3]);
+        assert_eq!(s.values[0], [0.0; 3]);
     }
 }
 
 #[test]
 fn frd_twenty_node_bricks_are_put_back_in_abaqus_order() {
     let frd = read_frd(&data("hex20.frd")).unwrap();
-    let (mesh, snaps) = (frd.mesh, frd.snapshots);
-    let deck = Deck::read(&data("hex20.inp")).unwrap().mesh(None).unwrap();
+    let (mesh, snaps) = (frd.part.mesh, frd.displacements);
+    let deck = Deck::read(&data("hex20.inp"))
+        .unwrap()
+        .part(None)
+        .unwrap()
+        .mesh;
     assert_eq!(mesh.blocks[0].element_type, ElementType::Hex20);
     assert_eq!(mesh, deck);
     assert_eq!(snaps.len(), 1);
@@ -54,9 +74,9 @@ fn frd_twenty_node_bricks_are_put_back_in_abaqus_order() {
 
 #[test]
 fn abaqus_report_with_wrapped_rows_and_two_blocks() {
-    let s = read_table(&data("two_blocks.rpt"), &[10, 1, 2, 3]).unwrap();
+    let table = read_nodal_table(&data("two_blocks.rpt")).unwrap();
     assert_eq!(
-        s.displacement,
+        table.at(&[10, 1, 2, 3]).unwrap(),
         vec![
             [1.25e-2, -2.5e-3, 3e-3],
             [-746.369e-6, 700e-6, 0.0],
@@ -64,13 +84,7 @@ fn abaqus_report_with_wrapped_rows_and_two_blocks() {
             [0.0; 3]
         ]
     );
-    let e = read_table(&data("two_blocks.rpt"), &[1, 2, 4])
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("two_blocks.rpt: no displacement for node 4"),
-        "{e}"
-    );
+    assert_eq!(table.at(&[1, 2, 4]), Err(vec![4]));
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
@@ -88,43 +102,44 @@ fn csv_tables_and_their_errors() {
         "# comment\nU3,node,U1,u2\n3.0,7,1.0,2.0\n-1,8,0.,5e-3\n",
     );
     assert_eq!(
-        read_table(&ok, &[8, 7]).unwrap().displacement,
+        read_nodal_table(&ok).unwrap().at(&[8, 7]).unwrap(),
         vec![[0.0, 5e-3, -1.0], [1.0, 2.0, 3.0]]
     );
-    let e = read_table(&write(dir.path(), "a.csv", "node,u1,u2\n1,0,0\n"), &[1])
+    let e = read_nodal_table(&write(dir.path(), "a.csv", "node,u1,u2\n1,0,0\n"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("a.csv: line 1: no column `u3`"), "{e}");
-    let e = read_table(
-        &write(dir.path(), "b.csv", "node,u1,u2,u3\n1,0,x,0\n"),
-        &[1],
-    )
-    .unwrap_err()
-    .to_string();
+    let e = read_nodal_table(&write(dir.path(), "b.csv", "node,u1,u2,u3\n1,0,x,0\n"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("b.csv: line 2: `x` is not a number"), "{e}");
-    let e = read_table(
-        &write(dir.path(), "c.csv", "node,u1,u2,u3\n1,0,0,0\n1,0,0,0\n"),
-        &[1],
-    )
+    let e = read_nodal_table(&write(
+        dir.path(),
+        "c.csv",
+        "node,u1,u2,u3\n1,0,0,0\n1,0,0,0\n",
+    ))
     .unwrap_err()
     .to_string();
-    assert!(e.contains("c.csv: line 3: node 1 appears twice"), "{e}");
+    assert!(
+        e.contains("c.csv: line 3: node 1 appears twice (first on line 2)"),
+        "{e}"
+    );
 }
 
 #[test]
 fn malformed_reports_and_frd_name_the_line() {
     let dir = tempfile::tempdir().unwrap();
-    let e = read_table(&write(dir.path(), "a.rpt", "nothing here\n"), &[1])
+    let e = read_nodal_table(&write(dir.path(), "a.rpt", "nothing here\n"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("a.rpt: no block with columns"), "{e}");
     let rpt = "            Node           U.U1           U.U2           U.U3\n           Label          @Loc 1         @Loc 1         @Loc 1\n----------\n     1   0.   oops   0.\n";
-    let e = read_table(&write(dir.path(), "b.rpt", rpt), &[1])
+    let e = read_nodal_table(&write(dir.path(), "b.rpt", rpt))
         .unwrap_err()
         .to_string();
     assert!(e.contains("b.rpt: line 4: `oops` is not a number"), "{e}");
     let rpt = "            Node           U.U1           U.U2           U.U3\n----------\n     1   0.   0.\n\n";
-    let e = read_table(&write(dir.path(), "c.rpt", rpt), &[1])
+    let e = read_nodal_table(&write(dir.path(), "c.rpt", rpt))
         .unwrap_err()
         .to_string();
     assert!(
@@ -272,13 +287,19 @@ fn gzipped_results_read_like_plain_ones() {
     std::io::Write::write_all(&mut encoder, &std::fs::read(data("tiny.frd")).unwrap()).unwrap();
     encoder.finish().unwrap();
     let plain = read_frd(&data("tiny.frd")).unwrap();
-    let (plain_mesh, plain) = (plain.mesh, plain.snapshots);
     let zipped = read_frd(&gz).unwrap();
-    let (mesh, snaps) = (zipped.mesh, zipped.snapshots);
-    assert_eq!(mesh, plain_mesh);
+    assert_eq!(zipped.part, plain.part);
     assert_eq!(
-        snaps.iter().map(|s| &s.displacement).collect::<Vec<_>>(),
-        plain.iter().map(|s| &s.displacement).collect::<Vec<_>>()
+        zipped
+            .displacements
+            .iter()
+            .map(|s| &s.values)
+            .collect::<Vec<_>>(),
+        plain
+            .displacements
+            .iter()
+            .map(|s| &s.values)
+            .collect::<Vec<_>>()
     );
-    assert_eq!(mode_extract::snapshots::kind(&gz), "frd");
+    assert_eq!(fem::kind(&gz), "frd");
 }

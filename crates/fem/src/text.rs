@@ -1,0 +1,53 @@
+//! Text input shared by the readers: gunzipped when the name ends in `.gz` (large FEM results are
+//! shipped compressed), UTF-8 checked with the line of the first bad byte.
+
+use std::path::Path;
+
+use crate::DeckError;
+
+/// The text of `path`.
+pub fn read_text(path: &Path) -> Result<String, DeckError> {
+    let io = |source| DeckError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    let bytes = if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+    {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+            .map_err(io)?;
+        out
+    } else {
+        bytes
+    };
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+        let column = 1 + at
+            - bytes[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |p| p + 1);
+        DeckError::line(
+            path,
+            line,
+            format!("column {column}: not UTF-8 text (byte 0x{:02x})", bytes[at]),
+        )
+    })
+}
+
+/// The extension that tells a file's kind (lower case), looking through a trailing `.gz`.
+pub fn kind(path: &Path) -> String {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    name.rsplit_once('.')
+        .map(|(_, e)| e.to_string())
+        .unwrap_or_default()
+}
