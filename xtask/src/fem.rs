@@ -11,6 +11,12 @@
 //!   `make.py` meshes it with gmsh (Python package `gmsh`) and writes the deck; ccx solves it
 //!   in about 7 minutes on 2 cores; `make.py scalars` tabulates the
 //!   reactions and energies from `sphere.dat`; the `.frd` is kept gzipped (`sphere.frd.gz`).
+//! - `ellipsoid`: the second CalculiX case of the readers' tests, laid out as a user's run: an
+//!   octant of an ellipsoid (semi-axes 12, 9, 7 mm) pressed along x by one rigid plate (a C3D8 in
+//!   the deck), `*NODE FILE` for the grain's node set only; `make.py post` tabulates the plate's
+//!   reaction and the strain energy, writes Abaqus-style reports of three increments, and converts
+//!   the results to VTK with ccx2paraview (Python packages `ccx2paraview` and `vtk`); ccx solves
+//!   it in seconds.
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
 //!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along its two
 //!   bottom end edges, pushed down along its top mid-span line; its centre is held in x and y
@@ -40,8 +46,9 @@ pub fn run(case: &str, root: &Path) -> Result<()> {
     }
     match case {
         "beam" => beam(&root.join("data/fem/beam")),
-        "sphere" => sphere(&root.join("data/fem/sphere")),
-        _ => bail!("unknown FEM case `{case}` (cases: sphere, beam)"),
+        "sphere" => gmsh_case(&root.join("data/fem/sphere"), "sphere", "scalars"),
+        "ellipsoid" => gmsh_case(&root.join("data/fem/ellipsoid"), "ellipsoid", "post"),
+        _ => bail!("unknown FEM case `{case}` (cases: sphere, ellipsoid, beam)"),
     }
 }
 
@@ -149,7 +156,9 @@ fn beam(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn sphere(dir: &Path) -> Result<()> {
+/// A case meshed by its `make.py` (gmsh): the deck, ccx, then `make.py <post>` (tables from
+/// the `.dat`, and whatever else the case makes from the results); the `.frd` is kept gzipped.
+fn gmsh_case(dir: &Path, job: &str, post: &str) -> Result<()> {
     let python = |args: &[&str]| -> Result<()> {
         let status = Command::new("python3")
             .args(args)
@@ -158,7 +167,7 @@ fn sphere(dir: &Path) -> Result<()> {
             .context("cannot run python3")?;
         if !status.success() {
             bail!(
-                "`python3 {}` failed in {} (is the gmsh package installed? `pip install gmsh`)",
+                "`python3 {}` failed in {} (are the gmsh and ccx2paraview packages installed? `pip install gmsh ccx2paraview vtk`)",
                 args.join(" "),
                 dir.display()
             );
@@ -168,33 +177,25 @@ fn sphere(dir: &Path) -> Result<()> {
     python(&["-c", "import gmsh"])?;
     python(&["make.py"])?;
     let status = Command::new("ccx")
-        .args(["-i", "sphere"])
+        .args(["-i", job])
         .current_dir(dir)
         .stdout(std::process::Stdio::null())
         .status()?;
     if !status.success() {
-        bail!("ccx failed on {}", dir.join("sphere.inp").display());
+        bail!("ccx failed on {}", dir.join(format!("{job}.inp")).display());
     }
-    python(&["make.py", "scalars"])?;
-    let frd = std::fs::read(dir.join("sphere.frd"))?;
+    python(&["make.py", post])?;
+    let frd = dir.join(format!("{job}.frd"));
     let mut gz = flate2::write::GzEncoder::new(
-        std::fs::File::create(dir.join("sphere.frd.gz"))?,
+        std::fs::File::create(dir.join(format!("{job}.frd.gz")))?,
         flate2::Compression::best(),
     );
-    std::io::Write::write_all(&mut gz, &frd)?;
+    std::io::Write::write_all(&mut gz, &std::fs::read(&frd)?)?;
     gz.finish()?;
-    for junk in [
-        "sphere.frd",
-        "sphere.cvg",
-        "sphere.sta",
-        "sphere.12d",
-        "spooles.out",
-    ] {
-        let _ = std::fs::remove_file(dir.join(junk));
+    for junk in ["frd", "cvg", "sta", "12d"] {
+        let _ = std::fs::remove_file(dir.join(format!("{job}.{junk}")));
     }
-    println!(
-        "wrote {} and sphere_scalars.csv",
-        dir.join("sphere.frd.gz").display()
-    );
+    let _ = std::fs::remove_file(dir.join("spooles.out"));
+    println!("wrote {}.frd.gz and the tables in {}", job, dir.display());
     Ok(())
 }

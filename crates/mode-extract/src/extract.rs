@@ -727,3 +727,92 @@ pub fn summary(name: &str, b: &ModesBundle) -> String {
             .collect::<Vec<_>>()
     )
 }
+
+/// The fits' difference above which [`fit_warning`] speaks: 3 % of the largest force.
+pub const FIT_TOLERANCE: f64 = 0.03;
+
+/// What to tell the user when the energy and reaction-force fits of one run differ by more than
+/// [`FIT_TOLERANCE`] (PHYSICS.md section 7: both fits of the same FEM run must agree): at which
+/// snapshots, and the likely reason for the way eps was tied.
+pub fn fit_warning(fit: &FitReport, normalization: &Normalization) -> Option<String> {
+    let mut worst: Vec<&FitDifference> = fit
+        .per_snapshot
+        .iter()
+        .filter(|d| d.difference.abs() > FIT_TOLERANCE)
+        .collect();
+    if worst.is_empty() {
+        return None;
+    }
+    worst.sort_by(|a, b| b.difference.abs().total_cmp(&a.difference.abs()));
+    let at: Vec<String> = worst
+        .iter()
+        .take(4)
+        .map(|d| {
+            format!(
+                "{} (eps {:?}: {:+.1} %)",
+                d.snapshot,
+                d.eps,
+                100.0 * d.difference
+            )
+        })
+        .collect();
+    let why = match normalization {
+        Normalization::Boundary { .. } => {
+            "with eps the loaded boundary's displacement the reaction is the generalized force as it is, so the energy fit is the one in doubt: it differentiates the strain energies between snapshots (closer increments help), and it agrees only as well as the FEM run's energy balance (work of the boundaries = strain energy) holds"
+        }
+        _ => {
+            "the reaction-force fit multiplies each reaction by the slope of its boundary's displacement against eps, estimated from the neighbouring snapshots (one-sided at the first and the last, where a noisy amplitude misleads it most); tie eps to the loaded boundary (--normalize boundary=NAME) and no slope is needed"
+        }
+    };
+    Some(format!(
+        "the energy and reaction-force fits differ by more than {} % of the largest force at {} of {} snapshots, most at {}: {why} (modes.json: info.fit.per_snapshot)",
+        100.0 * FIT_TOLERANCE,
+        worst.len(),
+        fit.per_snapshot.len(),
+        at.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(differences: &[f64]) -> FitReport {
+        FitReport {
+            energy_vs_force: Some(differences.iter().fold(0.0f64, |m, d| m.max(d.abs()))),
+            slope_over_stiffness: 1.0,
+            per_snapshot: differences
+                .iter()
+                .enumerate()
+                .map(|(i, &difference)| FitDifference {
+                    snapshot: format!("s{i}"),
+                    eps: vec![i as f64],
+                    difference,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn fits_that_disagree_are_reported_by_snapshot_with_a_reason() {
+        assert_eq!(
+            fit_warning(&report(&[0.01, -0.02, 0.029]), &Normalization::UnitMax),
+            None
+        );
+        let w = fit_warning(&report(&[0.01, -0.05, 0.167]), &Normalization::UnitMax).unwrap();
+        assert!(
+            w.contains(
+                "at 2 of 3 snapshots, most at s2 (eps [2.0]: +16.7 %), s1 (eps [1.0]: -5.0 %)"
+            ) && w.contains("--normalize boundary=NAME"),
+            "{w}"
+        );
+        let w = fit_warning(
+            &report(&[0.04]),
+            &Normalization::Boundary {
+                name: "plate".into(),
+            },
+        )
+        .unwrap();
+        assert!(w.contains("the energy fit is the one in doubt"), "{w}");
+    }
+}

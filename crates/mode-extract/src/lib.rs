@@ -9,5 +9,5 @@ pub mod modal;
 pub mod modes;
 pub mod snapshots;
 
-pub use extract::{ExtractError, ExtractOptions, Method, extract, summary};
+pub use extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};
 pub use modal::{Elastic, ModalError, modal_matrices};

@@ -7,7 +7,7 @@ use clap::Parser;
 use grain::Normalization;
 use mode_extract::mirror::mirror;
 use mode_extract::modes::Keep;
-use mode_extract::{ExtractError, ExtractOptions, Method, extract, summary};
+use mode_extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};
 
 /// Deformation modes, modal mass and stiffness from FEM snapshots, written as a modes bundle.
 #[derive(Parser)]
@@ -164,6 +164,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     }
     bundle.write(&cli.out)?;
     println!("{}", summary(&cli.out.display().to_string(), &bundle));
+    if let Some(warning) = bundle
+        .info
+        .fit
+        .as_ref()
+        .and_then(|f| fit_warning(f, &bundle.info.normalization))
+    {
+        eprintln!("mode-extract: warning: {warning}");
+    }
     Ok(())
 }
 

@@ -154,16 +154,26 @@ fn by_label(
     let mut values = Vec::new();
     for (j, r) in results.iter().enumerate() {
         let u = r.at(&part.node_labels).map_err(|missing| {
-            let advice = if with_deck {
-                "the results must cover the grain's nodes (*NODE FILE for a node set that holds them)"
+            let (whose, advice) = if with_deck {
+                (
+                    "the grain's",
+                    "the results must cover the grain's nodes (*NODE FILE for a node set that holds them)",
+                )
             } else {
-                "give the deck (--mesh) and the grain's element set (--elset), or write results for every node"
+                (
+                    "the file's",
+                    "give the deck (--mesh) and the grain's element set (--elset), or write results for every node",
+                )
+            };
+            let file = r.file.display().to_string();
+            let which = match r.id.strip_prefix(&file).map(str::trim) {
+                Some("") | None => "it".to_string(),
+                Some(increment) => format!("the increment at {increment}"),
             };
             SnapshotError::file(
                 &r.file,
                 format!(
-                    "`{}` has no displacement at {} of the grain's {n} nodes ({}): {advice}",
-                    r.id,
+                    "{which} has no displacement at {} of {whose} {n} nodes ({}): {advice}",
                     missing.len(),
                     some_labels(&missing)
                 ),

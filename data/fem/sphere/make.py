@@ -5,7 +5,11 @@ it. Run by `cargo xtask fem sphere` (writes sphere.inp; xtask then runs ccx).
 
 Units: mm, N, MPa. Radius 10 (the paper's voxel sphere), E = 1000, nu = 0.3.
 """
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gmsh_tets import refine_and_mesh  # noqa: E402
 import gmsh
 
 R = 10.0
@@ -27,32 +31,7 @@ def deck():
     # Finer elements near the three contact points.
     poles = [gmsh.model.occ.addPoint(*p) for p in [(R, 0, 0), (0, R, 0), (0, 0, R)]]
     gmsh.model.occ.synchronize()
-    dist = gmsh.model.mesh.field.add("Distance")
-    gmsh.model.mesh.field.setNumbers(dist, "PointsList", poles)
-    thr = gmsh.model.mesh.field.add("Threshold")
-    gmsh.model.mesh.field.setNumber(thr, "InField", dist)
-    gmsh.model.mesh.field.setNumber(thr, "SizeMin", H_NEAR)
-    gmsh.model.mesh.field.setNumber(thr, "SizeMax", H_FAR)
-    gmsh.model.mesh.field.setNumber(thr, "DistMin", (R * FIRST) ** 0.5)
-    gmsh.model.mesh.field.setNumber(thr, "DistMax", 0.5 * R)
-    gmsh.model.mesh.field.setAsBackgroundMesh(thr)
-    gmsh.option.setNumber("Mesh.MeshSizeExtendFromBoundary", 0)
-    gmsh.option.setNumber("Mesh.MeshSizeFromPoints", 0)
-    gmsh.model.mesh.generate(3)
-    gmsh.model.mesh.setOrder(2)
-
-    tags, coords, _ = gmsh.model.mesh.getNodes()
-    index = {int(t): i + 1 for i, t in enumerate(tags)}
-    xyz = coords.reshape(-1, 3)
-    etypes, etags, enodes = gmsh.model.mesh.getElements(3)
-    tets = []
-    for t, nodes in zip(etypes, enodes):
-        if t != 11:
-            continue
-        for k in range(0, len(nodes), 10):
-            n = [index[int(v)] for v in nodes[k:k + 10]]
-            n[8], n[9] = n[9], n[8]  # gmsh's last two mid-side nodes are Abaqus's 10 and 9
-            tets.append(n)
+    xyz, tets = refine_and_mesh(gmsh, poles, H_NEAR, H_FAR, (R * FIRST) ** 0.5, 0.5 * R)
     gmsh.finalize()
 
     out = []

@@ -2,6 +2,7 @@
 //! file would link every dependency again, which costs CI's disk and link time).
 
 mod beam;
+mod ellipsoid;
 mod extract;
 mod mirror;
 mod modal;
