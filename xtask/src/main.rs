@@ -10,8 +10,10 @@
 //! - `demo`: not built yet; it says so and exits with code 2.
 
 mod fem;
+mod measure;
 mod pipeline;
 mod plot;
+mod suite;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -191,14 +193,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             bin_dir,
             data,
         } => {
-            let variant = if full {
-                validate::Variant::Full
-            } else {
-                validate::Variant::Quick
-            };
+            let variant = if full { "full" } else { "quick" };
             let data = data.unwrap_or_else(|| workspace_root().join("data"));
             let path = stage_path(bin_dir)?;
-            Ok(if validate::validate(&data, &cases, variant, &path)? {
+            Ok(if validate::SUITE.run(&data, &cases, variant, &path)? {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

@@ -1,0 +1,268 @@
+//! Measurements on runs shared by the suites' checks: slopes, squeezing curves, three-point
+//! bending.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use crate::plot::{Series, read_columns};
+use crate::suite::{Checked, Row};
+
+/// Least-squares slope of `y` against `x`.
+pub fn slope(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len() as f64;
+    let (mx, my) = (x.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx) * (a - mx)).sum();
+    sxy / sxx
+}
+
+/// A number from a scene file, by its table and key.
+pub fn scene_number(scene: &Path, table: &str, key: &str) -> Result<f64> {
+    let text = std::fs::read_to_string(scene)
+        .with_context(|| format!("cannot read {}", scene.display()))?;
+    let value: toml::Value =
+        toml::from_str(&text).with_context(|| format!("{}: invalid TOML", scene.display()))?;
+    value
+        .get(table)
+        .and_then(|t| t.get(key))
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+        .with_context(|| format!("{}: no number at {table}.{key}", scene.display()))
+}
+
+/// Three-point bending of a one-mode beam (the paper's Eq. 52): `delta` is the indenter's
+/// displacement and `F` the force on it (history.csv's `grain3_uz`, `grain3_fz`: the beam is
+/// grain 0, the supports 1 and 2, the indenter 3), `eps` the beam's amplitude, `K_g` its modal
+/// stiffness, `kn` the node springs' stiffness and `across` the beam's nodes across its width
+/// under each cylinder. The slope of `F_hat = F / (K_g delta_0)` against
+/// `delta_hat = delta / delta_0` is fitted over the loading branch with `delta_hat >= 0.2` (past
+/// the start-up transient of the critically damped mode); as measured it is `1 / (1 + K_g c)`,
+/// `c` the compliance of the node springs in series, and 1 once `c` is taken out.
+pub fn three_point_bending(
+    case: &'static str,
+    run: &Path,
+    (k_g, kn, across): (f64, f64, f64),
+    title: String,
+) -> Result<Checked> {
+    let columns = read_columns(
+        &run.join("history.csv"),
+        &[
+            "grain3_uz",
+            "grain3_fz",
+            "grain0_eps0",
+            "kinetic_translational",
+            "kinetic_rotational",
+            "kinetic_modal",
+            "elastic_modal",
+        ],
+    )?;
+    let [uz, fz, eps, kt, kr, km, um] = <[Vec<f64>; 7]>::try_from(columns).expect("7 columns");
+    let delta: Vec<f64> = uz.iter().map(|u| -u).collect();
+    let delta_0 = delta.iter().copied().fold(0.0, f64::max);
+    // The loading branch: up to the first row at the full indentation.
+    let end = delta
+        .iter()
+        .position(|&d| d >= delta_0 * (1.0 - 1e-12))
+        .unwrap_or(delta.len() - 1);
+    let window: Vec<usize> = (0..=end).filter(|&i| delta[i] >= 0.2 * delta_0).collect();
+    if window.len() < 3 {
+        bail!("{}: too few rows on the loading branch", run.display());
+    }
+    let pick = |v: &[f64]| -> Vec<f64> { window.iter().map(|&i| v[i]).collect() };
+    let d_hat: Vec<f64> = pick(&delta).iter().map(|d| d / delta_0).collect();
+    let f_hat: Vec<f64> = pick(&fz).iter().map(|f| f / (k_g * delta_0)).collect();
+    let raw = slope(&d_hat, &f_hat);
+    // The compliance: `across` nodes at the indenter, and at each support (carrying F / 2):
+    // c = 1 / (across kn) + 1 / (2 across kn). Measured: the slope of delta - eps
+    // against F (the cylinders' trilinear level sets also leave a constant gap, h^2 / 8R at
+    // each top, which shifts but does not tilt the curve).
+    let derived = 1.0 / (across * kn) + 1.0 / (2.0 * across * kn);
+    let gap: Vec<f64> = pick(&delta)
+        .iter()
+        .zip(pick(&eps))
+        .map(|(d, e)| d - e)
+        .collect();
+    let measured = slope(&pick(&fz), &gap);
+    let corrected: Vec<f64> = window
+        .iter()
+        .map(|&i| (delta[i] - derived * fz[i]) / delta_0)
+        .collect();
+    let after = slope(&corrected, &f_hat);
+    let kinetic = window
+        .iter()
+        .map(|&i| (kt[i] + kr[i] + km[i]) / um[i])
+        .fold(0.0, f64::max);
+    let rows = vec![
+        Row {
+            case,
+            quantity: "slope of F_hat against delta_hat, as measured".into(),
+            reference: 1.0 / (1.0 + k_g * derived),
+            source: "1 / (1 + K_g c), c of the node springs".into(),
+            result: raw,
+            tolerance: 0.01,
+        },
+        Row {
+            case,
+            quantity: "slope after the contact compliance".into(),
+            reference: 1.0,
+            source: "Eq. 52: F_hat = delta_hat".into(),
+            result: after,
+            tolerance: 0.01,
+        },
+        Row {
+            case,
+            quantity: "largest kinetic / modal elastic energy on the fitted branch".into(),
+            reference: 0.0,
+            source: "quasi-static loading".into(),
+            result: kinetic,
+            tolerance: 0.01,
+        },
+    ];
+    let notes = vec![format!(
+        "The beam's modal stiffness K_g = {k_g} (the bundle), delta_0 = {delta_0}. Contact compliance: derived from the node springs (kn = {kn}; {across} nodes across the beam at the indenter and at each support, in series) c = 1/({across} kn) + 1/({} kn) = {derived:.3e}, K_g c = {:.4}; measured as the slope of delta - eps against F over the fitted branch: c = {measured:.3e}, K_g c = {:.4}. The slope after the compliance is that of F_hat against (delta - c F) / delta_0 with the derived c. The DEM curve lies above the reference by the modal damping force C delta'/(K_g delta_0) while the indenter moves (constant, so the slope keeps it out), and drops by it when the indenter stops.",
+        2.0 * across,
+        k_g * derived,
+        k_g * measured
+    )];
+    let curve = |x: &[f64], y: &[f64]| x.iter().copied().zip(y.iter().copied()).collect();
+    let all_d: Vec<f64> = delta.iter().map(|d| d / delta_0).collect();
+    let all_f: Vec<f64> = fz.iter().map(|f| f / (k_g * delta_0)).collect();
+    let plot = (
+        title,
+        (
+            "delta_hat = delta / delta_0".into(),
+            "F_hat = F / (K_g delta_0)".into(),
+        ),
+        vec![
+            Series {
+                name: "DEM (indenter)".into(),
+                points: curve(&all_d, &all_f),
+                markers: false,
+            },
+            Series {
+                name: "reference F_hat = delta_hat (Eq. 52)".into(),
+                points: vec![(0.0, 0.0), (1.0, 1.0)],
+                markers: false,
+            },
+        ],
+    );
+    Ok(Checked { rows, notes, plot })
+}
+
+/// Reference points `(u, F)`.
+pub type Points = Vec<(f64, f64)>;
+
+/// The value of the piecewise linear curve through `points` (increasing in x) at `x`; `None`
+/// outside it (beyond its ends by more than the round-off of the time that moved the walls).
+pub fn at(points: &[(f64, f64)], x: f64) -> Option<f64> {
+    let (first, last) = (points.first()?, points.last()?);
+    if x < first.0 || x > last.0 * (1.0 + 1e-9) || points.len() < 2 {
+        return None;
+    }
+    if x >= last.0 {
+        return Some(last.1);
+    }
+    let i = points
+        .partition_point(|p| p.0 < x)
+        .clamp(1, points.len() - 1);
+    let (a, b) = (points[i - 1], points[i]);
+    Some(a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0))
+}
+
+/// A squeezing run's total force against the wall displacement on the loading branch, from
+/// history.csv: `bodies` names the six loaders (`wall<i>` or `grain<i>`, in the order +x, -x,
+/// +y, -y, +z, -z), each pushed back along its axis. Also the largest kinetic / elastic energy
+/// ratio past `from` in displacement.
+pub fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
+    let mut names: Vec<String> = vec![format!("{}_ux", bodies[0])];
+    for (i, b) in bodies.iter().enumerate() {
+        names.push(format!("{b}_f{}", ["x", "y", "z"][i / 2]));
+    }
+    for n in [
+        "kinetic_translational",
+        "kinetic_rotational",
+        "kinetic_modal",
+        "elastic_modal",
+    ] {
+        names.push(n.into());
+    }
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let columns = read_columns(&run.join("history.csv"), &refs)?;
+    let u: Vec<f64> = columns[0].iter().map(|x| x.abs()).collect();
+    let u_max = u.iter().copied().fold(0.0, f64::max);
+    let mut curve = Vec::new();
+    let mut kinetic: f64 = 0.0;
+    for (i, &ui) in u.iter().enumerate() {
+        // The loading branch: while the walls advance.
+        if curve.last().is_some_and(|&(x, _)| ui <= x) {
+            continue;
+        }
+        // Each loader is pushed outwards: +x's force is +, -x's is -.
+        let force: f64 = (0..6)
+            .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * columns[1 + w][i])
+            .sum();
+        curve.push((ui, force));
+        if ui >= from {
+            let e = columns[7][i] + columns[8][i] + columns[9][i];
+            kinetic = kinetic.max(e / columns[10][i]);
+        }
+        if ui >= u_max {
+            break;
+        }
+    }
+    Ok((curve, kinetic))
+}
+
+/// The largest relative deviation of a squeezing curve from `checked` (`(u, F)` reference
+/// points), and a note saying where it is.
+pub fn deviation(
+    run: &Path,
+    curve: &[(f64, f64)],
+    checked: &[(f64, f64)],
+    label: &str,
+) -> Result<(f64, String)> {
+    let mut worst = (0.0f64, 0.0);
+    for &(u, f) in checked {
+        let dem = at(curve, u)
+            .with_context(|| format!("{}: the walls did not reach u = {u}", run.display()))?;
+        // A NaN deviation is the worst of all (and fails the row).
+        let e = dem / f - 1.0;
+        if e.is_nan() || e.abs() > worst.0.abs() {
+            worst = (e, u);
+        }
+    }
+    let note = format!(
+        "{label}: the largest deviation from the reference, {:+.2} %, is at u = {}.",
+        100.0 * worst.0,
+        worst.1
+    );
+    Ok((worst.0.abs(), note))
+}
+
+/// The two rows of a squeezing run: its largest deviation (2 %) and kinetic energy (1 %).
+pub fn squeeze_rows(
+    case: &'static str,
+    label: &str,
+    source: &str,
+    worst: f64,
+    kinetic: f64,
+) -> [Row; 2] {
+    [
+        Row {
+            case,
+            quantity: format!("{label}: largest |F / F_ref - 1| past 10 %"),
+            reference: 0.0,
+            source: source.into(),
+            result: worst,
+            tolerance: 0.02,
+        },
+        Row {
+            case,
+            quantity: format!("{label}: largest kinetic / modal elastic energy past 10 %"),
+            reference: 0.0,
+            source: "quasi-static loading".into(),
+            result: kinetic,
+            tolerance: 0.01,
+        },
+    ]
+}
