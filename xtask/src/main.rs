@@ -9,6 +9,7 @@
 //! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
 //! - `demo`: not built yet; it says so and exits with code 2.
 
+mod demo;
 mod fem;
 mod measure;
 mod pipeline;
@@ -78,8 +79,23 @@ enum Cmd {
         #[arg(value_parser = ["dem", "jaeger", "mode-extract"])]
         suite: Option<String>,
     },
-    /// Run the README's main job end to end (not built yet).
-    Demo,
+    /// The README's main job: the shipped CalculiX runs through the stages to DEM curves checked
+    /// against CalculiX (data/demo); prints the table, writes the report and plots to
+    /// data/demo/out; exit 1 when a row fails.
+    Demo {
+        /// The cases (default: all): sphere, packing, beam.
+        cases: Vec<String>,
+        /// The reduced variant of the test suite (shorter runs).
+        #[arg(long)]
+        quick: bool,
+        /// Run the stage binaries found in this directory instead of building them in release
+        /// mode first.
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
+        /// The data directory holding demo/ (default: the workspace's data/).
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
 }
 
 fn workspace_root() -> PathBuf {
@@ -202,9 +218,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 ExitCode::FAILURE
             })
         }
-        Cmd::Demo => {
-            eprintln!("xtask: this command is not built yet; nothing was run");
-            Ok(ExitCode::from(2))
+        Cmd::Demo {
+            cases,
+            quick,
+            bin_dir,
+            data,
+        } => {
+            let variant = if quick { "quick" } else { "standard" };
+            let data = data.unwrap_or_else(|| workspace_root().join("data"));
+            let path = stage_path(bin_dir)?;
+            Ok(if demo::SUITE.run(&data, &cases, variant, &path)? {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
         }
     }
 }

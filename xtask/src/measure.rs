@@ -239,12 +239,12 @@ pub fn deviation(
     Ok((worst.0.abs(), note))
 }
 
-/// The two rows of a squeezing run: its largest deviation (2 %) and kinetic energy (1 %).
+/// The two rows of a squeezing run: its largest deviation (within `tolerance`) and kinetic
+/// energy (1 %).
 pub fn squeeze_rows(
     case: &'static str,
-    label: &str,
-    source: &str,
-    worst: f64,
+    (label, source): (&str, &str),
+    (worst, tolerance): (f64, f64),
     kinetic: f64,
 ) -> [Row; 2] {
     [
@@ -254,7 +254,7 @@ pub fn squeeze_rows(
             reference: 0.0,
             source: source.into(),
             result: worst,
-            tolerance: 0.02,
+            tolerance,
         },
         Row {
             case,

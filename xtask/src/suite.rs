@@ -118,7 +118,7 @@ impl Suite {
         for case in selected {
             let dir = root.join(case.dir);
             let pipeline = Pipeline::read(&dir.join("pipeline.toml"))?;
-            println!("validate {}: pipeline {}", case.name, dir.display());
+            println!("{} {}: pipeline {}", self.dir, case.name, dir.display());
             let start = Instant::now();
             let tags = [variant, case.name];
             if let Outcome::Failed { stage, code } =

@@ -130,9 +130,8 @@ fn sphere(dir: &Path, variant: &str) -> Result<Checked> {
         notes.push(note);
         rows.extend(squeeze_rows(
             "sphere",
-            label,
-            "the table, Appendix B",
-            worst,
+            (label, "the table, Appendix B"),
+            (worst, 0.02),
             kinetic,
         ));
         series.push(Series {
@@ -166,7 +165,13 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
         ),
         note,
     ];
-    let rows = squeeze_rows("packing", label, "9 F_int(u_w / 3), Eq. 73", worst, kinetic).into();
+    let rows = squeeze_rows(
+        "packing",
+        (label, "9 F_int(u_w / 3), Eq. 73"),
+        (worst, 0.02),
+        kinetic,
+    )
+    .into();
     let plot = (
         format!("27 spheres squeezed by six walls ({variant} run)"),
         ("wall displacement u_w".into(), "total wall force".into()),

@@ -128,8 +128,9 @@ def deck():
 
 def scalars():
     """sphere_scalars.csv from CalculiX's sphere.dat: per increment, the octant's strain energy and,
-    for each wall, its reaction along its axis and its displacement along that axis (the plate
-    moves by -d; reaction times displacement is the work done on the grain)."""
+    for each wall, its displacement towards the centre (d) and the force it puts on the grain in
+    that direction (minus its reaction along its axis): their product is the work done on the
+    grain, and with eps tied to one of them (mode-extract --normalize boundary=x) eps = d > 0."""
     import re
     text = open("sphere.dat").read()
     times = [float(t) for t in re.findall(r"total internal energy for set GRAIN and time\s+(\S+)", text)]
@@ -142,7 +143,7 @@ def scalars():
     for i, t in enumerate(times):
         # Total time: step 1 runs 0 -> 1 (walls 0 -> FIRST), step 2 runs 1 -> 2 (FIRST -> DELTA).
         d = FIRST * t if t <= 1.0 + 1e-12 else FIRST + (DELTA - FIRST) * (t - 1.0)
-        cols = [f"{forces[a][i]:.7e},{-d:.7e}" for a in range(3)]
+        cols = [f"{-forces[a][i]:.7e},{d:.7e}" for a in range(3)]
         rows.append(f"{i + 1},{energy[i]:.7e}," + ",".join(cols))
     open("sphere_scalars.csv", "w").write("\n".join(rows) + "\n")
     print(f"sphere_scalars.csv: {len(times)} increments", file=sys.stderr)
