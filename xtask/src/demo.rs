@@ -16,7 +16,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::measure::{Points, deviation, squeeze_curve, squeeze_rows};
+use crate::measure::{Points, squeeze};
 use crate::plot::{Series, read_columns};
 use crate::suite::{Case, Checked, Suite};
 
@@ -86,14 +86,22 @@ fn paper_for_context(dir: &Path, calculix: &Points, u_per_eps: f64) -> Result<Se
     })
 }
 
+/// The six walls, in the order +x, -x, +y, -y, +z, -z.
+fn walls() -> Vec<String> {
+    (0..6).map(|w| format!("wall{w}")).collect()
+}
+
 /// One sphere between six walls against the CalculiX run.
 fn sphere(dir: &Path, _variant: &str) -> Result<Checked> {
     let (all, checked) = calculix_sphere(dir, 1.0, 1.0)?;
-    let run = dir.join("out/walls.run");
-    let walls: Vec<String> = (0..6).map(|w| format!("wall{w}")).collect();
-    let (curve, kinetic) = squeeze_curve(&run, &walls, checked[0].0)?;
-    let label = "one sphere, six walls";
-    let (worst, note) = deviation(&run, &curve, &checked, label)?;
+    let (rows, note, curve) = squeeze(
+        "sphere",
+        &dir.join("out/walls.run"),
+        &walls(),
+        &checked,
+        ("one sphere, six walls", "CalculiX, 8 (f_x + f_y + f_z)"),
+        0.03,
+    )?;
     let notes = vec![
         format!(
             "The reference is CalculiX's: the octant's three plate reactions f at the plates' displacement u, as the generalized force of the compaction mode of the whole sphere, 8 (f_x + f_y + f_z) (each of its six walls carries four octant walls). The DEM grain's internal force is mode-extract's table of the same run, so this checks the chain from the FEM output to the DEM contact forces. Checked at the {} increments past 10 % of the largest force up to the walls' travel, {SQUEEZE} mm (the paper's 16 % of the radius), u from {} to {} mm; the last increment, 1.65 mm, is the mode's own shape (flat poles), not a check (data/demo/walls.toml).",
@@ -103,13 +111,6 @@ fn sphere(dir: &Path, _variant: &str) -> Result<Checked> {
         ),
         note,
     ];
-    let rows = squeeze_rows(
-        "sphere",
-        (label, "CalculiX, 8 (f_x + f_y + f_z)"),
-        (worst, 0.03),
-        kinetic,
-    )
-    .into();
     let plot = (
         "One CalculiX sphere squeezed by six walls".into(),
         (
@@ -123,24 +124,30 @@ fn sphere(dir: &Path, _variant: &str) -> Result<Checked> {
                 markers: true,
             },
             paper_for_context(dir, &all, 10.0)?,
-            Series {
-                name: "DEM".into(),
-                points: curve,
-                markers: false,
-            },
+            curve,
         ],
     );
-    Ok(Checked { rows, notes, plot })
+    Ok(Checked {
+        rows: rows.into(),
+        notes,
+        plot,
+    })
 }
 
 /// 27 spheres squeezed by six walls (Eq. 73) against the CalculiX run.
 fn packing(dir: &Path, _variant: &str) -> Result<Checked> {
     let (all, checked) = calculix_sphere(dir, 3.0, 9.0)?;
-    let run = dir.join("out/packing.run");
-    let walls: Vec<String> = (0..6).map(|w| format!("wall{w}")).collect();
-    let (curve, kinetic) = squeeze_curve(&run, &walls, checked[0].0)?;
-    let label = "27 spheres, six walls";
-    let (worst, note) = deviation(&run, &curve, &checked, label)?;
+    let (rows, note, curve) = squeeze(
+        "packing",
+        &dir.join("out/packing.run"),
+        &walls(),
+        &checked,
+        (
+            "27 spheres, six walls",
+            "9 F_int(u_w / 3), F_int CalculiX's",
+        ),
+        0.02,
+    )?;
     let notes = vec![
         format!(
             "Appendix C: the walls' work equals the 27 spheres' energy and each sphere's amplitude is u_w / 3, so F_w(u_w) = 9 F_int(u_w / 3) (Eq. 73), with F_int CalculiX's generalized force of one sphere, 8 (f_x + f_y + f_z). Checked at its {} increments past 10 % of the largest force up to u_w = {}.",
@@ -149,13 +156,6 @@ fn packing(dir: &Path, _variant: &str) -> Result<Checked> {
         ),
         note,
     ];
-    let rows = squeeze_rows(
-        "packing",
-        (label, "9 F_int(u_w / 3), F_int CalculiX's"),
-        (worst, 0.02),
-        kinetic,
-    )
-    .into();
     let plot = (
         "27 CalculiX spheres squeezed by six walls".into(),
         (
@@ -168,12 +168,12 @@ fn packing(dir: &Path, _variant: &str) -> Result<Checked> {
                 points: all,
                 markers: true,
             },
-            Series {
-                name: "DEM".into(),
-                points: curve,
-                markers: false,
-            },
+            curve,
         ],
     );
-    Ok(Checked { rows, notes, plot })
+    Ok(Checked {
+        rows: rows.into(),
+        notes,
+        plot,
+    })
 }

@@ -173,7 +173,7 @@ pub fn at(points: &[(f64, f64)], x: f64) -> Option<f64> {
 /// history.csv: `bodies` names the six loaders (`wall<i>` or `grain<i>`, in the order +x, -x,
 /// +y, -y, +z, -z), each pushed back along its axis. Also the largest kinetic / elastic energy
 /// ratio past `from` in displacement.
-pub fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
+fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
     let mut names: Vec<String> = vec![format!("{}_ux", bodies[0])];
     for (i, b) in bodies.iter().enumerate() {
         names.push(format!("{b}_f{}", ["x", "y", "z"][i / 2]));
@@ -213,17 +213,22 @@ pub fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f
     Ok((curve, kinetic))
 }
 
-/// The largest relative deviation of a squeezing curve from `checked` (`(u, F)` reference
-/// points), and a note saying where it is.
-pub fn deviation(
+/// A squeezing run (`loaders` as for [`squeeze_curve`]) checked against reference points
+/// `checked` (`(u, F)`): its rows (the largest `|F / F_ref - 1|`, within `tolerance`; the largest
+/// kinetic / modal elastic energy from the first checked point on, within 1 %), a note saying
+/// where the largest deviation is, and its curve for the plot.
+pub fn squeeze(
+    case: &'static str,
     run: &Path,
-    curve: &[(f64, f64)],
+    loaders: &[String],
     checked: &[(f64, f64)],
-    label: &str,
-) -> Result<(f64, String)> {
+    (label, source): (&str, &str),
+    tolerance: f64,
+) -> Result<([Row; 2], String, Series)> {
+    let (curve, kinetic) = squeeze_curve(run, loaders, checked[0].0)?;
     let mut worst = (0.0f64, 0.0);
     for &(u, f) in checked {
-        let dem = at(curve, u)
+        let dem = at(&curve, u)
             .with_context(|| format!("{}: the walls did not reach u = {u}", run.display()))?;
         // A NaN deviation is the worst of all (and fails the row).
         let e = dem / f - 1.0;
@@ -236,24 +241,13 @@ pub fn deviation(
         100.0 * worst.0,
         worst.1
     );
-    Ok((worst.0.abs(), note))
-}
-
-/// The two rows of a squeezing run: its largest deviation (within `tolerance`) and kinetic
-/// energy (1 %).
-pub fn squeeze_rows(
-    case: &'static str,
-    (label, source): (&str, &str),
-    (worst, tolerance): (f64, f64),
-    kinetic: f64,
-) -> [Row; 2] {
-    [
+    let rows = [
         Row {
             case,
             quantity: format!("{label}: largest |F / F_ref - 1| past 10 %"),
             reference: 0.0,
             source: source.into(),
-            result: worst,
+            result: worst.0.abs(),
             tolerance,
         },
         Row {
@@ -264,5 +258,11 @@ pub fn squeeze_rows(
             result: kinetic,
             tolerance: 0.01,
         },
-    ]
+    ];
+    let series = Series {
+        name: format!("DEM, {label}"),
+        points: curve,
+        markers: false,
+    };
+    Ok((rows, note, series))
 }

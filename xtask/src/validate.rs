@@ -22,9 +22,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::measure::{
-    Points, deviation, scene_number, squeeze_curve, squeeze_rows, three_point_bending,
-};
+use crate::measure::{Points, scene_number, squeeze, three_point_bending};
 use crate::plot::{Series, read_columns};
 use crate::suite::{Case, Checked, Suite};
 
@@ -124,21 +122,17 @@ fn sphere(dir: &Path, variant: &str) -> Result<Checked> {
             "six plates give the nodes to the sphere's level set",
         ),
     ] {
-        let path = dir.join(format!("out/{run}-{variant}.run"));
-        let (curve, kinetic) = squeeze_curve(&path, &bodies, from)?;
-        let (worst, note) = deviation(&path, &curve, &checked, label)?;
-        notes.push(note);
-        rows.extend(squeeze_rows(
+        let (r, note, curve) = squeeze(
             "sphere",
+            &dir.join(format!("out/{run}-{variant}.run")),
+            &bodies,
+            &checked,
             (label, "the table, Appendix B"),
-            (worst, 0.02),
-            kinetic,
-        ));
-        series.push(Series {
-            name: format!("DEM, {label}"),
-            points: curve,
-            markers: false,
-        });
+            0.02,
+        )?;
+        rows.extend(r);
+        notes.push(note);
+        series.push(curve);
     }
     let plot = (
         format!("One sphere squeezed by six walls ({variant} run)"),
@@ -153,11 +147,15 @@ fn sphere(dir: &Path, variant: &str) -> Result<Checked> {
 fn packing(dir: &Path, variant: &str) -> Result<Checked> {
     let radius = RADIUS;
     let (table, checked) = paper_points(dir, 3.0 * radius, 9.0)?;
-    let path = dir.join(format!("out/packing-{variant}.run"));
     let walls: Vec<String> = (0..6).map(|w| format!("wall{w}")).collect();
-    let (curve, kinetic) = squeeze_curve(&path, &walls, checked[0].0)?;
-    let label = "27 spheres, six walls";
-    let (worst, note) = deviation(&path, &curve, &checked, label)?;
+    let (rows, note, curve) = squeeze(
+        "packing",
+        &dir.join(format!("out/packing-{variant}.run")),
+        &walls,
+        &checked,
+        ("27 spheres, six walls", "9 F_int(u_w / 3), Eq. 73"),
+        0.02,
+    )?;
     let notes = vec![
         format!(
             "Appendix C: the walls' work equals the 27 spheres' energy, and by symmetry each sphere's amplitude is u_w / 3, so F_w(u_w) = 9 F_int(u_w / 3) (Eq. 73); F_int is the paper's table with eps in units of the radius R = {radius}. Checked at its {} rows past 10 % of its largest force.",
@@ -165,13 +163,6 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
         ),
         note,
     ];
-    let rows = squeeze_rows(
-        "packing",
-        (label, "9 F_int(u_w / 3), Eq. 73"),
-        (worst, 0.02),
-        kinetic,
-    )
-    .into();
     let plot = (
         format!("27 spheres squeezed by six walls ({variant} run)"),
         ("wall displacement u_w".into(), "total wall force".into()),
@@ -181,12 +172,12 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
                 points: table,
                 markers: true,
             },
-            Series {
-                name: "DEM".into(),
-                points: curve,
-                markers: false,
-            },
+            curve,
         ],
     );
-    Ok(Checked { rows, notes, plot })
+    Ok(Checked {
+        rows: rows.into(),
+        notes,
+        plot,
+    })
 }
