@@ -18,8 +18,8 @@
 //!   the results to VTK with ccx2paraview (Python packages `ccx2paraview` and `vtk`); ccx solves
 //!   it in seconds.
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
-//!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along its two
-//!   bottom end edges, pushed down along its top mid-span line; its centre is held in x and y
+//!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along two
+//!   bottom lines 1 mm in from its ends (span 38 mm), pushed down along its top mid-span line; its centre is held in x and y
 //!   (by symmetry it moves only down), which removes the rigid translations.
 
 use std::path::Path;
@@ -36,6 +36,10 @@ const CELLS: [usize; 3] = [40, 2, 4];
 const YOUNGS: f64 = 1000.0;
 const POISSON: f64 = 0.3;
 const DENSITY: f64 = 1.0e-9;
+/// The supports' distance from the beam's ends: an overhang, so that a DEM support cylinder under
+/// the support line sits under the bottom face, not under an edge that slides off it as the
+/// beam's ends turn.
+const OVERHANG: f64 = 1.0;
 /// Prescribed mid-span deflection (small: the problem is linear).
 const DEFLECTION: f64 = 0.01;
 
@@ -69,7 +73,7 @@ fn beam(dir: &Path) -> Result<()> {
         let (x, y, z) = (mesh.nodes[[i, 0]], mesh.nodes[[i, 1]], mesh.nodes[[i, 2]]);
         deck.push_str(&format!("{}, {x:.12}, {y:.12}, {z:.12}\n", i + 1));
         let bottom = close(z, -HEIGHT / 2.0);
-        if bottom && close(x, 0.0) {
+        if bottom && close(x, OVERHANG) {
             left.push(i + 1);
         }
         // The centre of the beam: by symmetry it moves only down; fixing x and y there removes
@@ -77,7 +81,7 @@ fn beam(dir: &Path) -> Result<()> {
         if close(x, LENGTH / 2.0) && close(y, 0.0) && close(z, 0.0) {
             pin.push(i + 1);
         }
-        if bottom && close(x, LENGTH) {
+        if bottom && close(x, LENGTH - OVERHANG) {
             right.push(i + 1);
         }
         if close(z, HEIGHT / 2.0) && close(x, LENGTH / 2.0) {

@@ -218,9 +218,15 @@ fn edge_lipschitz(grid: &LevelSetGrid) -> f64 {
 pub enum Drive {
     /// By the forces on it (Newton-Euler).
     Free,
-    /// By the forces on it, translation and modes only: the orientation is held (scene
-    /// `rotation = "fixed"`) and the angular velocity stays zero.
-    Translating,
+    /// By the forces on it, some degrees of freedom held at their initial values (scene `hold`):
+    /// the held translation components and, if `rotation`, the orientation; their velocities
+    /// stay zero.
+    Held {
+        /// Held centre-of-mass coordinates x, y, z.
+        translation: [bool; 3],
+        /// Whether the orientation is held.
+        rotation: bool,
+    },
     /// By a prescribed displacement from `origin`; its angular velocity stays constant.
     Prescribed {
         /// Position at time 0.
@@ -309,7 +315,7 @@ impl Body {
 
     /// Whether the forces move it.
     pub fn is_free(&self) -> bool {
-        matches!(self.drive, Drive::Free | Drive::Translating)
+        matches!(self.drive, Drive::Free | Drive::Held { .. })
     }
 }
 

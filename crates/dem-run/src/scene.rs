@@ -40,7 +40,8 @@
 //! modes = { levelset = "semi-lagrangian", amplitudes = [0.0], rates = [0.0], damping = "bundle" }
 //! nodes = "give"         # optional: this grain's nodes ("give") or level set ("receive") in its
 //!                        # grain pairs, unless the partner claims the same role (see NodeRole)
-//! rotation = "fixed"     # optional: hold its orientation (free grains; see Rotation)
+//! hold = ["rotation"]    # optional: degrees of freedom held, among "x", "y", "z", "rotation"
+//!                        # (free grains; see Dof)
 //!
 //! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart
 //! bundle = "sphere.grain"
@@ -49,7 +50,7 @@
 //! spacing = [2.2, 2.2, 2.2]
 //! velocity = [0, 0, 0]
 //! modes = { levelset = "precomputed" }  # every grain of the lattice (deformable bundles)
-//! rotation = "free"      # or "fixed", for every grain of the lattice
+//! hold = ["rotation"]    # for every grain of the lattice
 //!
 //! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
 //! kind = "plane"
@@ -234,21 +235,34 @@ pub enum NodeRole {
     Receive,
 }
 
-/// `rotation = ...` of a free grain or a lattice: whether the torques turn it.
+/// `hold = [...]` of a free grain or a lattice: degrees of freedom held at their initial values,
+/// among `"x"`, `"y"`, `"z"` (the centre of mass's global coordinates) and `"rotation"` (the
+/// orientation); the others, and the modes, follow the forces. The constraint forces do no work.
 ///
-/// `"fixed"` holds the orientation while the grain translates and deforms: the constraint of a
-/// FEM model with symmetry planes through the grain's centre (an octant cannot turn), which a
-/// DEM run reproducing that model needs. A deformable grain with a body-fixed mode can otherwise
-/// turn into a state the FEM model excludes: between frictionless walls a compacted sphere
-/// relieves its load by turning its flattened poles away from the walls (docs/validation.md).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// These are the constraints of the FEM model a DEM run reproduces: an octant between symmetry
+/// planes cannot turn, a beam pinned at its centre cannot slide. Free, a deformable grain with a
+/// body-fixed mode can move into states the FEM model excludes: between frictionless walls a
+/// compacted sphere relieves its load by turning its flattened poles away from the walls, and a
+/// beam on frictionless supports slides off sideways as its ends turn (docs/validation.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Rotation {
-    /// Euler's equations turn it (the default).
-    #[default]
-    Free,
-    /// Its orientation is held; torques do no work on it.
-    Fixed,
+pub enum Dof {
+    /// The centre of mass's x.
+    X,
+    /// The centre of mass's y.
+    Y,
+    /// The centre of mass's z.
+    Z,
+    /// The orientation.
+    Rotation,
+}
+
+/// The held degrees of freedom as masks: translation per axis, rotation.
+pub fn held(hold: &[Dof]) -> ([bool; 3], bool) {
+    (
+        [Dof::X, Dof::Y, Dof::Z].map(|d| hold.contains(&d)),
+        hold.contains(&Dof::Rotation),
+    )
 }
 
 /// `[contact]`.
@@ -322,9 +336,9 @@ pub struct GrainSpec {
     pub modes: Option<ModesSpec>,
     /// Its node role in grain pairs (default: the `[contact] nodes` rule).
     pub nodes: Option<NodeRole>,
-    /// Whether it turns (free grains only).
+    /// Degrees of freedom held at their initial values (free grains only).
     #[serde(default)]
-    pub rotation: Rotation,
+    pub hold: Vec<Dof>,
 }
 
 /// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle
@@ -394,9 +408,9 @@ pub struct Lattice {
     pub velocity: [f64; 3],
     /// Their modes (as for a single grain).
     pub modes: Option<ModesSpec>,
-    /// Whether they turn.
+    /// Degrees of freedom held (as for a single grain).
     #[serde(default)]
-    pub rotation: Rotation,
+    pub hold: Vec<Dof>,
 }
 
 /// `[[walls]]`.
@@ -585,18 +599,25 @@ impl Scene {
             if let Some(m) = &g.motion {
                 check_motion(m, &key("motion"))?;
             }
-            if g.rotation == Rotation::Fixed {
+            if !g.hold.is_empty() {
                 if g.motion.is_some() {
                     return fail(
-                        &key("rotation"),
-                        "a prescribed grain turns at its constant angular_velocity; give angular_velocity = [0, 0, 0] instead of rotation = \"fixed\"".into(),
+                        &key("hold"),
+                        "a prescribed grain follows its motion; hold is for free grains".into(),
                     );
                 }
-                if g.angular_velocity != [0.0; 3] {
+                let (translation, rotation) = held(&g.hold);
+                if (0..3).any(|k| translation[k] && g.velocity[k] != 0.0) {
+                    return fail(
+                        &key("velocity"),
+                        format!("0 along the held axes {:?}, got {:?}", g.hold, g.velocity),
+                    );
+                }
+                if rotation && g.angular_velocity != [0.0; 3] {
                     return fail(
                         &key("angular_velocity"),
                         format!(
-                            "[0, 0, 0] with rotation = \"fixed\", got {:?}",
+                            "[0, 0, 0] with the rotation held, got {:?}",
                             g.angular_velocity
                         ),
                     );
@@ -618,6 +639,13 @@ impl Scene {
             }
             if let Some(m) = &l.modes {
                 check_modes(m, &key("modes"))?;
+            }
+            let (translation, _) = held(&l.hold);
+            if (0..3).any(|k| translation[k] && l.velocity[k] != 0.0) {
+                return fail(
+                    &key("velocity"),
+                    format!("0 along the held axes {:?}, got {:?}", l.hold, l.velocity),
+                );
             }
         }
         for (i, w) in self.walls.iter().enumerate() {

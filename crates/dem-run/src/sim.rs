@@ -29,7 +29,7 @@ use crate::broad;
 use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
 use crate::modal::{InternalLaw, Modes, PerMode, refill};
 use crate::narrow::{self, NodeRecord, PairKey, PairOutcome, Partner};
-use crate::scene::{ModesSpec, NodeRole, NodeRoles, Rotation, Scene, SceneError, TimeStep};
+use crate::scene::{ModesSpec, NodeRole, NodeRoles, Scene, SceneError, TimeStep, held};
 use crate::timestep;
 use crate::view::View;
 use crate::wall::Wall;
@@ -312,10 +312,9 @@ impl Simulation {
         let mut node_roles = Vec::new();
         for (i, g) in scene.grains.iter().enumerate() {
             let shape = shape_of(&g.bundle, format!("grains[{i}].bundle"))?;
-            let drive = match (&g.motion, g.rotation) {
-                (None, Rotation::Free) => Drive::Free,
-                (None, Rotation::Fixed) => Drive::Translating,
-                (Some(m), _) => Drive::Prescribed {
+            let drive = match &g.motion {
+                None => free_drive(&g.hold),
+                Some(m) => Drive::Prescribed {
                     origin: g.position,
                     motion: m.clone(),
                 },
@@ -345,10 +344,7 @@ impl Simulation {
                             [1.0, 0.0, 0.0, 0.0],
                             l.velocity,
                             [0.0; 3],
-                            match l.rotation {
-                                Rotation::Free => Drive::Free,
-                                Rotation::Fixed => Drive::Translating,
-                            },
+                            free_drive(&l.hold),
                         ));
                         modal_specs.push((l.modes.as_ref(), format!("lattices[{i}].modes")));
                         node_roles.push(None);
@@ -425,7 +421,7 @@ impl Simulation {
         let t = self.time + dt;
         let shapes = &self.shapes;
         for_each_body(&mut self.bodies, |b| match &b.drive {
-            Drive::Free | Drive::Translating => {
+            Drive::Free | Drive::Held { .. } => {
                 kick(b, &shapes[b.shape], 0.5 * dt, false);
                 drift(b, &shapes[b.shape], dt);
             }
@@ -871,12 +867,33 @@ fn for_each_body(bodies: &mut [Body], f: impl Fn(&mut Body) + Sync + Send) {
     }
 }
 
-/// Half a kick: `v += F/m h`, the body-frame angular momentum `L += R^T tau h` (not for a grain
-/// whose rotation is held), and the rates
+/// The drive of a free grain holding `hold`.
+fn free_drive(hold: &[crate::scene::Dof]) -> Drive {
+    if hold.is_empty() {
+        return Drive::Free;
+    }
+    let (translation, rotation) = held(hold);
+    Drive::Held {
+        translation,
+        rotation,
+    }
+}
+
+/// Half a kick: `v += F/m h`, the body-frame angular momentum `L += R^T tau h` (the components a
+/// grain holds excepted), and the rates
 /// (the first half explicit, the second implicit in the damping: [`Modes::kick_implicit`]).
 fn kick(b: &mut Body, s: &Shape, h: f64, second: bool) {
-    b.velocity += b.force * (h / s.mass);
-    if b.drive == Drive::Free {
+    let (translation, rotation) = match b.drive {
+        Drive::Held {
+            translation,
+            rotation,
+        } => (translation, rotation),
+        _ => ([false; 3], false),
+    };
+    for k in (0..3).filter(|&k| !translation[k]) {
+        b.velocity[k] += b.force[k] * (h / s.mass);
+    }
+    if !rotation {
         let torque = b.orientation.inverse_transform_vector(&b.torque);
         for k in 0..3 {
             b.angular_velocity[k] += torque[k] * h / s.moments[k];

@@ -239,6 +239,20 @@ pub fn snapshot_combination(modes: MatRef<'_, f64>, a: MatRef<'_, f64>) -> DMatr
     inverse * r
 }
 
+/// The modal assurance criterion of two nodal vector fields (a mode against a reference shape),
+/// `(a . b)^2 / ((a . a)(b . b))`: 1 for the same shape at any scale or sign, 0 for orthogonal
+/// shapes (Allemang, "The modal assurance criterion", Proc. IMAC 21, 2003). Unweighted: each
+/// node counts alike, so a refined region weighs more.
+pub fn mac(a: &[[f64; 3]], b: &[[f64; 3]]) -> f64 {
+    let dot = |x: &[[f64; 3]], y: &[[f64; 3]]| -> f64 {
+        x.iter()
+            .zip(y)
+            .map(|(p, q)| p[0] * q[0] + p[1] * q[1] + p[2] * q[2])
+            .sum()
+    };
+    dot(a, b).powi(2) / (dot(a, a) * dot(b, b))
+}
+
 /// Modes rotated to diagonal modal matrices, with their `M` and `K`.
 pub type Rotated = (Mat<f64>, DMatrix<f64>, DMatrix<f64>);
 

@@ -89,7 +89,7 @@ fn local_damping_scales_a_free_fall_by_one_minus_alpha() {
     assert!((v - (-1.0 - 10.0 * 0.7 * sim.time)).abs() < 1e-12, "{v}");
 }
 
-/// `rotation = "fixed"`: a tilted brick dropped corner first on a frictionless plane. Held, it
+/// `hold = ["rotation"]`: a tilted brick dropped corner first on a frictionless plane. Held, it
 /// keeps its orientation to the bit and bounces as a point mass on the contact springs: it leaves
 /// at its impact speed (undamped springs conserve energy; velocity Verlet is time-reversible), and
 /// the ledger closes. Free, the same impact turns it (the corner force has a lever arm), which is
@@ -99,24 +99,18 @@ fn a_grain_whose_rotation_is_held_bounces_without_turning() {
     let dir = tempfile::tempdir().unwrap();
     common::brick(dir.path(), "brick", [0.5, 0.3, 0.2], 0.1, 200);
     let (s, c) = (10f64.to_radians().sin(), 10f64.to_radians().cos());
-    let scene = |rotation: &str| {
+    let scene = |hold: &str| {
         format!(
             "[run]\ndt = 5e-5\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\n\
              [[grains]]\nbundle = \"brick.grain\"\nposition = [0, 0, 1]\norientation = [{c}, {s}, 0, 0]\n\
-             velocity = [0, 0, -1]\nrotation = \"{rotation}\"\n\
+             velocity = [0, 0, -1]\nhold = [{hold}]\n\
              [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n"
         )
     };
-    let mut held = common::simulation(dir.path(), &scene("fixed"));
-    let mut free = common::simulation(dir.path(), &scene("free"));
+    let mut held = common::simulation(dir.path(), &scene("\"rotation\""));
+    let mut free = common::simulation(dir.path(), &scene(""));
     let q0 = held.bodies[0].orientation;
-    let e0 = held.energies().total();
-    let mut worst: f64 = 0.0;
-    for _ in 0..30_000 {
-        held.step(false);
-        free.step(false);
-        worst = worst.max(held.ledger.residual(&held.energies()).abs() / e0);
-    }
+    let worst = side_by_side(&mut held, &mut free, 30_000);
     let b = &held.bodies[0];
     println!(
         "held: v = {:?}, ledger residual {worst:.1e}; free: |omega| = {:.3}",
@@ -130,4 +124,55 @@ fn a_grain_whose_rotation_is_held_bounces_without_turning() {
     assert!(b.velocity.xy().norm() < 1e-12);
     assert!(worst < 1e-3);
     assert!(free.bodies[0].angular_velocity.norm() > 0.1);
+}
+
+/// `hold = ["x"]`: a ball dropped on a frictionless plane tilted about y. Free, the plane's
+/// normal force pushes it along x; held in x, its x stays at its initial value to the bit while it
+/// bounces along z, and the ledger closes (the constraint does no work).
+#[test]
+fn a_grain_held_in_x_does_not_slide_down_a_tilted_plane() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.1, 200);
+    let (s, c) = (20f64.to_radians().sin(), 20f64.to_radians().cos());
+    let scene = |hold: &str| {
+        format!(
+            "[run]\ndt = 5e-5\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\n\
+             [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 1]\nvelocity = [0, 0, -1]\nhold = [{hold}]\n\
+             [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [{s}, 0, {c}]\n"
+        )
+    };
+    let mut held = common::simulation(dir.path(), &scene("\"x\""));
+    let mut free = common::simulation(dir.path(), &scene(""));
+    let worst = side_by_side(&mut held, &mut free, 30_000);
+    let (h, f) = (&held.bodies[0], &free.bodies[0]);
+    println!(
+        "held: x {}, v {:?}; free: x {}; ledger {worst:.1e}",
+        h.position.x, h.velocity, f.position.x
+    );
+    assert_eq!(h.position.x, 0.0);
+    assert_eq!(h.velocity.x, 0.0);
+    assert!(
+        h.velocity.z > 0.5,
+        "it should have bounced: {:?}",
+        h.velocity
+    );
+    assert!(f.position.x > 0.05, "free, it slides: {}", f.position.x);
+    assert!(worst < 1e-3);
+}
+
+/// Steps a held and a free run side by side; the held run's largest ledger residual relative to
+/// its initial energy.
+fn side_by_side(
+    held: &mut dem_run::Simulation,
+    free: &mut dem_run::Simulation,
+    steps: usize,
+) -> f64 {
+    let e0 = held.energies().total();
+    let mut worst: f64 = 0.0;
+    for _ in 0..steps {
+        held.step(false);
+        free.step(false);
+        worst = worst.max(held.ledger.residual(&held.energies()).abs() / e0);
+    }
+    worst
 }

@@ -72,23 +72,30 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
         (
             GOOD.replace(
                 "position = [0, 0, 0]",
-                "position = [0, 0, 0]\nrotation = \"fixed\"\nmotion = { velocity = [0, 0, 1] }",
+                "position = [0, 0, 0]\nhold = [\"rotation\"]\nmotion = { velocity = [0, 0, 1] }",
             ),
-            vec!["grains[0].rotation: a prescribed grain turns at its constant angular_velocity"],
+            vec!["grains[0].hold: a prescribed grain follows its motion"],
         ),
         (
             GOOD.replace(
                 "position = [0, 0, 0]",
-                "position = [0, 0, 0]\nrotation = \"fixed\"\nangular_velocity = [0, 1, 0]",
+                "position = [0, 0, 0]\nhold = [\"rotation\"]\nangular_velocity = [0, 1, 0]",
             ),
-            vec!["grains[0].angular_velocity: [0, 0, 0] with rotation = \"fixed\""],
+            vec!["grains[0].angular_velocity: [0, 0, 0] with the rotation held"],
         ),
         (
             GOOD.replace(
                 "position = [0, 0, 0]",
-                "position = [0, 0, 0]\nrotation = \"held\"",
+                "position = [0, 0, 0]\nhold = [\"x\", \"z\"]\nvelocity = [0, 1, 2]",
             ),
-            vec!["grains[0].rotation", "unknown variant `held`"],
+            vec!["grains[0].velocity: 0 along the held axes [X, Z], got [0.0, 1.0, 2.0]"],
+        ),
+        (
+            GOOD.replace(
+                "position = [0, 0, 0]",
+                "position = [0, 0, 0]\nhold = [\"spin\"]",
+            ),
+            vec!["grains[0].hold", "unknown variant `spin`"],
         ),
         (
             GOOD.replace("kn = 100", "kn = 0"),
