@@ -1,5 +1,5 @@
 //! Grains in the solver: a shape shared by every instance of one bundle, and each instance's
-//! state (PHYSICS.md section 1): pose, velocities and, for a deformable grain, its modal state
+//! state (docs/physics.md section 1): pose, velocities and, for a deformable grain, its modal state
 //! ([`crate::modal`]).
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! # `hertz-jaeger`: spherical grains (PHYSICS.md section 4; JAEGER.md)
+//! # `hertz-jaeger`: spherical grains (docs/physics.md section 4; docs/jaeger.md)
 //!
 //! Between two spherical grains of radii `R_a`, `R_b` (and between a sphere and a plane wall,
 //! `R_b = infinity`), the contact is computed from the centres, not from nodes:

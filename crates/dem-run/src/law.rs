@@ -1,4 +1,4 @@
-//! The contact-law interface, and the laws between a surface node and a level set (PHYSICS.md
+//! The contact-law interface, and the laws between a surface node and a level set (docs/physics.md
 //! section 4), one page each in the LAMMPS "pair style" manner.
 //!
 //! # The interface

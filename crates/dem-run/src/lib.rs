@@ -1,4 +1,4 @@
-//! The LS-DEM solver (PHYSICS.md sections 1-6), driven by scene files: grains whose surface
+//! The LS-DEM solver (docs/physics.md sections 1-6), driven by scene files: grains whose surface
 //! nodes meet each other's level sets and analytic walls, rigid or deformable through modal
 //! amplitudes (the deformable LS-DEM of Henzel and Karapiperis: Eqs. 1, 36-50 of their paper).
 //!

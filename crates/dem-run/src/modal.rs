@@ -1,4 +1,4 @@
-//! Modal degrees of freedom of deformable grains (PHYSICS.md sections 1-3, 5 and 6; paper
+//! Modal degrees of freedom of deformable grains (docs/physics.md sections 1-3, 5 and 6; paper
 //! Eqs. 1, 38, 41, 44 and 47-50).
 //!
 //! A deformable grain carries amplitudes `eps_a` (a = 1..A) and rates `eps'_a`. A material point
@@ -393,7 +393,7 @@ pub fn largest_frequency(mass: &DMatrix<f64>, stiffness: &DMatrix<f64>) -> f64 {
     top.sqrt()
 }
 
-/// How a grain's level set follows its deformation (PHYSICS.md section 5), chosen per grain in
+/// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per grain in
 /// the scene.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -404,7 +404,7 @@ pub enum LevelSetUpdate {
     /// Semi-Lagrangian remap on demand (Eqs. 47-48).
     SemiLagrangian,
     /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
-    /// multi-mode completion of PHYSICS.md section 5).
+    /// multi-mode completion of docs/physics.md section 5).
     Precomputed,
 }
 

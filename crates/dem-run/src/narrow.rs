@@ -1,5 +1,5 @@
 //! Narrow phase and contact forces: surface nodes of one body against the level set of another
-//! body or of a wall (PHYSICS.md section 4), with the per-node shear histories, through the
+//! body or of a wall (docs/physics.md section 4), with the per-node shear histories, through the
 //! bodies' views ([`crate::view`]) so that deformed nodes and level sets need no special case.
 //!
 //! A node `x_k` (local, current configuration) of body `p` is tested against body `q` in `q`'s

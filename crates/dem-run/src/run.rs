@@ -1,9 +1,9 @@
-//! A run on disk: the step loop with its outputs, checkpoints and restart (DESIGN.md, "Scene and
+//! A run on disk: the step loop with its outputs, checkpoints and restart (docs/formats.md, "Scene and
 //! run").
 //!
 //! `<out>/history.csv`: one row every `output.history_every` steps (and the first and last):
 //! - `step,time`;
-//! - the energies (crate::sim::Energies, PHYSICS.md section 3): `kinetic_translational,
+//! - the energies (crate::sim::Energies, docs/physics.md section 3): `kinetic_translational,
 //!   kinetic_rotational,potential_gravity,elastic_contact,kinetic_modal,elastic_modal,
 //!   energy_total`;
 //! - the ledger (crate::sim::Ledger): `work_boundaries` (work done on the grains by walls and

@@ -1,8 +1,8 @@
-//! The scene file (`scene.toml`, DESIGN.md "Scene and run"): what to simulate and how.
+//! The scene file (`scene.toml`, docs/formats.md): what to simulate and how.
 //!
 //! ```toml
 //! [run]
-//! dt = 1e-6              # or dt = "auto" (with safety = 0.2, PHYSICS.md section 6)
+//! dt = 1e-6              # or dt = "auto" (with safety = 0.2, docs/physics.md section 6)
 //! steps = 100000         # or duration = 0.1 (time units); one of the two
 //! gravity = [0, 0, -9.81]
 //! threads = 2            # rayon threads (the command line's --threads overrides it)
@@ -135,7 +135,7 @@ pub struct Scene {
 pub enum TimeStep {
     /// Fixed (time units).
     Fixed(f64),
-    /// From stiffness and masses (PHYSICS.md section 6), times `run.safety`.
+    /// From stiffness and masses (docs/physics.md section 6), times `run.safety`.
     Auto(Auto),
 }
 

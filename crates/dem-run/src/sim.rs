@@ -1,4 +1,4 @@
-//! The simulation and its step (PHYSICS.md sections 3, 4 and 6), in the manner of rapier's
+//! The simulation and its step (docs/physics.md sections 3, 4 and 6), in the manner of rapier's
 //! `PhysicsPipeline::step`: named stages, each a function, the data flow in one screen
 //! (`step`):
 //!
@@ -53,7 +53,7 @@ pub struct State {
     pub ledger: Ledger,
 }
 
-/// Energies of the current state (PHYSICS.md section 3, "Energy ledger").
+/// Energies of the current state (docs/physics.md section 3, "Energy ledger").
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Energies {
     /// `sum 1/2 m v^2` over free grains.
@@ -597,7 +597,7 @@ impl Simulation {
     }
 
     /// Stage 5: Cundall's local damping of free grains, and the internal and damping forces
-    /// on the amplitudes (PHYSICS.md section 3).
+    /// on the amplitudes (docs/physics.md section 3).
     fn body_forces(&mut self) {
         if self.local_damping > 0.0 {
             let alpha = self.local_damping;
@@ -699,7 +699,7 @@ impl Simulation {
         l.friction += self.dissipation.friction;
     }
 
-    /// The automatic step before the safety factor (PHYSICS.md section 6; [`timestep`]).
+    /// The automatic step before the safety factor (docs/physics.md section 6; [`timestep`]).
     pub fn critical_step(&self) -> f64 {
         let (patch, overlap) = self.largest_contact;
         timestep::critical_step(

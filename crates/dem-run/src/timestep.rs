@@ -1,4 +1,4 @@
-//! The automatic time step (PHYSICS.md section 6, with the paper's inverted ratio corrected):
+//! The automatic time step (docs/physics.md section 6, with the paper's inverted ratio corrected):
 //! the smallest critical step of the oscillators a scene holds, times `run.safety`.
 //!
 //! Velocity Verlet integrates an oscillator of mass `m`, stiffness `k` and viscous coefficient

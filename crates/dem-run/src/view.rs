@@ -1,4 +1,4 @@
-//! One view of each body per step (PHYSICS.md sections 1, 3 and 5): its pose, its current
+//! One view of each body per step (docs/physics.md sections 1, 3 and 5): its pose, its current
 //! (deformed) surface nodes, the reach of its current shape, and its level set as the other
 //! bodies query it. Built once per force evaluation; node positions and velocities, level-set
 //! queries and generalized-force accumulation all go through it, so the narrow phase and the
@@ -14,11 +14,11 @@
 //!   - `precomputed` (Eqs. 49-50): per mode, the hat-function blend `phi^(a)(eps_a)` of the two
 //!     samples that bracket `eps_a` (beyond the outermost samples, the straight line through
 //!     the last two), combined as `phi = phi_0 + sum_a (phi^(a)(eps_a) - phi^(a)(0))`, so that
-//!     the reference is counted once (PHYSICS.md section 5's completion of Eq. 50) and the
+//!     the reference is counted once (docs/physics.md section 5's completion of Eq. 50) and the
 //!     increments come from samples computed alike: `phi^(a)(0)` is the bundle's sample of the
 //!     undeformed surface (levelset-bake adds it), which differs from an exact reference
 //!     `phi_0` (a primitive's) by the facets' chord error. Without it, `phi_0` serves;
-//! - exact early-out (PHYSICS.md section 5): the deformed value differs from `phi_0` by at
+//! - exact early-out (docs/physics.md section 5): the deformed value differs from `phi_0` by at
 //!   most `shift` at every grid node, hence everywhere (the interpolation weights sum to 1):
 //!   `L max_n |u(c_n)|_1` for the remap (`L` the level set's edge Lipschitz constant, 1 for a
 //!   distance), `sum_a max |phi^(a)(eps_a) - phi^(a)(0)|` for the blend. A point with
@@ -308,7 +308,7 @@ impl<'a> View<'a> {
     }
 
     /// The mode vectors `Phi_a(y0)` of the material point now at local position `y`, with
-    /// `y0 = y - u(y)` (one fixed-point step, PHYSICS.md section 3), from the grid's mode
+    /// `y0 = y - u(y)` (one fixed-point step, docs/physics.md section 3), from the grid's mode
     /// field (trilinear; the value at the closest grid point outside the box), into `out`
     /// (emptied; left empty for a rigid body).
     pub fn modes_at(&self, y: &Point3<f64>, out: &mut PerMode<Vector3<f64>>) {

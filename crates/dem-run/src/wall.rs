@@ -1,4 +1,4 @@
-//! Analytic boundaries with closed-form level sets (PHYSICS.md section 4), positive on the side
+//! Analytic boundaries with closed-form level sets (docs/physics.md section 4), positive on the side
 //! that holds the grains, with prescribed motion (translation only).
 
 use nalgebra::Vector3;

@@ -302,7 +302,7 @@ impl LevelSetGrid {
     }
 
     /// The level set of the grain deformed by the displacement field `u` (given at the grid
-    /// nodes by linear index), by the semi-Lagrangian remap of PHYSICS.md section 5
+    /// nodes by linear index), by the semi-Lagrangian remap of docs/physics.md section 5
     /// (paper Eqs. 47-48): each corner `c` of the cell holding `p` takes the reference value at
     /// `c - u(c)`, and those 8 values are interpolated trilinearly at `p`, which also gives the
     /// gradient. Outside the grid box, the extension of the module docs applied to the remapped

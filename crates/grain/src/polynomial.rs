@@ -1,5 +1,5 @@
 //! The internal force of a grain with several modes: its strain energy as a polynomial in the
-//! amplitudes, `U(eps) = sum_t a_t prod_a eps_a^(p_ta)`, and `F_int = grad U` (PHYSICS.md
+//! amplitudes, `U(eps) = sum_t a_t prod_a eps_a^(p_ta)`, and `F_int = grad U` (docs/physics.md
 //! section 7, "a low-order polynomial" `U_theta` of Eqs. 56 and 58).
 //!
 //! Stored inline in the manifest as a list of terms `{"powers": [p_1, ..., p_A], "coefficient":

@@ -11,7 +11,7 @@ use crate::bundle::TableInterpolation;
 use crate::error::{FormatError, Result};
 
 /// Generalized internal force `F_int(eps)` and strain energy `U(eps)` sampled at increasing
-/// modal amplitudes (PHYSICS.md section 7). Units: `eps` in the mode's amplitude units, `force`
+/// modal amplitudes (docs/physics.md section 7). Units: `eps` in the mode's amplitude units, `force`
 /// in force units (generalized force conjugate to `eps`), `energy` in force x length.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ForceTable {

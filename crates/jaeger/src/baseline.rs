@@ -3,7 +3,7 @@
 //! `hertz` with `tangential history`, YADE's `Law2_ScGeom_MindlinPhys_Mindlin`).
 //!
 //! `T <- T + k_t du` with the current tangential stiffness `k_t = 4 G a / (2 - nu)` (Mindlin's
-//! initial stiffness of two identical spheres, `a` the Hertz contact radius; JAEGER.md section 2),
+//! initial stiffness of two identical spheres, `a` the Hertz contact radius; docs/jaeger.md section 2),
 //! then `T <- mu N T / |T|` if `|T| > mu N`. Same conventions as [`crate::HistoryStore::step`]:
 //! TOTAL overlap and TOTAL tangential increment, local frame. It matches Jäger's law only for
 //! the first, infinitesimal steps of a virgin contact: it knows no partial slip, no Masing
@@ -57,7 +57,7 @@ mod tests {
         let mut s = SpringState::default();
         let d = 1e-3;
         s.step(&p, d, [0.0, 0.0]);
-        // Mindlin: dT/ds = 4 G a / (2 - nu) (JAEGER.md 8.1, checked there against mu N / S).
+        // Mindlin: dT/ds = 4 G a / (2 - nu) (docs/jaeger.md 8.1, checked there against mu N / S).
         let du = 1e-9;
         let f = s.step(&p, d, [du, 0.0]);
         let slope_cm = 1.5 * p.friction() * p.normal_force(d) / (p.friction() * p.kappa() * d);

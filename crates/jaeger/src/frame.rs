@@ -1,4 +1,4 @@
-//! The contact frame (JAEGER.md section 6; Kuhn 2011, eqs. (12)-(15)): a unit quaternion per
+//! The contact frame (docs/jaeger.md section 6; Kuhn 2011, eqs. (12)-(15)): a unit quaternion per
 //! contact whose local z axis is the contact normal, so that the tangential history, stored in
 //! local xy coordinates, is carried along when the pair tumbles (tilt of the normal) or twirls
 //! (spin about the normal) without re-projecting it.
@@ -123,7 +123,7 @@ pub struct ContactFrame {
 
 impl ContactFrame {
     /// The frame of a new contact with unit normal `normal` (global frame): the shortest rotation
-    /// taking the normal onto the local z axis (JAEGER.md section 6.2). `normal` is normalized
+    /// taking the normal onto the local z axis (docs/jaeger.md section 6.2). `normal` is normalized
     /// here; it must be finite and non-zero.
     pub fn new(normal: [f64; 3]) -> Self {
         ContactFrame {
@@ -136,7 +136,7 @@ impl ContactFrame {
         rotate(self.to_global, [0.0, 0.0, 1.0])
     }
 
-    /// Carries the frame through one step (JAEGER.md section 6.3-6.4): `normal` is the new unit
+    /// Carries the frame through one step (docs/jaeger.md section 6.3-6.4): `normal` is the new unit
     /// normal (global), `spin1` and `spin2` the two particles' rotation vectors over the step
     /// (global, radians). The frame twirls by the twist of their mean about the old normal, then
     /// tilts along the shortest arc to the new normal.

@@ -1,4 +1,4 @@
-//! One step of Jäger's algorithm (JAEGER.md section 4; Kuhn 2011, Figs. 2 and 3): the new normal
+//! One step of Jäger's algorithm (docs/jaeger.md section 4; Kuhn 2011, Figs. 2 and 3): the new normal
 //! and tangential force of a contact from its new indentation and tangential displacement
 //! increment, with the edits to its equivalent history. Internally in Kuhn's half units.
 
@@ -15,7 +15,7 @@ pub struct ContactForce {
     pub tangential: [f64; 2],
 }
 
-/// Relative tolerance of the kernel's comparisons (Kuhn's `tol`; JAEGER.md section 4.8).
+/// Relative tolerance of the kernel's comparisons (Kuhn's `tol`; docs/jaeger.md section 4.8).
 const TOL: f64 = 1e-12;
 
 #[inline]
@@ -143,7 +143,7 @@ impl HistoryStore {
                 z_s = zeta - 1.0 / ((b * b + (mu * mu - p2) / e2).sqrt() - b);
             }
             if z_s >= z_i {
-                // The apex cannot lie beyond the top point except at exact equality (JAEGER.md
+                // The apex cannot lie beyond the top point except at exact equality (docs/jaeger.md
                 // 11.6): take the top point itself.
                 z_s = z_i;
                 n_s = n_i;
@@ -194,7 +194,7 @@ impl HistoryStore {
         }
     }
 
-    /// The approximate history (JAEGER.md section 5; Kuhn Fig. 6): after an elastic step, merge
+    /// The approximate history (docs/jaeger.md section 5; Kuhn Fig. 6): after an elastic step, merge
     /// the top leg into the one below while both are elastic and their slopes differ by less than
     /// `pdif`. The merged slope is the `N`-weighted mean, so the force is kept exactly.
     fn merge(&mut self, params: &ContactParams, state: &mut ContactState) {

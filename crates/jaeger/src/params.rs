@@ -1,10 +1,10 @@
 //! Material and geometry of a contact, validated once, with the constants the kernel uses.
 //!
-//! Public conventions (JAEGER.md, preface): the API takes TOTAL quantities of a sphere pair — the
+//! Public conventions (docs/jaeger.md, preface): the API takes TOTAL quantities of a sphere pair — the
 //! normal overlap `delta = r1 + r2 - |x2 - x1|` and the relative tangential displacement of the
 //! contact points — plus the radii `r1`, `r2`, the shear modulus `G`, Poisson's ratio `nu` and the
 //! friction coefficient `mu` of two spheres of the SAME material. Internally the kernel works in
-//! Kuhn's half quantities (`zeta = delta / 2`, `xi = u / 2`, JAEGER.md section 1); [`half`] is
+//! Kuhn's half quantities (`zeta = delta / 2`, `xi = u / 2`, docs/jaeger.md section 1); [`half`] is
 //! the one place that converts.
 
 /// Why contact parameters were refused.
@@ -41,7 +41,7 @@ pub enum ParamError {
 }
 
 /// `Ebar sqrt(R)` with `Ebar = 8 G / (3 (1 - nu))`: `N = hertz * zeta^(3/2)` in Kuhn's half
-/// units (JAEGER.md section 1).
+/// units (docs/jaeger.md section 1).
 fn hertz(shear_modulus: f64, poisson_ratio: f64, radius: f64) -> f64 {
     8.0 / 3.0 * shear_modulus / (1.0 - poisson_ratio) * radius.sqrt()
 }
@@ -55,13 +55,13 @@ pub struct ContactParams {
     shear_modulus: f64,
     poisson_ratio: f64,
     friction: f64,
-    /// `Ebar sqrt(R)`: `N = hertz * zeta^(3/2)` (JAEGER.md section 1).
+    /// `Ebar sqrt(R)`: `N = hertz * zeta^(3/2)` (docs/jaeger.md section 1).
     hertz: f64,
     /// `R = 2 r1 r2 / (r1 + r2)`, Kuhn's radius (twice Johnson's `R*`).
     radius: f64,
-    /// `kappa = (2 - nu) / (2 (1 - nu))` (JAEGER.md section 2).
+    /// `kappa = (2 - nu) / (2 (1 - nu))` (docs/jaeger.md section 2).
     kappa: f64,
-    /// Kuhn's `pdif`: merge threshold on slope differences (JAEGER.md section 5); 0 = exact.
+    /// Kuhn's `pdif`: merge threshold on slope differences (docs/jaeger.md section 5); 0 = exact.
     approximation: f64,
 }
 
@@ -130,7 +130,7 @@ impl ContactParams {
         Ok(p)
     }
 
-    /// The same parameters with the approximate history of Kuhn's Section 3.1 (JAEGER.md
+    /// The same parameters with the approximate history of Kuhn's Section 3.1 (docs/jaeger.md
     /// section 5): after an elastic step, consecutive elastic legs whose slopes `p = dT/dN`
     /// differ by less than `pdif` in norm are merged into one. `pdif` is ABSOLUTE, in units of
     /// `dT/dN` like `mu` itself (as in Kuhn's DEMPLA code): `pdif = 0.1` with `mu = 0.5` is a
@@ -170,7 +170,7 @@ impl ContactParams {
     }
 
     /// Ratio of the initial normal to the initial tangential stiffness,
-    /// `kappa = (2 - nu) / (2 (1 - nu))` (Kuhn's `theta`, JAEGER.md section 2).
+    /// `kappa = (2 - nu) / (2 (1 - nu))` (Kuhn's `theta`, docs/jaeger.md section 2).
     pub fn kappa(&self) -> f64 {
         self.kappa
     }
@@ -186,7 +186,7 @@ impl ContactParams {
     }
 
     /// Hertz normal force for a TOTAL overlap `delta`:
-    /// `N = 4/3 E* sqrt(R*) delta^(3/2)` for `delta > 0`, else 0 (JAEGER.md section 1).
+    /// `N = 4/3 E* sqrt(R*) delta^(3/2)` for `delta > 0`, else 0 (docs/jaeger.md section 1).
     pub fn normal_force(&self, delta: f64) -> f64 {
         self.normal_force_half(half(delta))
     }
@@ -200,7 +200,7 @@ impl ContactParams {
         }
     }
 
-    /// `N(zeta) = Ebar sqrt(R) zeta^(3/2)` in Kuhn's half indentation (JAEGER.md section 1).
+    /// `N(zeta) = Ebar sqrt(R) zeta^(3/2)` in Kuhn's half indentation (docs/jaeger.md section 1).
     #[inline]
     pub(crate) fn normal_force_half(&self, zeta: f64) -> f64 {
         if zeta > 0.0 {
@@ -211,7 +211,7 @@ impl ContactParams {
     }
 }
 
-/// Kuhn's half quantities from total ones: `zeta = delta / 2`, `xi = u / 2` (JAEGER.md section 1).
+/// Kuhn's half quantities from total ones: `zeta = delta / 2`, `xi = u / 2` (docs/jaeger.md section 1).
 #[inline]
 pub(crate) fn half(total: f64) -> f64 {
     0.5 * total
@@ -236,7 +236,7 @@ mod tests {
         assert!((p.contact_radius(d) - (r_star * d).sqrt()).abs() < 1e-18);
         assert_eq!(p.normal_force(0.0), 0.0);
         assert_eq!(p.normal_force(-1.0), 0.0);
-        // JAEGER.md section 2 examples.
+        // docs/jaeger.md section 2 examples.
         assert!(
             (ContactParams::new(1.0, 1.0, 1.0, 0.15, 0.4)
                 .unwrap()

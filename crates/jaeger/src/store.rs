@@ -1,4 +1,4 @@
-//! The compact history store shared by many contacts (JAEGER.md section 7; Kuhn 2011, Section 3.3
+//! The compact history store shared by many contacts (docs/jaeger.md section 7; Kuhn 2011, Section 3.3
 //! and Fig. 7).
 //!
 //! A contact's equivalent history is a stack of legs. Its top leg (the one the next step works
@@ -21,7 +21,7 @@
 //! the free list is empty a push grows the arena (`Vec` doubling: amortized O(1), so the memory
 //! follows the peak total history). A host that prefers a hard memory bound checks
 //! [`HistoryStore::fill`] and calls [`HistoryStore::straighten`] on its contacts, Kuhn's
-//! emergency measure (JAEGER.md section 5, last paragraph).
+//! emergency measure (docs/jaeger.md section 5, last paragraph).
 
 use crate::params::ContactParams;
 
@@ -166,7 +166,7 @@ impl HistoryStore {
         self.history_iter(state).count()
     }
 
-    /// A contact's equivalent history, from the most recent leg down to the first (JAEGER.md
+    /// A contact's equivalent history, from the most recent leg down to the first (docs/jaeger.md
     /// section 3.2), in the public units: each leg ends at a TOTAL overlap and has a slope
     /// `p = dT/dN` (local frame).
     pub fn history(&self, state: &ContactState) -> Vec<Leg> {

@@ -1,12 +1,12 @@
 //! Deformable grains: the mode fields on the surface nodes and on the grid, and level sets
-//! precomputed at sampled amplitudes (PHYSICS.md sections 1 and 5).
+//! precomputed at sampled amplitudes (docs/physics.md sections 1 and 5).
 //!
 //! A mode is a displacement field `Phi_a(x)` on the grain's reference configuration, here always
 //! evaluated in the grain's local frame. Two sources:
 //! - [`FemModes`]: the modes of a modes bundle, interpolated with the element shape functions
 //!   after locating the point in its element; outside the FEM mesh, the value at the closest
-//!   point of the mesh's boundary (PHYSICS.md section 5: the grid field is extended outside);
-//! - [`BendingMode`]: the analytic bending mode of PHYSICS.md section 2 (paper Eq. 51), defined
+//!   point of the mesh's boundary (docs/physics.md section 5: the grid field is extended outside);
+//! - [`BendingMode`]: the analytic bending mode of docs/physics.md section 2 (paper Eq. 51), defined
 //!   everywhere by its formula.
 
 use grain::{
@@ -30,7 +30,7 @@ pub trait ModeField: Sync {
     fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>>;
 }
 
-/// The bending mode of a beam (PHYSICS.md section 2, paper Eq. 51): with `s` the coordinate
+/// The bending mode of a beam (docs/physics.md section 2, paper Eq. 51): with `s` the coordinate
 /// along the beam axis measured from one end (`s` in `[0, L]`) and `z` the coordinate along the
 /// deflection direction measured from the mid-plane,
 /// `u_axis = z (pi / L) cos(pi s / L)`, `u_direction = -sin(pi s / L)`, other component 0.
@@ -64,7 +64,7 @@ impl ModeField for BendingMode {
 
 impl BendingMode {
     /// Modal mass and stiffness of the mode on a cuboid beam of cross-section `b x h` (`h` along
-    /// the deflection direction), PHYSICS.md section 2:
+    /// the deflection direction), docs/physics.md section 2:
     /// `K = (lambda + 2 mu) (pi/L)^4 (L/2) (b h^3 / 12)`,
     /// `M = rho [(pi/L)^2 (L/2) (b h^3 / 12) + (L/2) b h]`.
     pub fn cuboid_mass_stiffness(

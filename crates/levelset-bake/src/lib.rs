@@ -1,6 +1,6 @@
 //! Grain bundles from meshes, primitives and CT images: signed distance grids, surface nodes with
 //! areas, mass properties in the principal frame, and per-mode grid data for deformable grains
-//! (PHYSICS.md sections 1 and 5).
+//! (docs/physics.md sections 1 and 5).
 
 mod bake;
 mod bvh;

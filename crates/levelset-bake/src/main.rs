@@ -123,13 +123,13 @@ struct Common {
     deform: DeformArgs,
 }
 
-/// Modes that make the grain deformable (PHYSICS.md sections 1, 2, 5).
+/// Modes that make the grain deformable (docs/physics.md sections 1, 2, 5).
 #[derive(Args)]
 struct DeformArgs {
     /// A modes bundle (mode-extract's output) on the grain's FEM mesh, same coordinates.
     #[arg(long, conflicts_with = "bending_mode")]
     modes: Option<PathBuf>,
-    /// The analytic bending mode (PHYSICS.md Eq. 51) of a beam of this length, centred.
+    /// The analytic bending mode (docs/physics.md Eq. 51) of a beam of this length, centred.
     #[arg(long)]
     bending_mode: Option<f64>,
     /// Beam axis of the bending mode (local frame).

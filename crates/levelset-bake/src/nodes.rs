@@ -1,5 +1,5 @@
 //! Surface nodes: the points that test contact against other grains' level sets, each carrying
-//! the surface area it represents (PHYSICS.md section 4: area-weighted node tractions).
+//! the surface area it represents (docs/physics.md section 4: area-weighted node tractions).
 
 use std::collections::HashMap;
 

@@ -206,7 +206,7 @@ fn probe<'a>(
     }))
 }
 
-/// Scales each mode column (PHYSICS.md section 2): to a unit largest nodal displacement, a unit
+/// Scales each mode column (docs/physics.md section 2): to a unit largest nodal displacement, a unit
 /// norm, unit modal mass (done once `M` is known), or a unit control value. `control` is the
 /// control's value in each training snapshot (the columns of `train`); a mode's value is then
 /// `d^T C` with `C` the combination of snapshots that makes it ([`snapshot_combination`]), so
@@ -732,7 +732,7 @@ pub fn summary(name: &str, b: &ModesBundle) -> String {
 pub const FIT_TOLERANCE: f64 = 0.03;
 
 /// What to tell the user when the energy and reaction-force fits of one run differ by more than
-/// [`FIT_TOLERANCE`] (PHYSICS.md section 7: both fits of the same FEM run must agree): at which
+/// [`FIT_TOLERANCE`] (docs/physics.md section 7: both fits of the same FEM run must agree): at which
 /// snapshots, and the likely reason for the way eps was tied.
 pub fn fit_warning(fit: &FitReport, normalization: &Normalization) -> Option<String> {
     let mut worst: Vec<&FitDifference> = fit

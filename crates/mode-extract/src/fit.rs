@@ -1,4 +1,4 @@
-//! The generalized internal force (PHYSICS.md section 7; paper Section 4.2, Eqs. 56 and 58), from
+//! The generalized internal force (docs/physics.md section 7; paper Section 4.2, Eqs. 56 and 58), from
 //! FEM strain energies or from reaction forces: a table for one mode, a polynomial energy for
 //! several.
 //!

@@ -1,6 +1,6 @@
 //! Deformation modes from FEM snapshots: SVD/POD modes, modal mass and stiffness integrated over
 //! the FEM mesh, and the generalized internal force fitted to strain energies or reaction forces
-//! (PHYSICS.md sections 2 and 7). Output: a modes bundle.
+//! (docs/physics.md sections 2 and 7). Output: a modes bundle.
 
 pub mod extract;
 pub mod fit;

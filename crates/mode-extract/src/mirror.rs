@@ -1,6 +1,6 @@
 //! From a symmetric part to the whole grain: FEM models of symmetric loadings are often solved
 //! on a half, a quarter or an octant (the sphere of case (a) is an octant). Mirroring a modes
-//! bundle across the symmetry planes `x = 0`, `y = 0`, `z = 0` (PHYSICS.md section 9: symmetry
+//! bundle across the symmetry planes `x = 0`, `y = 0`, `z = 0` (docs/physics.md section 9: symmetry
 //! bookkeeping) gives the full grain:
 //! - nodes reflected (those on the plane kept once; nodes no element uses, such as a rigid
 //!   plate's, dropped), elements reflected and renumbered so their volume stays positive;

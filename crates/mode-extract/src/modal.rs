@@ -1,4 +1,4 @@
-//! Modal mass and stiffness of displacement fields on a FEM mesh (PHYSICS.md section 2; paper
+//! Modal mass and stiffness of displacement fields on a FEM mesh (docs/physics.md section 2; paper
 //! Eqs. 4 and 8):
 //! `M_ab = integral rho Phi_a . Phi_b dV`, `K_ab = integral (C : E(Phi_a)) : E(Phi_b) dV`,
 //! with `E` the small-strain operator and `C` isotropic (Lamé `lambda`, `mu` from `E`, `nu`).

@@ -1,4 +1,4 @@
-//! Deformation modes from snapshots (PHYSICS.md section 7).
+//! Deformation modes from snapshots (docs/physics.md section 7).
 //!
 //! Snapshots are the columns of `U` (`3 n x S`, row `3 i + c` is component `c` of node `i`).
 //! - SVD/POD: the leading left singular vectors, truncated by count or by captured energy (the
@@ -86,7 +86,7 @@ fn tall_skinny_r(a: MatRef<'_, f64>) -> Mat<f64> {
 /// Leading left singular vectors of `a` and all its singular values.
 ///
 /// The singular values and right singular vectors `V` come from the SVD of `a`'s `R` factor
-/// ([`tall_skinny_r`]) when `a` is tall; the kept modes are then `U_k = A V_k / s_k`.
+/// (`tall_skinny_r`) when `a` is tall; the kept modes are then `U_k = A V_k / s_k`.
 pub fn svd_modes(a: MatRef<'_, f64>, keep: Keep) -> Result<(Mat<f64>, Vec<f64>), ModeError> {
     let (m, n) = a.shape();
     let size = m.min(n);

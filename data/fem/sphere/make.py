@@ -17,7 +17,7 @@ E, NU, RHO = 1000.0, 0.3, 1.0e-9
 DELTA = 1.65         # final wall displacement: 16.5 % of the radius (just beyond the paper's 16 %: see data/fem/README.md)
 FIRST = 0.1         # the first step reaches this wall displacement in 10 increments (Hertz range)
 H_FAR, H_NEAR = 2.5, 0.12
-PENALTY = 50.0 * E / H_NEAR  # linear pressure-overclosure slope (PHYSICS.md section 9)
+PENALTY = 50.0 * E / H_NEAR  # linear pressure-overclosure slope (docs/physics.md section 9)
 
 def deck():
     """Meshes the octant and writes sphere.inp."""

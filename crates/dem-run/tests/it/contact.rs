@@ -53,7 +53,7 @@ velocity = [-0.5, 0, 0]
 
 /// A sphere of radius R pressed by h into a plane with area tractions carries kn pi R h^2 in the
 /// limit of fine nodes: the integral of kn (h - R (1 - cos theta)) over the cap is exactly
-/// kn pi R h^2 (PHYSICS.md section 4). The error must fall as the nodes are refined.
+/// kn pi R h^2 (docs/physics.md section 4). The error must fall as the nodes are refined.
 #[test]
 fn area_tractions_converge_to_the_sphere_on_plane_force() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! Deformable grains (PHYSICS.md sections 1-6): modal dynamics against closed forms, generalized
+//! Deformable grains (docs/physics.md sections 1-6): modal dynamics against closed forms, generalized
 //! forces against finite differences of the contact energy, the level-set updates against the
 //! recomputed level set, the energy ledger, and rigid trajectories when no load reaches a mode.
 
@@ -89,7 +89,7 @@ fn pressed_pair(dir: &std::path::Path, update: &str, eps: [f64; 2]) -> Simulatio
 }
 
 /// The generalized contact forces are minus the derivatives of the contact energy with respect
-/// to each grain's amplitude (PHYSICS.md section 3): central differences of the energy of the
+/// to each grain's amplitude (docs/physics.md section 3): central differences of the energy of the
 /// same scene (step 1e-6, an O(h^2) error far below the tolerance). Each grain gives nodes
 /// (Eq. 41, exact: the nodes move linearly with eps) and has its level set penetrated (the exact
 /// derivative of the update's interpolant), so both forms are checked, for both updates.

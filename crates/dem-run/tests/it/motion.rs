@@ -47,7 +47,7 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
 
 /// `dt = "auto"`: safety x sqrt(m_eff / k), m_eff half the smaller of the mass and I / r^2 at
 /// the bounding radius, k the stiffness of a patch of nodes: k_n times the nodes on a cap of
-/// area 2 pi r (0.01 r) (PHYSICS.md section 6; dem_run::timestep). For a sphere of radius 0.5
+/// area 2 pi r (0.01 r) (docs/physics.md section 6; dem_run::timestep). For a sphere of radius 0.5
 /// (density 1, grid spacing 0.1): m = pi / 6, I = m R^2 (2/5), r = 0.6.
 #[test]
 fn the_automatic_step_follows_the_lightest_grain_and_the_stiffness() {

@@ -70,7 +70,7 @@ pub struct GrainProperties {
     pub principal_moments: [f64; 3],
 }
 
-/// Modal data of a deformable grain (PHYSICS.md sections 1-3, 5).
+/// Modal data of a deformable grain (docs/physics.md sections 1-3, 5).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Deformation {
     /// `M_eps` (A x A, symmetric), Eq. 8.

@@ -1,4 +1,4 @@
-//! Bundles: directories with a schema-versioned JSON manifest and `.npy` arrays (DESIGN.md,
+//! Bundles: directories with a schema-versioned JSON manifest and `.npy` arrays (docs/formats.md,
 //! "On-disk contracts"). Reading checks the schema version first, then every array's shape
 //! against the manifest; writing is atomic (see [`crate::atomic`]).
 
@@ -24,7 +24,7 @@ use crate::error::{FormatError, Result};
 use crate::polynomial::{EnergyPolynomial, Monomial};
 use crate::table::ForceTable;
 
-/// How a grain's generalized internal force `F_int(eps)` is computed (PHYSICS.md section 2).
+/// How a grain's generalized internal force `F_int(eps)` is computed (docs/physics.md section 2).
 #[derive(Clone, Debug, PartialEq)]
 pub enum InternalForce {
     /// `F_int = K eps` with the bundle's modal stiffness `K` (Eq. 3).

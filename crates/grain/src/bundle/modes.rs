@@ -67,7 +67,7 @@ pub enum Truncation {
     },
 }
 
-/// How the modes were built (PHYSICS.md section 7).
+/// How the modes were built (docs/physics.md section 7).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "method", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum ModeConstruction {
@@ -137,7 +137,7 @@ pub struct ReconstructionError {
     pub strain_energy: Option<f64>,
 }
 
-/// Reconstruction errors of the fit (PHYSICS.md section 7, "Quality").
+/// Reconstruction errors of the fit (docs/physics.md section 7, "Quality").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Reconstruction {
@@ -174,7 +174,7 @@ pub struct ModesInfo {
     pub mirror_planes: String,
 }
 
-/// Agreement of the internal-force fits (PHYSICS.md section 7: "both fits of the same FEM run
+/// Agreement of the internal-force fits (docs/physics.md section 7: "both fits of the same FEM run
 /// must agree").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,4 @@
-//! The kernel against the closed forms of Cattaneo, Mindlin and Deresiewicz (JAEGER.md section 8,
+//! The kernel against the closed forms of Cattaneo, Mindlin and Deresiewicz (docs/jaeger.md section 8,
 //! derived there from the theory and independent of this code), each branch taken in large steps
 //! (1 to 4 steps for a whole branch) and in small ones (1000 steps).
 //!
@@ -93,7 +93,7 @@ fn masing_unloading_and_reloading() {
             MU * n * one_minus_pow(s / s_slip)
         });
         tangential_branch(&mut c, d, s_star, 0.0, steps, [1.0, 0.0], unload);
-        // Mid-unloading: stick, loading slip and unloading slip legs (JAEGER.md 8.2).
+        // Mid-unloading: stick, loading slip and unloading slip legs (docs/jaeger.md 8.2).
         assert_eq!(c.history_len(), 3, "{steps} steps");
         tangential_branch(&mut c, d, 0.0, -s_star, steps, [1.0, 0.0], unload);
         tangential_branch(&mut c, d, -s_star, s_star, steps, [1.0, 0.0], reload);
@@ -131,7 +131,7 @@ fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
 
 #[test]
 fn energy_lost_per_masing_cycle() {
-    // W = closed integral of T ds over the cycle +-s* (JAEGER.md 8.2). T on each branch is taken
+    // W = closed integral of T ds over the cycle +-s* (docs/jaeger.md 8.2). T on each branch is taken
     // from the kernel in ONE step from the branch's start (steps of any size are exact), at the
     // nodes of a 24-point Gauss rule: the integrand is smooth, so the rule is exact to round-off.
     let d = 2.0e-6;
@@ -168,7 +168,7 @@ fn energy_lost_per_masing_cycle() {
 
 #[test]
 fn proportional_loading_then_unloading() {
-    // JAEGER.md 8.3: load along s = K1 d to d*, unload along s = s* - K2 (d* - d).
+    // docs/jaeger.md 8.3: load along s = K1 d to d*, unload along s = s* - K2 (d* - d).
     let p = params();
     let kappa = p.kappa();
     let (k1, d_star) = (0.5 * MU * kappa, 2.0e-6);

@@ -1,4 +1,4 @@
-//! Degenerate movements (JAEGER.md sections 4.5, 8.4, 11.6) give finite, correct forces.
+//! Degenerate movements (docs/jaeger.md sections 4.5, 8.4, 11.6) give finite, correct forces.
 
 use jaeger::{ContactParams, JaegerContact};
 

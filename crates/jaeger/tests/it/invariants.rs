@@ -1,4 +1,4 @@
-//! Invariants of the equivalent history on long random 2-D histories (JAEGER.md section 3.3-3.4),
+//! Invariants of the equivalent history on long random 2-D histories (docs/jaeger.md section 3.3-3.4),
 //! and the exact reversal of an elastic step (section 8.4).
 
 use jaeger::{ContactParams, ContactState, HistoryStore, JaegerContact, Leg};

@@ -1,5 +1,5 @@
 //! An independent oracle: the Method of Dimensionality Reduction (Popov and Hess), a bed of
-//! independent springs with Coulomb limits (JAEGER.md section 9). For collinear tangential
+//! independent springs with Coulomb limits (docs/jaeger.md section 9). For collinear tangential
 //! movement with any normal loading and unloading it describes the same contact as Jäger's
 //! algorithm, so the two must agree to the bed's discretization error. Acceptance: 1e-3 mu N.
 

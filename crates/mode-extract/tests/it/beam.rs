@@ -1,5 +1,5 @@
 //! The numerical bending mode of the shipped CalculiX beam (data/fem/beam, made by
-//! `cargo xtask fem beam`) against the analytic mode of PHYSICS.md section 2 and against
+//! `cargo xtask fem beam`) against the analytic mode of docs/physics.md section 2 and against
 //! CalculiX's own reaction force.
 
 use std::path::{Path, PathBuf};
@@ -70,7 +70,7 @@ fn beam_mode_matches_the_analytic_shape_and_the_reaction_force() {
     // Stiffness: Euler-Bernoulli with the sine mode, K = pi^4 E I / (2 L^3). The FEM beam is
     // 10 slenderness ratios long: shear deformation (about 3 % at h / L = 0.1) and the static
     // shape (a cubic, 1.5 % stiffer in energy than the sine) bring the FEM value a few percent
-    // below; PHYSICS.md's (lambda + 2 mu) form applies to laterally restrained (uniaxial-strain)
+    // below; docs/physics.md's (lambda + 2 mu) form applies to laterally restrained (uniaxial-strain)
     // beams, not this one.
     let i_area = 4.0 * 4f64.powi(3) / 12.0;
     let k_beam = pi.powi(4) * 1000.0 * i_area / (2.0 * l.powi(3));

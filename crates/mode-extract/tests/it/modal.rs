@@ -1,5 +1,5 @@
 //! Modal mass and stiffness against closed forms: polynomial fields the elements reproduce
-//! exactly (integrals computed by hand below), and the analytic bending mode of PHYSICS.md
+//! exactly (integrals computed by hand below), and the analytic bending mode of docs/physics.md
 //! section 2 on a beam.
 
 use grain::ElementType;
@@ -77,7 +77,7 @@ fn bilinear_field_on_c3d8_matches_closed_forms() {
 
 #[test]
 fn analytic_bending_mode_on_a_c3d20_beam_matches_beam_theory() {
-    // PHYSICS.md section 2: u_x = z (pi/L) cos(pi x/L), u_z = -sin(pi x/L), z from the mid-plane.
+    // docs/physics.md section 2: u_x = z (pi/L) cos(pi x/L), u_z = -sin(pi x/L), z from the mid-plane.
     // K = (lambda + 2 mu) pi^4 b h^3 / (24 L^3), M = rho b h L/2 [1 + (pi h / L)^2 / 12].
     let (l, b, h) = (20.0, 1.0, 1.0);
     let mesh = fem::box_mesh(
