@@ -231,3 +231,40 @@ fn abaqus_reports_give_the_frds_increments() {
     assert_eq!(from_rpt.phi, from_frd.phi);
     assert_eq!(from_rpt.stiffness, from_frd.stiffness);
 }
+
+/// (c) and (d) on Abaqus-style data: the reports of three increments with a scalars file of those
+/// increments give positive amplitudes, and with eps tied to the plate the reaction as the
+/// generalized force.
+#[test]
+fn abaqus_reports_tie_eps_to_the_plate_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let fem = scalars();
+    let mut csv = String::from("snapshot,strain_energy,force_plate,displacement_plate\n");
+    for k in [3, 6, 10] {
+        let [u, f, d] = fem[k - 1];
+        csv.push_str(&format!("{k},{u:e},{f:e},{d:e}\n"));
+    }
+    let path = dir.path().join("scalars.csv");
+    std::fs::write(&path, csv).unwrap();
+    let reports: Vec<PathBuf> = [3, 6, 10]
+        .iter()
+        .map(|k| case(&format!("rpt/increment-{k}.rpt")))
+        .collect();
+    let b = extract(&ExtractOptions {
+        scalars: Some(path.clone()),
+        ..options(reports.clone(), plate())
+    })
+    .unwrap();
+    let t = table(&b);
+    for (k, i) in [3, 6, 10].iter().enumerate() {
+        assert_eq!(t.eps[k + 1], fem[i - 1][2]);
+        assert!((t.force[k + 1] - fem[i - 1][1]).abs() <= 1e-12 * fem[i - 1][1]);
+    }
+    let b = extract(&ExtractOptions {
+        scalars: Some(path),
+        ..options(reports, Normalization::UnitMax)
+    })
+    .unwrap();
+    assert!(b.coords.iter().all(|&e| e > 0.0), "{:?}", b.coords);
+    assert_eq!(table(&b).energy[0], 0.0);
+}
