@@ -13,9 +13,10 @@
 //! outputs = ["out/sphere.grain"]
 //! ```
 //!
-//! A stage runs when `--force` is given, when one of its outputs is missing, or when an output is
+//! A stage runs when `--force` is given, when one of its outputs is missing, when an output is
 //! older than an input (the oldest file of an output directory against the newest file of an
-//! input directory). Otherwise it is skipped. Every stage prints whether it runs or is skipped
+//! input directory), or when its command line is not the one that last made its outputs (each
+//! success records it in `<case>/.pipeline/<stage>.command`). Otherwise it is skipped. Every stage prints whether it runs or is skipped
 //! and why. The first stage that fails stops the pipeline, and its exit code becomes the
 //! pipeline's. A stage that exits 0 without writing a declared output is a failure too.
 
@@ -68,6 +69,9 @@ pub enum Reason {
         /// The output.
         output: PathBuf,
     },
+    /// The command line differs from the one that made the outputs (or that one was not
+    /// recorded).
+    Command,
 }
 
 impl std::fmt::Display for Reason {
@@ -83,6 +87,7 @@ impl std::fmt::Display for Reason {
                     output.display()
                 )
             }
+            Reason::Command => write!(f, "its command line is not the one that made its outputs"),
         }
     }
 }
@@ -155,6 +160,10 @@ impl Pipeline {
             };
             writeln!(log, "{label}: runs, {reason}\n  $ {}", stage.command)?;
             log.flush()?;
+            // The command is recorded only once it has succeeded: a failed or interrupted stage
+            // runs again.
+            let stamp = stage.stamp(case_dir);
+            let _ = std::fs::remove_file(&stamp);
             let status = Command::new("sh")
                 .arg("-c")
                 .arg(&stage.command)
@@ -184,12 +193,24 @@ impl Pipeline {
                     code: 1,
                 });
             }
+            std::fs::create_dir_all(stamp.parent().expect("in .pipeline"))?;
+            std::fs::write(&stamp, &stage.command)
+                .with_context(|| format!("cannot write {}", stamp.display()))?;
         }
         Ok(Outcome::Done)
     }
 }
 
 impl Stage {
+    /// Where the command line that last made this stage's outputs is recorded:
+    /// `<case>/.pipeline/<stage>.command` (Make compares times only; like ninja, this also reruns
+    /// a stage whose command was edited).
+    fn stamp(&self, case_dir: &Path) -> PathBuf {
+        case_dir
+            .join(".pipeline")
+            .join(format!("{}.command", self.name))
+    }
+
     /// Why this stage must run, or `None` when its outputs are up to date.
     pub fn reason(&self, case_dir: &Path) -> Result<Option<Reason>> {
         let mut oldest_output: Option<(SystemTime, &PathBuf)> = None;
@@ -217,6 +238,13 @@ impl Stage {
                     output: output.clone(),
                 }));
             }
+        }
+        if std::fs::read_to_string(self.stamp(case_dir))
+            .ok()
+            .as_deref()
+            != Some(&self.command)
+        {
+            return Ok(Some(Reason::Command));
         }
         Ok(None)
     }
@@ -403,6 +431,30 @@ mod tests {
         let (ran, log, _) = run(&p, d, true);
         assert_eq!(ran, ["copy-a", "copy-b", "copy-x"]);
         assert_eq!(log.matches("runs, --force").count(), 3, "{log}");
+    }
+
+    /// An edited command line reruns its stage (and only it) though every time is in order.
+    #[test]
+    fn an_edited_command_reruns_its_stage() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let p = toy(d);
+        run(&p, d, false);
+        settle(d);
+        let text = fs::read_to_string(d.join("pipeline.toml")).unwrap();
+        let edited = text.replacen("cp x.txt y/x.txt", "cp -p x.txt y/x.txt", 1);
+        assert_ne!(edited, text);
+        fs::write(d.join("pipeline.toml"), edited).unwrap();
+        let p = Pipeline::read(&d.join("pipeline.toml")).unwrap();
+        let (ran, log, _) = run(&p, d, false);
+        assert_eq!(ran, ["copy-x"]);
+        assert!(
+            log.contains("copy-x: runs, its command line is not the one that made its outputs"),
+            "{log}"
+        );
+        settle(d);
+        let (ran, _, _) = run(&p, d, false);
+        assert!(ran.is_empty(), "{ran:?}");
     }
 
     #[test]
