@@ -8,6 +8,30 @@ use anyhow::{Context, Result, bail};
 use crate::plot::{Series, read_columns};
 use crate::suite::{Checked, Row};
 
+/// What a run cost, from its summary.json: steps, wall time, steps per second, threads (the
+/// wall time of the run itself, whoever ran it).
+pub fn run_time(run: &Path) -> Result<String> {
+    let path = run.join("summary.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let s: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))?;
+    let number = |key: &str| {
+        s.get(key)
+            .and_then(serde_json::Value::as_f64)
+            .with_context(|| format!("{}: no number `{key}`", path.display()))
+    };
+    Ok(format!(
+        "The run ({}) took {:.0} steps in {:.1} s of wall time ({:.0} steps/s; threads: {}).",
+        run.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        number("steps")?,
+        number("wall_seconds")?,
+        number("steps_per_second")?,
+        number("threads")?
+    ))
+}
+
 /// Least-squares slope of `y` against `x`.
 pub fn slope(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len() as f64;
@@ -118,12 +142,13 @@ pub fn three_point_bending(
             tolerance: 0.01,
         },
     ];
-    let notes = vec![format!(
+    let mut notes = vec![format!(
         "The beam's modal stiffness K_g = {k_g} (the bundle), delta_0 = {delta_0}. Contact compliance: derived from the node springs (kn = {kn}; {across} nodes across the beam at the indenter and at each support, in series) c = 1/({across} kn) + 1/({} kn) = {derived:.3e}, K_g c = {:.4}; measured as the slope of delta - eps against F over the fitted branch: c = {measured:.3e}, K_g c = {:.4}. The slope after the compliance is that of F_hat against (delta - c F) / delta_0 with the derived c. The DEM curve lies above the reference by the modal damping force C delta'/(K_g delta_0) while the indenter moves (constant, so the slope keeps it out), and drops by it when the indenter stops.",
         2.0 * across,
         k_g * derived,
         k_g * measured
     )];
+    notes.push(run_time(run)?);
     let curve = |x: &[f64], y: &[f64]| x.iter().copied().zip(y.iter().copied()).collect();
     let all_d: Vec<f64> = delta.iter().map(|d| d / delta_0).collect();
     let all_f: Vec<f64> = fz.iter().map(|f| f / (k_g * delta_0)).collect();
@@ -237,9 +262,10 @@ pub fn squeeze(
         }
     }
     let note = format!(
-        "{label}: the largest deviation from the reference, {:+.2} %, is at u = {}.",
+        "{label}: the largest deviation from the reference, {:+.2} %, is at u = {}. {}",
         100.0 * worst.0,
-        worst.1
+        worst.1,
+        run_time(run)?
     );
     let rows = [
         Row {
