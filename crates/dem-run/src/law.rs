@@ -60,7 +60,7 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Shape};
-use crate::hertz::{HertzJaeger, SpherePair};
+use crate::hertz::{SphereLaw, SpherePair};
 use crate::narrow::{self, NodeShear, PairKey, PairOutcome};
 use crate::scene::{Contact, LawKind};
 use crate::view::View;
@@ -93,7 +93,7 @@ pub trait ContactLaw: Send + Sync + std::fmt::Debug {
 /// The law of a checked scene's `[contact]` table.
 pub fn from_scene(c: &Contact) -> Box<dyn ContactLaw> {
     match c.law {
-        LawKind::HertzJaeger => Box::new(HertzJaeger::new(c)),
+        LawKind::HertzJaeger | LawKind::HertzMindlin => Box::new(SphereLaw::new(c)),
         LawKind::LinearSprings | LawKind::AreaTractions => Box::new(NodeLaw::new(c)),
     }
 }

@@ -14,7 +14,7 @@
 //! modal_grains = [0, 3]  # grains whose amplitudes history.csv carries (default: the first 16)
 //!
 //! [contact]              # one law for every contact (LAMMPS-style: see crate::law)
-//! law = "linear-springs" # or "area-tractions", or "hertz-jaeger" (spheres; see below)
+//! law = "linear-springs" # or "area-tractions", "hertz-jaeger", "hertz-mindlin" (spheres)
 //! kn = 1e5               # normal stiffness: force/length per node, or force/length^3 (areas)
 //! ks = 5e4               # shear stiffness, same units as kn
 //! friction = 0.5         # Coulomb coefficient mu of the shear cap
@@ -28,6 +28,9 @@
 //! # poisson_ratio = 0.2
 //! # friction = 0.5
 //! # approximation = 0.0   # Kuhn's pdif (absolute, like friction); 0 = exact history
+//! # ... or the incremental Mindlin spring of common DEM codes, same keys but approximation:
+//! # law = "hertz-mindlin"
+//! # restitution = 0.9     # optional viscous damping (Tsuji), as a coefficient of restitution
 //!
 //! [[grains]]             # one grain; bundle paths are relative to the scene file
 //! bundle = "sphere.grain"
@@ -211,6 +214,9 @@ pub enum LawKind {
     AreaTractions,
     /// Hertz and Jäger between spherical grains (and plane walls), through the `jaeger` crate.
     HertzJaeger,
+    /// Hertz and an incremental Mindlin spring capped by Coulomb friction, the standard law of
+    /// granular DEM codes, on the same sphere contacts as `HertzJaeger`.
+    HertzMindlin,
 }
 
 /// Which grain of a pair gives the surface nodes tested against the other's level set.
@@ -296,6 +302,8 @@ pub struct Contact {
     /// Kuhn's approximate-history threshold `pdif` (hertz-jaeger; 0 = exact).
     #[serde(default)]
     pub approximation: f64,
+    /// Coefficient of restitution of the viscous damping (hertz-mindlin; absent: undamped).
+    pub restitution: Option<f64>,
 }
 
 fn default_roles() -> NodeRoles {
@@ -526,13 +534,21 @@ impl Scene {
                     ("contact.shear_modulus", c.shear_modulus.is_some()),
                     ("contact.poisson_ratio", c.poisson_ratio.is_some()),
                     ("contact.approximation", c.approximation != 0.0),
+                    ("contact.restitution", c.restitution.is_some()),
                 ] {
                     if given {
-                        return fail(key, "only used by law = \"hertz-jaeger\"".into());
+                        return fail(
+                            key,
+                            "only used by law = \"hertz-jaeger\" or \"hertz-mindlin\"".into(),
+                        );
                     }
                 }
             }
-            LawKind::HertzJaeger => {
+            LawKind::HertzJaeger | LawKind::HertzMindlin => {
+                let name = match c.law {
+                    LawKind::HertzJaeger => "hertz-jaeger",
+                    _ => "hertz-mindlin",
+                };
                 let params = jaeger::ContactParams::new(
                     1.0,
                     1.0,
@@ -552,7 +568,28 @@ impl Scene {
                     };
                     return fail(
                         key,
-                        format!("{e} (hertz-jaeger needs shear_modulus and poisson_ratio)"),
+                        format!("{e} ({name} needs shear_modulus and poisson_ratio)"),
+                    );
+                }
+                match (c.law, c.restitution) {
+                    (LawKind::HertzJaeger, Some(_)) => {
+                        return fail(
+                            "contact.restitution",
+                            "not used by law = \"hertz-jaeger\"".into(),
+                        );
+                    }
+                    (LawKind::HertzMindlin, Some(e)) if !(e > 0.0 && e <= 1.0) => {
+                        return fail(
+                            "contact.restitution",
+                            format!("a coefficient of restitution in (0, 1], got {e}"),
+                        );
+                    }
+                    _ => {}
+                }
+                if c.law == LawKind::HertzMindlin && c.approximation != 0.0 {
+                    return fail(
+                        "contact.approximation",
+                        "only used by law = \"hertz-jaeger\"".into(),
                     );
                 }
                 for (key, given) in [
@@ -561,14 +598,14 @@ impl Scene {
                     ("contact.normal_damping", c.normal_damping != 0.0),
                 ] {
                     if given {
-                        return fail(key, "not used by law = \"hertz-jaeger\"".into());
+                        return fail(key, format!("not used by law = \"{name}\""));
                     }
                 }
                 for (i, w) in self.walls.iter().enumerate() {
                     if matches!(w, WallSpec::Cylinder { .. }) {
                         return fail(
                             &format!("walls[{i}]"),
-                            "hertz-jaeger meets plane walls only".into(),
+                            format!("{name} meets plane walls only"),
                         );
                     }
                 }

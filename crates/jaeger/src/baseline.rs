@@ -14,11 +14,18 @@ use crate::params::ContactParams;
 
 /// Per-contact state of the baseline law: the tangential force (16 bytes).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SpringState {
     tangential: [f64; 2],
 }
 
 impl SpringState {
+    /// Mindlin's current tangential stiffness `k_t = 4 G a / (2 - nu)` at total overlap `delta`
+    /// (`8 G* a` with `G* = G / (2 (2 - nu))` for one material).
+    pub fn stiffness(params: &ContactParams, delta: f64) -> f64 {
+        4.0 * params.shear_modulus() * params.contact_radius(delta) / (2.0 - params.poisson_ratio())
+    }
+
     /// Advances the contact by one step. `delta <= 0` (or NaN) is loss of contact.
     pub fn step(&mut self, params: &ContactParams, delta: f64, du: [f64; 2]) -> ContactForce {
         if delta <= 0.0 || delta.is_nan() {
@@ -29,8 +36,7 @@ impl SpringState {
             };
         }
         let n = params.normal_force(delta);
-        let k_t = 4.0 * params.shear_modulus() * params.contact_radius(delta)
-            / (2.0 - params.poisson_ratio());
+        let k_t = Self::stiffness(params, delta);
         let mut t = [
             self.tangential[0] + k_t * du[0],
             self.tangential[1] + k_t * du[1],

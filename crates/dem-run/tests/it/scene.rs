@@ -165,7 +165,7 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
         ),
         (
             GOOD.replace("kn = 100", "kn = 100\nshear_modulus = 1e6"),
-            vec!["contact.shear_modulus: only used by law = \"hertz-jaeger\""],
+            vec!["contact.shear_modulus: only used by law = \"hertz-jaeger\" or \"hertz-mindlin\""],
         ),
         (
             GOOD.replace("law = \"linear-springs\"\nkn = 100", HERTZ)
