@@ -223,3 +223,62 @@ fn bad_decks_name_file_and_line() {
     );
     check("*Node\n1,0,0,0\n", "bad.inp: no solid elements");
 }
+
+/// `match_points`: a "grain" of two tetrahedra and a "plate" tetrahedron whose corner sits on the
+/// grain's corner (two nodes at one place), written by "another program" with the points
+/// reversed, rounded to single precision and shifted by 1e-7 of the size, and the cells in
+/// another order. Every grain node finds its own point (not the plate's coincident one), and a
+/// node of an element the other mesh lacks finds none.
+#[test]
+fn points_are_matched_element_by_element_across_meshes() {
+    use ndarray::{Array2, array};
+    let grain_nodes = array![
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [1.0, 1.0, 1.0],
+    ];
+    let plate_nodes = array![
+        [1.0, 1.0, 1.0],
+        [2.0, 1.0, 1.0],
+        [1.0, 2.0, 1.0],
+        [1.0, 1.0, 2.0]
+    ];
+    let tets = |rows: &[[u64; 4]]| grain::ElementBlock {
+        element_type: ElementType::Tet4,
+        connectivity: Array2::from_shape_fn((rows.len(), 4), |(i, j)| rows[i][j]),
+    };
+    let part = fem::Part {
+        mesh: FemMesh {
+            nodes: grain_nodes.clone(),
+            blocks: vec![tets(&[[0, 1, 2, 3], [1, 2, 3, 4]])],
+        },
+        node_labels: vec![1, 2, 3, 4, 5],
+    };
+    // The other mesh: plate nodes 0-3, then the grain's reversed (grain node k at 8 - k).
+    let mut all: Vec<[f64; 3]> = (0..4)
+        .map(|i| [0, 1, 2].map(|c| plate_nodes[[i, c]]))
+        .collect();
+    all.extend((0..5).rev().map(|i| [0, 1, 2].map(|c| grain_nodes[[i, c]])));
+    let other = FemMesh {
+        nodes: Array2::from_shape_fn((9, 3), |(i, c)| (all[i][c] as f32) as f64 + 1e-7),
+        blocks: vec![tets(&[[0, 1, 2, 3], [7, 6, 5, 4]])],
+    };
+    let points = fem::match_points(&part, &other);
+    // The first grain tetrahedron is missing from the other mesh: node 0 is only in it. Node 4
+    // at (1, 1, 1) is point 4, not the plate's coincident point 0.
+    assert_eq!(
+        points,
+        vec![None, Some(7), Some(6), Some(5), Some(4)],
+        "grain node k is point 8 - k where its element exists"
+    );
+    let with_both = FemMesh {
+        blocks: vec![tets(&[[0, 1, 2, 3], [7, 6, 5, 4], [8, 7, 6, 5]])],
+        ..other
+    };
+    assert_eq!(
+        fem::match_points(&part, &with_both),
+        vec![Some(8), Some(7), Some(6), Some(5), Some(4)]
+    );
+}
