@@ -51,6 +51,8 @@ fn hertz(shear_modulus: f64, poisson_ratio: f64, radius: f64) -> f64 {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ContactParams {
     r1: f64,
+    /// Infinite against a plane: written as `null` (JSON has no infinity) and read back.
+    #[cfg_attr(feature = "serde", serde(with = "plane_radius"))]
     r2: f64,
     shear_modulus: f64,
     poisson_ratio: f64,
@@ -63,6 +65,20 @@ pub struct ContactParams {
     kappa: f64,
     /// Kuhn's `pdif`: merge threshold on slope differences (docs/jaeger.md section 5); 0 = exact.
     approximation: f64,
+}
+
+/// An infinite radius (a plane) as `None` in serialized form, since JSON has no infinity.
+#[cfg(feature = "serde")]
+mod plane_radius {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    pub fn serialize<S: Serializer>(r: &f64, s: S) -> Result<S::Ok, S::Error> {
+        r.is_finite().then_some(*r).serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
 }
 
 impl ContactParams {
@@ -253,6 +269,20 @@ mod tests {
                 .abs()
                 < 1e-15
         );
+    }
+
+    /// A plane's infinite radius survives a JSON round trip (JSON has no infinity): a host's
+    /// checkpoint of a sphere-plane contact reads back.
+    #[cfg(feature = "serde")]
+    #[test]
+    fn plane_parameters_round_trip_through_json() {
+        let p = ContactParams::against_plane(0.5, 1e4, 0.25, 0.4).unwrap();
+        let text = serde_json::to_string(&p).unwrap();
+        assert!(text.contains("\"r2\":null"), "{text}");
+        assert_eq!(serde_json::from_str::<ContactParams>(&text).unwrap(), p);
+        let q = ContactParams::new(0.5, 0.7, 1e4, 0.25, 0.4).unwrap();
+        let text = serde_json::to_string(&q).unwrap();
+        assert_eq!(serde_json::from_str::<ContactParams>(&text).unwrap(), q);
     }
 
     #[test]

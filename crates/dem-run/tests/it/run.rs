@@ -10,7 +10,12 @@ use dem_run::{RunOptions, run};
 /// Eight spheres with friction dropped into a box (four walls and a floor): contacts between
 /// grains and with walls, shear histories, gravity.
 fn scene(dir: &Path, threads: usize, checkpoint_every: u64) -> std::path::PathBuf {
-    scene_with(dir, threads, checkpoint_every, None)
+    scene_with(dir, threads, checkpoint_every, None, None)
+}
+
+/// The same under a sphere law (`[contact]` lines `contact`), the cylinder replaced by two planes.
+fn spheres(dir: &Path, checkpoint_every: u64, contact: &str) -> std::path::PathBuf {
+    scene_with(dir, 2, checkpoint_every, None, Some(contact))
 }
 
 /// The same with deformable spheres (a damped dilation mode) whose level sets follow `update`.
@@ -20,7 +25,7 @@ fn deformable(
     checkpoint_every: u64,
     update: &str,
 ) -> std::path::PathBuf {
-    scene_with(dir, threads, checkpoint_every, Some(update))
+    scene_with(dir, threads, checkpoint_every, Some(update), None)
 }
 
 fn scene_with(
@@ -28,7 +33,18 @@ fn scene_with(
     threads: usize,
     checkpoint_every: u64,
     update: Option<&str>,
+    sphere_law: Option<&str>,
 ) -> std::path::PathBuf {
+    let (contact, side) = match sphere_law {
+        None => (
+            "law = \"linear-springs\"\nkn = 5000\nks = 2500\nfriction = 0.4\nnormal_damping = 2",
+            "kind = \"cylinder\"\npoint = [0, 0, 0]\naxis = [0, 0, 1]\nradius = 1.45",
+        ),
+        Some(c) => (
+            c,
+            "kind = \"plane\"\npoint = [0, -1.1, 0]\nnormal = [0, 1, 0]\n[[walls]]\nkind = \"plane\"\npoint = [0, 1.1, 0]\nnormal = [0, -1, 0]",
+        ),
+    };
     let (bundle, modes) = match update {
         None => {
             common::sphere(dir, "ball", 0.5, 0.05, 300);
@@ -62,11 +78,7 @@ history_every = 100
 vtk_every = 250
 checkpoint_every = {checkpoint_every}
 [contact]
-law = "linear-springs"
-kn = 5000
-ks = 2500
-friction = 0.4
-normal_damping = 2
+{contact}
 [[lattices]]
 bundle = "{bundle}.grain"
 origin = [-0.52, -0.51, 0.6]
@@ -87,10 +99,7 @@ kind = "plane"
 point = [1.1, 0, 0]
 normal = [-1, 0, 0]
 [[walls]]
-kind = "cylinder"
-point = [0, 0, 0]
-axis = [0, 0, 1]
-radius = 1.45
+{side}
 "#
         ),
     )
@@ -136,6 +145,15 @@ fn same_bits_on_one_and_two_threads(scene: impl Fn(&Path, usize) -> std::path::P
 fn a_restart_continues_bit_for_bit() {
     restarts_bit_for_bit(|dir| scene(dir, 2, 500));
     restarts_bit_for_bit(|dir| deformable(dir, 2, 500, "precomputed"));
+    let material = "shear_modulus = 1e4\npoisson_ratio = 0.25\nfriction = 0.4";
+    restarts_bit_for_bit(|dir| spheres(dir, 500, &format!("law = \"hertz-jaeger\"\n{material}")));
+    restarts_bit_for_bit(|dir| {
+        spheres(
+            dir,
+            500,
+            &format!("law = \"hertz-mindlin\"\n{material}\nrestitution = 0.8"),
+        )
+    });
 }
 
 fn restarts_bit_for_bit(scene: impl Fn(&Path) -> std::path::PathBuf) {
