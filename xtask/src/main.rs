@@ -153,6 +153,23 @@ fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
     Ok(vec![bins, xtask_dir])
 }
 
+/// Runs a suite's cases on `data` (default: the workspace's data/); failure when a row fails.
+fn run_suite(
+    suite: &suite::Suite,
+    data: Option<PathBuf>,
+    cases: &[String],
+    variant: &str,
+    bin_dir: Option<PathBuf>,
+) -> Result<ExitCode> {
+    let data = data.unwrap_or_else(|| workspace_root().join("data"));
+    let path = stage_path(bin_dir)?;
+    Ok(if suite.run(&data, cases, variant, &path)? {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Cmd::Pipeline {
@@ -210,13 +227,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             data,
         } => {
             let variant = if full { "full" } else { "quick" };
-            let data = data.unwrap_or_else(|| workspace_root().join("data"));
-            let path = stage_path(bin_dir)?;
-            Ok(if validate::SUITE.run(&data, &cases, variant, &path)? {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            run_suite(&validate::SUITE, data, &cases, variant, bin_dir)
         }
         Cmd::Demo {
             cases,
@@ -225,13 +236,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             data,
         } => {
             let variant = if quick { "quick" } else { "standard" };
-            let data = data.unwrap_or_else(|| workspace_root().join("data"));
-            let path = stage_path(bin_dir)?;
-            Ok(if demo::SUITE.run(&data, &cases, variant, &path)? {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::FAILURE
-            })
+            run_suite(&demo::SUITE, data, &cases, variant, bin_dir)
         }
     }
 }

@@ -24,6 +24,29 @@ pub struct Frd {
     pub displacements: Vec<NodalValues>,
 }
 
+/// The fixed-width field at columns `from..from + width` of line `l` (number `line`) as a `T`,
+/// or an error saying it is not `what`.
+fn column<T: std::str::FromStr>(
+    path: &Path,
+    l: &str,
+    (from, width): (usize, usize),
+    line: usize,
+    what: &str,
+) -> Result<T, DeckError> {
+    let s = l.get(from..from + width).unwrap_or("").trim();
+    s.parse::<T>().map_err(|_| {
+        DeckError::line(
+            path,
+            line,
+            format!(
+                "`{s}` (columns {}-{}) is not {what}",
+                from + 1,
+                from + width
+            ),
+        )
+    })
+}
+
 /// Reads a `.frd` (see the module's docs), gunzipped if its name ends in `.gz`.
 pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
     let text = read_text(path)?;
@@ -34,32 +57,10 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
     let mut displacements = Vec::new();
     let mut i = 0;
     let field = |l: &str, from: usize, width: usize, line: usize| -> Result<f64, DeckError> {
-        let s = l.get(from..from + width).unwrap_or("").trim();
-        s.parse::<f64>().map_err(|_| {
-            DeckError::line(
-                path,
-                line,
-                format!(
-                    "`{s}` (columns {}-{}) is not a number",
-                    from + 1,
-                    from + width
-                ),
-            )
-        })
+        column(path, l, (from, width), line, "a number")
     };
     let int = |l: &str, from: usize, width: usize, line: usize| -> Result<i64, DeckError> {
-        let s = l.get(from..from + width).unwrap_or("").trim();
-        s.parse::<i64>().map_err(|_| {
-            DeckError::line(
-                path,
-                line,
-                format!(
-                    "`{s}` (columns {}-{}) is not an integer",
-                    from + 1,
-                    from + width
-                ),
-            )
-        })
+        column(path, l, (from, width), line, "an integer")
     };
     let vector = |l: &str, line: usize| -> Result<[f64; 3], DeckError> {
         Ok([
