@@ -56,7 +56,7 @@ enum Cmd {
     /// Run the paper's validation cases (data/validation/CASE), print the table, write the
     /// report and plots; exit 1 when a row fails.
     Validate {
-        /// The cases (default: all): bending.
+        /// The cases (default: all): bending, sphere, packing.
         cases: Vec<String>,
         /// The quick variant (the default): faster loading, checked to stay quasi-static.
         #[arg(long, conflicts_with = "full")]

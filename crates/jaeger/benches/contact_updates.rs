@@ -11,6 +11,16 @@
 //!   direction that persists and jumps to a new random angle with probability 0.02 per step.
 //!
 //! Only the update loops are timed; the movements of a step are generated before the clock runs.
+//!
+//! The loop over contacts calls `HistoryStore::prefetch` for the contact `AHEAD` places ahead
+//! (`-- --ahead N` to change, 0 for none).
+//!
+//! `cargo bench -p jaeger --bench contact_updates -- --exact-only` runs the baseline and the exact
+//! law alone (for a profiler or a cache simulator such as `valgrind --tool=cachegrind`, whose
+//! figures are then those of the exact kernel and the generator only). The update loops are the
+//! functions `Jaeger::step_all` and `Baseline::step_all`: `valgrind --tool=callgrind
+//! --cache-sim=yes --toggle-collect='*::step_all'` counts their instructions and cache misses
+//! alone.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -18,11 +28,16 @@ use std::time::{Duration, Instant};
 use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 
-use jaeger::{BYTES_PER_ENTRY, ContactParams, ContactState, HistoryStore, SpringState};
+use jaeger::{
+    BYTES_PER_ENTRY, ContactParams, ContactState, HistoryStore, LEGS_PER_CHUNK, SpringState,
+};
 
 const CONTACTS: usize = 8600; // Kuhn's assembly (Section 4)
 const STEPS: usize = 2000;
 const D0: f64 = 1e-6;
+/// How many contacts ahead the update loop prefetches each contact's history (`--ahead N`
+/// changes it; 0 turns prefetching off).
+const AHEAD: usize = 8;
 
 struct Generator {
     rng: XorShiftRng,
@@ -60,18 +75,26 @@ impl Generator {
 struct Jaeger {
     name: String,
     params: ContactParams,
+    /// How many contacts ahead the update loop prefetches a history (0: none).
+    ahead: usize,
     store: HistoryStore,
     states: Vec<ContactState>,
     forces: Vec<[f64; 2]>,
     time: Duration,
-    /// Sum over samples of the mean history length, number of samples, longest history seen.
-    history: (f64, usize, usize),
+    /// Sum over samples of the mean history length (top legs included), number of samples.
+    history: (f64, usize),
+    /// Sum over samples of the arena bytes in use per contact.
+    memory: f64,
     max_error: f64,
+    /// FNV-1a over the bits of every force computed: equal checksums of two builds mean
+    /// bit-identical results on this history.
+    checksum: u64,
 }
 
 impl Jaeger {
-    fn new(params: ContactParams, pdif: f64) -> Self {
+    fn new(params: ContactParams, pdif: f64, ahead: usize) -> Self {
         Jaeger {
+            ahead,
             name: if pdif == 0.0 {
                 "jaeger exact".into()
             } else {
@@ -82,29 +105,55 @@ impl Jaeger {
             states: vec![ContactState::new(); CONTACTS],
             forces: vec![[0.0; 2]; CONTACTS],
             time: Duration::ZERO,
-            history: (0.0, 0, 0),
+            history: (0.0, 0),
+            memory: 0.0,
             max_error: 0.0,
+            checksum: 0xcbf2_9ce4_8422_2325,
         }
     }
 
+    #[inline(never)]
     fn step_all(&mut self, moves: &[(f64, [f64; 2])]) {
         let start = Instant::now();
-        for ((s, &(d, du)), t) in self.states.iter_mut().zip(moves).zip(&mut self.forces) {
-            *t = self.store.step(&self.params, s, d, du).tangential;
+        for (c, &(d, du)) in moves.iter().enumerate() {
+            if self.ahead > 0
+                && let Some(ahead) = self.states.get(c + self.ahead)
+            {
+                self.store.prefetch(ahead);
+            }
+            self.forces[c] = self
+                .store
+                .step(&self.params, &mut self.states[c], d, du)
+                .tangential;
         }
         self.time += start.elapsed();
     }
 
+    /// Folds this step's forces into the checksum (untimed).
+    fn fold_checksum(&mut self) {
+        for t in &self.forces {
+            for x in t {
+                for byte in x.to_bits().to_le_bytes() {
+                    self.checksum = (self.checksum ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+    }
+
+    /// Samples the mean history length and memory in O(contacts), reading the contact states
+    /// but not the arena: walking every history here would evict the arena from the caches
+    /// between two timed steps, which a DEM step does not do.
     fn sample_history(&mut self) {
-        let lengths: Vec<usize> = self
-            .states
-            .iter()
-            .map(|s| self.store.history_len(s))
-            .collect();
-        let longest = lengths.iter().copied().max().unwrap_or(0);
-        self.history.0 += lengths.iter().sum::<usize>() as f64 / CONTACTS as f64;
+        let tops = self.states.iter().filter(|s| s.has_legs()).count();
+        self.history.0 += (self.store.len() + tops) as f64 / CONTACTS as f64;
         self.history.1 += 1;
-        self.history.2 = self.history.2.max(longest);
+        self.memory += self.store.bytes_in_use() as f64 / CONTACTS as f64;
+    }
+
+    /// The longest history (walks them all: once, at the end).
+    fn longest_history(&self) -> usize {
+        let len = |s| self.store.history_len(s);
+        self.states.iter().map(len).max().unwrap_or(0)
     }
 }
 
@@ -115,6 +164,7 @@ struct Baseline {
 }
 
 impl Baseline {
+    #[inline(never)]
     fn step_all(&mut self, moves: &[(f64, [f64; 2])]) {
         let start = Instant::now();
         for (s, &(d, du)) in self.states.iter_mut().zip(moves) {
@@ -131,9 +181,22 @@ fn main() {
         states: vec![SpringState::default(); CONTACTS],
         time: Duration::ZERO,
     };
-    let mut jaegers: Vec<Jaeger> = [0.0, 0.05, 0.1, 0.2, 0.5, 1.0]
-        .into_iter()
-        .map(|p| Jaeger::new(params, p))
+    let args: Vec<String> = std::env::args().collect();
+    let exact_only = args.iter().any(|a| a == "--exact-only");
+    let ahead = args
+        .iter()
+        .position(|a| a == "--ahead")
+        .and_then(|i| args.get(i + 1)?.parse().ok())
+        .unwrap_or(AHEAD);
+    let pdifs: &[f64] = if exact_only {
+        &[0.0]
+    } else {
+        &[0.0, 0.05, 0.1, 0.2, 0.5, 1.0]
+    };
+    let mut jaegers: Vec<Jaeger> = pdifs
+        .iter()
+        .copied()
+        .map(|p| Jaeger::new(params, p, ahead))
         .collect();
     let mut generator = Generator::new();
     let mut moves = Vec::with_capacity(CONTACTS);
@@ -146,6 +209,7 @@ fn main() {
         }
         for j in &mut jaegers {
             j.step_all(moves);
+            j.fold_checksum();
         }
         if step % 2 == 1 {
             baseline.step_all(moves);
@@ -171,7 +235,8 @@ fn main() {
         "{CONTACTS} contacts x {STEPS} steps of DEM-like histories (generator in the bench's docs)"
     );
     println!(
-        "bytes per history entry (zeta, p, link): {BYTES_PER_ENTRY}; per contact state: {}",
+        "bytes per history entry (zeta, p): {BYTES_PER_ENTRY}, in chunks of {LEGS_PER_CHUNK} with a \
+         4-byte link; per contact state: {}",
         size_of::<ContactState>()
     );
     println!(
@@ -196,8 +261,11 @@ fn main() {
     );
     let exact_mean = jaegers[0].history.0 / jaegers[0].history.1 as f64;
     for j in &jaegers {
+        println!("{:<18} checksum of the forces {:016x}", j.name, j.checksum);
+    }
+    for j in &jaegers {
         let mean = j.history.0 / j.history.1 as f64;
-        let bytes = size_of::<ContactState>() as f64 + mean * BYTES_PER_ENTRY as f64;
+        let bytes = size_of::<ContactState>() as f64 + j.memory / j.history.1 as f64;
         let err = if j.params.approximation() == 0.0 {
             "-".to_string()
         } else {
@@ -209,7 +277,7 @@ fn main() {
             ns(j.time),
             j.time.as_secs_f64() / baseline.time.as_secs_f64(),
             mean,
-            j.history.2,
+            j.longest_history(),
             bytes,
             err
         );

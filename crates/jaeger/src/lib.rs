@@ -12,4 +12,4 @@ pub use contact::JaegerContact;
 pub use frame::ContactFrame;
 pub use kernel::ContactForce;
 pub use params::{ContactParams, ParamError};
-pub use store::{BYTES_PER_ENTRY, ContactState, HistoryStore, Leg};
+pub use store::{BYTES_PER_ENTRY, ContactState, HistoryStore, LEGS_PER_CHUNK, Leg};

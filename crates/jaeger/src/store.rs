@@ -3,25 +3,34 @@
 //!
 //! A contact's equivalent history is a stack of legs. Its top leg (the one the next step works
 //! on) lives in the contact's [`ContactState`]; the legs below it live in one arena shared by all
-//! contacts, 28 bytes per entry: the leg's end indentation `zeta*` (`f64`), its slope `p`
-//! (2 x `f64`) and a `u32` link to the leg below, packed together so that reading a leg touches
-//! one cache line. Slot 0 of the arena is the origin `(0, 0, 0)` that every history starts from;
-//! its link heads the list of free slots.
+//! contacts, as 24-byte entries: the leg's end indentation `zeta*` (`f64`) and its slope `p`
+//! (2 x `f64`).
+//!
+//! Layout: the arena is cut into chunks of [`LEGS_PER_CHUNK`] consecutive entries, each with a
+//! `u32` link kept apart (4 bytes per chunk). A contact's legs fill a chunk from its first slot
+//! up; a push onto a full chunk takes a fresh chunk whose link names the leg below its first slot,
+//! and a pop that empties a chunk returns it to the free list. So a contact's most recent legs sit
+//! next to each other: a push writes beside the slot the last push wrote, and a slip step that
+//! removes legs reads them downwards through consecutive memory. (A free list of single slots,
+//! the first layout, scattered each contact's legs through the whole arena, so that with
+//! histories of hundreds of legs nearly every push and every leg read missed the caches.)
+//! Chunk 0 holds the origin `(0, 0, 0)` in its slot 0, which every history starts from; its link
+//! heads the list of free chunks.
 //!
 //! Why the top leg is kept apart: an elastic step (the common case) then reads nothing from the
-//! arena and writes one slot, and a slip step reads one arena entry per leg it examines. With
-//! histories of hundreds of legs per contact the arena is far larger than the caches, so each
-//! arena read is a likely cache miss; Kuhn's layout reads the top entry as well.
+//! arena and writes one slot, and a slip step reads one arena entry per leg it examines.
 //!
-//! Kuhn also stores `N* = N(zeta*)` per entry (36 bytes). Here it is recomputed from `zeta*`
-//! when needed (a square root), which saves 8 of those bytes and cannot disagree with `zeta*`.
+//! Kuhn stores `N* = N(zeta*)` and a link per entry (36 bytes). Here `N*` is recomputed from
+//! `zeta*` when needed (a square root), which saves 8 of those bytes and cannot disagree with
+//! `zeta*`, and the link is one per chunk.
 //!
-//! Push and pop are O(1). Slots freed by one contact are reused by the next push of any contact,
-//! so once the arena has grown to the simulation's working size a step allocates nothing. When
-//! the free list is empty a push grows the arena (`Vec` doubling: amortized O(1), so the memory
-//! follows the peak total history). A host that prefers a hard memory bound checks
-//! [`HistoryStore::fill`] and calls [`HistoryStore::straighten`] on its contacts, Kuhn's
-//! emergency measure (docs/jaeger.md section 5, last paragraph).
+//! Push and pop are O(1). Chunks freed by one contact are reused by the next contact that needs
+//! one, so once the arena has grown to the simulation's working size a step allocates nothing.
+//! When no chunk is free a push grows the arena (`Vec` doubling: amortized O(1), so the memory
+//! follows the peak total history). Each contact holds at most one partly filled chunk, so the
+//! memory is the legs' plus less than one chunk per contact. A host that prefers a hard memory
+//! bound checks [`HistoryStore::fill`] and calls [`HistoryStore::straighten`] on its contacts,
+//! Kuhn's emergency measure (docs/jaeger.md section 5, last paragraph).
 
 use crate::params::ContactParams;
 
@@ -63,9 +72,9 @@ impl ContactState {
         self.tangential
     }
 
-    /// Whether the history has at least one leg.
+    /// Whether the contact has a history (at least one leg): it touched at its last step.
     #[inline]
-    pub(crate) fn has_legs(&self) -> bool {
+    pub fn has_legs(&self) -> bool {
         self.below != NONE
     }
 }
@@ -85,60 +94,74 @@ pub struct Leg {
     pub slope: [f64; 2],
 }
 
-/// One arena slot. Packed to 28 bytes (4-byte alignment): unaligned `f64` loads cost nothing
-/// extra on the targets we build for, and fields are only ever copied, never borrowed.
+/// One arena slot: a leg below the top of some contact's history.
 #[derive(Debug, Clone, Copy)]
-#[repr(C, packed(4))]
+#[repr(C)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct Entry {
     /// `zeta*_k`: half indentation at the end of leg k (Kuhn's units).
     zeta: f64,
     /// `p_k`: slope of leg k, `dT/dN` along it (force-ratio units).
     slope: [f64; 2],
-    /// For a used slot, the leg below; for a free slot, the next free slot (the origin's link
-    /// heads the free list).
-    link: u32,
 }
 
-/// Bytes of one history entry, links included.
+const EMPTY: Entry = Entry {
+    zeta: 0.0,
+    slope: [0.0; 2],
+};
+
+/// Bytes of one history entry (the links are one `u32` per [`LEGS_PER_CHUNK`] entries).
 pub const BYTES_PER_ENTRY: usize = size_of::<Entry>();
+
+/// Consecutive arena slots per chunk (a power of two). Eight 24-byte entries are three cache
+/// lines; a contact wastes at most seven slots.
+pub const LEGS_PER_CHUNK: usize = 8;
+
+/// [`LEGS_PER_CHUNK`] as an arena index.
+const CHUNK: u32 = LEGS_PER_CHUNK as u32;
 
 /// The arena of history legs for any number of contacts. See the [module docs](self).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct HistoryStore {
+    /// Chunk `c` is `entries[c * CHUNK..(c + 1) * CHUNK]`.
     entries: Vec<Entry>,
+    /// Per chunk: for a chunk in use, the slot of the leg below its first slot (0: the origin);
+    /// for a free chunk, the next free chunk. `links[0]` heads the free list.
+    links: Vec<u32>,
+    /// Legs held in the arena.
     used: usize,
+    /// Chunks in use (chunk 0 excluded).
+    chunks_used: usize,
 }
 
 impl HistoryStore {
-    /// An arena with room for `capacity` legs before it first grows.
+    /// An arena with room for `capacity` legs (rounded up to whole chunks) before it first grows.
     pub fn with_capacity(capacity: usize) -> Self {
-        let origin = Entry {
-            zeta: 0.0,
-            slope: [0.0; 2],
-            link: NONE,
-        };
         let mut store = HistoryStore {
-            entries: vec![origin],
+            entries: vec![EMPTY; LEGS_PER_CHUNK],
+            links: vec![NONE],
             used: 0,
+            chunks_used: 0,
         };
-        store.grow(capacity.max(1));
+        store.grow(capacity.div_ceil(LEGS_PER_CHUNK).max(1));
         store
     }
 
-    /// Appends `extra` free slots and threads them onto the free list.
+    /// Appends `extra` free chunks and threads them onto the free list.
     fn grow(&mut self, extra: usize) {
-        let start = self.entries.len();
+        let start = self.links.len();
         let end = start + extra;
-        assert!(end < NONE as usize, "history store exceeds 2^32 entries");
-        let old_free = self.entries[0].link;
-        self.entries.extend((start + 1..=end).map(|next| Entry {
-            zeta: 0.0,
-            slope: [0.0; 2],
-            link: if next == end { old_free } else { next as u32 },
-        }));
-        self.entries[0].link = start as u32;
+        assert!(
+            end * LEGS_PER_CHUNK < NONE as usize,
+            "history store exceeds 2^32 entries"
+        );
+        let old_free = self.links[0];
+        self.entries.resize(end * LEGS_PER_CHUNK, EMPTY);
+        self.links.extend(
+            (start + 1..=end).map(|next| if next == end { old_free } else { next as u32 }),
+        );
+        self.links[0] = start as u32;
     }
 
     /// Legs held in the arena, over all contacts (each contact's top leg is in its state).
@@ -151,14 +174,21 @@ impl HistoryStore {
         self.used == 0
     }
 
-    /// Slots allocated (used or free), excluding the origin.
+    /// Slots allocated (used, free, or unused in a contact's partly filled chunk), excluding
+    /// chunk 0.
     pub fn capacity(&self) -> usize {
-        self.entries.len() - 1
+        self.entries.len() - LEGS_PER_CHUNK
     }
 
-    /// Fraction of the allocated slots in use.
+    /// Fraction of the allocated slots that hold a leg.
     pub fn fill(&self) -> f64 {
         self.used as f64 / self.capacity() as f64
+    }
+
+    /// Bytes of the chunks in use (entries and links), the history memory the contacts hold
+    /// beyond their [`ContactState`]s; the arena's free chunks are not counted.
+    pub fn bytes_in_use(&self) -> usize {
+        self.chunks_used * (LEGS_PER_CHUNK * BYTES_PER_ENTRY + size_of::<u32>())
     }
 
     /// Number of legs in a contact's history, its top leg included (walks the list: O(length)).
@@ -175,15 +205,11 @@ impl HistoryStore {
 
     fn history_iter(&self, state: &ContactState) -> impl Iterator<Item = Leg> + '_ {
         let top = state.has_legs().then_some((state.zeta, state.slope));
-        let mut k = if state.has_legs() {
-            state.below as usize
-        } else {
-            0
-        };
+        let mut k = if state.has_legs() { state.below } else { 0 };
         let below = std::iter::from_fn(move || {
             (k != 0).then(|| {
-                let e = self.entries[k];
-                k = e.link as usize;
+                let e = self.entries[k as usize];
+                k = self.below(k);
                 (e.zeta, e.slope)
             })
         });
@@ -193,16 +219,31 @@ impl HistoryStore {
         })
     }
 
+    /// Reads the arena slot that a contact's next slip step reads first, so that it is in cache
+    /// when [`HistoryStore::step`] needs it. A host stepping many contacts in a loop calls this
+    /// a few contacts ahead; it changes nothing and is never needed for correctness.
+    #[inline]
+    pub fn prefetch(&self, state: &ContactState) {
+        if state.has_legs() {
+            std::hint::black_box(self.entries[state.below as usize].zeta);
+        }
+    }
+
     /// `zeta*` of arena slot `k` (0 for the origin).
     #[inline]
     pub(crate) fn zeta(&self, k: u32) -> f64 {
         self.entries[k as usize].zeta
     }
 
-    /// The leg below arena slot `k` (0: the origin).
+    /// The leg below arena slot `k` (not the origin; 0: the origin).
     #[inline]
     pub(crate) fn below(&self, k: u32) -> u32 {
-        self.entries[k as usize].link
+        debug_assert!(k != 0, "the origin has no leg below");
+        if !k.is_multiple_of(CHUNK) {
+            k - 1
+        } else {
+            self.links[(k / CHUNK) as usize]
+        }
     }
 
     /// Slope of arena slot `k`.
@@ -212,21 +253,22 @@ impl HistoryStore {
     }
 
     /// Pushes a leg ending at `zeta` (normal force `normal`) with slope `p` onto a contact's
-    /// history: the previous top moves into the arena.
+    /// history: the previous top moves into the arena, in the slot after the contact's last one
+    /// or in a fresh chunk.
     #[inline]
     pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, normal: f64, p: [f64; 2]) {
         if state.has_legs() {
-            if self.entries[0].link == NONE {
-                self.grow(self.capacity());
-            }
-            let s = self.entries[0].link;
-            self.entries[0].link = self.entries[s as usize].link;
-            self.entries[s as usize] = Entry {
+            let s = state.below;
+            let slot = if s != 0 && !(s + 1).is_multiple_of(CHUNK) {
+                s + 1
+            } else {
+                self.take_chunk(s)
+            };
+            self.entries[slot as usize] = Entry {
                 zeta: state.zeta,
                 slope: state.slope,
-                link: state.below,
             };
-            state.below = s;
+            state.below = slot;
             self.used += 1;
         } else {
             state.below = 0;
@@ -234,6 +276,19 @@ impl HistoryStore {
         state.zeta = zeta;
         state.normal = normal;
         state.slope = p;
+    }
+
+    /// Takes a free chunk (growing the arena if none is) to continue the list whose top is slot
+    /// `below`; returns the chunk's first slot.
+    fn take_chunk(&mut self, below: u32) -> u32 {
+        if self.links[0] == NONE {
+            self.grow(self.links.len() - 1);
+        }
+        let c = self.links[0];
+        self.links[0] = self.links[c as usize];
+        self.links[c as usize] = below;
+        self.chunks_used += 1;
+        c * CHUNK
     }
 
     /// Pops a contact's top leg (it must have one); the leg below becomes the top. `normal` is
@@ -250,12 +305,17 @@ impl HistoryStore {
             return;
         }
         let e = self.entries[s as usize];
-        state.below = e.link;
+        state.below = self.below(s);
         state.zeta = e.zeta;
         state.normal = normal;
         state.slope = e.slope;
-        self.entries[s as usize].link = self.entries[0].link;
-        self.entries[0].link = s;
+        if s.is_multiple_of(CHUNK) {
+            // The chunk is empty now: back to the free list.
+            let c = (s / CHUNK) as usize;
+            self.links[c] = self.links[0];
+            self.links[0] = c as u32;
+            self.chunks_used -= 1;
+        }
         self.used -= 1;
     }
 
