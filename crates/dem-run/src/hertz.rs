@@ -144,11 +144,11 @@ impl ContactLaw for SphereLaw {
     fn pair(
         &self,
         pair: &Pair,
-        old: Option<&PairHistory>,
+        old: Option<PairHistory>,
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>) {
         let old = match old {
-            Some(PairHistory::Sphere(s)) => Some(s.as_ref()),
+            Some(PairHistory::Sphere(s)) => Some(s),
             _ => None,
         };
         let radius = |s: &Shape| s.sphere_radius.expect("spheres checked with the scene");
@@ -162,7 +162,7 @@ impl ContactLaw for SphereLaw {
             Against::Wall(w) => (Other::Plane(w), a.shape.mass),
         };
         let (out, state) = self.sphere_pair(a.body, (radius(a.shape), mass), &other, old, dt);
-        (out, state.map(|s| PairHistory::Sphere(Box::new(s))))
+        (out, state.map(PairHistory::Sphere))
     }
 }
 
@@ -219,15 +219,15 @@ impl SphereLaw {
 
     /// The contact of sphere `a` (radius `r_a`; `mass` the pair's effective mass) with `other`
     /// over a step `dt`, continuing `old` if they touched before. Returns the outcome (forces on
-    /// `a` and the other) and the new state, `None` once they are apart.
+    /// `a` and the other) and the state advanced in place, `None` once they are apart.
     fn sphere_pair(
         &self,
         a: &Body,
         (r_a, mass): (f64, f64),
         other: &Other,
-        old: Option<&SpherePair>,
+        old: Option<Box<SpherePair>>,
         dt: f64,
-    ) -> (PairOutcome, Option<SpherePair>) {
+    ) -> (PairOutcome, Option<Box<SpherePair>>) {
         let mut out = PairOutcome::default();
         let (delta, n, v_other, spin_other, centre_other) = match other {
             Other::Sphere(b, r_b) => {
@@ -253,14 +253,13 @@ impl SphereLaw {
         let v_rel = a.point_velocity(&spin_a, &x_c) - v_b;
         let normal = [n.x, n.y, n.z];
         let mut state = match old {
-            Some(s) => {
-                let mut s = s.clone();
+            Some(mut s) => {
                 let (sa, sb) = (spin_a * dt, spin_other * dt);
                 s.frame
                     .update(normal, [sa.x, sa.y, sa.z], [sb.x, sb.y, sb.z]);
                 s
             }
-            None => SpherePair {
+            None => Box::new(SpherePair {
                 frame: ContactFrame::new(normal),
                 contact: match self.tangential {
                     Tangential::Jaeger { .. } => {
@@ -271,7 +270,7 @@ impl SphereLaw {
                         spring: SpringState::default(),
                     },
                 },
-            },
+            }),
         };
         let v_n = v_rel.dot(&n);
         let v_t = v_rel - n * v_n;

@@ -80,12 +80,13 @@ pub trait ContactLaw: Send + Sync + std::fmt::Debug {
     /// Whether a history (read from a checkpoint) is one of this law's.
     fn accepts(&self, history: &PairHistory) -> bool;
 
-    /// The forces of one pair over a step `dt` (`old`: its history, if it touched before) and
-    /// the history to keep (`None` once apart).
+    /// The forces of one pair over a step `dt` (`old`: its history, if it touched before,
+    /// handed over so that the law can advance it in place) and the history to keep (`None`
+    /// once apart).
     fn pair(
         &self,
         pair: &Pair,
-        old: Option<&PairHistory>,
+        old: Option<PairHistory>,
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>);
 }
@@ -279,10 +280,10 @@ impl ContactLaw for NodeLaw {
     fn pair(
         &self,
         pair: &Pair,
-        old: Option<&PairHistory>,
+        old: Option<PairHistory>,
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>) {
-        let old = match old {
+        let old = match &old {
             Some(PairHistory::Nodes(v)) => v.as_slice(),
             _ => &[],
         };

@@ -446,7 +446,8 @@ impl Simulation {
     /// Stages 3 to 5 at the current positions (velocities are the half-step ones inside a
     /// step); shear displacements grow by `v_t dt`.
     fn evaluate_forces(&mut self, record: bool, dt: f64) {
-        let (keys, outcomes) = self.contacts(record, dt);
+        let old = std::mem::take(&mut self.histories);
+        let (keys, outcomes) = self.contacts(old, record, dt);
         self.reduce(&keys, outcomes);
         self.body_forces();
     }
@@ -454,9 +455,12 @@ impl Simulation {
     /// Stage 3: the views, the broad phase and the narrow phase with the contact law. Each
     /// body's pairs come in key order (its grain partners, then walls; prescribed grains meet
     /// walls too, their reactions are an output), so the list is sorted like the histories.
+    /// Each pair's history in `old` is handed to the law, which advances it in place; those of
+    /// pairs the broad phase no longer finds are dropped.
     #[allow(clippy::type_complexity)]
     fn contacts(
         &self,
+        old: Histories,
         record: bool,
         dt: f64,
     ) -> (Vec<PairKey>, Vec<(PairOutcome, Option<PairHistory>)>) {
@@ -497,12 +501,17 @@ impl Simulation {
         } else {
             (0..self.bodies.len()).flat_map(pairs_of).collect()
         };
-        let pair = |key: &PairKey| {
-            let old = self
-                .histories
-                .binary_search_by_key(key, |(k, _)| *k)
-                .ok()
-                .map(|i| &self.histories[i].1);
+        // Both lists are sorted by key: one merge pairs each key with its history.
+        debug_assert!(keys.is_sorted(), "pairs out of key order");
+        let mut old = old.into_iter().peekable();
+        let olds: Vec<Option<PairHistory>> = keys
+            .iter()
+            .map(|key| {
+                while old.next_if(|(k, _)| k < key).is_some() {}
+                old.next_if(|(k, _)| k == key).map(|(_, h)| h)
+            })
+            .collect();
+        let pair = |(key, old): (&PairKey, Option<PairHistory>)| {
             let b = match key.b {
                 Partner::Body(j) => Against::Body(&views[j as usize]),
                 Partner::Wall(w) => Against::Wall(&self.walls[w as usize]),
@@ -527,9 +536,9 @@ impl Simulation {
             self.law.pair(&pair, old, dt)
         };
         let outcomes = if keys.len() >= PARALLEL_PAIRS {
-            keys.par_iter().map(pair).collect()
+            keys.par_iter().zip(olds).map(pair).collect()
         } else {
-            keys.iter().map(pair).collect()
+            keys.iter().zip(olds).map(pair).collect()
         };
         (keys, outcomes)
     }
