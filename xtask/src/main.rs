@@ -7,7 +7,7 @@
 //! - `bench [dem|jaeger|mode-extract]`: the benchmarks (`cargo bench` of those crates, in
 //!   release mode), each printing its figures side by side;
 //! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
-//! - `demo`: not built yet; it says so and exits with code 2.
+//! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]).
 
 mod demo;
 mod fem;

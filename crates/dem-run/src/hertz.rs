@@ -78,6 +78,17 @@ pub struct SpherePair {
     contact: TangentialState,
 }
 
+impl SpherePair {
+    /// Bytes this contact holds: its own size and, under Jäger's law, its history store.
+    pub fn bytes(&self) -> usize {
+        size_of::<Self>()
+            + match &self.contact {
+                TangentialState::Jaeger(c) => c.parts().0.bytes_allocated(),
+                TangentialState::Mindlin { .. } => 0,
+            }
+    }
+}
+
 /// A sphere contact's tangential history: Jäger's equivalent path, or the Mindlin spring's force
 /// and the pair's parameters. Untagged, so that checkpoints written before the Mindlin law read
 /// as they are.

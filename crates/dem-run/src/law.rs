@@ -131,6 +131,17 @@ pub enum PairHistory {
     Sphere(Box<SpherePair>),
 }
 
+impl PairHistory {
+    /// Bytes this history holds: its own size and what it allocated (a Jäger contact's store).
+    pub fn bytes(&self) -> usize {
+        size_of::<Self>()
+            + match self {
+                PairHistory::Nodes(v) => v.capacity() * size_of::<NodeShear>(),
+                PairHistory::Sphere(s) => s.bytes(),
+            }
+    }
+}
+
 /// The histories of every pair in contact, sorted by pair.
 pub type Histories = Vec<(PairKey, PairHistory)>;
 

@@ -158,9 +158,8 @@ impl HistoryStore {
         );
         let old_free = self.links[0];
         self.entries.resize(end * LEGS_PER_CHUNK, EMPTY);
-        self.links.extend(
-            (start + 1..=end).map(|next| if next == end { old_free } else { next as u32 }),
-        );
+        self.links
+            .extend((start + 1..=end).map(|next| if next == end { old_free } else { next as u32 }));
         self.links[0] = start as u32;
     }
 
@@ -189,6 +188,11 @@ impl HistoryStore {
     /// beyond their [`ContactState`]s; the arena's free chunks are not counted.
     pub fn bytes_in_use(&self) -> usize {
         self.chunks_used * (LEGS_PER_CHUNK * BYTES_PER_ENTRY + size_of::<u32>())
+    }
+
+    /// Bytes the arena has allocated (entries and links, free chunks included).
+    pub fn bytes_allocated(&self) -> usize {
+        self.entries.capacity() * BYTES_PER_ENTRY + self.links.capacity() * size_of::<u32>()
     }
 
     /// Number of legs in a contact's history, its top leg included (walks the list: O(length)).
