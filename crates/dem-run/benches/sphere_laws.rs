@@ -18,6 +18,8 @@
 //! solver holds it: the pair record and, for Jäger, its history store's allocation), and how far
 //! the two macroscopic stress paths differ: `sigma_xx`, `sigma_yy` from the wall forces over the
 //! current wall areas, the largest difference over the cyclic path relative to the largest stress.
+//! The two paths are written as CSV (`sphere_laws.csv` in cargo's bench scratch directory, the
+//! path is printed) for `cargo xtask plot`.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -33,7 +35,7 @@ const S: f64 = 2e-3;
 const SETTLE: u64 = 1000;
 const LEG: u64 = 1000;
 const LEGS: u64 = 8;
-const BLOCK: u64 = 250;
+const BLOCK: u64 = 100;
 /// Wall travel per leg (each wall), a strain of about 1e-3 of the box.
 const A: f64 = 1.2e-5;
 
@@ -132,6 +134,27 @@ fn main() {
         .unwrap();
     }
     println!("stress paths over the {} samples: {report}", paths[0].len());
+    let csv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sphere_laws.csv");
+    let mut text = String::from(
+        "step,sigma_xx_mindlin_MPa,sigma_xx_jaeger_MPa,sigma_yy_mindlin_MPa,sigma_yy_jaeger_MPa\n",
+    );
+    for (i, (m, j)) in paths[0].iter().zip(&paths[1]).enumerate() {
+        writeln!(
+            text,
+            "{},{},{},{},{}",
+            SETTLE + (i as u64 + 1) * BLOCK,
+            m[0] * 1e-6,
+            j[0] * 1e-6,
+            m[1] * 1e-6,
+            j[1] * 1e-6
+        )
+        .unwrap();
+    }
+    std::fs::write(&csv, text).unwrap();
+    println!(
+        "stress paths: {} (cargo xtask plot {0} --x step --y sigma_xx_mindlin_MPa --y sigma_xx_jaeger_MPa --y sigma_yy_mindlin_MPa --y sigma_yy_jaeger_MPa --out sphere_laws.svg)",
+        csv.display()
+    );
 }
 
 /// `[sigma_xx, sigma_yy]` (Pa, compression positive): the mean force of the two walls of an axis
