@@ -88,18 +88,63 @@ impl BakeOptions {
         }
     }
 
-    /// The grid around a local-frame box `[lo, hi]`, padded.
-    fn grid(&self, lo: Point3<f64>, hi: Point3<f64>) -> GridSpec {
+    /// The grid around a local-frame box `[lo, hi]`, padded. Refused when baking it would not
+    /// fit in the memory this machine has available (a far-away vertex, or a spacing much finer
+    /// than the grain): the message gives the grid's size and the box.
+    fn grid(&self, lo: Point3<f64>, hi: Point3<f64>) -> Result<GridSpec, BakeError> {
         let h = self.spacing;
         let pad = self.pad_cells as f64 * h;
+        let cells = [0, 1, 2].map(|d| ((hi[d] - lo[d]) / h).ceil());
         let dims =
-            [0, 1, 2].map(|d| ((hi[d] - lo[d]) / h).ceil() as usize + 2 * self.pad_cells + 1);
-        GridSpec {
-            origin: [0, 1, 2].map(|d| lo[d] - pad),
-            spacing: h,
-            dims,
+            cells.map(|c| (c.is_finite() && c < 1e15).then(|| c as usize + 2 * self.pad_cells + 1));
+        let nodes = dims.iter().try_fold(1usize, |n, d| n.checked_mul((*d)?));
+        let bytes = nodes.and_then(|n| n.checked_mul(BAKE_BYTES_PER_NODE));
+        let available = available_memory();
+        match (dims, bytes) {
+            ([Some(x), Some(y), Some(z)], Some(b)) if b <= available => Ok(GridSpec {
+                origin: [0, 1, 2].map(|d| lo[d] - pad),
+                spacing: h,
+                dims: [x, y, z],
+            }),
+            _ => Err(BakeError::parameter(
+                "--spacing",
+                format!(
+                    "the grid around the grain's box [{:.6e}, {:.6e}, {:.6e}] .. [{:.6e}, {:.6e}, {:.6e}] at spacing {h:e} would have {} nodes and need about {} to bake, more than the {:.1} GB this machine has available: use a larger --spacing, or check the input for stray far-away vertices",
+                    lo.x,
+                    lo.y,
+                    lo.z,
+                    hi.x,
+                    hi.y,
+                    hi.z,
+                    cells
+                        .map(|c| format!("{:.0}", c + 1.0 + 2.0 * self.pad_cells as f64))
+                        .join(" x "),
+                    bytes.map_or("more than 2^64 bytes".into(), |b| format!(
+                        "{:.1} GB",
+                        b as f64 / 1e9
+                    )),
+                    available as f64 / 1e9
+                ),
+            )),
         }
     }
+}
+
+/// Memory a bake holds per grid node at its peak: the level set (8 bytes), the distance
+/// transform's rows (16) and the mode fields' or mass integrals' scratch (about 8).
+const BAKE_BYTES_PER_NODE: usize = 32;
+
+/// Bytes of memory available to this process: `MemAvailable` of /proc/meminfo (Linux), else
+/// 16 GiB.
+pub(crate) fn available_memory() -> usize {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+            let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+            kb.checked_mul(1024)
+        })
+        .unwrap_or(16 << 30)
 }
 
 /// Bakes a grain from a surface mesh in its input frame. `source` names the mesh in messages.
@@ -134,7 +179,7 @@ pub fn bake_mesh(
         }
         Signing::WindingNumber => {
             let (lo, hi) = mesh.bounds().expect("checked");
-            let spec = options.grid(lo, hi);
+            let spec = options.grid(lo, hi)?;
             let values = DistanceField::new(mesh, signing).grid(&spec, Extent::Full);
             let grid = LevelSetGrid::new(spec, values)
                 .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
@@ -147,7 +192,7 @@ pub fn bake_mesh(
     local.transform(&frame.rotation, &translation);
 
     let (lo, hi) = local.bounds().expect("checked");
-    let spec = options.grid(lo, hi);
+    let spec = options.grid(lo, hi)?;
     let field = DistanceField::new(&local, signing);
     let values = field.grid(&spec, options.extent);
     let nodes = match options.nodes {
@@ -171,7 +216,7 @@ pub fn bake_primitive(primitive: &Primitive, options: &BakeOptions) -> Result<Ba
     options.validate()?;
     primitive.validate()?;
     let e = primitive.half_extents();
-    let spec = options.grid(Point3::from(-e), Point3::from(e));
+    let spec = options.grid(Point3::from(-e), Point3::from(e))?;
     let band = match options.extent {
         Extent::Full => f64::INFINITY,
         Extent::NarrowBand { cells } => cells * options.spacing,
@@ -243,7 +288,7 @@ pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<Baked, Ba
             hi = hi.sup(&p);
         }
     }
-    let spec = options.grid(lo, hi);
+    let spec = options.grid(lo, hi)?;
     let band = match options.extent {
         Extent::Full => f64::INFINITY,
         Extent::NarrowBand { cells } => cells * options.spacing,

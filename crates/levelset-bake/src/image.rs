@@ -73,6 +73,21 @@ impl VoxelImage {
                 format!("must be finite and > 0, got {voxel}"),
             ));
         }
+        // The header first: a shape the file cannot fill, or an image this machine cannot hold
+        // as numbers, is refused before anything is allocated for it.
+        let header = grain::read_npy_header(path).map_err(|e| BakeError::input(path, e))?;
+        let elements = header.shape.iter().product::<usize>();
+        let needed = elements.saturating_mul(size_of::<f64>() + size_of::<bool>());
+        if needed > crate::bake::available_memory() {
+            return Err(BakeError::input(
+                path,
+                format!(
+                    "an image of shape {:?} needs about {:.1} GB to segment, more than this machine has available",
+                    header.shape,
+                    needed as f64 / 1e9
+                ),
+            ));
+        }
         let array = read_any(path)?;
         let dims: [usize; 3] = array.shape().try_into().map_err(|_| {
             BakeError::input(

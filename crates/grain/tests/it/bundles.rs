@@ -459,3 +459,34 @@ fn bundle_write_failing_halfway_keeps_the_previous_bundle() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("t.grain")]);
 }
+
+/// Found by mutating inputs (issue #14): an array whose header declares a huge shape was
+/// allocated before anything was checked (a 35 GB request, exit 134). The header is now read
+/// first and a shape the file cannot fill is refused, naming the file, before any allocation.
+#[test]
+fn huge_header_shapes_are_refused_before_allocation() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    rigid_grain().write(&grain).unwrap();
+    let file = grain.join("node_areas.npy");
+    let bytes = fs::read(&file).unwrap();
+    let find = |what: &[u8]| bytes.windows(what.len()).position(|w| w == what).unwrap();
+    // (7,) becomes (4294967296,); the header keeps its length (the padding absorbs it).
+    let at = find(b"(7,)") + 1;
+    let mut patched = bytes[..at].to_vec();
+    patched.extend(b"4294967296");
+    let pad = find(b"}") + 1;
+    patched.extend(&bytes[at + 1..pad]);
+    patched.extend(&bytes[pad + 9..]);
+    assert_eq!(patched.len(), bytes.len());
+    fs::write(&file, &patched).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &[
+            "a.grain/node_areas.npy",
+            "[4294967296]",
+            "34359738368 bytes",
+            "holds 56 bytes",
+        ],
+    );
+}

@@ -244,3 +244,77 @@ fn fem_decks_and_volume_meshes_are_baked_from_their_boundary() {
     assert!(ok, "{e}");
     assert!((GrainBundle::read(&out).unwrap().properties.volume - 8.0).abs() < 1e-12);
 }
+
+/// Found by mutating inputs (issue #14): a stray far-away vertex asked for a grid of tens of
+/// gigabytes, which aborted the process ("memory allocation failed", exit 134) or overflowed a
+/// capacity (a panic) with `--open winding`. Now refused with the grid's size and the flag.
+#[test]
+fn a_stray_far_away_vertex_is_refused_with_the_grid_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut mesh = Primitive::Cuboid { half: [0.5; 3] }.surface_mesh(1.0);
+    mesh.vertices[0] = Point3::new(-1e6, -0.5, -0.5);
+    let stl = crate::inputs::ascii_stl(&mesh);
+    let path = dir.path().join("spike.stl");
+    std::fs::write(&path, stl).unwrap();
+    let out = dir.path().join("spike.grain");
+    for open in ["refuse", "winding"] {
+        let (ok, _, stderr) = bake(&[
+            "mesh",
+            path.to_str().unwrap(),
+            "--spacing",
+            "0.01",
+            "--open",
+            open,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(!ok);
+        assert!(
+            stderr.contains("--spacing")
+                && stderr.contains("would have 10000005")
+                && stderr.contains("nodes and need about")
+                && stderr.contains("stray far-away vertices"),
+            "{stderr}"
+        );
+        assert!(!out.exists());
+    }
+}
+
+/// Found by mutating inputs (issue #14): a `.npy` header declaring a shape its file cannot fill
+/// was allocated before the size was known (exit 134). Now refused from the header.
+#[test]
+fn an_image_header_larger_than_its_file_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut dict =
+        "{'descr': '|u1', 'fortran_order': False, 'shape': (3000, 3000, 3000), }".to_string();
+    while !(10 + dict.len() + 1).is_multiple_of(64) {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((dict.len() as u16).to_le_bytes());
+    bytes.extend(dict.as_bytes());
+    bytes.extend([1u8; 1000]);
+    let path = dir.path().join("ct.npy");
+    std::fs::write(&path, bytes).unwrap();
+    let out = dir.path().join("ct.grain");
+    let (ok, _, stderr) = bake(&[
+        "image",
+        path.to_str().unwrap(),
+        "--voxel",
+        "1",
+        "--threshold",
+        "1",
+        "--spacing",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("ct.npy")
+            && stderr.contains("[3000, 3000, 3000]")
+            && stderr.contains("holds 1000 bytes"),
+        "{stderr}"
+    );
+}

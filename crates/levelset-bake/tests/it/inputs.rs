@@ -16,7 +16,7 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-fn ascii_stl(mesh: &TriangleMesh) -> String {
+pub(crate) fn ascii_stl(mesh: &TriangleMesh) -> String {
     let mut s = String::from("solid cube\n");
     for f in 0..mesh.triangles.len() {
         s.push_str("  facet normal 0 0 0\n    outer loop\n");
