@@ -75,6 +75,18 @@ pub enum RunError {
         /// Its time.
         time: f64,
     },
+    /// A value of the history went non-finite (it is not written).
+    #[error(
+        "the run produced a non-finite `{column}` at step {step} (t = {time:e}) and stopped before writing it: a parameter or an initial velocity too large for floating point, or a time step too large (lower run.dt or run.safety)"
+    )]
+    NonFinite {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+        /// The history column.
+        column: String,
+    },
     /// The energy grew beyond what the loads can supply: an unstable integration.
     #[error(
         "the run became unstable at step {step} (t = {time:e}): its energy grew by {residual:e} more than the loads, the initial state and the dissipation account for ({supplied:e}); lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
@@ -169,6 +181,15 @@ pub fn run(
 ) -> Result<Summary, RunError> {
     let scene = Scene::read(scene_path)?;
     let threads = options.threads.unwrap_or(scene.run.threads);
+    if threads > crate::scene::MAX_THREADS {
+        return Err(file_error(
+            scene_path,
+            format!(
+                "--threads: at most {} (0: one per core), got {threads}",
+                crate::scene::MAX_THREADS
+            ),
+        ));
+    }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -394,12 +415,14 @@ impl History {
         })
     }
 
+    /// Appends the state's row. A non-finite value is never written: the run stops with the
+    /// column that went non-finite.
     fn row(&mut self, sim: &Simulation) -> Result<(), RunError> {
         let e = sim.energies();
         let l = &sim.ledger;
         let p = sim.momentum();
-        let mut r = format!("{},{:e}", sim.step, sim.time);
-        for v in [
+        let mut values = vec![
+            sim.time,
             e.translational,
             e.rotational,
             e.gravity,
@@ -413,25 +436,20 @@ impl History {
             l.modal,
             l.friction,
             l.residual(&e),
-        ] {
-            r += &format!(",{v:e}");
-        }
-        r += &format!(",{},{:e},{:e},{:e}", sim.contacts, p.x, p.y, p.z);
+            sim.contacts as f64,
+            p.x,
+            p.y,
+            p.z,
+        ];
         for w in &sim.walls {
             let (u, f) = (w.displacement, w.force);
-            r += &format!(
-                ",{:e},{:e},{:e},{:e},{:e},{:e}",
-                u.x, u.y, u.z, f.x, f.y, f.z
-            );
+            values.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
         }
         for b in &sim.bodies {
             if let Drive::Prescribed { origin, .. } = &b.drive {
                 let u = b.position - nalgebra::Vector3::from(*origin);
                 let f = b.force;
-                r += &format!(
-                    ",{:e},{:e},{:e},{:e},{:e},{:e}",
-                    u.x, u.y, u.z, f.x, f.y, f.z
-                );
+                values.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
             }
         }
         for &j in &self.followed {
@@ -440,10 +458,28 @@ impl History {
                 .as_ref()
                 .expect("followed grains have modes");
             for a in 0..m.eps.len() {
-                r += &format!(
-                    ",{:e},{:e},{:e},{:e}",
-                    m.eps[a], m.rate[a], m.contact[a], m.internal[a]
-                );
+                values.extend([m.eps[a], m.rate[a], m.contact[a], m.internal[a]]);
+            }
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(RunError::NonFinite {
+                step: sim.step,
+                time: sim.time,
+                column: header(sim, &self.followed)
+                    .trim_end()
+                    .split(',')
+                    .nth(i + 1)
+                    .unwrap_or("?")
+                    .to_string(),
+            });
+        }
+        let mut r = sim.step.to_string();
+        for (i, v) in values.iter().enumerate() {
+            // The contact count (column 15) is an integer.
+            if i == 14 {
+                r += &format!(",{}", sim.contacts);
+            } else {
+                r += &format!(",{v:e}");
             }
         }
         r.push('\n');

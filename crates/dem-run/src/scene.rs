@@ -171,6 +171,13 @@ pub struct Run {
     pub threads: usize,
 }
 
+/// The most threads a run takes (more is a typo: no machine this runs on has them).
+pub const MAX_THREADS: usize = 1024;
+
+/// The most grains a scene holds (each grain costs kilobytes; ten million is beyond any machine
+/// this runs on, and a typo in a lattice's counts would otherwise exhaust the memory).
+pub const MAX_GRAINS: usize = 10_000_000;
+
 fn default_safety() -> f64 {
     0.2
 }
@@ -514,6 +521,12 @@ impl Scene {
             _ => {}
         }
         finite("run.gravity", &r.gravity)?;
+        if r.threads > MAX_THREADS {
+            return fail(
+                "run.threads",
+                format!("at most {MAX_THREADS} (0: one per core), got {}", r.threads),
+            );
+        }
         let c = &self.contact;
         for (key, v) in [
             ("contact.kn", c.kn),
@@ -617,7 +630,25 @@ impl Scene {
                 format!("a fraction in [0, 1), got {}", c.local_damping),
             );
         }
-        if self.grains.is_empty() && self.lattices.iter().all(|l| l.counts.contains(&0)) {
+        let mut grains = self.grains.len();
+        for (i, l) in self.lattices.iter().enumerate() {
+            grains = l
+                .counts
+                .iter()
+                .try_fold(1usize, |n, &c| n.checked_mul(c))
+                .and_then(|n| n.checked_add(grains))
+                .filter(|&n| n <= MAX_GRAINS)
+                .ok_or_else(|| {
+                    (
+                        format!("lattices[{i}].counts"),
+                        format!(
+                            "the scene's grains and lattices make more than {MAX_GRAINS} grains (this lattice: {:?})",
+                            l.counts
+                        ),
+                    )
+                })?;
+        }
+        if grains == 0 {
             return fail("grains", "the scene has no grain".into());
         }
         for (i, g) in self.grains.iter().enumerate() {

@@ -288,6 +288,48 @@ fn a_diverging_run_stops_with_an_error() {
     assert!(e.contains("lower run.dt or run.safety"), "{e}");
 }
 
+/// Found by mutating inputs (issue #14): finite inputs too large for the arithmetic (a velocity
+/// of -1e308, a damping of 1e308) filled history.csv with inf and exited 0. The run now stops
+/// naming the column that went non-finite, and nothing non-finite is written.
+#[test]
+fn values_that_overflow_stop_the_run_and_are_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.05, 300);
+    let cases = [
+        (
+            "velocity = [-1e308, 0, 0]",
+            "",
+            "kinetic_translational` at step 0",
+        ),
+        // The damping force overflows the velocities within the first history interval.
+        (
+            "velocity = [0, 0, -1]",
+            "normal_damping = 1e308\n",
+            "non-finite `kinetic_translational` at step 100 ",
+        ),
+    ];
+    for (velocity, damping, wanted) in cases {
+        let scene = common::scene_file(
+            dir.path(),
+            &format!(
+                "[run]\ndt = 1e-4\nsteps = 100\n[contact]\nlaw = \"linear-springs\"\nkn = 1e3\n{damping}\
+                 [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0.499]\n{velocity}\n\
+                 [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n"
+            ),
+        );
+        let out = dir.path().join("run");
+        let e = run(&scene, &options(&out, None), &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(wanted) && e.contains("non-finite"), "{e}");
+        let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+        assert!(
+            !history.contains("inf") && !history.contains("NaN"),
+            "{history}"
+        );
+    }
+}
+
 /// The scene of the issue that found the automatic step unsafe: unit spheres (density 1) in a
 /// lattice overlapping by 1 % of the radius, linear springs `k_n = 5e6` per node with normal
 /// damping `5e4`. The old automatic step (one undamped node spring, `0.2 sqrt(m_eff / k_n)`)

@@ -180,6 +180,25 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
                 .replace("ball.grain", "brick.grain"),
             vec!["contact.law: hertz-jaeger needs spherical grains; grain 0 is not a sphere"],
         ),
+        // Found by mutating inputs (issue #14): accepted, then a hang or an exhausted memory.
+        (
+            GOOD.replace("steps = 10", "steps = 10\nthreads = 4294967297"),
+            vec!["run.threads: at most 1024 (0: one per core), got 4294967297"],
+        ),
+        (
+            format!(
+                "{GOOD}[[lattices]]\nbundle = \"ball.grain\"\norigin = [0, 0, 5]\ncounts = [100000000, 1, 1]\nspacing = [2, 2, 2]\n"
+            ),
+            vec![
+                "lattices[0].counts: the scene's grains and lattices make more than 10000000 grains (this lattice: [100000000, 1, 1])",
+            ],
+        ),
+        (
+            format!(
+                "{GOOD}[[lattices]]\nbundle = \"ball.grain\"\norigin = [0, 0, 5]\ncounts = [4294967296, 4294967296, 2]\nspacing = [2, 2, 2]\n"
+            ),
+            vec!["lattices[0].counts"],
+        ),
     ];
     let mut failures = Vec::new();
     for (text, wanted) in cases {
