@@ -72,6 +72,8 @@ enum Model {
 
 /// One row of the input (columns found by name, so their order does not matter).
 struct Movement {
+    /// Its line in the file.
+    line: u64,
     delta: f64,
     ux: f64,
     uy: f64,
@@ -115,6 +117,7 @@ fn read_movements(args: &ReplayArgs) -> Result<Vec<Movement>, String> {
                 })
         };
         rows.push(Movement {
+            line,
             delta: field(id, "delta")?,
             ux: field(ix, "ux")?,
             uy: field(iy, "uy")?,
@@ -139,13 +142,28 @@ fn replay(args: &ReplayArgs) -> Result<(), String> {
     let mut spring = SpringState::default();
     let mut out = String::from("fn,tx,ty,history_len\n");
     let mut previous = movements.first().map_or([0.0; 2], |m| [m.ux, m.uy]);
+    let name = args.input.display();
     for m in &movements {
         let du = [m.ux - previous[0], m.uy - previous[1]];
         previous = [m.ux, m.uy];
+        // Finite inputs can still overflow (a step of 2e308, a force beyond f64): refused, so
+        // that no non-finite number is written.
+        let overflow = |what: &str| {
+            format!(
+                "{name}: line {}: {what} is not finite (delta {:e}, ux {:e}, uy {:e}): the movement is too large for floating point",
+                m.line, m.delta, m.ux, m.uy
+            )
+        };
+        if !du.iter().all(|x| x.is_finite()) {
+            return Err(overflow("the displacement since the previous row"));
+        }
         let (f, legs): (ContactForce, usize) = match args.model {
             Model::Jaeger => (contact.step(m.delta, du), contact.history_len()),
             Model::Baseline => (spring.step(&params, m.delta, du), 0),
         };
+        if !(f.normal.is_finite() && f.tangential.iter().all(|x| x.is_finite())) {
+            return Err(overflow("the force"));
+        }
         // `{:?}` prints the shortest decimal that reads back to the same f64.
         out.push_str(&format!(
             "{:?},{:?},{:?},{legs}\n",

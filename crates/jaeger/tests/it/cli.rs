@@ -135,3 +135,26 @@ fn bad_input_is_named_with_its_line() {
         "{err}"
     );
 }
+
+/// Found by mutating inputs (issue #14): finite but huge movements printed `inf` and `NaN` rows
+/// with exit code 0. Refused now, naming the line; nothing is written.
+#[test]
+fn movements_that_overflow_are_refused_with_their_line() {
+    for model in ["jaeger", "baseline"] {
+        let mut args = MATERIAL.to_vec();
+        args.extend(["--mu", "0.4", "--model", model]);
+        let (code, out, err) = replay(&args, "delta,ux,uy\n1e-3,0,0\n1e308,0,0\n");
+        assert_ne!(code, 0);
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("history.csv: line 3: the force is not finite (delta 1e308"),
+            "{err}"
+        );
+        let (code, _, err) = replay(&args, "delta,ux,uy\n1e-3,1e308,0\n1e-3,-1e308,0\n");
+        assert_ne!(code, 0);
+        assert!(
+            err.contains("line 3: the displacement since the previous row is not finite"),
+            "{err}"
+        );
+    }
+}
