@@ -114,6 +114,29 @@ mod inline {
         a.unescape_value().ok().map(|v| v.into_owned())
     }
 
+    /// How a file encodes its arrays (its `VTKFile` element), if this decoder takes it: little
+    /// endian, UInt32 or UInt64 headers, no compressor, zlib or LZ4.
+    fn encoding_of(e: &BytesStart) -> Option<Encoding> {
+        if attribute(e, "byte_order")? != "LittleEndian" {
+            return None;
+        }
+        let header_bytes = match attribute(e, "header_type").as_deref() {
+            None | Some("UInt32") => 4,
+            Some("UInt64") => 8,
+            Some(_) => return None,
+        };
+        let compressor = match attribute(e, "compressor").as_deref() {
+            None => Compressor::None,
+            Some("vtkZLibDataCompressor") => Compressor::Zlib,
+            Some("vtkLZ4DataCompressor") => Compressor::Lz4,
+            Some(_) => return None,
+        };
+        Some(Encoding {
+            header_bytes,
+            compressor,
+        })
+    }
+
     /// The points and the 3-component point array `field` of the first piece.
     pub(super) fn points_and_field(xml: &[u8], field: &str) -> Option<(Vec<f64>, Vec<f64>)> {
         let mut reader = quick_xml::Reader::from_reader(xml);
@@ -126,26 +149,10 @@ mod inline {
             match reader.read_event().ok()? {
                 Event::Start(e) => match e.name().as_ref() {
                     b"VTKFile" => {
-                        if attribute(&e, "type")? != "UnstructuredGrid"
-                            || attribute(&e, "byte_order")? != "LittleEndian"
-                        {
+                        if attribute(&e, "type")? != "UnstructuredGrid" {
                             return None;
                         }
-                        let header_bytes = match attribute(&e, "header_type").as_deref() {
-                            None | Some("UInt32") => 4,
-                            Some("UInt64") => 8,
-                            Some(_) => return None,
-                        };
-                        let compressor = match attribute(&e, "compressor").as_deref() {
-                            None => Compressor::None,
-                            Some("vtkZLibDataCompressor") => Compressor::Zlib,
-                            Some("vtkLZ4DataCompressor") => Compressor::Lz4,
-                            Some(_) => return None,
-                        };
-                        encoding = Some(Encoding {
-                            header_bytes,
-                            compressor,
-                        });
+                        encoding = Some(encoding_of(&e)?);
                     }
                     b"Points" => section = Section::Points,
                     b"PointData" => section = Section::PointData,
@@ -207,48 +214,224 @@ mod inline {
         })
     }
 
+    /// Where an inline binary array's bytes are, from its header, checked against its text
+    /// without allocating for what the header claims.
+    enum Layout {
+        /// Uncompressed: the whole decoded text, `count` bytes after the header.
+        Plain { count: usize },
+        /// Compressed blocks: sizes in and out, the data's start in the text.
+        Blocks {
+            block_size: usize,
+            total: usize,
+            compressed: Vec<usize>,
+            start: usize,
+        },
+    }
+
+    /// The layout of an array's base64 `text`, or what is wrong with it.
+    fn layout(text: &[u8], encoding: Encoding) -> Result<Layout, String> {
+        let h = encoding.header_bytes;
+        let short = |what: &str, claimed: usize| {
+            format!(
+                "its header claims {what} of {claimed} bytes, but the array's text holds {} bytes of base64",
+                text.len()
+            )
+        };
+        if encoding.compressor == Compressor::None {
+            let head = BASE64
+                .decode(text.get(..base64_len(h)).ok_or("no header")?)
+                .map_err(|e| format!("not base64: {e}"))?;
+            let count = integers(&head[..h.min(head.len())], h)
+                .next()
+                .ok_or("no header")?;
+            let needed = count.checked_add(h).map(base64_len);
+            if needed.is_none_or(|n| n.saturating_sub(4) > text.len()) {
+                return Err(short("data", count));
+            }
+            return Ok(Layout::Plain { count });
+        }
+        let first = BASE64
+            .decode(text.get(..base64_len(h)).ok_or("no header")?)
+            .map_err(|e| format!("its header is not base64: {e}"))?;
+        let blocks = integers(&first, h).next().ok_or("no header")?;
+        let header_len = blocks
+            .checked_add(3)
+            .and_then(|n| n.checked_mul(h))
+            .filter(|&n| base64_len(n) <= text.len())
+            .ok_or_else(|| {
+                format!("its header claims {blocks} compressed blocks, more than its text holds")
+            })?;
+        let header = BASE64
+            .decode(&text[..base64_len(header_len)])
+            .map_err(|e| format!("its header is not base64: {e}"))?;
+        let header = header
+            .get(..header_len)
+            .ok_or("its header is shorter than its block count says")?;
+        let mut header = integers(header, h).skip(1);
+        let (block_size, last_size) = (header.next().unwrap_or(0), header.next().unwrap_or(0));
+        let compressed: Vec<usize> = header.collect();
+        let sum = compressed
+            .iter()
+            .try_fold(0usize, |a, &b| a.checked_add(b))
+            .unwrap_or(usize::MAX);
+        let start = base64_len(header_len);
+        if base64_len(sum).saturating_sub(4) > text.len() - start {
+            return Err(short("compressed data", sum));
+        }
+        let total = match last_size {
+            0 => block_size.checked_mul(blocks),
+            _ => blocks
+                .checked_sub(1)
+                .and_then(|b| block_size.checked_mul(b))
+                .and_then(|n| n.checked_add(last_size)),
+        };
+        // No compressor VTK uses expands data more than about 1032 times (zlib's limit).
+        match total {
+            Some(t) if t <= sum.saturating_mul(1100).saturating_add(1 << 16) => {
+                Ok(Layout::Blocks {
+                    block_size,
+                    total: t,
+                    compressed,
+                    start,
+                })
+            }
+            _ => Err(format!(
+                "its header claims {blocks} blocks of {block_size} bytes from {sum} compressed bytes, more than any compression gives"
+            )),
+        }
+    }
+
+    /// Checks every inline binary array of an XML VTK file against its header, and every ASCII
+    /// integer array's values against its type: what vtkio 0.7 panics on instead of refusing. The
+    /// error names the array. Files this decoder does not take (another byte order or
+    /// compressor, or not XML) pass unchecked.
+    pub(super) fn check_arrays(xml: &[u8]) -> Result<(), String> {
+        let mut reader = quick_xml::Reader::from_reader(xml);
+        let mut encoding = None;
+        let mut section = String::new();
+        // The array whose text comes next: its name, type and format.
+        let mut array: Option<(String, String, String)> = None;
+        // The arrays of the current piece, by section and name.
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let event = match reader.read_event() {
+                Ok(e) => e,
+                // Malformed XML: vtkio's own message says where.
+                Err(_) => return Ok(()),
+            };
+            match event {
+                Event::Start(e) => match e.name().as_ref() {
+                    b"VTKFile" => match encoding_of(&e) {
+                        Some(found) => encoding = Some(found),
+                        None => return Ok(()),
+                    },
+                    b"DataArray" => {
+                        let name = attribute(&e, "Name").unwrap_or_else(|| section.clone());
+                        if !seen.insert((section.clone(), name.clone())) {
+                            return Err(format!("array `{name}` appears twice in `{section}`"));
+                        }
+                        array = Some((
+                            name,
+                            attribute(&e, "type").unwrap_or_default(),
+                            attribute(&e, "format").unwrap_or_default(),
+                        ));
+                    }
+                    b"Piece" => seen.clear(),
+                    other => section = String::from_utf8_lossy(other).into_owned(),
+                },
+                Event::Text(text) => {
+                    let Some((name, kind, format)) = array.take() else {
+                        continue;
+                    };
+                    let text = text.trim_ascii();
+                    let what = |m: String| format!("array `{name}` ({kind}, {format}): {m}");
+                    match format.as_str() {
+                        "binary" => {
+                            if let Some(encoding) = encoding {
+                                layout(text, encoding).map_err(what)?;
+                            }
+                        }
+                        "ascii" => check_ascii(text, &kind).map_err(what)?,
+                        _ => {}
+                    }
+                }
+                Event::End(_) => array = None,
+                Event::Eof => return Ok(()),
+                _ => {}
+            }
+        }
+    }
+
+    /// Every value of an ASCII integer array within its type's range.
+    fn check_ascii(text: &[u8], kind: &str) -> Result<(), String> {
+        let range: (i128, i128) = match kind {
+            "Int8" => (i8::MIN.into(), i8::MAX.into()),
+            "UInt8" => (0, u8::MAX.into()),
+            "Int16" => (i16::MIN.into(), i16::MAX.into()),
+            "UInt16" => (0, u16::MAX.into()),
+            "Int32" => (i32::MIN.into(), i32::MAX.into()),
+            "UInt32" => (0, u32::MAX.into()),
+            "Int64" => (i64::MIN.into(), i64::MAX.into()),
+            "UInt64" => (0, u64::MAX.into()),
+            _ => return Ok(()),
+        };
+        for (i, token) in text
+            .split(u8::is_ascii_whitespace)
+            .filter(|t| !t.is_empty())
+            .enumerate()
+        {
+            let token = String::from_utf8_lossy(token);
+            match token.parse::<i128>() {
+                Ok(v) if (range.0..=range.1).contains(&v) => {}
+                _ => {
+                    return Err(format!(
+                        "value {i} is `{token}`, not an integer in [{}, {}]",
+                        range.0, range.1
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// One array's values from its base64 text.
     fn decode(text: &[u8], encoding: Encoding, float32: bool) -> Option<Vec<f64>> {
-        let h = encoding.header_bytes;
-        let bytes = if encoding.compressor == Compressor::None {
-            let mut all = BASE64.decode(text).ok()?;
-            let count = integers(all.get(..h)?, h).next()?;
-            all.drain(..h);
-            if all.len() < count {
-                return None;
+        let bytes = match layout(text, encoding).ok()? {
+            Layout::Plain { count } => {
+                let h = encoding.header_bytes;
+                let mut all = BASE64.decode(text).ok()?;
+                all.drain(..h.min(all.len()));
+                if all.len() < count {
+                    return None;
+                }
+                all.truncate(count);
+                all
             }
-            all.truncate(count);
-            all
-        } else {
-            let blocks = integers(&BASE64.decode(text.get(..base64_len(h))?).ok()?, h).next()?;
-            let header_len = h * (3 + blocks);
-            let header = BASE64.decode(text.get(..base64_len(header_len))?).ok()?;
-            let mut header = integers(header.get(..header_len)?, h).skip(1);
-            let (block_size, last_size) = (header.next()?, header.next()?);
-            let compressed: Vec<usize> = header.collect();
-            let start = base64_len(header_len);
-            let end = start + base64_len(compressed.iter().sum());
-            let data = BASE64.decode(text.get(start..end)?).ok()?;
-            let total = match last_size {
-                0 => block_size * blocks,
-                _ => block_size * blocks.checked_sub(1)? + last_size,
-            };
-            let mut out = vec![0u8; total];
-            let mut from = 0;
-            for (block, chunk) in compressed.iter().zip(out.chunks_mut(block_size.max(1))) {
-                let input = data.get(from..from + block)?;
-                from += block;
-                let written = match encoding.compressor {
-                    Compressor::Lz4 => lz4_flex::block::decompress_into(input, chunk).ok()?,
-                    _ => {
-                        let mut z = flate2::read::ZlibDecoder::new(input);
-                        std::io::Read::read_exact(&mut z, chunk).ok()?;
-                        chunk.len()
-                    }
-                };
-                (written == chunk.len()).then_some(())?;
+            Layout::Blocks {
+                block_size,
+                total,
+                compressed,
+                start,
+            } => {
+                let end = start + base64_len(compressed.iter().sum());
+                let data = BASE64.decode(text.get(start..end)?).ok()?;
+                let mut out = vec![0u8; total];
+                let mut from = 0;
+                for (block, chunk) in compressed.iter().zip(out.chunks_mut(block_size.max(1))) {
+                    let input = data.get(from..from + block)?;
+                    from += block;
+                    let written = match encoding.compressor {
+                        Compressor::Lz4 => lz4_flex::block::decompress_into(input, chunk).ok()?,
+                        _ => {
+                            let mut z = flate2::read::ZlibDecoder::new(input);
+                            std::io::Read::read_exact(&mut z, chunk).ok()?;
+                            chunk.len()
+                        }
+                    };
+                    (written == chunk.len()).then_some(())?;
+                }
+                out
             }
-            out
         };
         Some(if float32 {
             bytes
@@ -291,6 +474,14 @@ fn read_vtu(
             "raw appended binary data cannot be read; save the file with \"Encode appended data\" (ParaView) or as ASCII/inline binary".into(),
         ));
     }
+    // vtkio panics on some malformed arrays; those are refused here first, by name.
+    if head.trim_start().starts_with('<') {
+        let xml = std::fs::read(path).map_err(|source| DeckError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        inline::check_arrays(&xml).map_err(fail)?;
+    }
     let vtk = Vtk::import(path).map_err(|e| fail(format!("cannot read VTK: {e}")))?;
     let piece: UnstructuredGridPiece = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces
@@ -307,12 +498,28 @@ fn read_vtu(
         .ok_or_else(|| fail("point coordinates are not numbers".into()))?;
     let n = coords.len() / 3;
     let (connectivity, offsets) = piece.cells.cell_verts.into_xml();
+    if offsets.len() != piece.cells.types.len() {
+        return Err(fail(format!(
+            "array `offsets` has {} values for {} cell types in array `types`",
+            offsets.len(),
+            piece.cells.types.len()
+        )));
+    }
     let mut blocks = Blocks::default();
     let mut start = 0usize;
     for (cell, (&end, &kind)) in offsets.iter().zip(&piece.cells.types).enumerate() {
         let t = element_type(kind)
             .ok_or_else(|| fail(format!("cell {cell} has VTK type {kind:?}; supported: tetra, quadratic tetra, hexahedron, quadratic hexahedron")))?;
-        let ids = &connectivity[start..end as usize];
+        let end = usize::try_from(end)
+            .ok()
+            .filter(|&e| e >= start && e <= connectivity.len())
+            .ok_or_else(|| {
+                fail(format!(
+                    "array `offsets`: cell {cell} ends at {end}, expected between the previous cell's end {start} and the connectivity's length {}",
+                    connectivity.len()
+                ))
+            })?;
+        let ids = &connectivity[start..end];
         if ids.len() != t.node_count() || ids.iter().any(|&i| i as usize >= n) {
             return Err(fail(format!(
                 "cell {cell} has bad connectivity {ids:?} for {} points",
@@ -320,7 +527,7 @@ fn read_vtu(
             )));
         }
         blocks.push(t, ids);
-        start = end as usize;
+        start = end;
     }
     if blocks.is_empty() {
         return Err(fail("no cells".into()));
@@ -495,6 +702,80 @@ mod tests {
         let path = dir.path().join("u32.vtu");
         std::fs::write(&path, &xml).unwrap();
         assert_decoded_as_vtkio(&path);
+    }
+
+    /// Found by mutating inputs (issue #14): arrays that made vtkio 0.7 panic (a compressed
+    /// header claiming more than the array holds, an array cut short), ASCII values out of their
+    /// type's range, offsets out of order or past the connectivity, a duplicated array. Each is
+    /// refused with the file and the array named.
+    #[test]
+    fn malformed_arrays_are_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = std::fs::read_to_string(snapshot(dir.path())).unwrap();
+        let start = text.find(r#"Name="U""#).unwrap();
+        let body = start + text[start..].find('>').unwrap() + 1;
+        let end = start + text[start..].find("</DataArray>").unwrap();
+        let array = text[body..end].trim();
+        // The LZ4 header of U (UInt64 integers): [blocks][block size][last size][compressed
+        // sizes...], base64 apart from the data; the last compressed size made 2^40.
+        let std64 = base64::engine::general_purpose::STANDARD;
+        let first = std64.decode(&array[..12]).unwrap();
+        let blocks = u64::from_le_bytes(first[..8].try_into().unwrap()) as usize;
+        let header_len = (8 * (3 + blocks)).div_ceil(3) * 4;
+        let mut claims = std64.decode(&array[..header_len]).unwrap();
+        let last = claims.len() - 8;
+        claims[last..].copy_from_slice(&(1u64 << 40).to_le_bytes());
+        let inflated = format!(
+            "{}{}{}",
+            &text[..body],
+            std64.encode(&claims) + &array[header_len..],
+            &text[end..]
+        );
+        let cut = format!(
+            "{}{}{}",
+            &text[..body],
+            &array[..array.len() / 2],
+            &text[end..]
+        );
+        let tetra = tetra_vtu(
+            ("binary", &base64_uint32(&U)),
+            ("binary", &base64_uint32(&POINTS)),
+        );
+        let cases = [
+            ("inflated.vtu", inflated, "array `U` (Float64, binary): its header claims compressed data of"),
+            ("cut.vtu", cut, "array `U` (Float64, binary): its header claims compressed data of"),
+            (
+                "types.vtu",
+                tetra.replace(">10<", ">4294967296<"),
+                "array `types` (UInt8, ascii): value 0 is `4294967296`, not an integer in [0, 255]",
+            ),
+            (
+                "offsets.vtu",
+                tetra
+                    .replace("NumberOfCells=\"1\"", "NumberOfCells=\"2\"")
+                    .replace(">0 1 2 3<", ">0 1 2 3 0 1 2 3<")
+                    .replace(r#"format="ascii">4<"#, r#"format="ascii">9 8<"#)
+                    .replace(">10<", ">10 10<"),
+                "array `offsets`: cell 0 ends at 9, expected between the previous cell's end 0 and the connectivity's length 8",
+            ),
+            (
+                "twice.vtu",
+                tetra.replace("<Cells>\n", "<Cells>\n<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">4</DataArray>\n"),
+                "array `offsets` appears twice in `Cells`",
+            ),
+        ];
+        for (name, xml, wanted) in cases {
+            let path = dir.path().join(name);
+            std::fs::write(&path, xml).unwrap();
+            let e = read_vtu_mesh(&path).unwrap_err().to_string();
+            assert!(e.contains(name) && e.contains(wanted), "{e}");
+            // A later snapshot's reader takes the points and U only: the cells' faults are
+            // the first snapshot's (the mesh) to find.
+            if wanted.contains("array `U`") {
+                let e = read_vtu_points_field(&path, "U").unwrap_err().to_string();
+                assert!(e.contains(name) && e.contains(wanted), "{e}");
+            }
+        }
     }
 
     /// What the inline decoder does not take goes to vtkio: its values, or its error.
