@@ -162,7 +162,7 @@ fn expand(
     Ok(())
 }
 
-fn numbers<T: std::str::FromStr>(
+fn numbers<T: crate::text::Number>(
     path: &Path,
     line: usize,
     text: &str,
@@ -173,8 +173,9 @@ fn numbers<T: std::str::FromStr>(
         .filter(|f| !f.is_empty())
         .map(|f| {
             // Abaqus writes reals like `1.` and `-746.369E-06`; Rust parses both.
-            f.parse::<T>()
-                .map_err(|_| DeckError::line(path, line, format!("{what}: `{f}` is not a number")))
+            crate::text::number::<T>(f).ok_or_else(|| {
+                DeckError::line(path, line, format!("{what}: `{f}` is not a finite number"))
+            })
         })
         .collect()
 }

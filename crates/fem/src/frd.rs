@@ -26,7 +26,7 @@ pub struct Frd {
 
 /// The fixed-width field at columns `from..from + width` of line `l` (number `line`) as a `T`,
 /// or an error saying it is not `what`.
-fn column<T: std::str::FromStr>(
+fn column<T: crate::text::Number>(
     path: &Path,
     l: &str,
     (from, width): (usize, usize),
@@ -34,7 +34,7 @@ fn column<T: std::str::FromStr>(
     what: &str,
 ) -> Result<T, DeckError> {
     let s = l.get(from..from + width).unwrap_or("").trim();
-    s.parse::<T>().map_err(|_| {
+    crate::text::number::<T>(s).ok_or_else(|| {
         DeckError::line(
             path,
             line,

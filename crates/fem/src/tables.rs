@@ -44,8 +44,8 @@ pub fn read_nodal_table(path: &Path) -> Result<NodalValues, DeckError> {
 }
 
 fn number(path: &Path, line: usize, s: &str) -> Result<f64, DeckError> {
-    s.parse::<f64>()
-        .map_err(|_| DeckError::line(path, line, format!("`{s}` is not a number")))
+    crate::text::number::<f64>(s)
+        .ok_or_else(|| DeckError::line(path, line, format!("`{s}` is not a finite number")))
 }
 
 /// The rows of a CSV table that carry data (blank lines and `#` comments skipped), as (0-based

@@ -51,3 +51,32 @@ pub fn kind(path: &Path) -> String {
         .map(|(_, e)| e.to_string())
         .unwrap_or_default()
 }
+
+/// What the readers parse numbers into: reals must be finite (Rust parses `NaN` and `inf`,
+/// which no FEM input should hold), integers as they are.
+pub(crate) trait Number: std::str::FromStr {
+    /// Whether the value is acceptable input.
+    fn acceptable(&self) -> bool;
+}
+
+impl Number for f64 {
+    fn acceptable(&self) -> bool {
+        self.is_finite()
+    }
+}
+
+macro_rules! integers {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            fn acceptable(&self) -> bool {
+                true
+            }
+        }
+    )*};
+}
+integers!(i64, u64, usize, u32, i32);
+
+/// `s` as a `T`, if it is one and acceptable.
+pub(crate) fn number<T: Number>(s: &str) -> Option<T> {
+    s.parse::<T>().ok().filter(Number::acceptable)
+}

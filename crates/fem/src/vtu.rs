@@ -62,12 +62,27 @@ pub fn read_vtu_points_field(
             source,
         })?;
         if let Some((points, values)) = inline::points_and_field(&bytes, field) {
+            finite(&points, "the points").map_err(|m| DeckError::file(path, m))?;
+            finite(&values, &format!("array `{field}`")).map_err(|m| DeckError::file(path, m))?;
             let values = values.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
             return Ok((points, values));
         }
     }
     let (mesh, values) = read_vtu_field(path, field)?;
     Ok((mesh.nodes.iter().copied().collect(), values))
+}
+
+/// Refuses a non-finite value of a point array (three components per point), naming the point.
+fn finite(values: &[f64], what: &str) -> Result<(), String> {
+    match values.iter().position(|v| !v.is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(format!(
+            "{what}: point {}, component {} is {}; expected finite numbers",
+            i / 3,
+            i % 3,
+            values[i]
+        )),
+    }
 }
 
 /// The inline-binary decoder of [`read_vtu_points_field`], after the VTK XML format
@@ -496,6 +511,7 @@ fn read_vtu(
         .points
         .cast_into()
         .ok_or_else(|| fail("point coordinates are not numbers".into()))?;
+    finite(&coords, "the points").map_err(fail)?;
     let n = coords.len() / 3;
     let (connectivity, offsets) = piece.cells.cell_verts.into_xml();
     if offsets.len() != piece.cells.types.len() {
@@ -534,7 +550,11 @@ fn read_vtu(
     }
     let values = match field {
         None => None,
-        Some(name) => Some(point_vectors(&piece.data.point, name, n).map_err(fail)?),
+        Some(name) => {
+            let values = point_vectors(&piece.data.point, name, n).map_err(fail)?;
+            finite(values.as_flattened(), &format!("array `{name}`")).map_err(fail)?;
+            Some(values)
+        }
     };
     let mut coords = coords;
     coords.truncate(3 * n);
@@ -776,6 +796,27 @@ mod tests {
                 assert!(e.contains(name) && e.contains(wanted), "{e}");
             }
         }
+    }
+
+    /// Found by mutating inputs (issue #14): a NaN decoded from a binary array went on into
+    /// the modes ("reconstruction error NaN"). Refused, naming the array and the point, by both
+    /// readers.
+    #[test]
+    fn non_finite_values_are_refused_with_their_point() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut u = U;
+        u[7] = f64::NAN;
+        let xml = tetra_vtu(
+            ("binary", &base64_uint32(&u)),
+            ("binary", &base64_uint32(&POINTS)),
+        );
+        let path = dir.path().join("nan.vtu");
+        std::fs::write(&path, &xml).unwrap();
+        let wanted = "nan.vtu: array `U`: point 2, component 1 is NaN; expected finite numbers";
+        let e = read_vtu_points_field(&path, "U").unwrap_err().to_string();
+        assert!(e.contains(wanted), "{e}");
+        let e = read_vtu_field(&path, "U").unwrap_err().to_string();
+        assert!(e.contains(wanted), "{e}");
     }
 
     /// What the inline decoder does not take goes to vtkio: its values, or its error.

@@ -194,7 +194,12 @@ fn bad_decks_name_file_and_line() {
     };
     check(
         "*Node\n1, 0., 0., x\n",
-        "bad.inp: line 2: node: `x` is not a number",
+        "bad.inp: line 2: node: `x` is not a finite number",
+    );
+    // Found by mutating inputs (issue #14): Rust parses `NaN` and `inf`, and they went on.
+    check(
+        "*Node\n1, 0., NaN, 0.\n",
+        "bad.inp: line 2: node: `NaN` is not a finite number",
     );
     check(
         "*Node\n1, 0., 0.\n",

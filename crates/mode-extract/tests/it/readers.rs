@@ -112,7 +112,18 @@ fn csv_tables_and_their_errors() {
     let e = read_nodal_table(&write(dir.path(), "b.csv", "node,u1,u2,u3\n1,0,x,0\n"))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("b.csv: line 2: `x` is not a number"), "{e}");
+    assert!(
+        e.contains("b.csv: line 2: `x` is not a finite number"),
+        "{e}"
+    );
+    // Found by mutating inputs (issue #14): `inf` parsed as a number and went on.
+    let e = read_nodal_table(&write(dir.path(), "i.csv", "node,u1,u2,u3\n1,0,inf,0\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("i.csv: line 2: `inf` is not a finite number"),
+        "{e}"
+    );
     let e = read_nodal_table(&write(
         dir.path(),
         "c.csv",
@@ -137,7 +148,10 @@ fn malformed_reports_and_frd_name_the_line() {
     let e = read_nodal_table(&write(dir.path(), "b.rpt", rpt))
         .unwrap_err()
         .to_string();
-    assert!(e.contains("b.rpt: line 4: `oops` is not a number"), "{e}");
+    assert!(
+        e.contains("b.rpt: line 4: `oops` is not a finite number"),
+        "{e}"
+    );
     let rpt = "            Node           U.U1           U.U2           U.U3\n----------\n     1   0.   0.\n\n";
     let e = read_nodal_table(&write(dir.path(), "c.rpt", rpt))
         .unwrap_err()
