@@ -152,13 +152,25 @@ where
         })
 }
 
-/// Writes `array` to `dir/file` as a little-endian, C-ordered `.npy` file.
+/// Writes `array` to `dir/file` as a little-endian, C-ordered `.npy` file; a non-finite value
+/// is refused (nothing non-finite is written), naming the array and the index.
 pub(crate) fn write_array<A, D>(dir: &Path, file: &str, array: &Array<A, D>) -> Result<()>
 where
-    A: WritableElement + Clone,
+    A: WritableElement + Clone + Checked,
     D: Dimension,
 {
     let path = dir.join(file);
+    if let Some(i) = array.iter().position(|v| !v.is_valid()) {
+        return Err(FormatError::invalid(
+            &path,
+            file.trim_end_matches(".npy"),
+            format!(
+                "{} at flat index {i} (C order) of shape {:?}, not written",
+                A::INVALID,
+                array.shape()
+            ),
+        ));
+    }
     write_file_atomically(&path, |w| {
         array
             .as_standard_layout()

@@ -174,6 +174,69 @@ pub struct ModesInfo {
     pub mirror_planes: String,
 }
 
+impl ModesInfo {
+    /// Every figure finite: JSON has no NaN or infinity (they would be written as `null`), and a
+    /// non-finite figure means a computation failed. The error names the field.
+    fn check_finite(&self, path: &Path) -> Result<()> {
+        let m = &self.material;
+        let r = &self.reconstruction;
+        let mut figures: Vec<(String, f64)> = vec![
+            ("material.youngs_modulus".into(), m.youngs_modulus),
+            ("material.poisson_ratio".into(), m.poisson_ratio),
+            ("material.density".into(), m.density),
+            (
+                "reconstruction.train.displacement".into(),
+                r.train.displacement,
+            ),
+        ];
+        let mut optional = |name: &str, v: Option<f64>| {
+            if let Some(v) = v {
+                figures.push((name.into(), v));
+            }
+        };
+        optional("reconstruction.train.strain_energy", r.train.strain_energy);
+        optional(
+            "reconstruction.holdout.displacement",
+            r.holdout.as_ref().map(|h| h.displacement),
+        );
+        optional(
+            "reconstruction.holdout.strain_energy",
+            r.holdout.as_ref().and_then(|h| h.strain_energy),
+        );
+        if let Some(f) = &self.fit {
+            optional("fit.energy_vs_force", f.energy_vs_force);
+            figures.push(("fit.slope_over_stiffness".into(), f.slope_over_stiffness));
+            for (i, d) in f.per_snapshot.iter().enumerate() {
+                figures.push((format!("fit.per_snapshot[{i}].difference"), d.difference));
+                for (a, e) in d.eps.iter().enumerate() {
+                    figures.push((format!("fit.per_snapshot[{i}].eps[{a}]"), *e));
+                }
+            }
+        }
+        match &self.construction {
+            ModeConstruction::Svd {
+                singular_values, ..
+            } => {
+                for (i, v) in singular_values.iter().enumerate() {
+                    figures.push((format!("construction.singular_values[{i}]"), *v));
+                }
+            }
+            ModeConstruction::Difference { tolerance } => {
+                figures.push(("construction.tolerance".into(), *tolerance));
+            }
+            ModeConstruction::Single { .. } => {}
+        }
+        match figures.into_iter().find(|(_, v)| !v.is_finite()) {
+            Some((field, v)) => Err(FormatError::invalid(
+                path.join("modes.json"),
+                &field,
+                format!("{v}, not a finite number (a computation behind it failed)"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Agreement of the internal-force fits (docs/physics.md section 7: "both fits of the same FEM run
 /// must agree").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -296,7 +359,8 @@ impl ModesBundle {
             check_connectivity(path, block, n)?;
         }
         check_symmetric(path, "mass", &self.mass)?;
-        check_symmetric(path, "stiffness", &self.stiffness)
+        check_symmetric(path, "stiffness", &self.stiffness)?;
+        self.info.check_finite(path)
     }
 
     /// Writes the bundle directory atomically (replacing an existing bundle whole).

@@ -490,3 +490,34 @@ fn huge_header_shapes_are_refused_before_allocation() {
         ],
     );
 }
+
+/// Found by mutating inputs (issue #14): mode-extract wrote `null` (a NaN) for a fit figure of
+/// degenerate scalars. Bundles now refuse to write a non-finite figure or array value, naming
+/// the field, and nothing is written.
+#[test]
+fn non_finite_figures_and_arrays_are_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.modes");
+    let mut bundle = modes_bundle();
+    bundle.info.reconstruction.train.displacement = f64::NAN;
+    assert_names(
+        bundle.write(&path).unwrap_err(),
+        &[
+            "m.modes/modes.json",
+            "reconstruction.train.displacement",
+            "NaN",
+        ],
+    );
+    assert!(!path.exists());
+    let mut bundle = modes_bundle();
+    bundle.stiffness[[0, 0]] = f64::INFINITY;
+    assert_names(bundle.write(&path).unwrap_err(), &["stiffness"]);
+    let grain = dir.path().join("g.grain");
+    let mut g = rigid_grain();
+    g.node_areas[3] = f64::NAN;
+    assert_names(
+        g.write(&grain).unwrap_err(),
+        &["node_areas", "flat index 3", "not written"],
+    );
+    assert!(!grain.exists());
+}
