@@ -7,10 +7,12 @@
 //! - `bench [dem|jaeger|mode-extract]`: the benchmarks (`cargo bench` of those crates, in
 //!   release mode), each printing its figures side by side;
 //! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
+//! - `fuzz [TARGET...] [--time S]`: a fuzz campaign against every input format (see [`fuzz`]);
 //! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]).
 
 mod demo;
 mod fem;
+mod fuzz;
 mod measure;
 mod pipeline;
 mod plot;
@@ -95,6 +97,33 @@ enum Cmd {
         /// The data directory holding demo/ (default: the workspace's data/).
         #[arg(long)]
         data: Option<PathBuf>,
+    },
+    /// A fuzz campaign against the readers of every input format (structured mutation of seed
+    /// files; see xtask/src/fuzz.rs): prints runs and failures per target, exit 1 on a failure.
+    Fuzz {
+        /// The targets (default: all): deck, frd, rpt, csv, scalars, vtu, vtk, stl, obj, vtp,
+        /// npy, pvd, scene.
+        targets: Vec<String>,
+        /// Seconds per target.
+        #[arg(long, default_value_t = 60.0)]
+        time: f64,
+        /// At most this many mutants per target.
+        #[arg(long, default_value_t = u64::MAX)]
+        runs: u64,
+        /// The campaign's random seed (the same seed draws the same mutants).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// One target's campaign, run by `fuzz` in a child process.
+    #[command(hide = true)]
+    FuzzWorker {
+        target: String,
+        #[arg(long)]
+        time: f64,
+        #[arg(long)]
+        runs: u64,
+        #[arg(long)]
+        seed: u64,
     },
 }
 
@@ -228,6 +257,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let variant = if full { "full" } else { "quick" };
             run_suite(&validate::SUITE, data, &cases, variant, bin_dir)
+        }
+        Cmd::Fuzz {
+            targets,
+            time,
+            runs,
+            seed,
+        } => Ok(if fuzz::run(&targets, time, runs, seed)? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }),
+        Cmd::FuzzWorker {
+            target,
+            time,
+            runs,
+            seed,
+        } => {
+            fuzz::worker(&workspace_root(), &target, time, runs, seed)?;
+            Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo {
             cases,

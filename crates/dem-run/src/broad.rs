@@ -29,12 +29,15 @@ pub fn neighbours(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<Vec<u32>> {
         // one contiguous run, found by one binary search.
         for dx in -1..=1 {
             for dy in -1..=1 {
-                let (x, y) = (c[0] + dx, c[1] + dy);
-                let start = sorted_keys.partition_point(|k| *k < [x, y, c[2] - 1]);
+                // Saturating: a centre beyond 2^63 cells (found by fuzzing a scene) must not
+                // overflow; such far cells merge, which costs tests, never misses a pair.
+                let (x, y) = (c[0].saturating_add(dx), c[1].saturating_add(dy));
+                let (below, above) = (c[2].saturating_sub(1), c[2].saturating_add(1));
+                let start = sorted_keys.partition_point(|k| *k < [x, y, below]);
                 for (&j, _) in order[start..]
                     .iter()
                     .zip(&sorted_keys[start..])
-                    .take_while(|(_, k)| **k <= [x, y, c[2] + 1])
+                    .take_while(|(_, k)| **k <= [x, y, above])
                 {
                     let j = j as usize;
                     if j > i {
@@ -89,5 +92,19 @@ mod tests {
             .flat_map(|(i, js)| js.into_iter().map(move |j| (i as u32, j)))
             .collect();
         assert_eq!(found, brute);
+    }
+
+    /// Found by the fuzz campaign (issue #14): a centre beyond 2^63 cells overflowed the cell
+    /// arithmetic. Far centres now saturate; the near pair is still found, none is invented.
+    #[test]
+    fn far_away_centres_do_not_overflow_the_cells() {
+        let centres = [
+            Vector3::new(1e300, -1e300, 1e300),
+            Vector3::new(0.0, 0.0, 0.0),
+            Vector3::new(1.5, 0.0, 0.0),
+            Vector3::new(-1e300, 1e300, -1e300),
+        ];
+        let found = neighbours(&centres, &[1.0; 4]);
+        assert_eq!(found, vec![vec![], vec![2], vec![], vec![]]);
     }
 }

@@ -30,7 +30,28 @@ pub struct VolumeMesh {
 /// Reads a grain's surface, choosing the reader by the file extension: `.stl`, `.obj`, `.vtp`
 /// (surfaces), `.inp` (an Abaqus deck: the boundary of its solid elements, or of `element_set`),
 /// `.vtu` (the boundary of a volume mesh), `.vtk` (legacy: polydata, or an unstructured grid).
+///
+/// Every vertex must be finite (a binary STL or a VTK file can hold NaN or infinity, and a text
+/// `1e999` reads as infinity): the error names the vertex.
 pub fn read_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMesh, BakeError> {
+    let mesh = read_any_surface(path, element_set)?;
+    match mesh
+        .vertices
+        .iter()
+        .position(|v| !v.iter().all(|x| x.is_finite()))
+    {
+        None => Ok(mesh),
+        Some(i) => Err(BakeError::input(
+            path,
+            format!(
+                "vertex {i} is ({}, {}, {}); expected finite coordinates",
+                mesh.vertices[i].x, mesh.vertices[i].y, mesh.vertices[i].z
+            ),
+        )),
+    }
+}
+
+fn read_any_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMesh, BakeError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -116,9 +137,17 @@ pub(crate) fn numbers<'a>(
                     format!("{what}: expected {n} numbers, found {i}"),
                 )
             })?;
-            field.parse::<f64>().map_err(|_| {
-                BakeError::parse(path, line, format!("{what}: `{field}` is not a number"))
-            })
+            field
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    BakeError::parse(
+                        path,
+                        line,
+                        format!("{what}: `{field}` is not a finite number"),
+                    )
+                })
         })
         .collect()
 }

@@ -136,7 +136,27 @@ fn malformed_files_are_named_with_their_line() {
         "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 zero\n",
     );
     assert!(
-        e.contains("a.stl: line 5: vertex: `zero` is not a number"),
+        e.contains("a.stl: line 5: vertex: `zero` is not a finite number"),
+        "{e}"
+    );
+    // Found by the fuzz campaign (issue #14): `1e999` read as infinity, and a binary STL's
+    // NaN, were accepted as vertices.
+    let e = err(
+        d,
+        "i.stl",
+        "solid x\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 1e999\n",
+    );
+    assert!(
+        e.contains("i.stl: line 5: vertex: `1e999` is not a finite number"),
+        "{e}"
+    );
+    let mut nan = binary_stl(&cube());
+    nan[84 + 12..84 + 16].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e = read_surface(&write(d, "nan.stl", &nan), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("nan.stl") && e.contains("expected finite coordinates"),
         "{e}"
     );
     let e = err(
