@@ -457,10 +457,13 @@ pub enum WallSpec {
 impl Scene {
     /// Reads and checks a scene file.
     pub fn read(path: &Path) -> Result<Scene, SceneError> {
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+        let io = |source| SceneError::Io {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        let bytes = std::fs::read(path).map_err(io)?;
+        let text = grain::text::utf8_text(bytes)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         Scene::parse(&text, path)
     }
 

@@ -23,19 +23,14 @@ pub fn read_text(path: &Path) -> Result<String, DeckError> {
     } else {
         bytes
     };
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
-        let column = 1 + at
-            - bytes[..at]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .map_or(0, |p| p + 1);
+    grain::text::utf8_text(bytes).map_err(|e| {
         DeckError::line(
             path,
-            line,
-            format!("column {column}: not UTF-8 text (byte 0x{:02x})", bytes[at]),
+            e.line,
+            format!(
+                "column {}: not UTF-8 text (byte 0x{:02x})",
+                e.column, e.byte
+            ),
         )
     })
 }

@@ -21,6 +21,7 @@ mod error;
 pub mod grid;
 mod mesh;
 mod npy;
+pub mod text;
 pub use npy::{NpyHeader, read_npy_header};
 pub mod polynomial;
 pub mod table;

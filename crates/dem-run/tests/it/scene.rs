@@ -334,3 +334,20 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Found by mutating inputs (issue #14): a byte that is not UTF-8 was reported without a
+/// position. The message gives its line and column.
+#[test]
+fn a_scene_that_is_not_utf8_is_refused_with_the_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.toml");
+    let mut bytes = GOOD.as_bytes().to_vec();
+    let at = GOOD.find("kn = 100").unwrap() + 5;
+    bytes[at] = 0xff;
+    std::fs::write(&path, bytes).unwrap();
+    let e = Scene::read(&path).unwrap_err().to_string();
+    assert!(
+        e.contains("scene.toml: line 7, column 6: not UTF-8 text (byte 0xff)"),
+        "{e}"
+    );
+}

@@ -11,7 +11,8 @@ use crate::error::BakeError;
 use crate::surface::TriangleMesh;
 
 pub(super) fn read(path: &Path) -> Result<TriangleMesh, BakeError> {
-    let text = std::fs::read_to_string(path).map_err(|e| BakeError::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| BakeError::io(path, e))?;
+    let text = grain::text::utf8_text(bytes).map_err(|e| BakeError::input(path, e.to_string()))?;
     let mut vertices = Vec::new();
     let mut triangles = Vec::new();
     for (i, l) in text.lines().enumerate() {

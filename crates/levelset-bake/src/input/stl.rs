@@ -18,16 +18,16 @@ pub(super) fn read(path: &Path) -> Result<TriangleMesh, BakeError> {
             return Ok(binary(&bytes[84..], n));
         }
     }
-    let text = std::str::from_utf8(&bytes).map_err(|_| {
+    let size = bytes.len();
+    let text = grain::text::utf8_text(bytes).map_err(|e| {
         BakeError::input(
             path,
             format!(
-                "not a binary STL (size {} is not 84 + 50 x the triangle count in the header) and not ASCII text",
-                bytes.len()
+                "not a binary STL (size {size} is not 84 + 50 x the triangle count in the header) and not ASCII text: {e}"
             ),
         )
     })?;
-    ascii(path, text)
+    ascii(path, &text)
 }
 
 fn binary(body: &[u8], n: usize) -> TriangleMesh {

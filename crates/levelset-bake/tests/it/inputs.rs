@@ -150,6 +150,18 @@ fn malformed_files_are_named_with_their_line() {
         e.contains("i.stl: line 5: vertex: `1e999` is not a finite number"),
         "{e}"
     );
+    // Found by mutating inputs (issue #14): bytes that are not UTF-8, reported without a place.
+    let e = read_surface(&write(d, "u.obj", b"v 0 0 0\nv 1 \xff 0\n"), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("u.obj: line 2, column 5: not UTF-8 text (byte 0xff)"),
+        "{e}"
+    );
+    let e = read_surface(&write(d, "u.stl", b"solid x\n\xfe"), None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("u.stl") && e.contains("line 2, column 1"), "{e}");
     let mut nan = binary_stl(&cube());
     nan[84 + 12..84 + 16].copy_from_slice(&f32::NAN.to_le_bytes());
     let e = read_surface(&write(d, "nan.stl", &nan), None)

@@ -1,0 +1,45 @@
+//! Text files as the readers take them: UTF-8, and when not, where the first bad byte is.
+
+/// Where a file stops being UTF-8 text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, column {column}: not UTF-8 text (byte 0x{byte:02x})")]
+pub struct NotUtf8 {
+    /// 1-based line of the first bad byte.
+    pub line: usize,
+    /// 1-based column (in bytes) of the first bad byte.
+    pub column: usize,
+    /// The byte.
+    pub byte: u8,
+}
+
+/// `bytes` as text, or where its first byte that is not UTF-8 is.
+pub fn utf8_text(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        NotUtf8 {
+            line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+            column: 1 + at - line_start,
+            byte: bytes[at],
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_bad_byte_is_located() {
+        assert_eq!(utf8_text(b"ok\n".to_vec()).unwrap(), "ok\n");
+        let e = utf8_text(b"a\nbc\xffd\n".to_vec()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "line 2, column 3: not UTF-8 text (byte 0xff)"
+        );
+    }
+}
