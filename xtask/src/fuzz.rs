@@ -525,7 +525,8 @@ pub fn campaign(
                     return;
                 }
                 if since > 0
-                    && started.elapsed().as_millis() as u64 - since > HANG.as_millis() as u64
+                    && (started.elapsed().as_millis() as u64).saturating_sub(since)
+                        > HANG.as_millis() as u64
                 {
                     eprintln!(
                         "fuzz: HANG: one read took more than {HANG:?}; the input is {}",
