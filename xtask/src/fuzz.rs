@@ -311,7 +311,7 @@ pub fn targets() -> Vec<Target> {
             name: "scene",
             ext: "toml",
             seeds: |_, dir| {
-                sphere_bundle(dir)?;
+                sphere_bundle(dir, "ball.grain")?;
                 Ok(vec![SCENE.as_bytes().to_vec()])
             },
             read: |p| {
@@ -329,6 +329,57 @@ pub fn targets() -> Vec<Target> {
                     "position",
                     sim.bodies.iter().flat_map(|b| b.position.iter()),
                 ))
+            },
+        },
+        Target {
+            name: "replay",
+            ext: "csv",
+            seeds: |_, _| Ok(vec![REPLAY.as_bytes().to_vec()]),
+            read: |p| {
+                use jaeger::replay::{Model, read_movements, replay};
+                let params = jaeger::ContactParams::new(1e-3, 1e-3, 29e9, 0.15, 0.5)
+                    .map_err(|e| e.to_string())?;
+                let movements = read_movements(p)?;
+                let name = p.display().to_string();
+                for model in [Model::Jaeger, Model::Baseline] {
+                    let csv = replay(&params, model, &movements, &name)?;
+                    let numbers = csv.lines().skip(1).flat_map(|l| l.split(','));
+                    if let Some(bad) = numbers
+                        .map(|x| x.parse::<f64>())
+                        .find(|x| !x.as_ref().is_ok_and(|v| v.is_finite()))
+                    {
+                        return Ok(Err(format!("a replayed value {bad:?}")));
+                    }
+                }
+                Ok(Ok(()))
+            },
+        },
+        Target {
+            name: "grain",
+            ext: "grain/grain.json",
+            seeds: |_, dir| {
+                sphere_bundle(dir, "current.grain")?;
+                Ok(vec![std::fs::read(dir.join("current.grain/grain.json"))?])
+            },
+            read: |p| {
+                let g = grain::GrainBundle::read(p.parent().expect("in its bundle"))
+                    .map_err(|e| e.to_string())?;
+                Ok(finite("node", g.nodes.iter())
+                    .and_then(|()| finite("mass", [&g.properties.mass])))
+            },
+        },
+        Target {
+            name: "modes",
+            ext: "modes/modes.json",
+            seeds: |_, dir| {
+                modes_bundle(&dir.join("current.modes"))?;
+                Ok(vec![std::fs::read(dir.join("current.modes/modes.json"))?])
+            },
+            read: |p| {
+                let m = grain::ModesBundle::read(p.parent().expect("in its bundle"))
+                    .map_err(|e| e.to_string())?;
+                Ok(finite("phi", m.phi.iter())
+                    .and_then(|()| finite("stiffness", m.stiffness.iter())))
             },
         },
     ]
@@ -354,8 +405,8 @@ fn surface(p: &Path) -> std::result::Result<Checked, String> {
     ))
 }
 
-/// A small sphere bundle `ball.grain` in `dir`, for the scene target's seed.
-fn sphere_bundle(dir: &Path) -> Result<()> {
+/// A small sphere bundle `dir/name`, for the scene and grain targets' seeds.
+fn sphere_bundle(dir: &Path, name: &str) -> Result<()> {
     use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
     let options = BakeOptions {
         spacing: 1.0,
@@ -368,7 +419,56 @@ fn sphere_bundle(dir: &Path) -> Result<()> {
     };
     bake_primitive(&Primitive::Sphere { radius: 10.0 }, &options)?
         .bundle
-        .write(&dir.join("ball.grain"))?;
+        .write(&dir.join(name))?;
+    Ok(())
+}
+
+/// A small modes bundle at `path`: one dilation mode on a box of Tet4, linear internal force.
+fn modes_bundle(path: &Path) -> Result<()> {
+    use grain::{
+        ElementType, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo,
+        Normalization, Reconstruction, ReconstructionError, Snapshot,
+    };
+    let mesh = fem::box_mesh(ElementType::Tet4, [0.0; 3], [1.0, 2.0, 3.0], [2, 2, 2]);
+    let n = mesh.nodes.nrows();
+    let phi = ndarray::Array3::from_shape_fn((1, n, 3), |(_, i, c)| mesh.nodes[[i, c]] / 3.0);
+    let info = ModesInfo {
+        units: "fuzz".into(),
+        material: Material {
+            youngs_modulus: 1e3,
+            poisson_ratio: 0.3,
+            density: 1.0,
+        },
+        sources: Vec::new(),
+        construction: ModeConstruction::Single {
+            snapshot: "s1".into(),
+        },
+        normalization: Normalization::UnitMax,
+        energy_orthogonalized: false,
+        snapshots: vec![Snapshot {
+            id: "s1".into(),
+            holdout: false,
+        }],
+        reconstruction: Reconstruction {
+            train: ReconstructionError {
+                displacement: 1e-3,
+                strain_energy: Some(2e-3),
+            },
+            holdout: None,
+        },
+        fit: None,
+        mirror_planes: String::new(),
+    };
+    ModesBundle {
+        info,
+        mesh,
+        phi,
+        mass: ndarray::Array2::from_elem((1, 1), 2.0),
+        stiffness: ndarray::Array2::from_elem((1, 1), 5.0),
+        coords: ndarray::Array2::from_elem((1, 1), 0.1),
+        internal_force: InternalForce::Linear,
+    }
+    .write(path)?;
     Ok(())
 }
 
@@ -459,6 +559,8 @@ point = [0, 0, 0]
 axis = [0, 0, 1]
 radius = 80
 "#;
+
+const REPLAY: &str = "# loading, sliding, unloading\ndelta,ux,uy\n1e-6,0,0\n2e-6,1e-8,0\n3e-6,3e-7,1e-8\n2.5e-6,2e-7,-1e-7\n1e-6,0,0\n";
 
 const PVD: &str = r#"<?xml version="1.0"?>
 <VTKFile type="Collection" version="0.1">
@@ -575,7 +677,11 @@ pub fn campaign(
             Ok(Err(_)) => None,
         };
         if let Some(what) = failure {
-            let saved = dir.join(format!("crash-{}.{}", outcome.failures.len(), target.ext));
+            let saved = dir.join(format!(
+                "crash-{}.{}",
+                outcome.failures.len(),
+                target.ext.replace('/', "-")
+            ));
             std::fs::write(&saved, &mutant)?;
             outcome.failures.push((saved, what));
         }

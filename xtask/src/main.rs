@@ -102,7 +102,7 @@ enum Cmd {
     /// files; see xtask/src/fuzz.rs): prints runs and failures per target, exit 1 on a failure.
     Fuzz {
         /// The targets (default: all): deck, frd, rpt, csv, scalars, vtu, vtk, stl, obj, vtp,
-        /// npy, pvd, scene.
+        /// npy, pvd, scene, replay, grain, modes.
         targets: Vec<String>,
         /// Seconds per target.
         #[arg(long, default_value_t = 60.0)]

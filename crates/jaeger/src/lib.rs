@@ -5,6 +5,8 @@ mod contact;
 mod frame;
 mod kernel;
 mod params;
+#[cfg(feature = "cli")]
+pub mod replay;
 pub mod store;
 
 pub use baseline::SpringState;

@@ -1,0 +1,118 @@
+//! `jaeger replay` (the `cli` feature): reading a movement history and replaying it through the
+//! law, in the library so that the command line and the project's fuzz campaign run the same code.
+
+use std::path::Path;
+
+use crate::{ContactForce, ContactParams, JaegerContact, SpringState};
+
+/// The contact law of a replay.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Model {
+    /// Jäger's algorithm (exact Cattaneo-Mindlin-Deresiewicz).
+    Jaeger,
+    /// Hertz with an incremental Mindlin spring capped by Coulomb friction.
+    Baseline,
+}
+
+/// One row of the input (columns found by name, so their order does not matter).
+pub struct Movement {
+    /// Its line in the file.
+    pub line: u64,
+    /// TOTAL normal overlap.
+    pub delta: f64,
+    /// TOTAL relative tangential displacement, contact frame x.
+    pub ux: f64,
+    /// The same, y.
+    pub uy: f64,
+}
+
+/// Reads a movement history (CSV `delta,ux,uy`; `-` for standard input). Every value must be a
+/// finite number; the error names the file, the line and the column.
+pub fn read_movements(input: &Path) -> Result<Vec<Movement>, String> {
+    let name = input.display().to_string();
+    let reader: Box<dyn std::io::Read> = if name == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(input).map_err(|e| format!("{name}: {e}"))?)
+    };
+    let mut csv = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(reader);
+    let header = csv.headers().map_err(|e| format!("{name}: {e}"))?.clone();
+    let column = |c: &str| {
+        header
+            .iter()
+            .position(|h| h == c)
+            .ok_or_else(|| format!("{name}: line 1: no column `{c}` (expected header delta,ux,uy)"))
+    };
+    let (id, ix, iy) = (column("delta")?, column("ux")?, column("uy")?);
+    let mut rows = Vec::new();
+    for record in csv.records() {
+        let record = record.map_err(|e| {
+            let line = e
+                .position()
+                .map_or(String::new(), |p| format!("line {}: ", p.line()));
+            format!("{name}: {line}{e} (expected delta,ux,uy)")
+        })?;
+        let line = record.position().map_or(0, |p| p.line());
+        let field = |i: usize, c: &str| -> Result<f64, String> {
+            let text = record.get(i).unwrap_or("");
+            text.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| {
+                    format!("{name}: line {line}: column `{c}`: `{text}` is not a finite number")
+                })
+        };
+        rows.push(Movement {
+            line,
+            delta: field(id, "delta")?,
+            ux: field(ix, "ux")?,
+            uy: field(iy, "uy")?,
+        });
+    }
+    Ok(rows)
+}
+
+/// The forces of `movements` under `model` as CSV `fn,tx,ty,history_len` (`name`: the input, for
+/// messages). A row whose displacement increment or force overflows is refused with its line:
+/// no non-finite number is written.
+pub fn replay(
+    params: &ContactParams,
+    model: Model,
+    movements: &[Movement],
+    name: &str,
+) -> Result<String, String> {
+    let mut contact = JaegerContact::new(*params);
+    let mut spring = SpringState::default();
+    let mut out = String::from("fn,tx,ty,history_len\n");
+    let mut previous = movements.first().map_or([0.0; 2], |m| [m.ux, m.uy]);
+    for m in movements {
+        let du = [m.ux - previous[0], m.uy - previous[1]];
+        previous = [m.ux, m.uy];
+        // Finite inputs can still overflow (a step of 2e308, a force beyond f64).
+        let overflow = |what: &str| {
+            format!(
+                "{name}: line {}: {what} is not finite (delta {:e}, ux {:e}, uy {:e}): the movement is too large for floating point",
+                m.line, m.delta, m.ux, m.uy
+            )
+        };
+        if !du.iter().all(|x| x.is_finite()) {
+            return Err(overflow("the displacement since the previous row"));
+        }
+        let (f, legs): (ContactForce, usize) = match model {
+            Model::Jaeger => (contact.step(m.delta, du), contact.history_len()),
+            Model::Baseline => (spring.step(params, m.delta, du), 0),
+        };
+        if !(f.normal.is_finite() && f.tangential.iter().all(|x| x.is_finite())) {
+            return Err(overflow("the force"));
+        }
+        // `{:?}` prints the shortest decimal that reads back to the same f64.
+        out.push_str(&format!(
+            "{:?},{:?},{:?},{legs}\n",
+            f.normal, f.tangential[0], f.tangential[1]
+        ));
+    }
+    Ok(out)
+}
