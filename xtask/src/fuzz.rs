@@ -578,9 +578,14 @@ pub struct Outcome {
     pub runs: u64,
     /// Of those, accepted (the rest refused with an error).
     pub accepted: u64,
-    /// Failures: the saved file and what went wrong.
+    /// Failures found.
+    pub failed: u64,
+    /// The first [`SAVED`] failures: the saved file and what went wrong.
     pub failures: Vec<(PathBuf, String)>,
 }
+
+/// Failures saved per campaign (one bug tends to fail thousands of mutants).
+const SAVED: usize = 20;
 
 /// Runs `target` on mutants drawn from `seed` until `runs` mutants or `time` have passed, in this
 /// process, writing its files under `dir`. A hang exits the process (code 3) after saying so.
@@ -677,6 +682,10 @@ pub fn campaign(
             Ok(Err(_)) => None,
         };
         if let Some(what) = failure {
+            outcome.failed += 1;
+            if outcome.failures.len() == SAVED {
+                continue;
+            }
             let saved = dir.join(format!(
                 "crash-{}.{}",
                 outcome.failures.len(),
@@ -777,7 +786,7 @@ pub fn worker(root: &Path, name: &str, time: f64, runs: u64, seed: u64) -> Resul
         .context("unknown target")?;
     let dir = root.join("target/fuzz").join(name);
     let o = campaign(t, root, &dir, seed, runs, Duration::from_secs_f64(time))?;
-    println!("FUZZ {} {} {}", o.runs, o.accepted, o.failures.len());
+    println!("FUZZ {} {} {}", o.runs, o.accepted, o.failed);
     for (path, what) in &o.failures {
         println!("FAIL {}: {what}", path.display());
     }

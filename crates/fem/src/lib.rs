@@ -24,4 +24,4 @@ pub use part::{NodalValues, Part, match_points};
 pub use structured::box_mesh;
 pub use tables::{Scalars, read_nodal_table, read_scalars};
 pub use text::{kind, read_text};
-pub use vtu::{read_vtu_field, read_vtu_mesh, read_vtu_points_field};
+pub use vtu::{check_vtk_file, read_vtu_field, read_vtu_mesh, read_vtu_points_field, vtk_cells};

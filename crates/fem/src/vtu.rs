@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use grain::{ElementType, FemMesh};
-use vtkio::model::{Attribute, CellType, DataSet, UnstructuredGridPiece, Vtk};
+use vtkio::model::{Attribute, CellType, DataSet, UnstructuredGridPiece, VertexNumbers, Vtk};
 
 use crate::abaqus::DeckError;
 use crate::part::Blocks;
@@ -70,6 +70,19 @@ pub fn read_vtu_points_field(
     }
     let (mesh, values) = read_vtu_field(path, field)?;
     Ok((mesh.nodes.iter().copied().collect(), values))
+}
+
+/// Checks an XML VTK file for what vtkio 0.7 panics on instead of refusing (an inline binary
+/// array whose header claims more than it holds, a piece without points) and for ASCII integers
+/// out of their type's range and duplicated arrays; the error names the array (the caller names
+/// the file). Call it before
+/// `vtkio::model::Vtk::import`; legacy files pass (their cells are checked by [`vtk_cells`]).
+pub fn check_vtk_file(path: &Path) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+    if bytes.trim_ascii_start().starts_with(b"<") {
+        inline::check_arrays(&bytes)?;
+    }
+    Ok(())
 }
 
 /// Refuses a non-finite value of a point array (three components per point), naming the point.
@@ -319,15 +332,16 @@ mod inline {
     /// Checks every inline binary array of an XML VTK file against its header, and every ASCII
     /// integer array's values against its type: what vtkio 0.7 panics on instead of refusing. The
     /// error names the array. Files this decoder does not take (another byte order or
-    /// compressor, or not XML) pass unchecked.
+    /// compressor) are left to vtkio; a file that is not XML passes.
     pub(super) fn check_arrays(xml: &[u8]) -> Result<(), String> {
         let mut reader = quick_xml::Reader::from_reader(xml);
         let mut encoding = None;
         let mut section = String::new();
         // The array whose text comes next: its name, type and format.
         let mut array: Option<(String, String, String)> = None;
-        // The arrays of the current piece, by section and name.
+        // The arrays of the current piece, by section and name; whether it has points.
         let mut seen = std::collections::HashSet::new();
+        let (mut pieces, mut has_points) = (0, false);
         loop {
             let event = match reader.read_event() {
                 Ok(e) => e,
@@ -336,10 +350,9 @@ mod inline {
             };
             match event {
                 Event::Start(e) => match e.name().as_ref() {
-                    b"VTKFile" => match encoding_of(&e) {
-                        Some(found) => encoding = Some(found),
-                        None => return Ok(()),
-                    },
+                    // Binary arrays of an encoding this decoder does not take are left to
+                    // vtkio; the structure is checked all the same.
+                    b"VTKFile" => encoding = encoding_of(&e),
                     b"DataArray" => {
                         let name = attribute(&e, "Name").unwrap_or_else(|| section.clone());
                         if !seen.insert((section.clone(), name.clone())) {
@@ -351,7 +364,14 @@ mod inline {
                             attribute(&e, "format").unwrap_or_default(),
                         ));
                     }
-                    b"Piece" => seen.clear(),
+                    b"Piece" => {
+                        seen.clear();
+                        has_points = false;
+                    }
+                    b"Points" => {
+                        has_points = true;
+                        section = "Points".into();
+                    }
                     other => section = String::from_utf8_lossy(other).into_owned(),
                 },
                 Event::Text(text) => {
@@ -370,7 +390,15 @@ mod inline {
                         _ => {}
                     }
                 }
-                Event::End(_) => array = None,
+                Event::End(e) => {
+                    array = None;
+                    if e.name().as_ref() == b"Piece" {
+                        if !has_points {
+                            return Err(format!("piece {pieces} has no `Points`"));
+                        }
+                        pieces += 1;
+                    }
+                }
                 Event::Eof => return Ok(()),
                 _ => {}
             }
@@ -489,14 +517,7 @@ fn read_vtu(
             "raw appended binary data cannot be read; save the file with \"Encode appended data\" (ParaView) or as ASCII/inline binary".into(),
         ));
     }
-    // vtkio panics on some malformed arrays; those are refused here first, by name.
-    if head.trim_start().starts_with('<') {
-        let xml = std::fs::read(path).map_err(|source| DeckError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        inline::check_arrays(&xml).map_err(fail)?;
-    }
+    check_vtk_file(path).map_err(fail)?;
     let vtk = Vtk::import(path).map_err(|e| fail(format!("cannot read VTK: {e}")))?;
     let piece: UnstructuredGridPiece = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces
@@ -513,29 +534,18 @@ fn read_vtu(
         .ok_or_else(|| fail("point coordinates are not numbers".into()))?;
     finite(&coords, "the points").map_err(fail)?;
     let n = coords.len() / 3;
-    let (connectivity, offsets) = piece.cells.cell_verts.into_xml();
-    if offsets.len() != piece.cells.types.len() {
+    let cells = vtk_cells(piece.cells.cell_verts).map_err(fail)?;
+    if cells.len() != piece.cells.types.len() {
         return Err(fail(format!(
-            "array `offsets` has {} values for {} cell types in array `types`",
-            offsets.len(),
+            "{} cells for {} cell types in array `types`",
+            cells.len(),
             piece.cells.types.len()
         )));
     }
     let mut blocks = Blocks::default();
-    let mut start = 0usize;
-    for (cell, (&end, &kind)) in offsets.iter().zip(&piece.cells.types).enumerate() {
+    for (cell, (ids, &kind)) in cells.iter().zip(&piece.cells.types).enumerate() {
         let t = element_type(kind)
             .ok_or_else(|| fail(format!("cell {cell} has VTK type {kind:?}; supported: tetra, quadratic tetra, hexahedron, quadratic hexahedron")))?;
-        let end = usize::try_from(end)
-            .ok()
-            .filter(|&e| e >= start && e <= connectivity.len())
-            .ok_or_else(|| {
-                fail(format!(
-                    "array `offsets`: cell {cell} ends at {end}, expected between the previous cell's end {start} and the connectivity's length {}",
-                    connectivity.len()
-                ))
-            })?;
-        let ids = &connectivity[start..end];
         if ids.len() != t.node_count() || ids.iter().any(|&i| i as usize >= n) {
             return Err(fail(format!(
                 "cell {cell} has bad connectivity {ids:?} for {} points",
@@ -543,7 +553,6 @@ fn read_vtu(
             )));
         }
         blocks.push(t, ids);
-        start = end;
     }
     if blocks.is_empty() {
         return Err(fail("no cells".into()));
@@ -560,6 +569,71 @@ fn read_vtu(
     coords.truncate(3 * n);
     let mesh = blocks.into_mesh(coords);
     Ok((mesh, values))
+}
+
+/// The cells of a VTK vertex list, each its point indices, checked on the way: a legacy list
+/// (`n i_1 ... i_n` per cell) must hold exactly its cell count of non-empty cells (vtkio's own
+/// conversion asserts, and underflows on a count larger than the list); XML offsets (a leading
+/// zero allowed) must be in order and within the connectivity. The error says what is wrong.
+pub fn vtk_cells(numbers: VertexNumbers) -> Result<Vec<Vec<u64>>, String> {
+    match numbers {
+        VertexNumbers::Legacy {
+            num_cells,
+            vertices,
+        } => {
+            let mut cells = Vec::new();
+            let mut k = 0;
+            while k < vertices.len() {
+                let count = vertices[k] as usize;
+                let ids = vertices
+                    .get(k + 1..k + 1 + count)
+                    .filter(|_| count > 0)
+                    .ok_or_else(|| {
+                        format!(
+                            "CELLS: cell {} has {count} points, and {} values remain in the list",
+                            cells.len(),
+                            vertices.len() - k - 1
+                        )
+                    })?;
+                cells.push(ids.iter().map(|&i| u64::from(i)).collect());
+                k += 1 + count;
+            }
+            if cells.len() != num_cells as usize {
+                return Err(format!(
+                    "CELLS: the header says {num_cells} cells, the list holds {}",
+                    cells.len()
+                ));
+            }
+            Ok(cells)
+        }
+        VertexNumbers::XML {
+            connectivity,
+            offsets,
+        } => {
+            let ends = match offsets.first() {
+                Some(0) => &offsets[1..],
+                _ => &offsets[..],
+            };
+            let mut start = 0usize;
+            ends.iter()
+                .enumerate()
+                .map(|(cell, &end)| {
+                    let end = usize::try_from(end)
+                        .ok()
+                        .filter(|&e| e >= start && e <= connectivity.len())
+                        .ok_or_else(|| {
+                            format!(
+                                "array `offsets`: cell {cell} ends at {end}, expected between the previous cell's end {start} and the connectivity's length {}",
+                                connectivity.len()
+                            )
+                        })?;
+                    let ids = connectivity[start..end].to_vec();
+                    start = end;
+                    Ok(ids)
+                })
+                .collect()
+        }
+    }
 }
 
 /// The point vectors named `name`, from a data array or a FIELD attribute's arrays.
@@ -826,6 +900,43 @@ mod tests {
         assert!(e.contains(wanted), "{e}");
         let e = read_vtu_field(&path, "U").unwrap_err().to_string();
         assert!(e.contains(wanted), "{e}");
+    }
+
+    /// Found by the fuzz campaign (issue #14): legacy cell lists that made vtkio's conversion
+    /// assert (a cell of 0 points) or underflow into a capacity overflow (more cells in the header
+    /// than the list holds). Refused, saying what is wrong.
+    #[test]
+    fn malformed_legacy_cell_lists_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = "# vtk DataFile Version 3.0\nt\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 double\n0 0 0\n1 0 0\n0 1 0\n0 0 1\nCELLS 1 5\n4 0 1 2 3\nCELL_TYPES 1\n10\n";
+        for (name, text, wanted) in [
+            (
+                "zero.vtk",
+                legacy.replace("4 0 1 2 3", "0 0 1 2 3"),
+                "CELLS: cell 0 has 0 points",
+            ),
+            (
+                "more.vtk",
+                legacy.replace("CELLS 1 5", "CELLS 9 5"),
+                "CELLS: the header says 9 cells, the list holds 1",
+            ),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            let e = read_vtu_mesh(&path).unwrap_err().to_string();
+            assert!(e.contains(name) && e.contains(wanted), "{e}");
+        }
+        // A piece without points (vtkio unwraps them).
+        let path = dir.path().join("nopoints.vtu");
+        let tetra = tetra_vtu(
+            ("binary", &base64_uint32(&U)),
+            ("binary", &base64_uint32(&POINTS)),
+        );
+        let start = tetra.find("<Points>").unwrap();
+        let end = tetra.find("</Points>").unwrap() + "</Points>".len();
+        std::fs::write(&path, format!("{}{}", &tetra[..start], &tetra[end..])).unwrap();
+        let e = read_vtu_mesh(&path).unwrap_err().to_string();
+        assert!(e.contains("nopoints.vtu: piece 0 has no `Points`"), "{e}");
     }
 
     /// What the inline decoder does not take goes to vtkio: its values, or its error.

@@ -10,6 +10,7 @@ use crate::error::BakeError;
 use crate::surface::TriangleMesh;
 
 pub(super) fn read_polydata(path: &Path) -> Result<TriangleMesh, BakeError> {
+    fem::check_vtk_file(path).map_err(|e| BakeError::input(path, e))?;
     let vtk =
         Vtk::import(path).map_err(|e| BakeError::input(path, format!("cannot read VTK: {e}")))?;
     let piece: PolyDataPiece = match vtk.data {
@@ -40,14 +41,12 @@ pub(super) fn read_polydata(path: &Path) -> Result<TriangleMesh, BakeError> {
         .chunks_exact(3)
         .map(|c| Point3::new(c[0], c[1], c[2]))
         .collect();
-    let (connectivity, offsets) = piece
+    let polys = piece
         .polys
-        .ok_or_else(|| BakeError::input(path, "polydata has no polygons"))?
-        .into_xml();
+        .ok_or_else(|| BakeError::input(path, "polydata has no polygons"))?;
+    let polys = fem::vtk_cells(polys).map_err(|e| BakeError::input(path, e))?;
     let mut triangles = Vec::new();
-    let mut start = 0usize;
-    for (cell, &end) in offsets.iter().enumerate() {
-        let ids = &connectivity[start..end as usize];
+    for (cell, ids) in polys.iter().enumerate() {
         if ids.len() < 3 {
             return Err(BakeError::input(
                 path,
@@ -57,9 +56,17 @@ pub(super) fn read_polydata(path: &Path) -> Result<TriangleMesh, BakeError> {
                 ),
             ));
         }
+        if let Some(i) = ids.iter().find(|&&i| i as usize >= vertices.len()) {
+            return Err(BakeError::input(
+                path,
+                format!(
+                    "polygon {cell} uses point {i}, past the {} points",
+                    vertices.len()
+                ),
+            ));
+        }
         triangles
             .extend((1..ids.len() - 1).map(|k| [ids[0] as u32, ids[k] as u32, ids[k + 1] as u32]));
-        start = end as usize;
     }
     Ok(TriangleMesh {
         vertices,
