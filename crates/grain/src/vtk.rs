@@ -240,7 +240,11 @@ pub fn write_pvd(path: &Path, entries: &[PvdEntry]) -> Result<()> {
 /// Reads a `.pvd` collection: the `DataSet` entries in file order (a missing `timestep` reads
 /// as the entry's position, as ParaView does).
 pub fn read_pvd(path: &Path) -> Result<Vec<PvdEntry>> {
-    let text = std::fs::read_to_string(path).map_err(|e| FormatError::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+    let text = crate::text::utf8_text(bytes).map_err(|e| FormatError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     let mut reader = quick_xml::Reader::from_str(&text);
     let parse_error = |message: String| FormatError::Parse {
         path: path.to_path_buf(),
@@ -266,11 +270,19 @@ pub fn read_pvd(path: &Path) -> Result<Vec<PvdEntry>> {
                             .into_owned();
                         match attr.key.as_ref() {
                             b"timestep" => {
-                                time = Some(value.trim().parse::<f64>().map_err(|_| {
-                                    parse_error(format!(
-                                        "DataSet timestep `{value}` is not a number"
-                                    ))
-                                })?)
+                                time = Some(
+                                    value
+                                        .trim()
+                                        .parse::<f64>()
+                                        .ok()
+                                        .filter(|t| t.is_finite())
+                                        .ok_or_else(|| {
+                                            parse_error(format!(
+                                                "DataSet entry {}: timestep `{value}` is not a finite number",
+                                                entries.len() + 1
+                                            ))
+                                        })?,
+                                )
                             }
                             b"file" => file = Some(PathBuf::from(value)),
                             _ => {}

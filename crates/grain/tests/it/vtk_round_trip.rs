@@ -223,9 +223,17 @@ fn pvd_reader_accepts_paraview_files_and_refuses_others() {
     .unwrap();
     let e = read_pvd(&pvd).unwrap_err().to_string();
     assert!(
-        e.contains("p.pvd") && e.contains("`x` is not a number"),
+        e.contains("p.pvd") && e.contains("DataSet entry 1: timestep `x` is not a finite number"),
         "{e}"
     );
+    // Found by the fuzz campaign (issue #14): `NaN` and `1e999` were accepted as times.
+    std::fs::write(
+        &pvd,
+        r#"<VTKFile><Collection><DataSet timestep="1e999" file="a.vtu"/></Collection></VTKFile>"#,
+    )
+    .unwrap();
+    let e = read_pvd(&pvd).unwrap_err().to_string();
+    assert!(e.contains("timestep `1e999` is not a finite number"), "{e}");
     std::fs::write(&pvd, "<VTKFile type=\"UnstructuredGrid\"></VTKFile>").unwrap();
     let e = read_pvd(&pvd).unwrap_err().to_string();
     assert!(
