@@ -256,14 +256,27 @@ enum Extreme {
     Newest,
 }
 
-/// The modification time of a file, or the oldest/newest among the files below a directory
-/// (an empty directory counts by its own time). `None` if the path does not exist.
+/// The modification time of a file, or the oldest/newest among the files below a directory;
+/// an output directory with no file at all counts by its own time. `None` if the path does not
+/// exist. (Empty subdirectories are not files: a run that leaves its `vtk/` empty must not look
+/// as old as the day that directory was made.)
 fn mtime(path: &Path, extreme: Extreme) -> Result<Option<SystemTime>> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e).with_context(|| format!("cannot stat {}", path.display())),
     };
+    match files_mtime(path, extreme)? {
+        Some(t) => Ok(Some(t)),
+        None => Ok(Some(meta.modified()?)),
+    }
+}
+
+/// The time of a file, or the oldest/newest of the files below a directory (`None` if it holds
+/// none).
+fn files_mtime(path: &Path, extreme: Extreme) -> Result<Option<SystemTime>> {
+    let meta =
+        std::fs::metadata(path).with_context(|| format!("cannot stat {}", path.display()))?;
     if !meta.is_dir() {
         return Ok(Some(meta.modified()?));
     }
@@ -271,7 +284,7 @@ fn mtime(path: &Path, extreme: Extreme) -> Result<Option<SystemTime>> {
     for entry in
         std::fs::read_dir(path).with_context(|| format!("cannot list {}", path.display()))?
     {
-        if let Some(t) = mtime(&entry?.path(), extreme)? {
+        if let Some(t) = files_mtime(&entry?.path(), extreme)? {
             best = Some(match (best, extreme) {
                 (None, _) => t,
                 (Some(b), Extreme::Oldest) => b.min(t),
@@ -279,7 +292,7 @@ fn mtime(path: &Path, extreme: Extreme) -> Result<Option<SystemTime>> {
             });
         }
     }
-    Ok(Some(best.map_or_else(|| meta.modified(), Ok)?))
+    Ok(best)
 }
 
 #[cfg(test)]
@@ -468,6 +481,26 @@ mod tests {
         set_time(&d.join("y/extra.txt"), 5); // older than x.txt (10)
         let (ran, _, _) = run(&p, d, false);
         assert_eq!(ran, ["copy-x"]);
+    }
+
+    /// An empty directory left in an output (a run's `vtk/` with no files written) does not
+    /// make the output look old: the stage stayed stale forever (found rerunning the full
+    /// validations).
+    #[test]
+    fn empty_subdirectories_of_outputs_do_not_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let p = toy(d);
+        run(&p, d, false);
+        settle(d);
+        fs::create_dir(d.join("y/vtk")).unwrap();
+        let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+        fs::File::open(d.join("y/vtk"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let (ran, _, _) = run(&p, d, false);
+        assert!(ran.is_empty(), "{ran:?}");
     }
 
     #[test]
