@@ -12,9 +12,6 @@
 //!
 //! Only the update loops are timed; the movements of a step are generated before the clock runs.
 //!
-//! The loop over contacts calls `HistoryStore::prefetch` for the contact `AHEAD` places ahead
-//! (`-- --ahead N` to change, 0 for none).
-//!
 //! `cargo bench -p jaeger --bench contact_updates -- --exact-only` runs the baseline and the exact
 //! law alone (for a profiler or a cache simulator such as `valgrind --tool=cachegrind`, whose
 //! figures are then those of the exact kernel and the generator only). The update loops are the
@@ -35,9 +32,6 @@ use jaeger::{
 const CONTACTS: usize = 8600; // Kuhn's assembly (Section 4)
 const STEPS: usize = 2000;
 const D0: f64 = 1e-6;
-/// How many contacts ahead the update loop prefetches each contact's history (`--ahead N`
-/// changes it; 0 turns prefetching off).
-const AHEAD: usize = 8;
 
 struct Generator {
     rng: XorShiftRng,
@@ -75,8 +69,6 @@ impl Generator {
 struct Jaeger {
     name: String,
     params: ContactParams,
-    /// How many contacts ahead the update loop prefetches a history (0: none).
-    ahead: usize,
     store: HistoryStore,
     states: Vec<ContactState>,
     forces: Vec<[f64; 2]>,
@@ -92,9 +84,8 @@ struct Jaeger {
 }
 
 impl Jaeger {
-    fn new(params: ContactParams, pdif: f64, ahead: usize) -> Self {
+    fn new(params: ContactParams, pdif: f64) -> Self {
         Jaeger {
-            ahead,
             name: if pdif == 0.0 {
                 "jaeger exact".into()
             } else {
@@ -116,11 +107,6 @@ impl Jaeger {
     fn step_all(&mut self, moves: &[(f64, [f64; 2])]) {
         let start = Instant::now();
         for (c, &(d, du)) in moves.iter().enumerate() {
-            if self.ahead > 0
-                && let Some(ahead) = self.states.get(c + self.ahead)
-            {
-                self.store.prefetch(ahead);
-            }
             self.forces[c] = self
                 .store
                 .step(&self.params, &mut self.states[c], d, du)
@@ -181,13 +167,7 @@ fn main() {
         states: vec![SpringState::default(); CONTACTS],
         time: Duration::ZERO,
     };
-    let args: Vec<String> = std::env::args().collect();
-    let exact_only = args.iter().any(|a| a == "--exact-only");
-    let ahead = args
-        .iter()
-        .position(|a| a == "--ahead")
-        .and_then(|i| args.get(i + 1)?.parse().ok())
-        .unwrap_or(AHEAD);
+    let exact_only = std::env::args().any(|a| a == "--exact-only");
     let pdifs: &[f64] = if exact_only {
         &[0.0]
     } else {
@@ -196,7 +176,7 @@ fn main() {
     let mut jaegers: Vec<Jaeger> = pdifs
         .iter()
         .copied()
-        .map(|p| Jaeger::new(params, p, ahead))
+        .map(|p| Jaeger::new(params, p))
         .collect();
     let mut generator = Generator::new();
     let mut moves = Vec::with_capacity(CONTACTS);

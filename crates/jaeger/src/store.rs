@@ -223,16 +223,6 @@ impl HistoryStore {
         })
     }
 
-    /// Reads the arena slot that a contact's next slip step reads first, so that it is in cache
-    /// when [`HistoryStore::step`] needs it. A host stepping many contacts in a loop calls this
-    /// a few contacts ahead; it changes nothing and is never needed for correctness.
-    #[inline]
-    pub fn prefetch(&self, state: &ContactState) {
-        if state.has_legs() {
-            std::hint::black_box(self.entries[state.below as usize].zeta);
-        }
-    }
-
     /// `zeta*` of arena slot `k` (0 for the origin).
     #[inline]
     pub(crate) fn zeta(&self, k: u32) -> f64 {
