@@ -337,11 +337,14 @@ mod inline {
         let mut reader = quick_xml::Reader::from_reader(xml);
         let mut encoding = None;
         let mut section = String::new();
-        // The array whose text comes next: its name, type and format.
-        let mut array: Option<(String, String, String)> = None;
-        // The arrays of the current piece, by section and name; whether it has points.
+        // The array whose text comes next: its name, type, format and the value count the
+        // piece implies (with what it is).
+        let mut array: Option<(String, String, String, Option<(usize, String)>)> = None;
+        // The arrays of the current piece, by section and name; whether it has points; its
+        // point and cell counts.
         let mut seen = std::collections::HashSet::new();
         let (mut pieces, mut has_points) = (0, false);
+        let (mut points, mut cells) = (None, None);
         loop {
             let event = match reader.read_event() {
                 Ok(e) => e,
@@ -358,15 +361,38 @@ mod inline {
                         if !seen.insert((section.clone(), name.clone())) {
                             return Err(format!("array `{name}` appears twice in `{section}`"));
                         }
+                        let components: usize = attribute(&e, "NumberOfComponents")
+                            .and_then(|c| c.trim().parse().ok())
+                            .unwrap_or(1);
+                        let per = |n: Option<usize>, of: &str| {
+                            n.and_then(|n| {
+                                Some((
+                                    n.checked_mul(components)?,
+                                    format!("{n} {of} x {components} components"),
+                                ))
+                            })
+                        };
+                        let expected = match (section.as_str(), name.as_str()) {
+                            ("Points" | "PointData", _) => per(points, "points"),
+                            ("CellData", _) | ("Cells" | "Polys", "offsets" | "types") => {
+                                per(cells, "cells")
+                            }
+                            _ => None,
+                        };
                         array = Some((
                             name,
                             attribute(&e, "type").unwrap_or_default(),
                             attribute(&e, "format").unwrap_or_default(),
+                            expected,
                         ));
                     }
                     b"Piece" => {
                         seen.clear();
                         has_points = false;
+                        let count =
+                            |key: &str| attribute(&e, key).and_then(|c| c.trim().parse().ok());
+                        points = count("NumberOfPoints");
+                        cells = count("NumberOfCells").or_else(|| count("NumberOfPolys"));
                     }
                     b"Points" => {
                         has_points = true;
@@ -375,19 +401,40 @@ mod inline {
                     other => section = String::from_utf8_lossy(other).into_owned(),
                 },
                 Event::Text(text) => {
-                    let Some((name, kind, format)) = array.take() else {
+                    let Some((name, kind, format, expected)) = array.take() else {
                         continue;
                     };
                     let text = text.trim_ascii();
                     let what = |m: String| format!("array `{name}` ({kind}, {format}): {m}");
-                    match format.as_str() {
-                        "binary" => {
-                            if let Some(encoding) = encoding {
-                                layout(text, encoding).map_err(what)?;
+                    let count = match format.as_str() {
+                        "binary" => match encoding {
+                            Some(encoding) => {
+                                let bytes = match layout(text, encoding).map_err(what)? {
+                                    Layout::Plain { count } => count,
+                                    Layout::Blocks { total, .. } => total,
+                                };
+                                type_size(&kind).map(|size| bytes / size)
                             }
+                            None => None,
+                        },
+                        "ascii" => {
+                            check_ascii(text, &kind).map_err(what)?;
+                            Some(
+                                text.split(u8::is_ascii_whitespace)
+                                    .filter(|t| !t.is_empty())
+                                    .count(),
+                            )
                         }
-                        "ascii" => check_ascii(text, &kind).map_err(what)?,
-                        _ => {}
+                        _ => None,
+                    };
+                    if let (Some(n), Some((e, of))) = (count, expected) {
+                        // Offsets may carry a leading zero.
+                        let fits = n == e || (name == "offsets" && n == e + 1);
+                        if !fits {
+                            return Err(what(format!(
+                                "holds {n} values, the piece's {of} make {e}"
+                            )));
+                        }
                     }
                 }
                 Event::End(e) => {
@@ -403,6 +450,17 @@ mod inline {
                 _ => {}
             }
         }
+    }
+
+    /// Bytes per value of a VTK data type.
+    fn type_size(kind: &str) -> Option<usize> {
+        Some(match kind {
+            "Int8" | "UInt8" => 1,
+            "Int16" | "UInt16" => 2,
+            "Int32" | "UInt32" | "Float32" => 4,
+            "Int64" | "UInt64" | "Float64" => 8,
+            _ => return None,
+        })
     }
 
     /// Every value of an ASCII integer array within its type's range.
@@ -860,6 +918,11 @@ mod tests {
                     .replace(r#"format="ascii">4<"#, r#"format="ascii">9 8<"#)
                     .replace(">10<", ">10 10<"),
                 "array `offsets`: cell 0 ends at 9, expected between the previous cell's end 0 and the connectivity's length 8",
+            ),
+            (
+                "count.vtu",
+                tetra.replace(">10<", ">10 10<"),
+                "array `types` (UInt8, ascii): holds 2 values, the piece's 1 cells x 1 components make 1",
             ),
             (
                 "twice.vtu",
