@@ -339,7 +339,7 @@ mod inline {
         let mut section = String::new();
         // The array whose text comes next: its name, type, format and the value count the
         // piece implies (with what it is).
-        let mut array: Option<(String, String, String, Option<(usize, String)>)> = None;
+        let mut array: Option<Pending> = None;
         // The arrays of the current piece, by section and name; whether it has points; its
         // point and cell counts.
         let mut seen = std::collections::HashSet::new();
@@ -379,12 +379,12 @@ mod inline {
                             }
                             _ => None,
                         };
-                        array = Some((
+                        array = Some(Pending {
                             name,
-                            attribute(&e, "type").unwrap_or_default(),
-                            attribute(&e, "format").unwrap_or_default(),
+                            kind: attribute(&e, "type").unwrap_or_default(),
+                            format: attribute(&e, "format").unwrap_or_default(),
                             expected,
-                        ));
+                        });
                     }
                     b"Piece" => {
                         seen.clear();
@@ -401,7 +401,13 @@ mod inline {
                     other => section = String::from_utf8_lossy(other).into_owned(),
                 },
                 Event::Text(text) => {
-                    let Some((name, kind, format, expected)) = array.take() else {
+                    let Some(Pending {
+                        name,
+                        kind,
+                        format,
+                        expected,
+                    }) = array.take()
+                    else {
                         continue;
                     };
                     let text = text.trim_ascii();
@@ -450,6 +456,16 @@ mod inline {
                 _ => {}
             }
         }
+    }
+
+    /// A `DataArray` whose text comes next.
+    struct Pending {
+        name: String,
+        /// Its VTK type.
+        kind: String,
+        format: String,
+        /// The value count its piece implies, and what makes it.
+        expected: Option<(usize, String)>,
     }
 
     /// Bytes per value of a VTK data type.
