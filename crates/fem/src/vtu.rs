@@ -343,14 +343,15 @@ mod inline {
         // The arrays of the current piece, by section and name; whether it has points; its
         // point and cell counts.
         let mut seen = std::collections::HashSet::new();
-        let (mut pieces, mut has_points) = (0, false);
+        let (mut pieces, mut has_points, mut in_piece) = (0, false, false);
         let (mut points, mut cells) = (None, None);
         loop {
-            let event = match reader.read_event() {
-                Ok(e) => e,
-                // Malformed XML: vtkio's own message says where.
-                Err(_) => return Ok(()),
-            };
+            let event = reader.read_event().map_err(|e| {
+                format!(
+                    "not well-formed XML at byte {}: {e}",
+                    reader.buffer_position()
+                )
+            })?;
             match event {
                 Event::Start(e) => match e.name().as_ref() {
                     // Binary arrays of an encoding this decoder does not take are left to
@@ -387,6 +388,10 @@ mod inline {
                         });
                     }
                     b"Piece" => {
+                        if in_piece {
+                            return Err(format!("a piece inside piece {pieces}"));
+                        }
+                        in_piece = true;
                         seen.clear();
                         has_points = false;
                         let count =
@@ -449,6 +454,7 @@ mod inline {
                         if !has_points {
                             return Err(format!("piece {pieces} has no `Points`"));
                         }
+                        in_piece = false;
                         pieces += 1;
                     }
                 }
@@ -1005,6 +1011,17 @@ mod tests {
             let e = read_vtu_mesh(&path).unwrap_err().to_string();
             assert!(e.contains(name) && e.contains(wanted), "{e}");
         }
+        // Found by the fuzz campaign: a duplicated `<Piece>` line nests a piece without points.
+        let path = dir.path().join("nested.vtu");
+        let tetra = tetra_vtu(
+            ("binary", &base64_uint32(&U)),
+            ("binary", &base64_uint32(&POINTS)),
+        );
+        let piece = tetra.find("<Piece").unwrap();
+        let end = piece + tetra[piece..].find('>').unwrap() + 1;
+        std::fs::write(&path, format!("{}{}", &tetra[..end], &tetra[piece..])).unwrap();
+        let e = read_vtu_mesh(&path).unwrap_err().to_string();
+        assert!(e.contains("nested.vtu: a piece inside piece 0"), "{e}");
         // A piece without points (vtkio unwraps them).
         let path = dir.path().join("nopoints.vtu");
         let tetra = tetra_vtu(
