@@ -582,6 +582,45 @@ pub struct Outcome {
     pub failed: u64,
     /// The first [`SAVED`] failures: the saved file and what went wrong.
     pub failures: Vec<(PathBuf, String)>,
+    /// The refusals' messages by shape (see [`shape`]): how many, and the first one met.
+    pub messages: std::collections::HashMap<String, (u64, String)>,
+}
+
+/// Distinct message shapes kept per campaign (a reader that puts a mutated byte in its message
+/// could otherwise fill the memory).
+const SHAPES: usize = 4096;
+
+/// A refusal's message with the mutant's path and every run of digits taken out, so that the
+/// messages of one check count together.
+fn shape(message: &str, path: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut digits = false;
+    for c in message.replace(path, "FILE").chars() {
+        if c.is_ascii_digit() {
+            if !digits {
+                out.push('#');
+            }
+            digits = true;
+        } else {
+            out.push(c);
+            digits = false;
+        }
+    }
+    out
+}
+
+impl Outcome {
+    /// The `n` most frequent message shapes: count and an example, most frequent first.
+    pub fn common_messages(&self, n: usize) -> Vec<(u64, &str)> {
+        let mut all: Vec<(u64, &str)> = self
+            .messages
+            .values()
+            .map(|(c, m)| (*c, m.as_str()))
+            .collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        all.truncate(n);
+        all
+    }
 }
 
 /// Failures saved per campaign (one bug tends to fail thousands of mutants).
@@ -679,7 +718,16 @@ pub fn campaign(
             Ok(Err(message)) if !message.contains(&name) && !message.contains("current.") => {
                 Some(format!("an error that does not name the file: {message}"))
             }
-            Ok(Err(_)) => None,
+            Ok(Err(message)) => {
+                let key = shape(&message, &name);
+                let known = outcome.messages.len();
+                if let Some(entry) = outcome.messages.get_mut(&key) {
+                    entry.0 += 1;
+                } else if known < SHAPES {
+                    outcome.messages.insert(key, (1, message));
+                }
+                None
+            }
         };
         if let Some(what) = failure {
             outcome.failed += 1;
@@ -703,7 +751,7 @@ pub fn campaign(
 
 /// `cargo xtask fuzz`: each target's campaign in a child process (`xtask fuzz-worker`), so that
 /// an abort is reported with its input instead of ending the campaign unexplained.
-pub fn run(names: &[String], time: f64, runs: u64, seed: u64) -> Result<bool> {
+pub fn run(names: &[String], time: f64, runs: u64, seed: u64, messages: usize) -> Result<bool> {
     let all = targets();
     for n in names {
         if !all.iter().any(|t| t.name == n) {
@@ -732,6 +780,8 @@ pub fn run(names: &[String], time: f64, runs: u64, seed: u64) -> Result<bool> {
                 &runs.to_string(),
                 "--seed",
                 &seed.to_string(),
+                "--messages",
+                &messages.to_string(),
             ])
             .output()?;
         let seconds = start.elapsed().as_secs_f64();
@@ -755,6 +805,9 @@ pub fn run(names: &[String], time: f64, runs: u64, seed: u64) -> Result<bool> {
                 for l in stdout.lines().filter(|l| l.starts_with("FAIL ")) {
                     println!("  {}", &l[5..]);
                 }
+                for l in stdout.lines().filter_map(|l| l.strip_prefix("MSG ")) {
+                    println!("  refused {l}");
+                }
                 clean &= n == 0;
             }
             _ => {
@@ -776,9 +829,14 @@ pub fn run(names: &[String], time: f64, runs: u64, seed: u64) -> Result<bool> {
     Ok(clean)
 }
 
-/// The child's side of [`run`]: one target's campaign, its counts on a `FUZZ` line and each
-/// failure on a `FAIL` line.
-pub fn worker(root: &Path, name: &str, time: f64, runs: u64, seed: u64) -> Result<()> {
+/// The child's side of [`run`]: one target's campaign, its counts on a `FUZZ` line, each
+/// failure on a `FAIL` line and its `messages` most frequent refusals on `MSG` lines.
+pub fn worker(
+    root: &Path,
+    name: &str,
+    (time, runs, seed): (f64, u64, u64),
+    messages: usize,
+) -> Result<()> {
     let all = targets();
     let t = all
         .iter()
@@ -789,6 +847,9 @@ pub fn worker(root: &Path, name: &str, time: f64, runs: u64, seed: u64) -> Resul
     println!("FUZZ {} {} {}", o.runs, o.accepted, o.failed);
     for (path, what) in &o.failures {
         println!("FAIL {}: {what}", path.display());
+    }
+    for (count, example) in o.common_messages(messages) {
+        println!("MSG {count:>8} x {}", example.replace('\n', " | "));
     }
     Ok(())
 }

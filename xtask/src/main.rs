@@ -113,6 +113,9 @@ enum Cmd {
         /// The campaign's random seed (the same seed draws the same mutants).
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Print each target's this many most frequent refusal messages (to read them).
+        #[arg(long, default_value_t = 0)]
+        messages: usize,
     },
     /// One target's campaign, run by `fuzz` in a child process.
     #[command(hide = true)]
@@ -124,6 +127,8 @@ enum Cmd {
         runs: u64,
         #[arg(long)]
         seed: u64,
+        #[arg(long)]
+        messages: usize,
     },
 }
 
@@ -263,7 +268,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             time,
             runs,
             seed,
-        } => Ok(if fuzz::run(&targets, time, runs, seed)? {
+            messages,
+        } => Ok(if fuzz::run(&targets, time, runs, seed, messages)? {
             ExitCode::SUCCESS
         } else {
             ExitCode::FAILURE
@@ -273,8 +279,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             time,
             runs,
             seed,
+            messages,
         } => {
-            fuzz::worker(&workspace_root(), &target, time, runs, seed)?;
+            fuzz::worker(&workspace_root(), &target, (time, runs, seed), messages)?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Demo {

@@ -219,7 +219,8 @@ fn run_in_pool(
     let mut pvd: Vec<PvdEntry> = Vec::new();
     let history_bytes = match &options.restart {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| file_error(path, e))?;
+            let bytes = std::fs::read(path).map_err(|e| file_error(path, e))?;
+            let text = grain::text::utf8_text(bytes).map_err(|e| file_error(path, e))?;
             let c: Checkpoint = serde_json::from_str(&text).map_err(|e| file_error(path, e))?;
             if c.schema != CHECKPOINT_SCHEMA {
                 return Err(file_error(

@@ -39,7 +39,25 @@ pub fn read_movements(input: &Path) -> Result<Vec<Movement>, String> {
         .trim(csv::Trim::All)
         .comment(Some(b'#'))
         .from_reader(reader);
-    let header = csv.headers().map_err(|e| format!("{name}: {e}"))?.clone();
+    // csv's own messages repeat the position in its Debug form; these say line and field.
+    let csv_error = |e: csv::Error| match e.kind() {
+        csv::ErrorKind::UnequalLengths {
+            pos,
+            expected_len,
+            len,
+        } => format!(
+            "{name}: line {}: {len} fields, the header has {expected_len} (expected delta,ux,uy)",
+            pos.as_ref().map_or(0, |p| p.line())
+        ),
+        csv::ErrorKind::Utf8 { pos, err } => format!(
+            "{name}: line {}: field {}: not UTF-8 text (at its byte {})",
+            pos.as_ref().map_or(0, |p| p.line()),
+            err.field() + 1,
+            err.valid_up_to() + 1
+        ),
+        _ => format!("{name}: {e}"),
+    };
+    let header = csv.headers().map_err(csv_error)?.clone();
     let column = |c: &str| {
         header
             .iter()
@@ -49,12 +67,7 @@ pub fn read_movements(input: &Path) -> Result<Vec<Movement>, String> {
     let (id, ix, iy) = (column("delta")?, column("ux")?, column("uy")?);
     let mut rows = Vec::new();
     for record in csv.records() {
-        let record = record.map_err(|e| {
-            let line = e
-                .position()
-                .map_or(String::new(), |p| format!("line {}: ", p.line()));
-            format!("{name}: {line}{e} (expected delta,ux,uy)")
-        })?;
+        let record = record.map_err(csv_error)?;
         let line = record.position().map_or(0, |p| p.line());
         let field = |i: usize, c: &str| -> Result<f64, String> {
             let text = record.get(i).unwrap_or("");
@@ -115,4 +128,29 @@ pub fn replay(
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the fuzz campaign (issue #14): text that is not UTF-8 was reported in csv's Debug
+    /// form; now by line and field.
+    #[test]
+    fn text_that_is_not_utf8_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("moves.csv");
+        for (bytes, expected) in [
+            (
+                &b"delta,ux,uy\n1e-3,0,0\n1e-3,0\xff,0\n"[..],
+                "line 3: field 2: not UTF-8",
+            ),
+            (&b"delta,u\xffx,uy\n"[..], "line 1: field 2: not UTF-8"),
+        ] {
+            std::fs::write(&path, bytes).unwrap();
+            let e = read_movements(&path).err().unwrap();
+            assert!(e.starts_with(&path.display().to_string()), "{e}");
+            assert!(e.contains(expected), "{e}");
+        }
+    }
 }

@@ -152,7 +152,11 @@ pub enum TableInterpolation {
 /// Reads a manifest: first the `schema` field alone (so that a file of another version gets a
 /// version error, not a confusing field error), then the whole document.
 pub(crate) fn read_manifest<T: DeserializeOwned>(path: &Path, schema: u64) -> Result<T> {
-    let text = std::fs::read_to_string(path).map_err(|e| FormatError::io(path, e))?;
+    let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
+    let text = crate::text::utf8_text(bytes).map_err(|e| FormatError::Parse {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
     #[derive(Deserialize)]
     struct Version {
         schema: Option<u64>,

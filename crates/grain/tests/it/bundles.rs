@@ -406,6 +406,16 @@ fn missing_or_malformed_manifest_fields_are_named() {
         GrainBundle::read(&grain).unwrap_err(),
         &["grain.json", "missing integer field `schema`"],
     );
+    // Found by the fuzz campaign (issue #14): a byte that is not UTF-8 gave "stream did not
+    // contain valid UTF-8" with no position.
+    let mut bytes = text.into_bytes();
+    let at = bytes.iter().position(|&b| b == b'\n').unwrap() + 3;
+    bytes[at] = 0xff;
+    fs::write(&manifest, bytes).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &["grain.json", "line 2, column 3: not UTF-8 text (byte 0xff)"],
+    );
 }
 
 #[test]

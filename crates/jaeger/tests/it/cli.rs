@@ -123,7 +123,7 @@ fn bad_input_is_named_with_its_line() {
     let (code, _, err) = replay(&args, "delta,ux,uy\n1e-3,0\n");
     assert_ne!(code, 0);
     assert!(
-        err.contains("history.csv") && err.contains("line 2"),
+        err.contains("history.csv: line 2: 2 fields, the header has 3"),
         "{err}"
     );
     let mut bad = MATERIAL.to_vec();
