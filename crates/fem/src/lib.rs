@@ -14,6 +14,7 @@ pub mod shape;
 mod structured;
 pub mod tables;
 mod text;
+mod vtk_legacy;
 mod vtu;
 
 pub use abaqus::{Deck, DeckError, DeckMaterial};
@@ -24,4 +25,4 @@ pub use part::{NodalValues, Part, match_points};
 pub use structured::box_mesh;
 pub use tables::{Scalars, read_nodal_table, read_scalars};
 pub use text::{kind, read_text};
-pub use vtu::{check_vtk_file, read_vtu_field, read_vtu_mesh, read_vtu_points_field, vtk_cells};
+pub use vtu::{import_vtk, read_vtu_field, read_vtu_mesh, read_vtu_points_field, vtk_cells};

@@ -72,17 +72,48 @@ pub fn read_vtu_points_field(
     Ok((mesh.nodes.iter().copied().collect(), values))
 }
 
-/// Checks an XML VTK file for what vtkio 0.7 panics on instead of refusing (an inline binary
-/// array whose header claims more than it holds, a piece without points) and for ASCII integers
-/// out of their type's range and duplicated arrays; the error names the array (the caller names
-/// the file). Call it before
-/// `vtkio::model::Vtk::import`; legacy files pass (their cells are checked by [`vtk_cells`]).
-pub fn check_vtk_file(path: &Path) -> Result<(), String> {
+/// Reads a VTK file (XML or legacy) through vtkio, with the checks vtkio 0.7 lacks.
+///
+/// Before vtkio sees an XML file, it is checked for what vtkio panics on instead of refusing (an
+/// inline binary array whose header claims more than it holds, a piece without points or inside
+/// another), for what it refuses without saying where (text that is not UTF-8, XML that is not
+/// well formed, a count attribute that is not a number, a topology section without its
+/// arrays), and for what it silently drops (an inline binary array whose base64, zlib or LZ4
+/// data does not decode); ASCII numbers are checked against their type, and no array may appear
+/// twice. A legacy file vtkio refuses is located by line ([`crate::vtk_legacy`]). The error
+/// names the array or line; the caller names the file. Legacy cell lists are checked by
+/// [`vtk_cells`]. Cost: every inline array is decoded once more than vtkio alone would.
+pub fn import_vtk(path: &Path) -> Result<Vtk, String> {
     let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
-    if bytes.trim_ascii_start().starts_with(b"<") {
+    // vtkio's choice: `.vtk` is legacy, any other extension XML.
+    let legacy = path.extension().is_some_and(|e| e == "vtk");
+    if !legacy {
         inline::check_arrays(&bytes)?;
     }
-    Ok(())
+    Vtk::import(path).map_err(|e| {
+        let found = legacy.then(|| crate::vtk_legacy::locate_error(&bytes));
+        found
+            .flatten()
+            .unwrap_or_else(|| format!("cannot read VTK: {}", vtkio_message(&e)))
+    })
+}
+
+/// vtkio's error in words: its XML errors print their cause in Debug form, whose own Display is
+/// used here instead.
+fn vtkio_message(e: &vtkio::Error) -> String {
+    use vtkio::xml::Error as X;
+    match e {
+        vtkio::Error::XML(x) => match x {
+            X::XML(e) => format!("not well-formed XML: {e}"),
+            X::Base64Decode(e) => format!("an array is not base64: {e}"),
+            X::Validation(e) => e.to_string(),
+            X::Model(e) => e.to_string(),
+            X::IO(e) => e.to_string(),
+            X::Deserialization(e) => e.to_string(),
+            other => other.to_string(),
+        },
+        other => other.to_string(),
+    }
 }
 
 /// Refuses a non-finite value of a point array (three components per point), naming the point.
@@ -329,12 +360,18 @@ mod inline {
         }
     }
 
-    /// Checks every inline binary array of an XML VTK file against its header, and every ASCII
-    /// integer array's values against its type: what vtkio 0.7 panics on instead of refusing. The
-    /// error names the array. Files this decoder does not take (another byte order or
-    /// compressor) are left to vtkio; a file that is not XML passes.
+    /// Checks an XML VTK file as [`super::import_vtk`] says: its text, its structure, and every
+    /// array, decoded. The error names the array. Arrays of an encoding this decoder does not
+    /// take (another byte order or compressor) are left to vtkio.
     pub(super) fn check_arrays(xml: &[u8]) -> Result<(), String> {
+        let text_end = xml
+            .windows(b"<AppendedData".len())
+            .position(|w| w == b"<AppendedData")
+            .unwrap_or(xml.len());
+        grain::text::utf8_str(&xml[..text_end]).map_err(|e| e.to_string())?;
         let mut reader = quick_xml::Reader::from_reader(xml);
+        // The open elements, to name one left open at the end.
+        let mut open: Vec<String> = Vec::new();
         let mut encoding = None;
         let mut section = String::new();
         // The array whose text comes next: its name, type, format and the value count the
@@ -352,6 +389,29 @@ mod inline {
                     reader.buffer_position()
                 )
             })?;
+            if let Event::Start(e) | Event::Empty(e) = &event
+                && let Some(Err(bad)) = e.attributes().find(Result::is_err)
+            {
+                return Err(format!(
+                    "not well-formed XML at byte {}: {bad}",
+                    reader.buffer_position()
+                ));
+            }
+            if let Event::Start(e) = &event {
+                open.push(String::from_utf8_lossy(e.name().as_ref()).into_owned());
+                // Counts vtkio parses (it reports a bad one without saying which).
+                for a in e.attributes().flatten() {
+                    let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
+                    let value = String::from_utf8_lossy(&a.value).into_owned();
+                    let count = key.starts_with("NumberOf") || key == "offset";
+                    if count && value.trim().parse::<u32>().is_err() {
+                        return Err(format!(
+                            "`{}` has {key}=\"{value}\", expected a count",
+                            open.last().expect("pushed above")
+                        ));
+                    }
+                }
+            }
             match event {
                 Event::Start(e) => match e.name().as_ref() {
                     // Binary arrays of an encoding this decoder does not take are left to
@@ -359,6 +419,11 @@ mod inline {
                     b"VTKFile" => encoding = encoding_of(&e),
                     b"DataArray" => {
                         let name = attribute(&e, "Name").unwrap_or_else(|| section.clone());
+                        for key in ["type", "format"] {
+                            if attribute(&e, key).is_none() {
+                                return Err(format!("array `{name}` has no `{key}` attribute"));
+                            }
+                        }
                         if !seen.insert((section.clone(), name.clone())) {
                             return Err(format!("array `{name}` appears twice in `{section}`"));
                         }
@@ -424,6 +489,7 @@ mod inline {
                                     Layout::Plain { count } => count,
                                     Layout::Blocks { total, .. } => total,
                                 };
+                                decode_bytes(text, encoding).map_err(what)?;
                                 type_size(&kind).map(|size| bytes / size)
                             }
                             None => None,
@@ -450,6 +516,18 @@ mod inline {
                 }
                 Event::End(e) => {
                     array = None;
+                    open.pop();
+                    let topology = matches!(
+                        e.name().as_ref(),
+                        b"Cells" | b"Verts" | b"Lines" | b"Strips" | b"Polys"
+                    );
+                    if topology {
+                        for needed in ["connectivity", "offsets"] {
+                            if !seen.contains(&(section.clone(), needed.to_string())) {
+                                return Err(format!("`{section}` has no array `{needed}`"));
+                            }
+                        }
+                    }
                     if e.name().as_ref() == b"Piece" {
                         if !has_points {
                             return Err(format!("piece {pieces} has no `Points`"));
@@ -458,7 +536,14 @@ mod inline {
                         pieces += 1;
                     }
                 }
-                Event::Eof => return Ok(()),
+                Event::Eof => {
+                    return match open.last() {
+                        Some(name) => Err(format!(
+                            "not well-formed XML: `<{name}>` is not closed before the end of the file"
+                        )),
+                        None => Ok(()),
+                    };
+                }
                 _ => {}
             }
         }
@@ -485,8 +570,21 @@ mod inline {
         })
     }
 
-    /// Every value of an ASCII integer array within its type's range.
+    /// Every value of an ASCII integer array within its type's range, of a floating-point array
+    /// a number.
     fn check_ascii(text: &[u8], kind: &str) -> Result<(), String> {
+        let tokens = || {
+            text.split(u8::is_ascii_whitespace)
+                .filter(|t| !t.is_empty())
+                .map(String::from_utf8_lossy)
+                .enumerate()
+        };
+        if matches!(kind, "Float32" | "Float64") {
+            if let Some((i, token)) = tokens().find(|(_, t)| t.parse::<f64>().is_err()) {
+                return Err(format!("value {i} is `{token}`, not a number"));
+            }
+            return Ok(());
+        }
         let range: (i128, i128) = match kind {
             "Int8" => (i8::MIN.into(), i8::MAX.into()),
             "UInt8" => (0, u8::MAX.into()),
@@ -498,12 +596,7 @@ mod inline {
             "UInt64" => (0, u64::MAX.into()),
             _ => return Ok(()),
         };
-        for (i, token) in text
-            .split(u8::is_ascii_whitespace)
-            .filter(|t| !t.is_empty())
-            .enumerate()
-        {
-            let token = String::from_utf8_lossy(token);
+        for (i, token) in tokens() {
             match token.parse::<i128>() {
                 Ok(v) if (range.0..=range.1).contains(&v) => {}
                 _ => {
@@ -519,13 +612,33 @@ mod inline {
 
     /// One array's values from its base64 text.
     fn decode(text: &[u8], encoding: Encoding, float32: bool) -> Option<Vec<f64>> {
-        let bytes = match layout(text, encoding).ok()? {
+        let bytes = decode_bytes(text, encoding).ok()?;
+        Some(if float32 {
+            bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")) as f64)
+                .collect()
+        } else {
+            bytes
+                .chunks_exact(8)
+                .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        })
+    }
+
+    /// One array's bytes from its base64 text, or what is wrong with them.
+    fn decode_bytes(text: &[u8], encoding: Encoding) -> Result<Vec<u8>, String> {
+        let not_base64 = |e: base64::DecodeError| format!("its data is not base64: {e}");
+        Ok(match layout(text, encoding)? {
             Layout::Plain { count } => {
                 let h = encoding.header_bytes;
-                let mut all = BASE64.decode(text).ok()?;
+                let mut all = BASE64.decode(text).map_err(not_base64)?;
                 all.drain(..h.min(all.len()));
                 if all.len() < count {
-                    return None;
+                    return Err(format!(
+                        "its header claims {count} bytes, its data holds {}",
+                        all.len()
+                    ));
                 }
                 all.truncate(count);
                 all
@@ -537,35 +650,40 @@ mod inline {
                 start,
             } => {
                 let end = start + base64_len(compressed.iter().sum());
-                let data = BASE64.decode(text.get(start..end)?).ok()?;
+                let data = BASE64
+                    .decode(text.get(start..end).ok_or("its data is cut short")?)
+                    .map_err(not_base64)?;
                 let mut out = vec![0u8; total];
                 let mut from = 0;
-                for (block, chunk) in compressed.iter().zip(out.chunks_mut(block_size.max(1))) {
-                    let input = data.get(from..from + block)?;
+                for (i, (block, chunk)) in compressed
+                    .iter()
+                    .zip(out.chunks_mut(block_size.max(1)))
+                    .enumerate()
+                {
+                    let bad = |why: String| format!("compressed block {i}: {why}");
+                    let input = data
+                        .get(from..from + block)
+                        .ok_or_else(|| bad("cut short".into()))?;
                     from += block;
                     let written = match encoding.compressor {
-                        Compressor::Lz4 => lz4_flex::block::decompress_into(input, chunk).ok()?,
+                        Compressor::Lz4 => lz4_flex::block::decompress_into(input, chunk)
+                            .map_err(|e| bad(format!("not LZ4 data ({e})")))?,
                         _ => {
                             let mut z = flate2::read::ZlibDecoder::new(input);
-                            std::io::Read::read_exact(&mut z, chunk).ok()?;
+                            std::io::Read::read_exact(&mut z, chunk)
+                                .map_err(|e| bad(format!("not zlib data ({e})")))?;
                             chunk.len()
                         }
                     };
-                    (written == chunk.len()).then_some(())?;
+                    if written != chunk.len() {
+                        return Err(bad(format!(
+                            "holds {written} bytes, the header says {}",
+                            chunk.len()
+                        )));
+                    }
                 }
                 out
             }
-        };
-        Some(if float32 {
-            bytes
-                .chunks_exact(4)
-                .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")) as f64)
-                .collect()
-        } else {
-            bytes
-                .chunks_exact(8)
-                .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect()
         })
     }
 }
@@ -597,8 +715,7 @@ fn read_vtu(
             "raw appended binary data cannot be read; save the file with \"Encode appended data\" (ParaView) or as ASCII/inline binary".into(),
         ));
     }
-    check_vtk_file(path).map_err(fail)?;
-    let vtk = Vtk::import(path).map_err(|e| fail(format!("cannot read VTK: {e}")))?;
+    let vtk = import_vtk(path).map_err(fail)?;
     let piece: UnstructuredGridPiece = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces
             .into_iter()
@@ -1058,9 +1175,92 @@ mod tests {
         let path = dir.path().join("broken.vtu");
         std::fs::write(&path, broken).unwrap();
         let e = read_vtu_points_field(&path, "U").unwrap_err().to_string();
-        assert!(e.contains("broken.vtu"), "{e}");
+        assert!(
+            e.contains("broken.vtu: array `U` (Float64, binary): its data is not base64"),
+            "{e}"
+        );
         // A field that is not there.
         let e = read_vtu_points_field(&lz4, "V").unwrap_err().to_string();
         assert!(e.contains("no point data `V`"), "{e}");
+    }
+
+    /// Found by reading the fuzz campaign's refusals (issue #14): what vtkio refuses, it reports
+    /// in its parsers' Debug text with no place ("Parse error: Tag", "InvalidXml(NonDecodable(
+    /// Some(Utf8Error { valid_up_to: 19900 ...", "IO(Custom { kind: InvalidInput, error: "corrupt
+    /// deflate stream" })"). Each is said with its line or array now.
+    #[test]
+    fn vtkio_refusals_say_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let tetra = tetra_vtu(
+            ("binary", &base64_uint32(&U)),
+            ("binary", &base64_uint32(&POINTS)),
+        );
+        let lz4 = std::fs::read_to_string(snapshot(dir.path())).unwrap();
+        // The first LZ4 block of U starting with 0xff bytes: a literal run longer than the block.
+        let start = lz4.find(r#"Name="U""#).unwrap();
+        let body = start + lz4[start..].find('>').unwrap() + 1;
+        let array = lz4[body..].trim_start();
+        let body = lz4.len() - array.len();
+        let first = base64::engine::general_purpose::STANDARD
+            .decode(&array[..12])
+            .unwrap();
+        let blocks = u64::from_le_bytes(first[..8].try_into().unwrap()) as usize;
+        let data = body + (8 * (3 + blocks)).div_ceil(3) * 4;
+        let garbled = format!("{}////////{}", &lz4[..data], &lz4[data + 8..]);
+        let legacy = "# vtk DataFile Version 3.0\nt\nASCII\nDATASET UNSTRUCTURED_GRID\nPOINTS 4 double\n0 0 0\n1 0 0\n0 1 0\n0 0 1\nCELLS 1 5\n4 0 1 2 3\nCELL_TYPES 1\n10\n";
+        let mut utf8 = tetra.clone().into_bytes();
+        utf8.insert(tetra.find("<Cells>").unwrap() + "<Cells>".len(), 0xff);
+        let cases: [(&str, Vec<u8>, &str); 7] = [
+            (
+                "utf8.vtu",
+                utf8,
+                "line 8, column 8: not UTF-8 text (byte 0xff)",
+            ),
+            (
+                "lz4.vtu",
+                garbled.into_bytes(),
+                "array `U` (Float64, binary): compressed block",
+            ),
+            (
+                "open.vtu",
+                tetra.replace("</VTKFile>", "").into_bytes(),
+                "not well-formed XML: `<VTKFile>` is not closed before the end of the file",
+            ),
+            (
+                "offsets.vtu",
+                tetra
+                    .replace(
+                        "<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">4</DataArray>",
+                        "",
+                    )
+                    .into_bytes(),
+                "`Cells` has no array `offsets`",
+            ),
+            (
+                "count.vtu",
+                tetra
+                    .replace("NumberOfPoints=\"4\"", "NumberOfPoints=\"four\"")
+                    .into_bytes(),
+                "`Piece` has NumberOfPoints=\"four\", expected a count",
+            ),
+            (
+                "points.vtk",
+                legacy.replace("0 0 1\n", "").into_bytes(),
+                "line 9, column 1: the legacy VTK format expects a number, found `CELLS 1 5`",
+            ),
+            (
+                "types.vtk",
+                legacy
+                    .replace("CELL_TYPES 1\n10", "CELL_TYPES 1\nten")
+                    .into_bytes(),
+                "line 13, column 1: the legacy VTK format expects a number, found `ten`",
+            ),
+        ];
+        for (name, bytes, wanted) in cases {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let e = read_vtu_mesh(&path).expect_err(name).to_string();
+            assert!(e.contains(&format!("{name}: {wanted}")), "{e}");
+        }
     }
 }

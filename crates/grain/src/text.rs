@@ -14,19 +14,26 @@ pub struct NotUtf8 {
 
 /// `bytes` as text, or where its first byte that is not UTF-8 is.
 pub fn utf8_text(bytes: Vec<u8>) -> Result<String, NotUtf8> {
-    String::from_utf8(bytes).map_err(|e| {
-        let at = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line_start = bytes[..at]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |p| p + 1);
-        NotUtf8 {
-            line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
-            column: 1 + at - line_start,
-            byte: bytes[at],
-        }
-    })
+    String::from_utf8(bytes).map_err(|e| locate(e.as_bytes(), e.utf8_error()))
+}
+
+/// [`utf8_text`] without taking the bytes.
+pub fn utf8_str(bytes: &[u8]) -> Result<&str, NotUtf8> {
+    std::str::from_utf8(bytes).map_err(|e| locate(bytes, e))
+}
+
+/// Line and column of the first bad byte.
+fn locate(bytes: &[u8], e: std::str::Utf8Error) -> NotUtf8 {
+    let at = e.valid_up_to();
+    let line_start = bytes[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |p| p + 1);
+    NotUtf8 {
+        line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+        column: 1 + at - line_start,
+        byte: bytes[at],
+    }
 }
 
 #[cfg(test)]

@@ -4,15 +4,13 @@
 use std::path::Path;
 
 use nalgebra::Point3;
-use vtkio::model::{DataSet, PolyDataPiece, Vtk};
+use vtkio::model::{DataSet, PolyDataPiece};
 
 use crate::error::BakeError;
 use crate::surface::TriangleMesh;
 
 pub(super) fn read_polydata(path: &Path) -> Result<TriangleMesh, BakeError> {
-    fem::check_vtk_file(path).map_err(|e| BakeError::input(path, e))?;
-    let vtk =
-        Vtk::import(path).map_err(|e| BakeError::input(path, format!("cannot read VTK: {e}")))?;
+    let vtk = fem::import_vtk(path).map_err(|e| BakeError::input(path, e))?;
     let piece: PolyDataPiece = match vtk.data {
         DataSet::PolyData { pieces, .. } => pieces
             .into_iter()
