@@ -158,6 +158,15 @@ pub fn bake_mesh(
         path: source.to_path_buf(),
         error,
     };
+    // A grid too large for the memory comes from the file's vertices as much as the flag.
+    let grid = |lo, hi| {
+        options.grid(lo, hi).map_err(|e| match e {
+            BakeError::Parameter { field, message } => {
+                BakeError::input(source, format!("{field}: {message}"))
+            }
+            e => e,
+        })
+    };
     let closure = mesh.check().map_err(mesh_error)?;
     let signing = match (closure, options.open) {
         (Closure::Closed, _) => Signing::PseudoNormal,
@@ -179,7 +188,7 @@ pub fn bake_mesh(
         }
         Signing::WindingNumber => {
             let (lo, hi) = mesh.bounds().expect("checked");
-            let spec = options.grid(lo, hi)?;
+            let spec = grid(lo, hi)?;
             let values = DistanceField::new(mesh, signing).grid(&spec, Extent::Full);
             let grid = LevelSetGrid::new(spec, values)
                 .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
@@ -192,7 +201,7 @@ pub fn bake_mesh(
     local.transform(&frame.rotation, &translation);
 
     let (lo, hi) = local.bounds().expect("checked");
-    let spec = options.grid(lo, hi)?;
+    let spec = grid(lo, hi)?;
     let field = DistanceField::new(&local, signing);
     let values = field.grid(&spec, options.extent);
     let nodes = match options.nodes {

@@ -247,17 +247,38 @@ fn fem_decks_and_volume_meshes_are_baked_from_their_boundary() {
 
 /// Found by mutating inputs (issue #14): a stray far-away vertex asked for a grid of tens of
 /// gigabytes, which aborted the process ("memory allocation failed", exit 134) or overflowed a
-/// capacity (a panic) with `--open winding`. Now refused with the grid's size and the flag.
+/// capacity (a panic) with `--open winding`. Now refused with the grid's size and the flag,
+/// whatever the format the vertex comes in (STL, OBJ, a VTU volume mesh's surface).
 #[test]
 fn a_stray_far_away_vertex_is_refused_with_the_grid_size() {
     let dir = tempfile::tempdir().unwrap();
     let mut mesh = Primitive::Cuboid { half: [0.5; 3] }.surface_mesh(1.0);
     mesh.vertices[0] = Point3::new(-1e6, -0.5, -0.5);
-    let stl = crate::inputs::ascii_stl(&mesh);
-    let path = dir.path().join("spike.stl");
-    std::fs::write(&path, stl).unwrap();
+    let stl = dir.path().join("spike.stl");
+    std::fs::write(&stl, crate::inputs::ascii_stl(&mesh)).unwrap();
+    let obj = dir.path().join("spike.obj");
+    let mut text = String::new();
+    for v in &mesh.vertices {
+        text += &format!("v {} {} {}\n", v.x, v.y, v.z);
+    }
+    for t in &mesh.triangles {
+        text += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    std::fs::write(&obj, text).unwrap();
+    // A box of tetrahedra whose corner node 0 (at the origin) is pulled out along -x: its
+    // elements stretch, none turns inside out.
+    let mut volume = fem::box_mesh(grain::ElementType::Tet4, [0.0; 3], [1.0; 3], [2, 2, 2]);
+    assert_eq!(volume.nodes.row(0).to_vec(), [0.0; 3]);
+    volume.nodes[[0, 0]] = -1e6;
+    let vtu = dir.path().join("spike.vtu");
+    grain::vtk::write_vtu(&vtu, &volume, &[]).unwrap();
     let out = dir.path().join("spike.grain");
-    for open in ["refuse", "winding"] {
+    for (path, open) in [
+        (&stl, "refuse"),
+        (&stl, "winding"),
+        (&obj, "refuse"),
+        (&vtu, "refuse"),
+    ] {
         let (ok, _, stderr) = bake(&[
             "mesh",
             path.to_str().unwrap(),
@@ -270,8 +291,9 @@ fn a_stray_far_away_vertex_is_refused_with_the_grid_size() {
         ]);
         assert!(!ok);
         assert!(
-            stderr.contains("--spacing")
-                && stderr.contains("would have 10000005")
+            stderr.contains(path.to_str().unwrap())
+                && stderr.contains("--spacing")
+                && stderr.contains("would have 100000")
                 && stderr.contains("nodes and need about")
                 && stderr.contains("stray far-away vertices"),
             "{stderr}"
