@@ -29,12 +29,22 @@ pub enum ExtractError {
     /// Reading an input (a snapshot file, a deck, a scalars table) failed.
     #[error(transparent)]
     Input(#[from] SnapshotError),
-    /// Building modes failed.
-    #[error(transparent)]
-    Modes(#[from] crate::modes::ModeError),
-    /// Integrating M and K failed.
-    #[error(transparent)]
-    Modal(#[from] crate::modal::ModalError),
+    /// Building modes from the snapshots failed.
+    #[error("{snapshots}: {error}")]
+    Modes {
+        /// The snapshot files, as [`sources`] names them.
+        snapshots: String,
+        /// What failed.
+        error: crate::modes::ModeError,
+    },
+    /// Integrating M and K over the mesh failed.
+    #[error("{}: {error}", mesh.display())]
+    Modal {
+        /// The file the mesh came from (the deck, or the first snapshot).
+        mesh: PathBuf,
+        /// What failed.
+        error: crate::modal::ModalError,
+    },
     /// An option is missing or out of range.
     #[error("{option}: {message}")]
     Option {
@@ -43,6 +53,15 @@ pub enum ExtractError {
         /// What was expected.
         message: String,
     },
+}
+
+/// The snapshot files of `o` for a message: the file, or the first and how many more.
+fn sources(o: &ExtractOptions) -> String {
+    match o.snapshots.as_slice() {
+        [] => "no snapshot".into(),
+        [one] => one.display().to_string(),
+        [first, rest @ ..] => format!("{} (and {} more snapshots)", first.display(), rest.len()),
+    }
 }
 
 fn option(option: &str, message: impl Into<String>) -> ExtractError {
@@ -383,6 +402,10 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     )?;
     let mesh = part.mesh;
     let material = material(o, deck.as_ref())?;
+    let modes_error = |error| ExtractError::Modes {
+        snapshots: sources(o),
+        error,
+    };
     let n = mesh.nodes.nrows();
     let s = ids.len();
     let scalars = o
@@ -468,7 +491,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
 
     let (mut modes, construction) = match &o.method {
         Method::Svd(keep) => {
-            let (modes, singular_values) = svd_modes(u, *keep)?;
+            let (modes, singular_values) = svd_modes(u, *keep).map_err(modes_error)?;
             let truncation = match keep {
                 Keep::Count(k) => Truncation::Count { modes: *k },
                 Keep::Energy(f) => Truncation::Energy { fraction: *f },
@@ -491,7 +514,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             )
         }
         Method::Difference(tolerance) => (
-            difference_modes(u, *tolerance)?,
+            difference_modes(u, *tolerance).map_err(modes_error)?,
             ModeConstruction::Difference {
                 tolerance: *tolerance,
             },
@@ -503,7 +526,17 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     normalize(&mut modes, &o.normalization, control_train.as_deref(), u)?;
     let as_array =
         |m: &Mat<f64>| Array3::from_shape_fn((m.ncols(), n, 3), |(a, k, c)| m[(3 * k + c, a)]);
-    let (mut mass, mut stiffness) = modal_matrices(&mesh, &as_array(&modes), &material)?;
+    let (mut mass, mut stiffness) =
+        modal_matrices(&mesh, &as_array(&modes), &material).map_err(|error| {
+            ExtractError::Modal {
+                mesh: o
+                    .mesh
+                    .clone()
+                    .or_else(|| o.snapshots.first().cloned())
+                    .unwrap_or_default(),
+                error,
+            }
+        })?;
     if o.normalization == Normalization::Mass {
         let scales: Vec<f64> = (0..modes.ncols())
             .map(|a| 1.0 / mass[[a, a]].sqrt())
@@ -520,7 +553,8 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     }
     if o.energy_orthogonalize {
         let (rotated, m, k) =
-            energy_orthogonalize(modes.as_ref(), &to_dmatrix(&mass), &to_dmatrix(&stiffness))?;
+            energy_orthogonalize(modes.as_ref(), &to_dmatrix(&mass), &to_dmatrix(&stiffness))
+                .map_err(modes_error)?;
         modes = rotated;
         mass = to_array(&m);
         stiffness = to_array(&k);

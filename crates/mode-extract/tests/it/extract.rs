@@ -250,3 +250,50 @@ fn reaction_force_fit_tabulates_calculix_reactions() {
     .to_string();
     assert!(e.contains("tiny.inp"), "{e}");
 }
+
+/// Found by mutating inputs (issue #14): checks on the modes and on the mesh ("no usable
+/// snapshot", an inverted element) named no file. The snapshots and the mesh's file now lead
+/// their messages.
+#[test]
+fn mode_and_mesh_failures_name_their_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros: String = "node,u1,u2,u3\n".to_string()
+        + &(1..=12).map(|n| format!("{n},0,0,0\n")).collect::<String>();
+    let tables: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let p = dir.path().join(format!("zero{i}.csv"));
+            std::fs::write(&p, &zeros).unwrap();
+            p
+        })
+        .collect();
+    let o = ExtractOptions {
+        mesh: Some(data("tiny.inp")),
+        ..ExtractOptions::new(tables)
+    };
+    let e = extract(&o).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "zero0.csv (and 1 more snapshots): no usable snapshot: every displacement is zero"
+        ),
+        "{e}"
+    );
+    // The second element's nodes listed bottom face last: inside out.
+    let deck = std::fs::read_to_string(data("tiny.inp")).unwrap().replace(
+        "2, 2, 9, 10, 3, 6, 11, 12, 7",
+        "2, 6, 11, 12, 7, 2, 9, 10, 3",
+    );
+    let inverted = dir.path().join("inverted.inp");
+    std::fs::write(&inverted, deck).unwrap();
+    let o = ExtractOptions {
+        mesh: Some(inverted.clone()),
+        ..options(Method::Single, Normalization::UnitMax)
+    };
+    let e = extract(&o).unwrap_err().to_string();
+    assert!(
+        e.starts_with(&format!(
+            "{}: element 1 of block 0 (C3D8) is inverted",
+            inverted.display()
+        )),
+        "{e}"
+    );
+}
