@@ -623,6 +623,73 @@ impl Outcome {
     }
 }
 
+/// How one read of a mutant went.
+enum Verdict {
+    /// A value whose numbers are all finite.
+    Accepted,
+    /// An error that names the file.
+    Refused(String),
+    /// A failure of the reader (a panic is caught apart).
+    Failed(String),
+}
+
+/// Judges a reader's answer for the mutant at `name` (its path as text).
+fn verdict(read: std::result::Result<Checked, String>, name: &str) -> Verdict {
+    match read {
+        Ok(Ok(())) => Verdict::Accepted,
+        Ok(Err(value)) => Verdict::Failed(format!("accepted a non-finite value: {value}")),
+        Err(message) if !message.contains(name) && !message.contains("current.") => {
+            Verdict::Failed(format!("an error that does not name the file: {message}"))
+        }
+        Err(message) => Verdict::Refused(message),
+    }
+}
+
+/// One input of a coverage-guided run (`fuzz/`, cargo-fuzz on a nightly toolchain): `data`
+/// read as target `name`'s format, judged as a campaign judges a mutant. A failure panics, which
+/// libFuzzer reports with the input; a reader's own panic or abort goes to libFuzzer as it is.
+pub fn libfuzzer_one(name: &str, data: &[u8]) {
+    use std::sync::OnceLock;
+    static SET_UP: OnceLock<(Target, PathBuf)> = OnceLock::new();
+    let (target, current) = SET_UP.get_or_init(|| {
+        let target = targets()
+            .into_iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no fuzz target `{name}`"));
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("xtask sits in the workspace");
+        // One directory per process: libFuzzer's workers (-fork, -jobs) run side by side.
+        let dir = root
+            .join("target/fuzz/libfuzzer")
+            .join(format!("{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a scratch directory");
+        (target.seeds)(root, &dir).expect("the target's seeds");
+        let current = dir.join(format!("current.{}", target.ext));
+        (target, current)
+    });
+    std::fs::write(current, data).expect("the input written");
+    if let Verdict::Failed(what) = verdict((target.read)(current), &current.display().to_string()) {
+        panic!("{what}");
+    }
+}
+
+/// Writes target `name`'s seed files into `corpus` (`seed-N`), the starting corpus of a
+/// coverage-guided run.
+pub fn write_seeds(root: &Path, name: &str, corpus: &Path) -> Result<()> {
+    let target = targets()
+        .into_iter()
+        .find(|t| t.name == name)
+        .with_context(|| format!("no fuzz target `{name}`"))?;
+    let scratch = root.join("target/fuzz/seeds").join(name);
+    std::fs::create_dir_all(&scratch)?;
+    std::fs::create_dir_all(corpus)?;
+    for (i, seed) in (target.seeds)(root, &scratch)?.iter().enumerate() {
+        std::fs::write(corpus.join(format!("seed-{i}")), seed)?;
+    }
+    Ok(())
+}
+
 /// Failures saved per campaign (one bug tends to fail thousands of mutants).
 const SAVED: usize = 20;
 
@@ -705,20 +772,17 @@ pub fn campaign(
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| (target.read)(&current)));
         busy_since.store(0, Ordering::Relaxed);
         outcome.runs += 1;
-        let failure = match result {
+        let failure = match result.map(|r| verdict(r, &name)) {
             Err(_) => Some(format!(
                 "panic: {}",
                 panic.lock().unwrap_or_else(|e| e.into_inner())
             )),
-            Ok(Ok(Ok(()))) => {
+            Ok(Verdict::Accepted) => {
                 outcome.accepted += 1;
                 None
             }
-            Ok(Ok(Err(value))) => Some(format!("accepted a non-finite value: {value}")),
-            Ok(Err(message)) if !message.contains(&name) && !message.contains("current.") => {
-                Some(format!("an error that does not name the file: {message}"))
-            }
-            Ok(Err(message)) => {
+            Ok(Verdict::Failed(what)) => Some(what),
+            Ok(Verdict::Refused(message)) => {
                 let key = shape(&message, &name);
                 let known = outcome.messages.len();
                 if let Some(entry) = outcome.messages.get_mut(&key) {

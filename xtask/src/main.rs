@@ -8,11 +8,11 @@
 //!   release mode), each printing its figures side by side;
 //! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
 //! - `fuzz [TARGET...] [--time S]`: a fuzz campaign against every input format (see [`fuzz`]);
+//!   `fuzz-corpus DIR` writes the seed files for the coverage-guided harness in `fuzz/`;
 //! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]).
 
 mod demo;
 mod fem;
-mod fuzz;
 mod measure;
 mod pipeline;
 mod plot;
@@ -26,6 +26,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
 use pipeline::{Outcome, Pipeline};
+use xtask::fuzz;
 
 #[derive(Parser)]
 #[command(about = "Automation for the deformable LS-DEM workspace", version)]
@@ -116,6 +117,14 @@ enum Cmd {
         /// Print each target's this many most frequent refusal messages (to read them).
         #[arg(long, default_value_t = 0)]
         messages: usize,
+    },
+    /// Writes each target's seed files into DIR/TARGET/: the starting corpora of the
+    /// coverage-guided harness (`FORMAT=TARGET cargo +nightly fuzz run formats DIR/TARGET`).
+    FuzzCorpus {
+        /// The directory.
+        dir: PathBuf,
+        /// The targets (default: all).
+        targets: Vec<String>,
     },
     /// One target's campaign, run by `fuzz` in a child process.
     #[command(hide = true)]
@@ -274,6 +283,22 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } else {
             ExitCode::FAILURE
         }),
+        Cmd::FuzzCorpus { dir, targets } => {
+            let names: Vec<String> = if targets.is_empty() {
+                fuzz::targets().iter().map(|t| t.name.to_string()).collect()
+            } else {
+                targets
+            };
+            for name in &names {
+                fuzz::write_seeds(&workspace_root(), name, &dir.join(name))?;
+            }
+            println!(
+                "seeds of {} targets written under {}",
+                names.len(),
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Cmd::FuzzWorker {
             target,
             time,

@@ -46,7 +46,9 @@
 //! hold = ["rotation"]    # optional: degrees of freedom held, among "x", "y", "z", "rotation"
 //!                        # (free grains; see Dof)
 //!
-//! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart
+//! [[lattices]]           # counts[0] x counts[1] x counts[2] grains, spacing apart (at least
+//!                        # 1e-3 of the grain's bounding radius; every grain of a scene within
+//!                        # 1e8 of its radius from the origin, where f64 still resolves it)
 //! bundle = "sphere.grain"
 //! origin = [0, 0, 0]
 //! counts = [6, 6, 6]

@@ -280,6 +280,10 @@ impl Simulation {
     /// Builds the initial state of a scene (`path`: the scene file, for relative bundle paths
     /// and messages) and evaluates the initial forces.
     pub fn from_scene(scene: &Scene, path: &Path) -> Result<Simulation, SceneError> {
+        /// How far from the origin, in its own radii, a grain may be placed.
+        const FARTHEST: f64 = 1e8;
+        /// The closest a lattice may place its grains, in their radii.
+        const CLOSEST: f64 = 1e-3;
         let key_error = |(key, message): (String, String)| SceneError::Key {
             path: path.to_path_buf(),
             key,
@@ -310,8 +314,13 @@ impl Simulation {
         let mut bodies = Vec::new();
         let mut modal_specs: Vec<(Option<&ModesSpec>, String)> = Vec::new();
         let mut node_roles = Vec::new();
+        // Where each body was placed, for the check below: its key, position and shape.
+        let mut places: Vec<(String, [f64; 3], usize)> = Vec::new();
+        // Each lattice's index, spacing, counts and shape, for the check below.
+        let mut spacings = Vec::new();
         for (i, g) in scene.grains.iter().enumerate() {
             let shape = shape_of(&g.bundle, format!("grains[{i}].bundle"))?;
+            places.push((format!("grains[{i}].position"), g.position, shape));
             let drive = match &g.motion {
                 None => free_drive(&g.hold),
                 Some(m) => Drive::Prescribed {
@@ -332,6 +341,13 @@ impl Simulation {
         }
         for (i, l) in scene.lattices.iter().enumerate() {
             let shape = shape_of(&l.bundle, format!("lattices[{i}].bundle"))?;
+            // Its farthest grains are at its two extreme corners.
+            let far = [0, 1, 2]
+                .map(|d| l.origin[d] + l.counts[d].saturating_sub(1) as f64 * l.spacing[d]);
+            for corner in [l.origin, far] {
+                places.push((format!("lattices[{i}].origin"), corner, shape));
+            }
+            spacings.push((i, l.spacing, l.counts, shape));
             for a in 0..l.counts[0] {
                 for b in 0..l.counts[1] {
                     for c in 0..l.counts[2] {
@@ -350,6 +366,37 @@ impl Simulation {
                         node_roles.push(None);
                     }
                 }
+            }
+        }
+        // Beyond FARTHEST of its radius from the origin, f64 resolves less than about 2e-8 of a
+        // grain: its contact geometry would be rounding noise, and a lattice's grains would fall
+        // onto each other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on
+        // one point, and the first step ran for minutes).
+        for (key, position, shape) in &places {
+            let r = shapes[*shape].bounding_radius;
+            if position.iter().any(|x| x.abs() > FARTHEST * r) {
+                return Err(key_error((
+                    key.clone(),
+                    format!(
+                        "the grain would sit at {position:?}, more than {FARTHEST:e} times its radius {r:e} from the origin, where floating point cannot resolve it; move the scene nearer the origin"
+                    ),
+                )));
+            }
+        }
+        // Grains of a lattice closer than CLOSEST of their radius lie on top of each other (the
+        // fuzz campaign's 1e-320), and the first step runs for minutes; even plates stacked
+        // along their thickness are farther apart.
+        for (i, spacing, counts, shape) in spacings {
+            let r = shapes[shape].bounding_radius;
+            if let Some(d) = (0..3).find(|&d| counts[d] > 1 && spacing[d] < CLOSEST * r) {
+                return Err(key_error((
+                    format!("lattices[{i}].spacing"),
+                    format!(
+                        "{:e} along {} puts the grains on top of each other: at least {CLOSEST:e} times their radius {r:e} expected",
+                        spacing[d],
+                        ["x", "y", "z"][d]
+                    ),
+                )));
             }
         }
         for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {

@@ -199,6 +199,29 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
             ),
             vec!["lattices[0].counts"],
         ),
+        // Found by the fuzz campaign (issue #14): an origin of 1e308 put a lattice's 3,000
+        // grains on one point (1e308 + 22 k == 1e308), and the first step ran for minutes.
+        (
+            format!(
+                "{GOOD}[[lattices]]\nbundle = \"ball.grain\"\norigin = [0, 0, 1e308]\ncounts = [1, 1, 3000]\nspacing = [2, 2, 2]\n"
+            ),
+            vec![
+                "lattices[0].origin: the grain would sit at [0.0, 0.0, 1e308], more than 1e8 times its radius",
+                "move the scene nearer the origin",
+            ],
+        ),
+        (
+            format!(
+                "{GOOD}[[lattices]]\nbundle = \"ball.grain\"\norigin = [0, 0, 5]\ncounts = [1, 1, 3000]\nspacing = [2, 2, 1e-320]\n"
+            ),
+            vec![
+                "lattices[0].spacing: 1e-320 along z puts the grains on top of each other: at least 1e-3 times their radius",
+            ],
+        ),
+        (
+            GOOD.replace("position = [0, 0, 0]", "position = [0, -1e9, 0]"),
+            vec!["grains[0].position: the grain would sit at [0.0, -1000000000.0, 0.0]"],
+        ),
     ];
     let mut failures = Vec::new();
     for (text, wanted) in cases {

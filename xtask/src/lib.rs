@@ -1,0 +1,4 @@
+//! The part of `cargo xtask` that another harness uses: the fuzz targets, shared by
+//! `cargo xtask fuzz` (structured mutation) and the coverage-guided harness in `fuzz/`.
+
+pub mod fuzz;
