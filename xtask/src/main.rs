@@ -229,7 +229,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 pipeline.stages.len()
             );
             match pipeline.run(&dir, &path, force, None, &mut std::io::stdout())? {
-                Outcome::Done => Ok(ExitCode::SUCCESS),
+                Outcome::Done { .. } => Ok(ExitCode::SUCCESS),
                 Outcome::Failed { code, .. } => Ok(ExitCode::from(u8::try_from(code).unwrap_or(1))),
             }
         }

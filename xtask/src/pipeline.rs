@@ -96,7 +96,10 @@ impl std::fmt::Display for Reason {
 #[derive(Debug, PartialEq)]
 pub enum Outcome {
     /// Every stage ran or was up to date.
-    Done,
+    Done {
+        /// How many stages ran (the others were up to date).
+        ran: usize,
+    },
     /// A stage failed; the process should exit with this code.
     Failed {
         /// The stage's name.
@@ -147,6 +150,7 @@ impl Pipeline {
             tags.is_none_or(|t| stage.tags.iter().all(|s| t.contains(&s.as_str())))
         };
         let stages: Vec<&Stage> = self.stages.iter().filter(selected).collect();
+        let mut ran = 0;
         for (i, stage) in stages.iter().enumerate() {
             let label = format!("[{}/{}] {}", i + 1, stages.len(), stage.name);
             let reason = if force {
@@ -196,8 +200,9 @@ impl Pipeline {
             std::fs::create_dir_all(stamp.parent().expect("in .pipeline"))?;
             std::fs::write(&stamp, &stage.command)
                 .with_context(|| format!("cannot write {}", stamp.display()))?;
+            ran += 1;
         }
-        Ok(Outcome::Done)
+        Ok(Outcome::Done { ran })
     }
 }
 
@@ -404,7 +409,7 @@ mod tests {
         let d = dir.path();
         let p = toy(d);
         let (ran, log, outcome) = run(&p, d, false);
-        assert_eq!(outcome, Outcome::Done);
+        assert_eq!(outcome, Outcome::Done { ran: 3 });
         assert_eq!(ran, ["copy-a", "copy-b", "copy-x"]);
         assert!(
             log.contains("[1/3] copy-a: runs, output b.txt is missing"),
@@ -412,8 +417,9 @@ mod tests {
         );
         settle(d);
 
-        let (ran, log, _) = run(&p, d, false);
+        let (ran, log, outcome) = run(&p, d, false);
         assert!(ran.is_empty(), "{ran:?}");
+        assert_eq!(outcome, Outcome::Done { ran: 0 });
         assert_eq!(log.matches("skipped, up to date").count(), 3, "{log}");
 
         set_time(&d.join("x.txt"), 1000);

@@ -121,22 +121,26 @@ impl Suite {
             println!("{} {}: pipeline {}", self.dir, case.name, dir.display());
             let start = Instant::now();
             let tags = [variant, case.name];
-            if let Outcome::Failed { stage, code } =
-                pipeline.run(&dir, path, false, Some(&tags), &mut std::io::stdout())?
-            {
-                bail!("{}: stage {stage} failed with exit code {code}", case.name);
-            }
-            let seconds = start.elapsed().as_secs_f64();
+            let timing = match pipeline.run(&dir, path, false, Some(&tags), &mut std::io::stdout())? {
+                Outcome::Failed { stage, code } => {
+                    bail!("{}: stage {stage} failed with exit code {code}", case.name)
+                }
+                Outcome::Done { ran: 0 } => "Every stage was up to date: nothing ran again (each run's own wall time is given below).".to_string(),
+                Outcome::Done { ran } => format!(
+                    "Pipeline wall time ({ran} stages that ran, including the solver): {:.1} s.",
+                    start.elapsed().as_secs_f64()
+                ),
+            };
             let checked = (case.check)(&dir, variant)?;
             let (title, (x, y), series) = &checked.plot;
             let plot = out.join(format!("{}-{variant}.svg", case.name));
             draw(&plot, title, (x, y), series)?;
             report.push_str(&format!(
-            "\n## {}\n\n![{}]({})\n\nPipeline wall time (stages that ran, including the solver): {seconds:.1} s.\n\n",
-            case.name,
-            title,
-            plot.file_name().expect("a file name").to_string_lossy()
-        ));
+                "\n## {}\n\n![{}]({})\n\n{timing}\n\n",
+                case.name,
+                title,
+                plot.file_name().expect("a file name").to_string_lossy()
+            ));
             for n in &checked.notes {
                 report.push_str(n);
                 report.push_str("\n\n");
