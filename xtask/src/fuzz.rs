@@ -183,6 +183,16 @@ pub struct Target {
     read: Read,
 }
 
+/// The target called `name`, or an error listing them all.
+pub fn target(name: &str) -> Result<Target> {
+    let all = targets();
+    let known: Vec<&str> = all.iter().map(|t| t.name).collect();
+    let list = known.join(", ");
+    all.into_iter()
+        .find(|t| t.name == name)
+        .with_context(|| format!("no fuzz target `{name}` (targets: {list})"))
+}
+
 /// Every target.
 pub fn targets() -> Vec<Target> {
     vec![
@@ -652,10 +662,7 @@ pub fn libfuzzer_one(name: &str, data: &[u8]) {
     use std::sync::OnceLock;
     static SET_UP: OnceLock<(Target, PathBuf)> = OnceLock::new();
     let (target, current) = SET_UP.get_or_init(|| {
-        let target = targets()
-            .into_iter()
-            .find(|t| t.name == name)
-            .unwrap_or_else(|| panic!("no fuzz target `{name}`"));
+        let target = target(name).unwrap_or_else(|e| panic!("{e}"));
         let root = Path::new(env!("CARGO_MANIFEST_DIR"))
             .parent()
             .expect("xtask sits in the workspace");
@@ -677,10 +684,7 @@ pub fn libfuzzer_one(name: &str, data: &[u8]) {
 /// Writes target `name`'s seed files into `corpus` (`seed-N`), the starting corpus of a
 /// coverage-guided run.
 pub fn write_seeds(root: &Path, name: &str, corpus: &Path) -> Result<()> {
-    let target = targets()
-        .into_iter()
-        .find(|t| t.name == name)
-        .with_context(|| format!("no fuzz target `{name}`"))?;
+    let target = target(name)?;
     let scratch = root.join("target/fuzz/seeds").join(name);
     std::fs::create_dir_all(&scratch)?;
     std::fs::create_dir_all(corpus)?;
@@ -816,13 +820,10 @@ pub fn campaign(
 /// `cargo xtask fuzz`: each target's campaign in a child process (`xtask fuzz-worker`), so that
 /// an abort is reported with its input instead of ending the campaign unexplained.
 pub fn run(names: &[String], time: f64, runs: u64, seed: u64, messages: usize) -> Result<bool> {
-    let all = targets();
     for n in names {
-        if !all.iter().any(|t| t.name == n) {
-            let known: Vec<&str> = all.iter().map(|t| t.name).collect();
-            bail!("no fuzz target `{n}` (targets: {})", known.join(", "));
-        }
+        target(n)?;
     }
+    let all = targets();
     let exe = std::env::current_exe()?;
     let mut clean = true;
     println!(
@@ -901,13 +902,9 @@ pub fn worker(
     (time, runs, seed): (f64, u64, u64),
     messages: usize,
 ) -> Result<()> {
-    let all = targets();
-    let t = all
-        .iter()
-        .find(|t| t.name == name)
-        .context("unknown target")?;
+    let t = target(name)?;
     let dir = root.join("target/fuzz").join(name);
-    let o = campaign(t, root, &dir, seed, runs, Duration::from_secs_f64(time))?;
+    let o = campaign(&t, root, &dir, seed, runs, Duration::from_secs_f64(time))?;
     println!("FUZZ {} {} {}", o.runs, o.accepted, o.failed);
     for (path, what) in &o.failures {
         println!("FAIL {}: {what}", path.display());

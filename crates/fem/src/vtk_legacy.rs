@@ -17,12 +17,7 @@ pub fn locate_error(bytes: &[u8]) -> Option<String> {
         Err(nom::Err::Error(e) | nom::Err::Failure(e)) => e,
         Err(nom::Err::Incomplete(_)) => return Some(ends_early.into()),
     };
-    let at = bytes.len() - e.input.len();
-    let line_start = bytes[..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |p| p + 1);
-    let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    let (line, column) = grain::text::line_column(bytes, bytes.len() - e.input.len());
     let found: String = String::from_utf8_lossy(e.input)
         .split(['\n', '\r'])
         .next()
@@ -41,8 +36,7 @@ pub fn locate_error(bytes: &[u8]) -> Option<String> {
         format!("line {line}: the file ends where the legacy VTK format expects {expected}")
     } else {
         format!(
-            "line {line}, column {}: the legacy VTK format expects {expected}, found `{found}`",
-            1 + at - line_start
+            "line {line}, column {column}: the legacy VTK format expects {expected}, found `{found}`"
         )
     })
 }

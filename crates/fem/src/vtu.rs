@@ -368,6 +368,11 @@ mod inline {
             .windows(b"<AppendedData".len())
             .position(|w| w == b"<AppendedData")
             .unwrap_or(xml.len());
+        // vtkio would misread raw appended data.
+        let appended = xml[text_end..].split(|&b| b == b'>').next().unwrap_or(&[]);
+        if appended.windows(14).any(|w| w == b"encoding=\"raw\"") {
+            return Err("raw appended binary data cannot be read; save the file with \"Encode appended data\" (ParaView) or as ASCII/inline binary".into());
+        }
         grain::text::utf8_str(&xml[..text_end]).map_err(|e| e.to_string())?;
         let mut reader = quick_xml::Reader::from_reader(xml);
         // The open elements, to name one left open at the end.
@@ -389,27 +394,30 @@ mod inline {
                     reader.buffer_position()
                 )
             })?;
-            if let Event::Start(e) | Event::Empty(e) = &event
-                && let Some(Err(bad)) = e.attributes().find(Result::is_err)
-            {
-                return Err(format!(
-                    "not well-formed XML at byte {}: {bad}",
-                    reader.buffer_position()
-                ));
-            }
-            if let Event::Start(e) = &event {
-                open.push(String::from_utf8_lossy(e.name().as_ref()).into_owned());
-                // Counts vtkio parses (it reports a bad one without saying which).
-                for a in e.attributes().flatten() {
-                    let key = String::from_utf8_lossy(a.key.as_ref()).into_owned();
-                    let value = String::from_utf8_lossy(&a.value).into_owned();
+            if let Event::Start(e) | Event::Empty(e) = &event {
+                let element = String::from_utf8_lossy(e.name().as_ref()).into_owned();
+                for a in e.attributes() {
+                    let a = a.map_err(|bad| {
+                        format!(
+                            "not well-formed XML at byte {}: {bad}",
+                            reader.buffer_position()
+                        )
+                    })?;
+                    // Counts vtkio parses (it reports a bad one without saying which).
+                    let key = String::from_utf8_lossy(a.key.as_ref());
                     let count = key.starts_with("NumberOf") || key == "offset";
-                    if count && value.trim().parse::<u32>().is_err() {
+                    if count
+                        && std::str::from_utf8(&a.value)
+                            .map_or(true, |v| v.trim().parse::<u32>().is_err())
+                    {
                         return Err(format!(
-                            "`{}` has {key}=\"{value}\", expected a count",
-                            open.last().expect("pushed above")
+                            "`{element}` has {key}=\"{}\", expected a count",
+                            String::from_utf8_lossy(&a.value)
                         ));
                     }
+                }
+                if matches!(event, Event::Start(_)) {
+                    open.push(element);
                 }
             }
             match event {
@@ -693,28 +701,6 @@ fn read_vtu(
     field: Option<&str>,
 ) -> Result<(FemMesh, Option<PointVectors>), DeckError> {
     let fail = |message: String| DeckError::file(path, message);
-    // The first MiB tells raw appended data (vtkio would misread it); the rest is not read twice.
-    let mut head = Vec::new();
-    std::io::Read::read_to_end(
-        &mut std::io::Read::take(
-            std::fs::File::open(path).map_err(|source| DeckError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?,
-            1 << 20,
-        ),
-        &mut head,
-    )
-    .map_err(|source| DeckError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let head = String::from_utf8_lossy(&head);
-    if head.contains("encoding=\"raw\"") {
-        return Err(fail(
-            "raw appended binary data cannot be read; save the file with \"Encode appended data\" (ParaView) or as ASCII/inline binary".into(),
-        ));
-    }
     let vtk = import_vtk(path).map_err(fail)?;
     let piece: UnstructuredGridPiece = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces

@@ -22,18 +22,27 @@ pub fn utf8_str(bytes: &[u8]) -> Result<&str, NotUtf8> {
     std::str::from_utf8(bytes).map_err(|e| locate(bytes, e))
 }
 
-/// Line and column of the first bad byte.
+/// Where the first bad byte is.
 fn locate(bytes: &[u8], e: std::str::Utf8Error) -> NotUtf8 {
     let at = e.valid_up_to();
+    let (line, column) = line_column(bytes, at);
+    NotUtf8 {
+        line,
+        column,
+        byte: bytes[at],
+    }
+}
+
+/// The 1-based line and column (in bytes) of byte `at` of `bytes`.
+pub fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
     let line_start = bytes[..at]
         .iter()
         .rposition(|&b| b == b'\n')
         .map_or(0, |p| p + 1);
-    NotUtf8 {
-        line: 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
-        column: 1 + at - line_start,
-        byte: bytes[at],
-    }
+    (
+        1 + bytes[..at].iter().filter(|&&b| b == b'\n').count(),
+        1 + at - line_start,
+    )
 }
 
 #[cfg(test)]
