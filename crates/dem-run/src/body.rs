@@ -125,12 +125,7 @@ impl Shape {
             (farthest > 0.0 && farthest - nearest <= 1e-6 * farthest).then_some(farthest);
         let modal = match &b.deformation {
             None => None,
-            Some(d) => Some(ModalShape::new(
-                d,
-                &order,
-                b.levelset.values(),
-                b.levelset.spec().spacing,
-            )?),
+            Some(d) => Some(ModalShape::new(d, &order, &b.levelset)?),
         };
         let h = b.levelset.spec().spacing;
         let axis_reach = [0, 1, 2].map(|i| {

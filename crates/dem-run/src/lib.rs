@@ -53,6 +53,7 @@ pub mod body;
 pub mod broad;
 pub mod hertz;
 pub mod law;
+pub mod levelset;
 pub mod modal;
 pub mod narrow;
 pub mod run;

@@ -24,7 +24,9 @@
 //! Units: `eps` in the mode's amplitude units (the bundle's), generalized forces in energy per
 //! amplitude unit. The mode vectors are in the grain's local frame.
 
-use grain::{Deformation, EnergyPolynomial, InternalForce, TableLaw};
+use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, Located, TableLaw};
+
+use crate::levelset::LevelSetUpdate;
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -113,6 +115,11 @@ pub struct ModalShape {
     pub node_reach: Vec<f64>,
     /// Per mode, `max_n |Phi_a(c_n)|_1` over the grid nodes.
     pub grid_reach: Vec<Bound>,
+    /// Per mode, the largest `|grad Phi_a|_inf` (row sums of the trilinear field's gradient)
+    /// over the cells that reach the grain (a corner with `phi_0 <= h`): `sum_a |eps_a| fold_a < 1`
+    /// keeps the deformation one-to-one there, which the semi-Lagrangian pull-back needs
+    /// (`crate::levelset::semi_lagrangian`).
+    pub fold: Vec<f64>,
 }
 
 impl ModalShape {
@@ -121,10 +128,10 @@ impl ModalShape {
     pub fn new(
         d: &Deformation,
         order: &[usize],
-        phi0: &[f64],
-        spacing: f64,
+        levelset: &LevelSetGrid,
     ) -> Result<ModalShape, String> {
-        let band = BAND_CELLS * spacing;
+        let phi0 = levelset.values();
+        let band = BAND_CELLS * levelset.spec().spacing;
         let a = d.modal_mass.nrows();
         let matrix = |m: &ndarray::Array2<f64>| DMatrix::from_fn(a, a, |i, j| m[[i, j]]);
         let mass = matrix(&d.modal_mass);
@@ -169,6 +176,9 @@ impl ModalShape {
             .collect();
         let grid_reach = (0..a)
             .map(|m| Bound::over(phi0, band, |n| grid_modes[n * a + m].abs().sum()))
+            .collect();
+        let fold = (0..a)
+            .map(|m| fold_bound(levelset, |n| grid_modes[n * a + m]))
             .collect();
         let samples: Vec<Vec<Sample>> = d
             .precomputed
@@ -217,7 +227,35 @@ impl ModalShape {
             samples,
             node_reach,
             grid_reach,
+            fold,
         })
+    }
+
+    /// The displacement `u(c_n) = eps_a Phi_a(c_n)` at grid node `n`, for amplitudes `eps`.
+    #[inline]
+    pub fn grid_displacement<'s>(&'s self, eps: &'s [f64]) -> impl Fn(usize) -> Vector3<f64> + 's {
+        let a = self.count;
+        move |n| {
+            self.grid_modes[n * a..(n + 1) * a]
+                .iter()
+                .zip(eps)
+                .map(|(p, e)| p * *e)
+                .sum()
+        }
+    }
+
+    /// The mode vectors `Phi_a` at a located point, trilinear from the grid's field (outside
+    /// the box, the value at its closest point), into `out` (emptied first).
+    #[inline]
+    pub fn grid_modes_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
+        let a = self.count;
+        let w = at.weights();
+        out.clear();
+        out.extend((0..a).map(|mode| {
+            (0..8)
+                .map(|i| self.grid_modes[at.corners[i] * a + mode] * w[i])
+                .sum::<Vector3<f64>>()
+        }));
     }
 
     /// Whether every mode has precomputed level sets besides the reference.
@@ -318,6 +356,44 @@ impl ModalShape {
     }
 }
 
+/// The largest row sum of `|grad u|` of the trilinear field with node values `u(n)` over the
+/// cells with a corner where `phi_0 <= h`: in a cell, `du_i/dx_j` interpolates the differences
+/// along the cell's 4 edges in `j`, so the largest of those bounds it.
+fn fold_bound(levelset: &LevelSetGrid, u: impl Fn(usize) -> Vector3<f64>) -> f64 {
+    let spec = levelset.spec();
+    let [nx, ny, nz] = spec.dims;
+    let (h, phi0) = (spec.spacing, levelset.values());
+    let strides = [ny * nz, nz, 1];
+    let mut largest: f64 = 0.0;
+    for i in 0..nx - 1 {
+        for j in 0..ny - 1 {
+            for k in 0..nz - 1 {
+                let base = spec.index(i, j, k);
+                let corners: [usize; 8] = std::array::from_fn(|c| {
+                    base + (c >> 2) * strides[0]
+                        + ((c >> 1) & 1) * strides[1]
+                        + (c & 1) * strides[2]
+                });
+                if corners.iter().all(|&n| phi0[n] > h) {
+                    continue;
+                }
+                // Per axis, the largest edge difference of each component.
+                let mut edges = [Vector3::<f64>::zeros(); 3];
+                for (axis, e) in edges.iter_mut().enumerate() {
+                    let bit = 4 >> axis;
+                    for c in (0..8).filter(|c| c & bit == 0) {
+                        let d = (u(corners[c | bit]) - u(corners[c])).abs();
+                        *e = e.sup(&d);
+                    }
+                }
+                let rows = (edges[0] + edges[1] + edges[2]) / h;
+                largest = largest.max(rows.max());
+            }
+        }
+    }
+    largest
+}
+
 /// A small square matrix, row-major, inline for up to 4 modes.
 type Square = SmallVec<[f64; 16]>;
 
@@ -391,21 +467,6 @@ pub fn largest_frequency(mass: &DMatrix<f64>, stiffness: &DMatrix<f64>) -> f64 {
         .copied()
         .fold(0.0, f64::max);
     top.sqrt()
-}
-
-/// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per grain in
-/// the scene.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LevelSetUpdate {
-    /// Not at all: only the surface nodes deform (exact when the grain's level set is never
-    /// penetrated, e.g. it only meets walls or gives the nodes).
-    Rigid,
-    /// Semi-Lagrangian remap on demand (Eqs. 47-48).
-    SemiLagrangian,
-    /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
-    /// multi-mode completion of docs/physics.md section 5).
-    Precomputed,
 }
 
 /// Modal damping `C_eps`, chosen per grain in the scene.

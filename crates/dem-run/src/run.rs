@@ -101,6 +101,18 @@ pub enum RunError {
         /// What the run could supply.
         supplied: f64,
     },
+    /// A grain's deformed level set could not be evaluated.
+    #[error("the run stopped at step {step} (t = {time:e}): grain {grain}: {fault}")]
+    LevelSet {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+        /// The grain (its index in the scene's order).
+        grain: usize,
+        /// What failed.
+        fault: crate::levelset::LevelSetFault,
+    },
     /// An output or checkpoint could not be written or read.
     #[error("{}: {message}", path.display())]
     File {
@@ -260,6 +272,14 @@ fn run_in_pool(
             write_nodes(out, &sim, &mut pvd)?;
         }
     }
+    if let Some((grain, fault)) = sim.fault.take() {
+        return Err(RunError::LevelSet {
+            step: sim.step,
+            time: sim.time,
+            grain,
+            fault,
+        });
+    }
     let bar = progress(options.progress, total, sim.step);
     let started = Instant::now();
     let first = sim.step;
@@ -269,6 +289,16 @@ fn run_in_pool(
         let next = sim.step + 1;
         let record = every(o.vtk_every, next);
         sim.step(record);
+        if let Some((grain, fault)) = sim.fault.take() {
+            history.row(&sim)?;
+            history.flush()?;
+            return Err(RunError::LevelSet {
+                step: sim.step,
+                time: sim.time,
+                grain,
+                fault,
+            });
+        }
         if !sim.is_finite() {
             history.flush()?;
             return Err(RunError::Diverged {

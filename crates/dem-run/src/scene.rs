@@ -77,7 +77,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::modal::{LevelSetUpdate, ModalDamping};
+use crate::levelset::LevelSetUpdate;
+use crate::modal::ModalDamping;
 
 /// Why a scene could not be loaded.
 #[derive(Debug, thiserror::Error)]

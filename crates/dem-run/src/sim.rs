@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::{Body, Drive, Shape};
 use crate::broad;
 use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
+use crate::levelset::LevelSetFault;
 use crate::modal::{InternalLaw, Modes, PerMode, refill};
 use crate::narrow::{self, NodeRecord, PairKey, PairOutcome, Partner};
 use crate::scene::{ModesSpec, NodeRole, NodeRoles, Scene, SceneError, TimeStep, held};
@@ -200,6 +201,8 @@ pub struct Simulation {
     pub ledger: Ledger,
     /// Grains whose tabulated law was used beyond its table (summary.json reports them).
     pub extrapolated: Vec<Extrapolation>,
+    /// A level-set query of the last evaluation that could not be answered (the run stops).
+    pub fault: Option<(usize, LevelSetFault)>,
     /// Dissipation of the last evaluation.
     dissipation: Dissipation,
     /// The largest contact patch and penetration of the last evaluation.
@@ -240,7 +243,7 @@ fn modes_of(
     };
     let eps = vector("amplitudes", &spec.amplitudes)?;
     let rate = vector("rates", &spec.rates)?;
-    if spec.levelset == crate::modal::LevelSetUpdate::Precomputed && !modal.has_samples() {
+    if spec.levelset == crate::levelset::LevelSetUpdate::Precomputed && !modal.has_samples() {
         return fail(
             "levelset",
             "\"precomputed\" needs level sets baked at sampled amplitudes (levelset-bake --samples); this bundle has none for some mode".into(),
@@ -424,6 +427,7 @@ impl Simulation {
             records: Vec::new(),
             ledger: Ledger::default(),
             extrapolated: Vec::new(),
+            fault: None,
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
         };
@@ -494,7 +498,8 @@ impl Simulation {
     /// step); shear displacements grow by `v_t dt`.
     fn evaluate_forces(&mut self, record: bool, dt: f64) {
         let old = std::mem::take(&mut self.histories);
-        let (keys, outcomes) = self.contacts(old, record, dt);
+        let (keys, outcomes, fault) = self.contacts(old, record, dt);
+        self.fault = fault;
         self.reduce(&keys, outcomes);
         self.body_forces();
     }
@@ -510,7 +515,11 @@ impl Simulation {
         old: Histories,
         record: bool,
         dt: f64,
-    ) -> (Vec<PairKey>, Vec<(PairOutcome, Option<PairHistory>)>) {
+    ) -> (
+        Vec<PairKey>,
+        Vec<(PairOutcome, Option<PairHistory>)>,
+        Option<(usize, LevelSetFault)>,
+    ) {
         let shapes = &self.shapes;
         let views: Vec<View> = if self.bodies.len() >= PARALLEL_BODIES {
             self.bodies
@@ -587,7 +596,11 @@ impl Simulation {
         } else {
             keys.iter().zip(olds).map(pair).collect()
         };
-        (keys, outcomes)
+        let fault = views
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| v.fault().map(|f| (i, f.clone())));
+        (keys, outcomes, fault)
     }
 
     /// Stage 4: gravity first, then the pair forces in pair order, onto grains, walls and the

@@ -7,36 +7,27 @@
 //! For a rigid body the view borrows the shape's nodes and queries the reference level set
 //! `phi_0`: exactly the rigid solver's arithmetic. For a deformable body (amplitudes `eps`):
 //! - nodes: `x0_k + eps_a Phi_a(x0_k)` (Eq. 1), local frame;
-//! - level set at a local point `y`, by the grain's update ([`LevelSetUpdate`]):
-//!   - `rigid`: `phi_0(y)`;
-//!   - `semi-lagrangian` (Eqs. 47-48): the corners `c` of `y`'s cell take `phi_0(c - u(c))`,
-//!     `u(c) = eps_a Phi_a(c)` from the grid's mode field, interpolated trilinearly at `y`;
-//!   - `precomputed` (Eqs. 49-50): per mode, the hat-function blend `phi^(a)(eps_a)` of the two
-//!     samples that bracket `eps_a` (beyond the outermost samples, the straight line through
-//!     the last two), combined as `phi = phi_0 + sum_a (phi^(a)(eps_a) - phi^(a)(0))`, so that
-//!     the reference is counted once (docs/physics.md section 5's completion of Eq. 50) and the
-//!     increments come from samples computed alike: `phi^(a)(0)` is the bundle's sample of the
-//!     undeformed surface (levelset-bake adds it), which differs from an exact reference
-//!     `phi_0` (a primitive's) by the facets' chord error. Without it, `phi_0` serves;
-//! - exact early-out (docs/physics.md section 5): the deformed value differs from `phi_0` by at
-//!   most `shift` at every grid node, hence everywhere (the interpolation weights sum to 1):
-//!   `L max_n |u(c_n)|_1` for the remap (`L` the level set's edge Lipschitz constant, 1 for a
-//!   distance), `sum_a max |phi^(a)(eps_a) - phi^(a)(0)|` for the blend. A point with
-//!   `phi_0 >= shift` is outside and is not remapped. The same maxima over the band of nodes
-//!   with `phi_0 <= w` (`w` = 4 cells, [`crate::modal::BAND_CELLS`]) give a smaller `shift_band`,
-//!   valid for points with `phi_0 <= w - 3 L h`: their cell's corners lie in the band (the
-//!   trilinear `phi_0` changes by at most `L |dx|_1`, and a corner is within `3h` in that norm);
+//! - level set: the grain's update ([`crate::levelset`]: rigid, semi-Lagrangian, precomputed),
+//!   behind the exact early-out of docs/physics.md section 5: a point whose `phi_0` exceeds the
+//!   update's bound of `|phi - phi_0|` ([`crate::levelset::EarlyOut`]) is outside and is not
+//!   queried;
+//! - material points: the mode vectors of the material point `X` under a local point `y`
+//!   (`X + u(X) = y`, the exact pull-back of [`grain::LevelSetGrid::pull_back`]), for its
+//!   velocity and the virtual work of the non-elastic contact forces;
 //! - reach: the bounding radius grown by the largest node displacement the amplitudes can give
 //!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger.
 //!
-//! The derivative of the deformed level set with respect to the amplitudes at fixed `y`
-//! ([`View::probe`]) is exact for the interpolant: the difference quotient of the
-//! bracketing samples (precomputed), or `sum_c w_c grad phi_0(c - u(c)) . (-Phi_a(c))` (remap).
+//! A level-set query that cannot be answered (a folding deformation, a pull-back that does not
+//! converge) is recorded as the view's fault ([`View::fault`]); the query answers "outside"
+//! and the run stops after the step with the fault's message.
+
+use std::sync::OnceLock;
 
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
-use crate::modal::{BAND_CELLS, Bound, LevelSetUpdate, ModalShape, Modes, PerMode, Sample};
+use crate::levelset::{self, DeformedLevelSet, EarlyOut, LevelSetFault};
+use crate::modal::{ModalShape, Modes, PerMode};
 
 /// A body as the narrow phase sees it during one force evaluation.
 pub struct View<'a> {
@@ -61,22 +52,12 @@ pub struct View<'a> {
 struct Deformed<'a> {
     shape: &'a ModalShape,
     state: &'a Modes,
-    /// Bound of `|phi - phi_0|` over the grid, and over the band.
-    shift: Bound,
-    /// The largest `phi_0` whose cell's corners all lie in the band.
-    band_limit: f64,
-    /// The precomputed blend of each mode, for that update.
-    brackets: Vec<Bracket<'a>>,
-}
-
-/// The increment of one mode's blend of its two bracketing samples: `lo + t (hi - lo)` with
-/// `lo` and `hi` the samples' increments from the sample at 0 ([`Sample::values`]), derivative
-/// `(hi - lo) / (eps_hi - eps_lo)`.
-struct Bracket<'a> {
-    lo: &'a [f64],
-    hi: &'a [f64],
-    t: f64,
-    per_amplitude: f64,
+    /// The level set at the current amplitudes.
+    levelset: Box<dyn DeformedLevelSet + 'a>,
+    /// Its early-out.
+    early: EarlyOut,
+    /// The first query that could not be answered.
+    fault: OnceLock<LevelSetFault>,
 }
 
 impl<'a> View<'a> {
@@ -105,41 +86,28 @@ impl<'a> View<'a> {
             .zip(eps)
             .map(|(r, e)| r * e.abs())
             .sum();
-        let mut brackets = Vec::new();
-        let mut shift = Bound::default();
-        match state.levelset {
-            LevelSetUpdate::Rigid => {}
-            LevelSetUpdate::SemiLagrangian => {
-                for (r, e) in modal.grid_reach.iter().zip(eps) {
-                    shift.all += shape.lipschitz * r.all * e.abs();
-                    shift.band += shape.lipschitz * r.band * e.abs();
-                }
-            }
-            LevelSetUpdate::Precomputed => {
-                for (samples, &e) in modal.samples.iter().zip(eps) {
-                    let (b, bound) = bracket(samples, e);
-                    shift.all += bound.all;
-                    shift.band += bound.band;
-                    brackets.push(b);
-                }
-            }
-        }
-        let h = shape.levelset.spec().spacing;
+        let levelset = levelset::update(state.levelset, shape, modal, eps);
+        let early = levelset.early_out();
         View {
             body,
             shape,
             rotation,
             spin,
-            reach: shape.bounding_radius + node_shift.max(shift.all),
+            reach: shape.bounding_radius + node_shift.max(early.all),
             node_shift,
             modes: Some(Deformed {
                 shape: modal,
                 state,
-                shift,
-                band_limit: (BAND_CELLS - 3.0 * shape.lipschitz) * h,
-                brackets,
+                levelset,
+                early,
+                fault: OnceLock::new(),
             }),
         }
+    }
+
+    /// The first level-set query of this step that could not be answered, if any.
+    pub fn fault(&self) -> Option<&LevelSetFault> {
+        self.modes.as_ref().and_then(|m| m.fault.get())
     }
 
     /// Surface node `k` in the local frame, current configuration: `x0_k + eps_a Phi_a(x0_k)`
@@ -226,7 +194,8 @@ impl<'a> View<'a> {
     }
 
     /// The level set at `y`, and its amplitude derivative if it is negative; `None` if
-    /// `early_out` and `phi_0(y) >= shift` (then `y` is outside).
+    /// `early_out` and the update's bound shows `y` outside, or if the query failed (then the
+    /// view records the fault).
     #[inline]
     fn evaluate(
         &self,
@@ -239,98 +208,37 @@ impl<'a> View<'a> {
             return Some(grid.value_and_gradient(y));
         };
         let at = grid.locate(y);
-        let reference = grid.corner_values(&at);
-        if m.state.levelset == LevelSetUpdate::Rigid {
-            derivative.iter_mut().for_each(|d| *d = 0.0);
-            return Some(grid.interpolate(&at, &reference));
+        let phi0 = grid.values();
+        let reference = grid.sample(&at, |n| phi0[n]);
+        if early_out && m.early.outside(reference.0) {
+            return None;
         }
-        if early_out {
-            let phi_0 = grid.interpolate(&at, &reference).0;
-            if phi_0 >= m.shift.all || (phi_0 >= m.shift.band && phi_0 <= m.band_limit) {
-                return None;
-            }
-        }
-        let a = m.shape.count;
-        let mut c = reference;
-        let mut corner_grads = [Vector3::zeros(); 8];
-        let w = at.weights();
-        let semi_lagrangian = m.state.levelset == LevelSetUpdate::SemiLagrangian;
-        if semi_lagrangian {
-            let u: [Vector3<f64>; 8] = std::array::from_fn(|i| {
-                let n = at.corners[i];
-                let phi = &m.shape.grid_modes[n * a..(n + 1) * a];
-                let mut u = Vector3::zeros();
-                for (p, e) in phi.iter().zip(&m.state.eps) {
-                    u += p * *e;
-                }
-                u
-            });
-            // The local form of the early-out: each corner's remapped value is at least
-            // phi_0(c_i) - L |u_i|_1, so phi >= phi_0(y) - L sum_i w_i |u_i|_1.
-            if early_out {
-                let bound: f64 = (0..8).map(|i| w[i] * u[i].abs().sum()).sum();
-                if grid.interpolate(&at, &reference).0 >= self.shape.lipschitz * bound {
-                    return None;
-                }
-            }
-            for (i, &n) in at.corners.iter().enumerate() {
-                (c[i], corner_grads[i]) = grid.value_and_gradient(&(grid.node_position(n) - u[i]));
-            }
-        } else {
-            for b in &m.brackets {
-                for (i, &n) in at.corners.iter().enumerate() {
-                    c[i] += b.lo[n] + b.t * (b.hi[n] - b.lo[n]);
-                }
+        match m.levelset.evaluate(y, &at, reference, derivative) {
+            Ok(v) => Some(v),
+            Err(fault) => {
+                let _ = m.fault.set(fault);
+                None
             }
         }
-        let (phi, grad) = grid.interpolate(&at, &c);
-        if phi < 0.0 {
-            // The derivative at fixed y, for the contact's generalized force.
-            for (mode, d) in derivative.iter_mut().enumerate() {
-                *d = if semi_lagrangian {
-                    // d c_i / d eps_a = grad phi_0(c_i - u(c_i)) . (-Phi_a(c_i)).
-                    -(0..8)
-                        .map(|i| {
-                            w[i] * corner_grads[i]
-                                .dot(&m.shape.grid_modes[at.corners[i] * a + mode])
-                        })
-                        .sum::<f64>()
-                } else {
-                    let b = &m.brackets[mode];
-                    b.per_amplitude
-                        * (0..8)
-                            .map(|i| w[i] * (b.hi[at.corners[i]] - b.lo[at.corners[i]]))
-                            .sum::<f64>()
-                };
-            }
-        }
-        Some((phi, grad))
     }
 
-    /// The mode vectors `Phi_a(y0)` of the material point now at local position `y`, with
-    /// `y0 = y - u(y)` (one fixed-point step, docs/physics.md section 3), from the grid's mode
-    /// field (trilinear; the value at the closest grid point outside the box), into `out`
+    /// The mode vectors `Phi_a(X)` of the material point now at local position `y`
+    /// (`X + u(X) = y`, the exact pull-back through the grid's mode field), into `out`
     /// (emptied; left empty for a rigid body).
     pub fn modes_at(&self, y: &Point3<f64>, out: &mut PerMode<Vector3<f64>>) {
         out.clear();
         let Some(m) = &self.modes else {
             return;
         };
-        let a = m.shape.count;
         let grid = &self.shape.levelset;
-        let field = |p: &Point3<f64>, out: &mut PerMode<Vector3<f64>>| {
-            let at = grid.locate(p);
-            let w = at.weights();
-            out.clear();
-            out.extend((0..a).map(|mode| {
-                (0..8)
-                    .map(|i| m.shape.grid_modes[at.corners[i] * a + mode] * w[i])
-                    .sum::<Vector3<f64>>()
-            }));
+        let at = match grid.pull_back(y, m.shape.grid_displacement(&m.state.eps)) {
+            Ok(back) => back.at,
+            Err(fault) => {
+                let _ = m.fault.set(fault.into());
+                grid.locate(y)
+            }
         };
-        field(y, out);
-        let u: Vector3<f64> = out.iter().zip(&m.state.eps).map(|(p, e)| p * *e).sum();
-        field(&(y - u), out);
+        m.shape.grid_modes_at(&at, out);
     }
 
     /// Velocity of the body's material point at global position `x` (local `y`): the rigid
@@ -355,29 +263,4 @@ impl<'a> View<'a> {
             *o += p.dot(&local);
         }
     }
-}
-
-/// The blend of the samples bracketing `eps` and the bound of its increment.
-fn bracket(samples: &[Sample], eps: f64) -> (Bracket<'_>, Bound) {
-    let n = samples.len();
-    let i = samples
-        .partition_point(|s| s.amplitude <= eps)
-        .clamp(1, n - 1)
-        - 1;
-    let (lo, hi) = (&samples[i], &samples[i + 1]);
-    let width = hi.amplitude - lo.amplitude;
-    let t = (eps - lo.amplitude) / width;
-    let bound = Bound {
-        all: (1.0 - t).abs() * lo.shift.all + t.abs() * hi.shift.all,
-        band: (1.0 - t).abs() * lo.shift.band + t.abs() * hi.shift.band,
-    };
-    (
-        Bracket {
-            lo: &lo.values,
-            hi: &hi.values,
-            t,
-            per_amplitude: 1.0 / width,
-        },
-        bound,
-    )
 }

@@ -29,7 +29,10 @@ pub mod vtk;
 
 pub use bundle::*;
 pub use error::{FormatError, Result};
-pub use grid::{GridError, GridSpec, LevelSetGrid, Located};
+pub use grid::{
+    GridError, GridSpec, LevelSetGrid, Located, NodeValue, PULL_BACK_ITERATIONS,
+    PULL_BACK_TOLERANCE, PullBack, PullBackFailure,
+};
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};
 pub use table::{ForceTable, TableLaw};

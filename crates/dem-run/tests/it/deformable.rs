@@ -212,7 +212,7 @@ fn semi_lagrangian_precomputed_and_recomputed_level_sets_agree_near_the_surface(
                     continue;
                 }
                 checked += 1;
-                let sl_bound = eps * (phi.abs() + eps * r) + h * h / 2.0;
+                let sl_bound = eps / (1.0 + eps) * phi.abs() + h * h / 2.0;
                 worst_sl = worst_sl.max((sl.level_set(&y).0 - phi).abs() / sl_bound);
                 worst_pre = worst_pre.max((pre.level_set(&y).0 - phi).abs());
             }

@@ -1,0 +1,121 @@
+//! The level set of a deformable grain at its current amplitudes (docs/physics.md section 5):
+//! one module per update, each with its query, its derivative with respect to the amplitudes
+//! and its bound for the exact early-out, behind one interface ([`DeformedLevelSet`]). The
+//! scene chooses the update per grain ([`LevelSetUpdate`]); [`update`] builds it.
+//!
+//! - [`rigid`]: the reference level set `phi_0`, unchanged;
+//! - [`semi_lagrangian`]: `phi_0` at the material point pulled back exactly (Eqs. 47-48 with
+//!   the exact inverse map);
+//! - [`precomputed`]: the blend of level sets baked at sampled amplitudes (Eqs. 49-50).
+//!
+//! Every update is evaluated at a local point `y` (the grain's frame, current configuration)
+//! and gives `phi(y)`, `grad phi(y)` (local frame) and, inside (`phi < 0`), `d phi / d eps_a`
+//! at fixed `y`: the contact energy's derivative that drives the grain whose level set is
+//! penetrated (docs/physics.md section 3).
+
+pub mod precomputed;
+pub mod rigid;
+pub mod semi_lagrangian;
+
+use grain::{Located, PullBackFailure};
+use nalgebra::{Point3, Vector3};
+use serde::{Deserialize, Serialize};
+
+use crate::body::Shape;
+use crate::modal::{BAND_CELLS, ModalShape};
+
+/// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per
+/// grain in the scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LevelSetUpdate {
+    /// Not at all: only the surface nodes deform (exact when the grain's level set is never
+    /// penetrated, e.g. it only meets walls or gives the nodes).
+    Rigid,
+    /// The reference level set at the exactly pulled-back material point (Eqs. 47-48,
+    /// [`semi_lagrangian`]).
+    SemiLagrangian,
+    /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
+    /// multi-mode completion of docs/physics.md section 5; [`precomputed`]).
+    Precomputed,
+}
+
+/// One grain's deformed level set at its current amplitudes.
+pub trait DeformedLevelSet: Send + Sync {
+    /// Where its values may differ from the reference's (the exact early-out).
+    fn early_out(&self) -> EarlyOut;
+
+    /// The value and gradient (local frame) at `y`, which the grid located at `at`, where the
+    /// reference level set has value and gradient `reference`; when the value is negative,
+    /// `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for the update's interpolant.
+    fn evaluate(
+        &self,
+        y: &Point3<f64>,
+        at: &Located,
+        reference: (f64, Vector3<f64>),
+        derivative: &mut [f64],
+    ) -> Result<(f64, Vector3<f64>), LevelSetFault>;
+}
+
+/// The update `method` of a grain with shape `shape` (modes `modal`) at amplitudes `eps`.
+pub fn update<'a>(
+    method: LevelSetUpdate,
+    shape: &'a Shape,
+    modal: &'a ModalShape,
+    eps: &'a [f64],
+) -> Box<dyn DeformedLevelSet + 'a> {
+    match method {
+        LevelSetUpdate::Rigid => Box::new(rigid::Rigid),
+        LevelSetUpdate::SemiLagrangian => {
+            Box::new(semi_lagrangian::SemiLagrangian::new(shape, modal, eps))
+        }
+        LevelSetUpdate::Precomputed => Box::new(precomputed::Precomputed::new(shape, modal, eps)),
+    }
+}
+
+/// The exact early-out (docs/physics.md section 5): the deformed value differs from `phi_0` by
+/// at most `all` everywhere and by at most `band` where `phi_0 <= band_limit`. A point with
+/// `phi_0` above the bound that applies is outside and needs no query.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct EarlyOut {
+    /// Bound of `|phi - phi_0|` over the grid.
+    pub all: f64,
+    /// Bound of `|phi - phi_0|` at points with `phi_0 <= band_limit`.
+    pub band: f64,
+    /// See `band`.
+    pub band_limit: f64,
+}
+
+impl EarlyOut {
+    /// Whether a point where the reference level set is `phi_0` is surely outside.
+    #[inline]
+    pub fn outside(&self, phi_0: f64) -> bool {
+        phi_0 >= self.all || (phi_0 >= self.band && phi_0 <= self.band_limit)
+    }
+
+    /// The largest `phi_0` whose cell's corners all lie in the band of [`BAND_CELLS`] cells,
+    /// for a level set with edge Lipschitz constant `lipschitz` and spacing `h`: the trilinear
+    /// `phi_0` changes by at most `L |dx|_1`, and a corner is within `3 h` of the point in that
+    /// norm.
+    pub fn band_cells_limit(lipschitz: f64, h: f64) -> f64 {
+        (BAND_CELLS - 3.0 * lipschitz) * h
+    }
+}
+
+/// Why a deformed level set cannot be evaluated: the run stops rather than use a guess.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum LevelSetFault {
+    /// The deformation folds near the surface: the pull-back has no unique solution.
+    #[error(
+        "the semi-Lagrangian level set needs a deformation that does not fold near the surface (sum_a |eps_a| |grad Phi_a| < 1), but at amplitudes {eps:?} the displacement gradient reaches {gradient:.3}: lower the amplitudes or use levelset = \"precomputed\""
+    )]
+    Fold {
+        /// The amplitudes.
+        eps: Vec<f64>,
+        /// `sum_a |eps_a| fold_a`.
+        gradient: f64,
+    },
+    /// A pull-back did not converge.
+    #[error("{0}")]
+    PullBack(#[from] PullBackFailure),
+}
