@@ -57,6 +57,10 @@ pub enum TestMode {
     Zero,
     /// Two modes: the dilation and a stretch along x, `Phi_2(x) = (x, 0, 0)`.
     DilationAndStretch,
+    /// A contact-localised flattening of the poles on z (width `w = 0.4` for a unit sphere):
+    /// `Phi(x) = (0, 0, -z exp(-(x^2 + y^2) / w^2))`, whose gradient reaches about 2.1 on
+    /// the flanks of the poles (about 0.3 at an amplitude of 0.15).
+    Flatten,
 }
 
 impl levelset_bake::ModeField for TestMode {
@@ -72,6 +76,10 @@ impl levelset_bake::ModeField for TestMode {
             TestMode::Zero => vec![nalgebra::Vector3::zeros()],
             TestMode::DilationAndStretch => {
                 vec![x.coords, nalgebra::Vector3::new(x.x, 0.0, 0.0)]
+            }
+            TestMode::Flatten => {
+                let g = (-(x.x * x.x + x.y * x.y) / 0.16).exp();
+                vec![nalgebra::Vector3::new(0.0, 0.0, -x.z * g)]
             }
         }
     }
