@@ -236,11 +236,13 @@ impl ModalShape {
     pub fn grid_displacement<'s>(&'s self, eps: &'s [f64]) -> impl Fn(usize) -> Vector3<f64> + 's {
         let a = self.count;
         move |n| {
-            self.grid_modes[n * a..(n + 1) * a]
-                .iter()
-                .zip(eps)
-                .map(|(p, e)| p * *e)
-                .sum()
+            // A plain loop: an iterator's `sum` of vectors is not inlined on this hot path.
+            let modes = &self.grid_modes[n * a..(n + 1) * a];
+            let mut u = modes[0] * eps[0];
+            for (p, e) in modes[1..].iter().zip(&eps[1..]) {
+                u += p * *e;
+            }
+            u
         }
     }
 
@@ -251,11 +253,13 @@ impl ModalShape {
         let a = self.count;
         let w = at.weights();
         out.clear();
-        out.extend((0..a).map(|mode| {
-            (0..8)
-                .map(|i| self.grid_modes[at.corners[i] * a + mode] * w[i])
-                .sum::<Vector3<f64>>()
-        }));
+        for mode in 0..a {
+            let mut v = Vector3::zeros();
+            for (c, w) in at.corners.iter().zip(&w) {
+                v += self.grid_modes[c * a + mode] * *w;
+            }
+            out.push(v);
+        }
     }
 
     /// Whether every mode has precomputed level sets besides the reference.

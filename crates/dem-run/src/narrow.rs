@@ -238,16 +238,17 @@ fn side_contacts(
                     continue;
                 }
                 let y = Point3::from(y);
-                let Some((phi, grad)) = q.probe(&y, &mut derivative) else {
+                let Some(hit) = q.probe(&y, &mut derivative) else {
                     continue;
                 };
+                let (phi, grad) = (hit.phi, hit.grad);
                 let g = grad.norm();
                 let x = p.body.position + rot_p * x0;
                 let n = q.rotation * (grad / g);
                 // The receiver's material point under the node: its mode vectors are needed for
                 // its velocity and the virtual work of the non-elastic forces.
                 if law.uses_velocity() {
-                    q.modes_at(&y, &mut q_modes);
+                    q.modes_at(&y, hit.material.as_ref(), &mut q_modes);
                 }
                 let v_rel = p.node_velocity(k, &x) - q.material_velocity(&x, &q_modes);
                 let contact = NodeContact {

@@ -23,10 +23,11 @@
 
 use std::sync::OnceLock;
 
+use grain::Located;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
-use crate::levelset::{self, DeformedLevelSet, EarlyOut, LevelSetFault};
+use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::modal::{ModalShape, Modes, PerMode};
 
 /// A body as the narrow phase sees it during one force evaluation.
@@ -175,22 +176,25 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The level set at local point `y` (value, and gradient in the local frame) if `y` is
-    /// inside (`phi < 0`, non-zero gradient), with the exact early-out of the module docs. For
-    /// a deformable body, `derivative` (one entry per mode) then holds `d phi / d eps_a` at
-    /// fixed `y`, exact for the update's interpolant (module docs; zero for the rigid update).
+    /// The level set at local point `y` (value, gradient in the local frame, and the material
+    /// point if the update pulled it back) if `y` is inside (`phi < 0`, non-zero gradient),
+    /// with the exact early-out of the module docs. For a deformable body, `derivative` (one
+    /// entry per mode) then holds `d phi / d eps_a` at fixed `y`, exact for the update's
+    /// interpolant (zero for the rigid update).
     #[inline]
-    pub fn probe(&self, y: &Point3<f64>, derivative: &mut [f64]) -> Option<(f64, Vector3<f64>)> {
+    pub fn probe(&self, y: &Point3<f64>, derivative: &mut [f64]) -> Option<Evaluation> {
         self.evaluate(y, true, derivative)
-            .filter(|(phi, grad)| *phi < 0.0 && grad.norm() != 0.0)
+            .filter(|e| e.phi < 0.0 && e.grad.norm() != 0.0)
     }
 
     /// The (deformed) level set's value and gradient (local frame) at local point `y`,
     /// anywhere.
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
         let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; self.mode_count()];
-        self.evaluate(y, false, &mut derivative)
-            .expect("no early-out asked for")
+        let e = self
+            .evaluate(y, false, &mut derivative)
+            .expect("no early-out asked for");
+        (e.phi, e.grad)
     }
 
     /// The level set at `y`, and its amplitude derivative if it is negative; `None` if
@@ -202,10 +206,15 @@ impl<'a> View<'a> {
         y: &Point3<f64>,
         early_out: bool,
         derivative: &mut [f64],
-    ) -> Option<(f64, Vector3<f64>)> {
+    ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
         let Some(m) = &self.modes else {
-            return Some(grid.value_and_gradient(y));
+            let (phi, grad) = grid.value_and_gradient(y);
+            return Some(Evaluation {
+                phi,
+                grad,
+                material: None,
+            });
         };
         let at = grid.locate(y);
         let phi0 = grid.values();
@@ -223,20 +232,29 @@ impl<'a> View<'a> {
     }
 
     /// The mode vectors `Phi_a(X)` of the material point now at local position `y`
-    /// (`X + u(X) = y`, the exact pull-back through the grid's mode field), into `out`
-    /// (emptied; left empty for a rigid body).
-    pub fn modes_at(&self, y: &Point3<f64>, out: &mut PerMode<Vector3<f64>>) {
+    /// (`X + u(X) = y`, the exact pull-back through the grid's mode field, unless `material`
+    /// already locates `X`: [`Evaluation::material`]), into `out` (emptied; left empty for a
+    /// rigid body).
+    pub fn modes_at(
+        &self,
+        y: &Point3<f64>,
+        material: Option<&Located>,
+        out: &mut PerMode<Vector3<f64>>,
+    ) {
         out.clear();
         let Some(m) = &self.modes else {
             return;
         };
         let grid = &self.shape.levelset;
-        let at = match grid.pull_back(y, m.shape.grid_displacement(&m.state.eps)) {
-            Ok(back) => back.at,
-            Err(fault) => {
-                let _ = m.fault.set(fault.into());
-                grid.locate(y)
-            }
+        let at = match material {
+            Some(at) => *at,
+            None => match grid.pull_back(y, m.shape.grid_displacement(&m.state.eps)) {
+                Ok(back) => back.at,
+                Err(fault) => {
+                    let _ = m.fault.set(fault.into());
+                    grid.locate(y)
+                }
+            },
         };
         m.shape.grid_modes_at(&at, out);
     }

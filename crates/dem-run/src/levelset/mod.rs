@@ -54,7 +54,19 @@ pub trait DeformedLevelSet: Send + Sync {
         at: &Located,
         reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
-    ) -> Result<(f64, Vector3<f64>), LevelSetFault>;
+    ) -> Result<Evaluation, LevelSetFault>;
+}
+
+/// A deformed level set's value at a point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evaluation {
+    /// `phi(y)`.
+    pub phi: f64,
+    /// `grad phi(y)`, local frame.
+    pub grad: Vector3<f64>,
+    /// Where the material point under `y` falls on the grid, if the update pulled it back
+    /// (the view's material velocity and virtual work reuse it).
+    pub material: Option<Located>,
 }
 
 /// The update `method` of a grain with shape `shape` (modes `modal`) at amplitudes `eps`.

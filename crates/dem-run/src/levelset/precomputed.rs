@@ -19,7 +19,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
 
-use super::{DeformedLevelSet, EarlyOut, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
 use crate::modal::{Bound, ModalShape, Sample};
 
@@ -79,7 +79,7 @@ impl DeformedLevelSet for Precomputed<'_> {
         at: &Located,
         _reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
-    ) -> Result<(f64, Vector3<f64>), LevelSetFault> {
+    ) -> Result<Evaluation, LevelSetFault> {
         let phi0 = self.grid.values();
         let (phi, grad) = self.grid.sample(at, |n| {
             phi0[n]
@@ -98,7 +98,11 @@ impl DeformedLevelSet for Precomputed<'_> {
                         .sum::<f64>();
             }
         }
-        Ok((phi, grad))
+        Ok(Evaluation {
+            phi,
+            grad,
+            material: None,
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 use grain::Located;
 use nalgebra::{Point3, Vector3};
 
-use super::{DeformedLevelSet, EarlyOut, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 
 /// The reference level set.
 pub struct Rigid;
@@ -21,8 +21,12 @@ impl DeformedLevelSet for Rigid {
         _at: &Located,
         reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
-    ) -> Result<(f64, Vector3<f64>), LevelSetFault> {
+    ) -> Result<Evaluation, LevelSetFault> {
         derivative.iter_mut().for_each(|d| *d = 0.0);
-        Ok(reference)
+        Ok(Evaluation {
+            phi: reference.0,
+            grad: reference.1,
+            material: None,
+        })
     }
 }

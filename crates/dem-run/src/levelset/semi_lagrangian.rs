@@ -28,7 +28,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
 
-use super::{DeformedLevelSet, EarlyOut, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
 use crate::modal::{ModalShape, PerMode};
 
@@ -78,7 +78,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         _at: &Located,
         _reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
-    ) -> Result<(f64, Vector3<f64>), LevelSetFault> {
+    ) -> Result<Evaluation, LevelSetFault> {
         if self.fold >= 1.0 {
             return Err(LevelSetFault::Fold {
                 eps: self.eps.to_vec(),
@@ -98,6 +98,10 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
                 *d = -grad.dot(m);
             }
         }
-        Ok((phi, grad))
+        Ok(Evaluation {
+            phi,
+            grad,
+            material: Some(back.at),
+        })
     }
 }
