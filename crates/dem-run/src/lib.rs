@@ -56,6 +56,7 @@ pub mod law;
 pub mod levelset;
 pub mod modal;
 pub mod narrow;
+pub mod path;
 pub mod run;
 pub mod scene;
 pub mod sim;

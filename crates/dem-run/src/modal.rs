@@ -24,9 +24,10 @@
 //! Units: `eps` in the mode's amplitude units (the bundle's), generalized forces in energy per
 //! amplitude unit. The mode vectors are in the grain's local frame.
 
-use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, Located, TableLaw};
+use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, TableLaw};
 
 use crate::levelset::LevelSetUpdate;
+use crate::path::{Bound, Field, ModePath};
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -46,34 +47,8 @@ pub enum InternalLaw {
     Polynomial(EnergyPolynomial),
 }
 
-/// A bound over the grid nodes, and over the nodes of the band near the surface
-/// (`phi_0 <= BAND_CELLS h`): the early-out of `crate::view` uses the band's where it can.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Bound {
-    /// Over every grid node.
-    pub all: f64,
-    /// Over the nodes with `phi_0 <= BAND_CELLS h`.
-    pub band: f64,
-}
-
 /// The width of the band near the surface, in cells.
 pub const BAND_CELLS: f64 = 4.0;
-
-impl Bound {
-    /// The largest `f(n)` over all nodes and over the band's (`phi0` the node values,
-    /// `band` the band's width).
-    fn over(phi0: &[f64], band: f64, f: impl Fn(usize) -> f64) -> Bound {
-        let mut b = Bound::default();
-        for (n, p) in phi0.iter().enumerate() {
-            let v = f(n);
-            b.all = b.all.max(v);
-            if *p <= band {
-                b.band = b.band.max(v);
-            }
-        }
-        b
-    }
-}
 
 /// A precomputed level set of one mode (Eq. 49), the reference included at amplitude 0.
 #[derive(Debug, Clone)]
@@ -103,23 +78,13 @@ pub struct ModalShape {
     pub damping: DMatrix<f64>,
     /// `F_int`.
     pub law: InternalLaw,
-    /// `Phi_a` at the surface nodes (in the shape's node order), node-major: `[k * A + a]`.
-    pub node_modes: Vec<Vector3<f64>>,
-    /// `Phi_a` at the grid nodes (extended outside the grain), node-major: `[n * A + a]`.
-    pub grid_modes: Vec<Vector3<f64>>,
+    /// Each mode's displacement as a function of its amplitude (a linear mode, or a path
+    /// through the FEM run's snapshots).
+    pub paths: Vec<ModePath>,
     /// Per mode, the precomputed level sets as increments from the one at amplitude 0, by
     /// increasing amplitude (the sample at 0 is the bundle's, computed like the others, or the
     /// reference level set if the bundle has none; alone when the mode has no samples).
     pub samples: Vec<Vec<Sample>>,
-    /// Per mode, `max_k |Phi_a(x0_k)|` over the surface nodes.
-    pub node_reach: Vec<f64>,
-    /// Per mode, `max_n |Phi_a(c_n)|_1` over the grid nodes.
-    pub grid_reach: Vec<Bound>,
-    /// Per mode, the largest `|grad Phi_a|_inf` (row sums of the trilinear field's gradient)
-    /// over the cells that reach the grain (a corner with `phi_0 <= h`): `sum_a |eps_a| fold_a < 1`
-    /// keeps the deformation one-to-one there, which the semi-Lagrangian pull-back needs
-    /// (`crate::levelset::semi_lagrangian`).
-    pub fold: Vec<f64>,
 }
 
 impl ModalShape {
@@ -140,45 +105,26 @@ impl ModalShape {
             .cholesky()
             .ok_or("the modal mass is not positive definite")?
             .inverse();
-        let node_modes: Vec<Vector3<f64>> = order
-            .iter()
-            .flat_map(|&k| {
-                (0..a).map(move |m| {
-                    Vector3::new(
-                        d.node_modes[[m, k, 0]],
-                        d.node_modes[[m, k, 1]],
-                        d.node_modes[[m, k, 2]],
-                    )
-                })
-            })
-            .collect();
         let grid = d.grid_modes.shape();
         let n = grid[1] * grid[2] * grid[3];
         let flat = d.grid_modes.as_standard_layout();
         let flat = flat.as_slice().expect("standard layout");
-        let grid_modes: Vec<Vector3<f64>> = (0..n)
-            .flat_map(|g| {
-                (0..a).map(move |m| {
-                    let i = (m * n + g) * 3;
-                    Vector3::new(flat[i], flat[i + 1], flat[i + 2])
-                })
-            })
-            .collect();
-        let node_reach = (0..a)
+        let paths = (0..a)
             .map(|m| {
-                node_modes
-                    .iter()
-                    .skip(m)
-                    .step_by(a)
-                    .map(|v| v.norm())
-                    .fold(0.0, f64::max)
+                let phi = Field {
+                    nodes: order
+                        .iter()
+                        .map(|&k| Vector3::from_fn(|c, _| d.node_modes[[m, k, c]]))
+                        .collect(),
+                    grid: (0..n)
+                        .map(|g| {
+                            let i = (m * n + g) * 3;
+                            Vector3::new(flat[i], flat[i + 1], flat[i + 2])
+                        })
+                        .collect(),
+                };
+                ModePath::linear(phi, levelset)
             })
-            .collect();
-        let grid_reach = (0..a)
-            .map(|m| Bound::over(phi0, band, |n| grid_modes[n * a + m].abs().sum()))
-            .collect();
-        let fold = (0..a)
-            .map(|m| fold_bound(levelset, |n| grid_modes[n * a + m]))
             .collect();
         let samples: Vec<Vec<Sample>> = d
             .precomputed
@@ -222,44 +168,9 @@ impl ModalShape {
             stiffness: matrix(&d.modal_stiffness),
             damping: matrix(&d.modal_damping),
             law,
-            node_modes,
-            grid_modes,
+            paths,
             samples,
-            node_reach,
-            grid_reach,
-            fold,
         })
-    }
-
-    /// The displacement `u(c_n) = eps_a Phi_a(c_n)` at grid node `n`, for amplitudes `eps`.
-    #[inline]
-    pub fn grid_displacement<'s>(&'s self, eps: &'s [f64]) -> impl Fn(usize) -> Vector3<f64> + 's {
-        let a = self.count;
-        move |n| {
-            // A plain loop: an iterator's `sum` of vectors is not inlined on this hot path.
-            let modes = &self.grid_modes[n * a..(n + 1) * a];
-            let mut u = modes[0] * eps[0];
-            for (p, e) in modes[1..].iter().zip(&eps[1..]) {
-                u += p * *e;
-            }
-            u
-        }
-    }
-
-    /// The mode vectors `Phi_a` at a located point, trilinear from the grid's field (outside
-    /// the box, the value at its closest point), into `out` (emptied first).
-    #[inline]
-    pub fn grid_modes_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
-        let a = self.count;
-        let w = at.weights();
-        out.clear();
-        for mode in 0..a {
-            let mut v = Vector3::zeros();
-            for (c, w) in at.corners.iter().zip(&w) {
-                v += self.grid_modes[c * a + mode] * *w;
-            }
-            out.push(v);
-        }
     }
 
     /// Whether every mode has precomputed level sets besides the reference.
@@ -358,44 +269,6 @@ impl ModalShape {
             ModalDamping::Tangent(beta) => self.tangent(eps) * *beta,
         }
     }
-}
-
-/// The largest row sum of `|grad u|` of the trilinear field with node values `u(n)` over the
-/// cells with a corner where `phi_0 <= h`: in a cell, `du_i/dx_j` interpolates the differences
-/// along the cell's 4 edges in `j`, so the largest of those bounds it.
-fn fold_bound(levelset: &LevelSetGrid, u: impl Fn(usize) -> Vector3<f64>) -> f64 {
-    let spec = levelset.spec();
-    let [nx, ny, nz] = spec.dims;
-    let (h, phi0) = (spec.spacing, levelset.values());
-    let strides = [ny * nz, nz, 1];
-    let mut largest: f64 = 0.0;
-    for i in 0..nx - 1 {
-        for j in 0..ny - 1 {
-            for k in 0..nz - 1 {
-                let base = spec.index(i, j, k);
-                let corners: [usize; 8] = std::array::from_fn(|c| {
-                    base + (c >> 2) * strides[0]
-                        + ((c >> 1) & 1) * strides[1]
-                        + (c & 1) * strides[2]
-                });
-                if corners.iter().all(|&n| phi0[n] > h) {
-                    continue;
-                }
-                // Per axis, the largest edge difference of each component.
-                let mut edges = [Vector3::<f64>::zeros(); 3];
-                for (axis, e) in edges.iter_mut().enumerate() {
-                    let bit = 4 >> axis;
-                    for c in (0..8).filter(|c| c & bit == 0) {
-                        let d = (u(corners[c | bit]) - u(corners[c])).abs();
-                        *e = e.sup(&d);
-                    }
-                }
-                let rows = (edges[0] + edges[1] + edges[2]) / h;
-                largest = largest.max(rows.max());
-            }
-        }
-    }
-    largest
 }
 
 /// A small square matrix, row-major, inline for up to 4 modes.

@@ -71,7 +71,11 @@ pub fn critical_step(
         let (k, c) = law.stiffness(s, patch, overlap);
         dt = dt.min(oscillator_step(m_eff, k, c));
         if let (Some(m), Some(modal)) = (&b.modes, &s.modal) {
-            let reach2: f64 = modal.node_reach.iter().map(|r| r * r).sum();
+            let reach2: f64 = modal
+                .paths
+                .iter()
+                .map(|p| p.largest_node_tangent().powi(2))
+                .sum();
             let mass = eigen_range(&modal.mass).0;
             let internal = largest_frequency(&modal.mass, &modal.stiffest(&m.eps));
             let omega2 = internal * internal + k * reach2 / mass;

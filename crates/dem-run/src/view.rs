@@ -29,6 +29,7 @@ use nalgebra::{Matrix3, Point3, Vector3};
 use crate::body::{Body, Shape};
 use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::modal::{ModalShape, Modes, PerMode};
+use crate::path::Configuration;
 
 /// A body as the narrow phase sees it during one force evaluation.
 pub struct View<'a> {
@@ -53,6 +54,8 @@ pub struct View<'a> {
 struct Deformed<'a> {
     shape: &'a ModalShape,
     state: &'a Modes,
+    /// Each mode's segment at the amplitudes.
+    config: Configuration<'a>,
     /// The level set at the current amplitudes.
     levelset: Box<dyn DeformedLevelSet + 'a>,
     /// Its early-out.
@@ -80,14 +83,9 @@ impl<'a> View<'a> {
                 };
             }
         };
-        let eps = &state.eps;
-        let node_shift: f64 = modal
-            .node_reach
-            .iter()
-            .zip(eps)
-            .map(|(r, e)| r * e.abs())
-            .sum();
-        let levelset = levelset::update(state.levelset, shape, modal, eps);
+        let config = Configuration::new(&modal.paths, &state.eps);
+        let node_shift = config.bounds().nodes;
+        let levelset = levelset::update(state.levelset, shape, modal, config.clone());
         let early = levelset.early_out();
         View {
             body,
@@ -99,6 +97,7 @@ impl<'a> View<'a> {
             modes: Some(Deformed {
                 shape: modal,
                 state,
+                config,
                 levelset,
                 early,
                 fault: OnceLock::new(),
@@ -111,23 +110,15 @@ impl<'a> View<'a> {
         self.modes.as_ref().and_then(|m| m.fault.get())
     }
 
-    /// Surface node `k` in the local frame, current configuration: `x0_k + eps_a Phi_a(x0_k)`
-    /// (computed when asked: a node is tested about once per step, so this costs less than
-    /// deforming every node up front).
+    /// Surface node `k` in the local frame, current configuration: `x0_k + u(x0_k; eps)`
+    /// (Eq. 1; [`crate::path`]), computed when asked: a node is tested about once per step, so
+    /// this costs less than deforming every node up front.
     #[inline]
     pub fn node_local(&self, k: usize) -> Vector3<f64> {
         let x0 = self.shape.nodes[k];
         match &self.modes {
             None => x0,
-            Some(m) => {
-                let a = m.shape.count;
-                let phi = &m.shape.node_modes[k * a..(k + 1) * a];
-                let mut x = x0;
-                for (p, e) in phi.iter().zip(&m.state.eps) {
-                    x += p * *e;
-                }
-                x
-            }
+            Some(m) => x0 + m.config.node_displacement(k),
         }
     }
 
@@ -148,30 +139,31 @@ impl<'a> View<'a> {
     }
 
     /// Velocity of node `k` at its global position `x`: the rigid motion plus
-    /// `R eps'_a Phi_a(x0_k)`.
+    /// `R eps'_a du/d eps_a(x0_k)` (the tangents are the mode vectors `Phi_a` of a linear
+    /// mode).
     #[inline]
     pub fn node_velocity(&self, k: usize, x: &Vector3<f64>) -> Vector3<f64> {
         let rigid = self.body.point_velocity(&self.spin, x);
         match &self.modes {
             None => rigid,
             Some(m) => {
-                let a = m.shape.count;
-                let phi = &m.shape.node_modes[k * a..(k + 1) * a];
-                let local: Vector3<f64> = phi.iter().zip(&m.state.rate).map(|(p, r)| p * *r).sum();
+                let mut local = Vector3::zeros();
+                for (a, r) in m.state.rate.iter().enumerate() {
+                    local += m.config.node_tangent(a, k) * *r;
+                }
                 rigid + self.rotation * local
             }
         }
     }
 
     /// Adds the generalized force of a force `f` (global) on node `k` to `out` (Eq. 41:
-    /// `F_eps_a += Phi_a(x0_k) . R^T f`).
+    /// `F_eps_a += du/d eps_a(x0_k) . R^T f`, the tangent being `Phi_a` for a linear mode).
     #[inline]
     pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, out: &mut [f64]) {
         if let Some(m) = &self.modes {
-            let a = m.shape.count;
             let local = self.rotation.transpose() * f;
-            for (o, p) in out.iter_mut().zip(&m.shape.node_modes[k * a..(k + 1) * a]) {
-                *o += p.dot(&local);
+            for (a, o) in out.iter_mut().enumerate() {
+                *o += m.config.node_tangent(a, k).dot(&local);
             }
         }
     }
@@ -248,7 +240,7 @@ impl<'a> View<'a> {
         let grid = &self.shape.levelset;
         let at = match material {
             Some(at) => *at,
-            None => match grid.pull_back(y, m.shape.grid_displacement(&m.state.eps)) {
+            None => match grid.pull_back(y, |n| m.config.grid_displacement(n)) {
                 Ok(back) => back.at,
                 Err(fault) => {
                     let _ = m.fault.set(fault.into());
@@ -256,7 +248,7 @@ impl<'a> View<'a> {
                 }
             },
         };
-        m.shape.grid_modes_at(&at, out);
+        m.config.grid_tangents_at(&at, out);
     }
 
     /// Velocity of the body's material point at global position `x` (local `y`): the rigid

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::Shape;
 use crate::modal::{BAND_CELLS, ModalShape};
+use crate::path::Configuration;
 
 /// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per
 /// grain in the scene.
@@ -69,19 +70,22 @@ pub struct Evaluation {
     pub material: Option<Located>,
 }
 
-/// The update `method` of a grain with shape `shape` (modes `modal`) at amplitudes `eps`.
+/// The update `method` of a grain with shape `shape` (modes `modal`) in configuration
+/// `config`.
 pub fn update<'a>(
     method: LevelSetUpdate,
     shape: &'a Shape,
     modal: &'a ModalShape,
-    eps: &'a [f64],
+    config: Configuration<'a>,
 ) -> Box<dyn DeformedLevelSet + 'a> {
     match method {
         LevelSetUpdate::Rigid => Box::new(rigid::Rigid),
         LevelSetUpdate::SemiLagrangian => {
-            Box::new(semi_lagrangian::SemiLagrangian::new(shape, modal, eps))
+            Box::new(semi_lagrangian::SemiLagrangian::new(shape, config))
         }
-        LevelSetUpdate::Precomputed => Box::new(precomputed::Precomputed::new(shape, modal, eps)),
+        LevelSetUpdate::Precomputed => {
+            Box::new(precomputed::Precomputed::new(shape, modal, config.eps))
+        }
     }
 }
 

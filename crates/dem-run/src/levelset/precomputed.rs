@@ -21,7 +21,8 @@ use nalgebra::{Point3, Vector3};
 
 use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
-use crate::modal::{Bound, ModalShape, Sample};
+use crate::modal::{ModalShape, Sample};
+use crate::path::Bound;
 
 /// The precomputed level set of a grain at its amplitudes.
 pub struct Precomputed<'a> {

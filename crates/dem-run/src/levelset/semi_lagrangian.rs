@@ -11,15 +11,16 @@
 //!
 //! - gradient: `grad phi(y) = J^-T grad phi_0(X)`, `J = I + grad u(X)`;
 //! - derivative at fixed `y`: `d phi / d eps_a = -grad phi(y) . Phi_a(X)` (differentiate
-//!   `X + u(X) = y`: `dX/d eps_a = -J^-1 Phi_a(X)`). The contact energy's derivative is then the
+//!   `X + u(X) = y`: `dX/d eps_a = -J^-1 Phi_a(X)`; `Phi_a` the tangent `du/d eps_a` of a
+//!   path mode, [`crate::path`]). The contact energy's derivative is then the
 //!   virtual work of the contact force at the material point: the exact and the virtual-work
 //!   forms of docs/physics.md section 3 coincide;
 //! - bound: `|phi(y) - phi_0(y)| = |phi_0(X) - phi_0(y)| <= L |u(X)|_1 <= L max_n |u(c_n)|_1`
 //!   (`L` the reference's edge Lipschitz constant), and the band's maximum where the cell of `X`
 //!   lies in the band: for `phi_0(y)` up to the band's limit less that bound;
 //! - convergence: the pull-back converges where the deformation does not fold,
-//!   `sum_a |eps_a| max |grad Phi_a|_inf < 1` over the cells that reach the grain
-//!   ([`crate::modal::ModalShape::fold`]), i.e. strains well below 100 %. Beyond it, or if a
+//!   `|grad u|_inf < 1` over the cells that reach the grain (bounded from the mode fields,
+//!   [`crate::path::FieldBounds::fold`]), i.e. strains well below 100 %. Beyond it, or if a
 //!   pull-back does not converge, the query fails and the run stops naming the grain
 //!   ([`LevelSetFault`]).
 //!
@@ -30,39 +31,34 @@ use nalgebra::{Point3, Vector3};
 
 use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
-use crate::modal::{ModalShape, PerMode};
+use crate::modal::PerMode;
+use crate::path::Configuration;
 
-/// The semi-Lagrangian level set of a grain at amplitudes `eps`.
+/// The semi-Lagrangian level set of a grain in a configuration.
 pub struct SemiLagrangian<'a> {
     grid: &'a LevelSetGrid,
-    modal: &'a ModalShape,
-    eps: &'a [f64],
+    config: Configuration<'a>,
     early: EarlyOut,
-    /// `sum_a |eps_a| fold_a`.
+    /// The bound of `|grad u|_inf` near the grain.
     fold: f64,
 }
 
 impl<'a> SemiLagrangian<'a> {
-    /// The update of a grain of shape `shape` at amplitudes `eps`.
-    pub fn new(shape: &'a Shape, modal: &'a ModalShape, eps: &'a [f64]) -> Self {
+    /// The update of a grain of shape `shape` in configuration `config`.
+    pub fn new(shape: &'a Shape, config: Configuration<'a>) -> Self {
         let l = shape.lipschitz;
         let h = shape.levelset.spec().spacing;
-        let (mut all, mut band, mut fold) = (0.0, 0.0, 0.0);
-        for ((reach, g), e) in modal.grid_reach.iter().zip(&modal.fold).zip(eps) {
-            all += l * reach.all * e.abs();
-            band += l * reach.band * e.abs();
-            fold += g * e.abs();
-        }
+        let bounds = config.bounds();
+        let (all, band) = (l * bounds.grid.all, l * bounds.grid.band);
         SemiLagrangian {
             grid: &shape.levelset,
-            modal,
-            eps,
             early: EarlyOut {
                 all,
                 band,
                 band_limit: EarlyOut::band_cells_limit(l, h) - all,
             },
-            fold,
+            fold: bounds.fold,
+            config,
         }
     }
 }
@@ -81,19 +77,19 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
     ) -> Result<Evaluation, LevelSetFault> {
         if self.fold >= 1.0 {
             return Err(LevelSetFault::Fold {
-                eps: self.eps.to_vec(),
+                eps: self.config.eps.to_vec(),
                 gradient: self.fold,
             });
         }
         let back = self
             .grid
-            .pull_back(y, self.modal.grid_displacement(self.eps))?;
+            .pull_back(y, |n| self.config.grid_displacement(n))?;
         let phi0 = self.grid.values();
         let (phi, g0) = self.grid.sample(&back.at, |n| phi0[n]);
         let grad = back.inverse_jacobian.transpose() * g0;
         if phi < 0.0 {
             let mut modes = PerMode::new();
-            self.modal.grid_modes_at(&back.at, &mut modes);
+            self.config.grid_tangents_at(&back.at, &mut modes);
             for (d, m) in derivative.iter_mut().zip(&modes) {
                 *d = -grad.dot(m);
             }

@@ -292,13 +292,14 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
         .fold(0.0, f64::max);
     let shape = &sim.shapes[0];
     let modal = shape.modal.as_ref().unwrap();
-    let fold = eps * modal.fold[0];
+    let amplitudes = [eps];
+    let config = dem_run::path::Configuration::new(&modal.paths, &amplitudes);
+    let fold = config.bounds().fold;
     let w2 = 0.16;
     let interpolation = 2.0 * h * h / 4.0 + 2.0 * facets + eps * h * h / 8.0 * (2.0 / w2 + 1.0);
     let view = dem_run::view::View::new(&sim.bodies[0], shape);
     let grid = &shape.levelset;
-    let amplitudes = [eps];
-    let u = modal.grid_displacement(&amplitudes);
+    let u = |n| config.grid_displacement(n);
     let (mut worst_exact, mut worst_first, mut checked) = (0.0f64, 0.0f64, 0);
     let n = 60;
     for i in 0..n {
@@ -313,7 +314,7 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
                 let tolerance = fold / (1.0 - fold) * phi.abs() + interpolation;
                 let exact = view.level_set(&y).0;
                 worst_exact = worst_exact.max((exact - phi).abs() / tolerance);
-                let first = grid.value(&(y - grid.displacement(&grid.locate(&y), &u).0));
+                let first = grid.value(&(y - grid.displacement(&grid.locate(&y), u).0));
                 worst_first = worst_first.max((first - phi).abs() / tolerance);
             }
         }

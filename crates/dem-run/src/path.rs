@@ -1,0 +1,323 @@
+//! Each mode's displacement as a function of its amplitude (docs/physics.md section 1): the
+//! configuration map `x = x0 + sum_a u_a(x0; eps_a)` of a deformable grain.
+//!
+//! A mode is a path of displacement fields, piecewise linear in its amplitude: through the
+//! points `(eps_p, u_p)`, `p = 0..P`, with `(0, 0)` first, the displacement on segment `s`
+//! (`eps_(s-1) <= eps <= eps_s`) is `u(eps) = offset_s + eps slope_s`,
+//! `slope_s = (u_s - u_(s-1)) / (eps_s - eps_(s-1))`, `offset_s = u_(s-1) - eps_(s-1) slope_s`.
+//! Below the first point and beyond the last the end segments continue (the run reports the
+//! excursion). The tangent `du/d eps = slope_s` plays the part of the mode vector `Phi_a` in
+//! every equation of motion (Eq. 41's generalized force, the node velocities, the level-set
+//! derivatives): the map is the grain's generalized coordinates, whatever its shape in `eps`.
+//!
+//! - a linear mode (Eq. 1) is one segment through `(0, 0)` and `(1, Phi)`: `u = eps Phi`;
+//! - a path mode follows the FEM run's own snapshots (`mode-extract --single` with the path,
+//!   docs/physics.md section 7): at each snapshot's amplitude the grain has that snapshot's
+//!   shape, so a contact patch that the FEM flattened against a loader is flat at every
+//!   amplitude and moves with it, and the loader's reaction is the generalized force to the
+//!   run's last increment.
+//!
+//! Fields are given at the shape's surface nodes and at its grid nodes (the grid's field,
+//! extended outside the grain, serves the level sets and the material points).
+
+use grain::{LevelSetGrid, Located};
+use nalgebra::Vector3;
+
+use crate::modal::{BAND_CELLS, PerMode};
+
+/// A displacement field at the surface nodes (the shape's order) and at the grid nodes (C
+/// order).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// At the surface nodes.
+    pub nodes: Vec<Vector3<f64>>,
+    /// At the grid nodes.
+    pub grid: Vec<Vector3<f64>>,
+}
+
+/// A bound over the grid nodes, and over the nodes of the band near the surface
+/// (`phi_0 <= BAND_CELLS h`): the early-outs of [`crate::levelset`] use the band's where they
+/// can.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Bound {
+    /// Over every grid node.
+    pub all: f64,
+    /// Over the nodes with `phi_0 <= BAND_CELLS h`.
+    pub band: f64,
+}
+
+impl Bound {
+    /// The largest `f(n)` over all nodes and over the band's (`phi0` the node values,
+    /// `band` the band's width).
+    pub fn over(phi0: &[f64], band: f64, f: impl Fn(usize) -> f64) -> Bound {
+        let mut b = Bound::default();
+        for (n, p) in phi0.iter().enumerate() {
+            let v = f(n);
+            b.all = b.all.max(v);
+            if *p <= band {
+                b.band = b.band.max(v);
+            }
+        }
+        b
+    }
+
+    /// `self + s other`.
+    fn plus(self, s: f64, other: Bound) -> Bound {
+        Bound {
+            all: self.all + s * other.all,
+            band: self.band + s * other.band,
+        }
+    }
+}
+
+/// What bounds a field: `max_k |v(x0_k)|` over the surface nodes, `max_n |v(c_n)|_1` over the
+/// grid (all, band), and the largest row sum of `|grad v|` over the cells that reach the grain
+/// (a corner with `phi_0 <= h`): in a cell, `dv_i/dx_j` interpolates the differences along the
+/// cell's 4 edges in `j`, so the largest of those bounds it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FieldBounds {
+    /// Over the surface nodes (Euclidean norm).
+    pub nodes: f64,
+    /// Over the grid (1-norm).
+    pub grid: Bound,
+    /// `max |grad v|_inf` near the grain.
+    pub fold: f64,
+}
+
+impl FieldBounds {
+    fn of(field: &Field, levelset: &LevelSetGrid) -> FieldBounds {
+        let phi0 = levelset.values();
+        let band = BAND_CELLS * levelset.spec().spacing;
+        FieldBounds {
+            nodes: field.nodes.iter().map(|v| v.norm()).fold(0.0, f64::max),
+            grid: Bound::over(phi0, band, |n| field.grid[n].abs().sum()),
+            fold: fold_bound(levelset, &field.grid),
+        }
+    }
+}
+
+/// The largest row sum of `|grad v|` of the trilinear field `v` (grid node values) over the
+/// cells with a corner where `phi_0 <= h` (see [`FieldBounds`]).
+fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
+    let spec = levelset.spec();
+    let [nx, ny, nz] = spec.dims;
+    let (h, phi0) = (spec.spacing, levelset.values());
+    let strides = [ny * nz, nz, 1];
+    let mut largest: f64 = 0.0;
+    for i in 0..nx - 1 {
+        for j in 0..ny - 1 {
+            for k in 0..nz - 1 {
+                let base = spec.index(i, j, k);
+                let corners: [usize; 8] = std::array::from_fn(|c| {
+                    base + (c >> 2) * strides[0]
+                        + ((c >> 1) & 1) * strides[1]
+                        + (c & 1) * strides[2]
+                });
+                if corners.iter().all(|&n| phi0[n] > h) {
+                    continue;
+                }
+                // Per axis, the largest edge difference of each component.
+                let mut edges = [Vector3::<f64>::zeros(); 3];
+                for (axis, e) in edges.iter_mut().enumerate() {
+                    let bit = 4 >> axis;
+                    for c in (0..8).filter(|c| c & bit == 0) {
+                        *e = e.sup(&(v[corners[c | bit]] - v[corners[c]]).abs());
+                    }
+                }
+                largest = largest.max(((edges[0] + edges[1] + edges[2]) / h).max());
+            }
+        }
+    }
+    largest
+}
+
+/// One linear piece of a mode's path: `u(eps) = offset + eps slope`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// The largest amplitude it serves (the last segment's is infinite).
+    pub upto: f64,
+    /// `du/d eps` on the segment.
+    pub slope: Field,
+    /// Its bounds.
+    pub slope_bounds: FieldBounds,
+    /// The displacement at `eps = 0` of the segment's line (`None`: zero, as for a linear mode
+    /// and a path's first segment).
+    pub offset: Option<(Field, FieldBounds)>,
+}
+
+/// A mode's displacement as a function of its amplitude (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModePath {
+    /// The segments, by increasing amplitude.
+    pub segments: Vec<Segment>,
+    /// The amplitudes the path's points span, beyond which it extrapolates (`None` for a
+    /// linear mode, exact at any amplitude).
+    pub range: Option<(f64, f64)>,
+}
+
+impl ModePath {
+    /// The linear mode `u = eps Phi` (Eq. 1).
+    pub fn linear(phi: Field, levelset: &LevelSetGrid) -> ModePath {
+        ModePath {
+            segments: vec![Segment {
+                upto: f64::INFINITY,
+                slope_bounds: FieldBounds::of(&phi, levelset),
+                slope: phi,
+                offset: None,
+            }],
+            range: None,
+        }
+    }
+
+    /// The path through `(0, 0)` and `points` (`(eps_p, u_p)`, amplitudes increasing from
+    /// above 0; the caller checks them).
+    pub fn through(points: &[(f64, Field)], levelset: &LevelSetGrid) -> ModePath {
+        let zero = Field {
+            nodes: vec![Vector3::zeros(); points[0].1.nodes.len()],
+            grid: vec![Vector3::zeros(); points[0].1.grid.len()],
+        };
+        let mut segments = Vec::with_capacity(points.len());
+        let mut previous = (0.0, &zero);
+        for (s, (eps, u)) in points.iter().enumerate() {
+            let (e0, u0) = previous;
+            let w = 1.0 / (eps - e0);
+            let slope = Field {
+                nodes: (u.nodes.iter().zip(&u0.nodes))
+                    .map(|(a, b)| (a - b) * w)
+                    .collect(),
+                grid: (u.grid.iter().zip(&u0.grid))
+                    .map(|(a, b)| (a - b) * w)
+                    .collect(),
+            };
+            let offset = (s > 0).then(|| {
+                let field = Field {
+                    nodes: (u0.nodes.iter().zip(&slope.nodes))
+                        .map(|(a, b)| a - b * e0)
+                        .collect(),
+                    grid: (u0.grid.iter().zip(&slope.grid))
+                        .map(|(a, b)| a - b * e0)
+                        .collect(),
+                };
+                let bounds = FieldBounds::of(&field, levelset);
+                (field, bounds)
+            });
+            segments.push(Segment {
+                upto: if s + 1 == points.len() {
+                    f64::INFINITY
+                } else {
+                    *eps
+                },
+                slope_bounds: FieldBounds::of(&slope, levelset),
+                slope,
+                offset,
+            });
+            previous = (*eps, u);
+        }
+        ModePath {
+            segments,
+            range: Some((0.0, points[points.len() - 1].0)),
+        }
+    }
+
+    /// The segment that serves amplitude `eps`.
+    #[inline]
+    pub fn segment(&self, eps: f64) -> &Segment {
+        let s = self.segments.partition_point(|s| s.upto < eps);
+        &self.segments[s.min(self.segments.len() - 1)]
+    }
+
+    /// The largest tangent at the surface nodes over the path (`max_k |du/d eps|`): the
+    /// stiffest coupling of the mode to a contact (the time step).
+    pub fn largest_node_tangent(&self) -> f64 {
+        self.segments
+            .iter()
+            .map(|s| s.slope_bounds.nodes)
+            .fold(0.0, f64::max)
+    }
+}
+
+/// The modes of one grain at its current amplitudes: each mode's segment.
+#[derive(Clone)]
+pub struct Configuration<'a> {
+    /// The amplitudes.
+    pub eps: &'a [f64],
+    /// A `Vec`, not a `PerMode`: a view must stay covariant in its lifetime, which a small
+    /// vector of references is not.
+    segments: Vec<&'a Segment>,
+}
+
+impl<'a> Configuration<'a> {
+    /// The configuration of modes `paths` at amplitudes `eps`.
+    pub fn new(paths: &'a [ModePath], eps: &'a [f64]) -> Configuration<'a> {
+        Configuration {
+            eps,
+            segments: paths.iter().zip(eps).map(|(p, e)| p.segment(*e)).collect(),
+        }
+    }
+
+    /// The displacement of surface node `k` (local frame).
+    #[inline]
+    pub fn node_displacement(&self, k: usize) -> Vector3<f64> {
+        let mut u = Vector3::zeros();
+        for (s, e) in self.segments.iter().zip(self.eps) {
+            u += s.slope.nodes[k] * *e;
+            if let Some((o, _)) = &s.offset {
+                u += o.nodes[k];
+            }
+        }
+        u
+    }
+
+    /// The tangent `du/d eps_a` at surface node `k`.
+    #[inline]
+    pub fn node_tangent(&self, a: usize, k: usize) -> Vector3<f64> {
+        self.segments[a].slope.nodes[k]
+    }
+
+    /// The displacement at grid node `n` (local frame).
+    #[inline]
+    pub fn grid_displacement(&self, n: usize) -> Vector3<f64> {
+        // A plain loop: an iterator's `sum` of vectors is not inlined on this hot path.
+        let mut u = Vector3::zeros();
+        for (s, e) in self.segments.iter().zip(self.eps) {
+            u += s.slope.grid[n] * *e;
+            if let Some((o, _)) = &s.offset {
+                u += o.grid[n];
+            }
+        }
+        u
+    }
+
+    /// The tangents `du/d eps_a` at a located point, trilinear from the grid's fields
+    /// (outside the box, the value at its closest point), into `out` (emptied first).
+    #[inline]
+    pub fn grid_tangents_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
+        let w = at.weights();
+        out.clear();
+        for s in &self.segments {
+            let mut v = Vector3::zeros();
+            for (c, w) in at.corners.iter().zip(&w) {
+                v += s.slope.grid[*c] * *w;
+            }
+            out.push(v);
+        }
+    }
+
+    /// Bounds of the displacement at the amplitudes: over the surface nodes, over the grid
+    /// (1-norm, all and band), and of its gradient near the grain.
+    pub fn bounds(&self) -> FieldBounds {
+        let mut b = FieldBounds::default();
+        for (s, e) in self.segments.iter().zip(self.eps) {
+            let add = |b: &mut FieldBounds, f: &FieldBounds, scale: f64| {
+                b.nodes += scale * f.nodes;
+                b.grid = b.grid.plus(scale, f.grid);
+                b.fold += scale * f.fold;
+            };
+            add(&mut b, &s.slope_bounds, e.abs());
+            if let Some((_, o)) = &s.offset {
+                add(&mut b, o, 1.0);
+            }
+        }
+        b
+    }
+}
