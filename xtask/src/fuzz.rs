@@ -477,6 +477,7 @@ fn modes_bundle(path: &Path) -> Result<()> {
         stiffness: ndarray::Array2::from_elem((1, 1), 5.0),
         coords: ndarray::Array2::from_elem((1, 1), 0.1),
         internal_force: InternalForce::Linear,
+        path: None,
     }
     .write(path)?;
     Ok(())

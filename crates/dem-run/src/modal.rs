@@ -105,27 +105,35 @@ impl ModalShape {
             .cholesky()
             .ok_or("the modal mass is not positive definite")?
             .inverse();
-        let grid = d.grid_modes.shape();
-        let n = grid[1] * grid[2] * grid[3];
-        let flat = d.grid_modes.as_standard_layout();
-        let flat = flat.as_slice().expect("standard layout");
-        let paths = (0..a)
-            .map(|m| {
-                let phi = Field {
-                    nodes: order
-                        .iter()
-                        .map(|&k| Vector3::from_fn(|c, _| d.node_modes[[m, k, c]]))
-                        .collect(),
-                    grid: (0..n)
-                        .map(|g| {
-                            let i = (m * n + g) * 3;
-                            Vector3::new(flat[i], flat[i + 1], flat[i + 2])
-                        })
-                        .collect(),
-                };
-                ModePath::linear(phi, levelset)
-            })
-            .collect();
+        // A field of the bundle, `(.., k, 3)` at the nodes and `(.., nx, ny, nz, 3)` on the grid,
+        // index `m` of the leading axis, in the shape's node order.
+        let field = |nodes: &ndarray::Array3<f64>, grid: &ndarray::Array5<f64>, m: usize| {
+            let grid = grid.index_axis(ndarray::Axis(0), m);
+            let grid = grid.as_standard_layout();
+            let flat = grid.as_slice().expect("standard layout");
+            Field {
+                nodes: order
+                    .iter()
+                    .map(|&k| Vector3::from_fn(|c, _| nodes[[m, k, c]]))
+                    .collect(),
+                grid: flat
+                    .chunks_exact(3)
+                    .map(|v| Vector3::new(v[0], v[1], v[2]))
+                    .collect(),
+            }
+        };
+        let paths = match &d.path {
+            // One mode following its FEM run.
+            Some(p) => {
+                let points: Vec<(f64, Field)> = (p.amplitudes.iter().enumerate())
+                    .map(|(i, &e)| (e, field(&p.nodes, &p.grid, i)))
+                    .collect();
+                vec![ModePath::through(&points, levelset)]
+            }
+            None => (0..a)
+                .map(|m| ModePath::linear(field(&d.node_modes, &d.grid_modes, m), levelset))
+                .collect(),
+        };
         let samples: Vec<Vec<Sample>> = d
             .precomputed
             .iter()

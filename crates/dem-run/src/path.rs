@@ -134,8 +134,6 @@ fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
 /// One linear piece of a mode's path: `u(eps) = offset + eps slope`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
-    /// The largest amplitude it serves (the last segment's is infinite).
-    pub upto: f64,
     /// `du/d eps` on the segment.
     pub slope: Field,
     /// Its bounds.
@@ -148,7 +146,9 @@ pub struct Segment {
 /// A mode's displacement as a function of its amplitude (module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModePath {
-    /// The segments, by increasing amplitude.
+    /// The amplitudes of the path's points (after the origin; `[1]` for a linear mode).
+    pub amplitudes: Vec<f64>,
+    /// The segments, by increasing amplitude: segment `s` ends at point `s`.
     pub segments: Vec<Segment>,
     /// The amplitudes the path's points span, beyond which it extrapolates (`None` for a
     /// linear mode, exact at any amplitude).
@@ -159,8 +159,8 @@ impl ModePath {
     /// The linear mode `u = eps Phi` (Eq. 1).
     pub fn linear(phi: Field, levelset: &LevelSetGrid) -> ModePath {
         ModePath {
+            amplitudes: vec![1.0],
             segments: vec![Segment {
-                upto: f64::INFINITY,
                 slope_bounds: FieldBounds::of(&phi, levelset),
                 slope: phi,
                 offset: None,
@@ -202,11 +202,6 @@ impl ModePath {
                 (field, bounds)
             });
             segments.push(Segment {
-                upto: if s + 1 == points.len() {
-                    f64::INFINITY
-                } else {
-                    *eps
-                },
                 slope_bounds: FieldBounds::of(&slope, levelset),
                 slope,
                 offset,
@@ -214,16 +209,16 @@ impl ModePath {
             previous = (*eps, u);
         }
         ModePath {
+            amplitudes: points.iter().map(|p| p.0).collect(),
             segments,
             range: Some((0.0, points[points.len() - 1].0)),
         }
     }
 
-    /// The segment that serves amplitude `eps`.
+    /// The segment that serves amplitude `eps` ([`grain::path_segment`]).
     #[inline]
     pub fn segment(&self, eps: f64) -> &Segment {
-        let s = self.segments.partition_point(|s| s.upto < eps);
-        &self.segments[s.min(self.segments.len() - 1)]
+        &self.segments[grain::path_segment(&self.amplitudes, eps)]
     }
 
     /// The largest tangent at the surface nodes over the path (`max_k |du/d eps|`): the

@@ -10,7 +10,7 @@
 //!   everywhere by its formula.
 
 use grain::{
-    Deformation, ForceTable, InternalForce, ModesBundle, RigidTransform, SampledLevelSet,
+    Deformation, ForceTable, InternalForce, ModePath, ModesBundle, RigidTransform, SampledLevelSet,
     TableInterpolation, TableLaw,
 };
 use nalgebra::{Matrix3, Point3, Vector3};
@@ -28,6 +28,15 @@ pub trait ModeField: Sync {
     fn count(&self) -> usize;
     /// The `A` mode vectors at a local point.
     fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>>;
+    /// For one mode that follows a path ([`grain::ModePath`]), the amplitudes of its points
+    /// (empty: the mode is linear).
+    fn path_amplitudes(&self) -> &[f64] {
+        &[]
+    }
+    /// The path's displacement at each of its points, at a local point.
+    fn path_values(&self, _x: &Point3<f64>) -> Vec<Vector3<f64>> {
+        Vec::new()
+    }
 }
 
 /// The bending mode of a beam (docs/physics.md section 2, paper Eq. 51): with `s` the coordinate
@@ -96,6 +105,8 @@ pub struct FemModes<'a> {
     boundary: DistanceField,
     /// Mode vectors per node: `phi[a][n]`.
     phi: Vec<Vec<[f64; 3]>>,
+    /// The path's displacements per node: `path[p][n]` (empty without a path).
+    path: Vec<Vec<[f64; 3]>>,
 }
 
 impl<'a> FemModes<'a> {
@@ -111,13 +122,19 @@ impl<'a> FemModes<'a> {
             triangles: b.triangles,
         };
         local.transform(&rotation, &translation);
+        let per_node = |a: &ndarray::Array3<f64>, i: usize| -> Vec<[f64; 3]> {
+            (0..bundle.mesh.nodes.nrows())
+                .map(|n| [0, 1, 2].map(|d| a[[i, n, d]]))
+                .collect()
+        };
         let phi = (0..bundle.mode_count())
-            .map(|a| {
-                (0..bundle.mesh.nodes.nrows())
-                    .map(|n| [0, 1, 2].map(|d| bundle.phi[[a, n, d]]))
-                    .collect()
-            })
+            .map(|a| per_node(&bundle.phi, a))
             .collect();
+        let path = bundle.path.as_ref().map_or(Vec::new(), |p| {
+            (0..p.amplitudes.len())
+                .map(|i| per_node(&p.displacement, i))
+                .collect()
+        });
         FemModes {
             bundle,
             locator: fem::Locator::new(&bundle.mesh),
@@ -125,7 +142,29 @@ impl<'a> FemModes<'a> {
             translation,
             boundary: DistanceField::new(&local, Signing::PseudoNormal),
             phi,
+            path,
         }
+    }
+
+    /// The fields `fields` (per node) interpolated at a local point: with the element shape
+    /// functions in the FEM mesh, outside it the value at the closest point of its boundary.
+    fn interpolate(&self, x: &Point3<f64>, fields: &[Vec<[f64; 3]>]) -> Vec<Vector3<f64>> {
+        let to_input = |p: &Point3<f64>| {
+            Point3::from(self.rotation.transpose() * (p.coords - self.translation))
+        };
+        let at = match self.locator.locate(&to_input(x), 1e-9) {
+            Some(at) if at.outside <= 1e-9 => at,
+            _ => {
+                let (closest, _) = self.boundary.closest_point(x);
+                self.locator
+                    .locate(&to_input(&closest), 1e-6)
+                    .expect("a boundary point lies in an element")
+            }
+        };
+        fields
+            .iter()
+            .map(|field| self.rotation * self.locator.interpolate(&at, field))
+            .collect()
     }
 }
 
@@ -135,23 +174,15 @@ impl ModeField for FemModes<'_> {
     }
 
     fn values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>> {
-        let to_input = |p: &Point3<f64>| {
-            Point3::from(self.rotation.transpose() * (p.coords - self.translation))
-        };
-        let at = match self.locator.locate(&to_input(x), 1e-9) {
-            Some(at) if at.outside <= 1e-9 => at,
-            _ => {
-                // Outside the mesh: the value at the closest boundary point.
-                let (closest, _) = self.boundary.closest_point(x);
-                self.locator
-                    .locate(&to_input(&closest), 1e-6)
-                    .expect("a boundary point lies in an element")
-            }
-        };
-        self.phi
-            .iter()
-            .map(|field| self.rotation * self.locator.interpolate(&at, field))
-            .collect()
+        self.interpolate(x, &self.phi)
+    }
+
+    fn path_amplitudes(&self) -> &[f64] {
+        self.bundle.path.as_ref().map_or(&[], |p| &p.amplitudes)
+    }
+
+    fn path_values(&self, x: &Point3<f64>) -> Vec<Vector3<f64>> {
+        self.interpolate(x, &self.path)
     }
 }
 
@@ -211,24 +242,52 @@ pub fn attach_modes(
     let grid_modes = Array5::from_shape_fn((a, nx, ny, nz, 3), |(m, i, j, k, d)| {
         at_grid[spec.index(i, j, k)][m][d]
     });
+    // A path: its displacements at the nodes and on the grid, like the modes.
+    let amplitudes = field.path_amplitudes();
+    let path = (!amplitudes.is_empty()).then(|| {
+        let p = amplitudes.len();
+        let at_nodes: Vec<Vec<Vector3<f64>>> =
+            nodes.par_iter().map(|x| field.path_values(x)).collect();
+        let at_grid: Vec<Vec<Vector3<f64>>> = (0..spec.len())
+            .into_par_iter()
+            .map(|n| field.path_values(&spec.node(n / (ny * nz), (n / nz) % ny, n % nz)))
+            .collect();
+        ModePath {
+            amplitudes: amplitudes.to_vec(),
+            nodes: Array3::from_shape_fn((p, nodes.len(), 3), |(i, k, d)| at_nodes[k][i][d]),
+            grid: Array5::from_shape_fn((p, nx, ny, nz, 3), |(q, i, j, k, d)| {
+                at_grid[spec.index(i, j, k)][q][d]
+            }),
+        }
+    });
 
-    // Precomputed level sets: deform the surface by one mode at one amplitude.
+    // Precomputed level sets: deform the surface by one mode at one amplitude (along its path,
+    // for a path mode).
     let surface = &baked.surface;
     let at_vertices: Vec<Vec<Vector3<f64>>> = surface
         .vertices
         .par_iter()
         .map(|p| field.values(p))
         .collect();
+    let path_at_vertices: Vec<Vec<Vector3<f64>>> = match &path {
+        Some(_) => surface
+            .vertices
+            .par_iter()
+            .map(|p| field.path_values(p))
+            .collect(),
+        None => Vec::new(),
+    };
+    let displacement = |m: usize, v: usize, amplitude: f64| match &path {
+        Some(p) => grain::path_displacement(&p.amplitudes, amplitude, |i| path_at_vertices[v][i]),
+        None => at_vertices[v][m] * amplitude,
+    };
     let mut precomputed = Vec::with_capacity(a);
     for m in 0..a {
         let mut levels = Vec::with_capacity(samples.len());
         for &amplitude in &samples {
             let deformed = TriangleMesh {
-                vertices: surface
-                    .vertices
-                    .iter()
-                    .zip(&at_vertices)
-                    .map(|(p, u)| p + u[m] * amplitude)
+                vertices: (surface.vertices.iter().enumerate())
+                    .map(|(v, p)| p + displacement(m, v, amplitude))
                     .collect(),
                 triangles: surface.triangles.clone(),
             };
@@ -249,6 +308,7 @@ pub fn attach_modes(
         node_modes,
         grid_modes,
         precomputed,
+        path,
     });
     Ok(())
 }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use faer::{Mat, MatRef};
 use grain::{
     FitDifference, FitReport, InternalForce, Material, ModeConstruction, ModesBundle, ModesInfo,
-    Normalization, Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SourceFile,
-    TableInterpolation, Truncation,
+    Normalization, Reconstruction, ReconstructionError, Snapshot as SnapshotInfo, SnapshotPath,
+    SourceFile, TableInterpolation, Truncation,
 };
 use nalgebra::DMatrix;
 use ndarray::{Array2, Array3};
@@ -116,6 +116,9 @@ pub struct ExtractOptions {
     pub scalars: Option<PathBuf>,
     /// Total degree of the fitted polynomial energy when there are several modes (2 to 6).
     pub degree: u32,
+    /// One mode: no path through the snapshots, the mode scales linearly (see
+    /// [`snapshot_path`]).
+    pub linear: bool,
 }
 
 impl ExtractOptions {
@@ -139,6 +142,7 @@ impl ExtractOptions {
             units: "unspecified".into(),
             scalars: None,
             degree: 3,
+            linear: false,
         }
     }
 }
@@ -568,6 +572,16 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             Mat::from_fn(s, c.ncols(), |i, a| c[(column_of[i], a)])
         }
     };
+    let path = if modes.ncols() == 1 && !o.linear && trained >= 2 {
+        let points: Vec<(usize, f64)> = order[..trained]
+            .iter()
+            .enumerate()
+            .map(|(j, &i)| (j, coords[(i, 0)]))
+            .collect();
+        Some(snapshot_path(&points, u, |j| ids[order[j]].as_str())?)
+    } else {
+        None
+    };
     let train_error = reconstruction(&modes, u);
     let holdout_error = (trained < s).then(|| reconstruction(&modes, test));
 
@@ -741,6 +755,52 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         stiffness,
         coords: Array2::from_shape_fn((coords.nrows(), coords.ncols()), |(i, j)| coords[(i, j)]),
         internal_force,
+        path,
+    })
+}
+
+/// The path of a one-mode bundle through its training snapshots (docs/physics.md section 1):
+/// `points` are `(column of u, eps)`, `name` names a column's snapshot. The points are sorted
+/// by amplitude; a snapshot at amplitude 0 with no displacement (the undeformed state some
+/// codes write) is the path's origin and is left out. Refused, naming the snapshots: an
+/// amplitude at or below 0 with a displacement, or two snapshots at the same amplitude (the
+/// path would not be a function of the amplitude: `--linear` makes the mode linear instead).
+fn snapshot_path<'a>(
+    points: &[(usize, f64)],
+    u: MatRef<'_, f64>,
+    name: impl Fn(usize) -> &'a str,
+) -> Result<SnapshotPath, ExtractError> {
+    let mut points: Vec<(usize, f64)> = points
+        .iter()
+        .copied()
+        .filter(|&(j, e)| e != 0.0 || (0..u.nrows()).any(|r| u[(r, j)] != 0.0))
+        .collect();
+    points.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let refuse = |message: String| {
+        Err(option(
+            "--single",
+            format!(
+                "{message}; the path through the snapshots needs positive, distinct amplitudes (`--linear` scales the mode linearly instead)"
+            ),
+        ))
+    };
+    if let Some(&(j, e)) = points.iter().find(|p| p.1 <= 0.0) {
+        return refuse(format!("snapshot `{}` has amplitude {e}", name(j)));
+    }
+    if let Some(w) = points.windows(2).find(|w| w[0].1 == w[1].1) {
+        return refuse(format!(
+            "snapshots `{}` and `{}` have the same amplitude {}",
+            name(w[0].0),
+            name(w[1].0),
+            w[0].1
+        ));
+    }
+    let n = u.nrows() / 3;
+    Ok(SnapshotPath {
+        amplitudes: points.iter().map(|p| p.1).collect(),
+        displacement: Array3::from_shape_fn((points.len(), n, 3), |(p, k, c)| {
+            u[(3 * k + c, points[p].0)]
+        }),
     })
 }
 

@@ -31,9 +31,15 @@ struct Cli {
     /// Keep the SVD modes capturing this fraction of the snapshot energy.
     #[arg(long, group = "method")]
     energy: Option<f64>,
-    /// One mode: the snapshot at the largest deformation.
+    /// One mode: the snapshot at the largest deformation. The grain then follows the run's own
+    /// snapshots: its shape at each snapshot's amplitude is that snapshot's (a path mode), so
+    /// the DEM reproduces the run to its last increment.
     #[arg(long, group = "method")]
     single: bool,
+    /// One mode only: scale the mode linearly with its amplitude (Eq. 1) instead of following
+    /// the snapshots (no path).
+    #[arg(long)]
+    linear: bool,
     /// Difference modes, pruned below this relative tolerance.
     #[arg(long, group = "method")]
     difference: Option<f64>,
@@ -157,6 +163,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         units: cli.units,
         scalars: cli.scalars,
         degree: cli.degree,
+        linear: cli.linear,
     };
     let mut bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
     if let Some(Planes(axes)) = &cli.mirror {

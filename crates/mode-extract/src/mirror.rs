@@ -4,7 +4,8 @@
 //! bookkeeping) gives the full grain:
 //! - nodes reflected (those on the plane kept once; nodes no element uses, such as a rigid
 //!   plate's, dropped), elements reflected and renumbered so their volume stays positive;
-//! - mode vectors reflected (the component normal to the plane changes sign): symmetric modes;
+//! - mode vectors and a path's displacements reflected (the component normal to the plane
+//!   changes sign): symmetric modes;
 //! - modal mass, stiffness and the tabulated internal force and energy doubled per plane (the
 //!   amplitudes `eps` are unchanged);
 //! - except for mass-normalized modes, which stay mass-normalized: per plane the modes are
@@ -153,6 +154,17 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
                 .collect(),
         }),
     };
+    // A path's displacements are the grain's own (reflected); its amplitudes scale like eps.
+    let path = b.path.as_ref().map(|p| grain::SnapshotPath {
+        amplitudes: p.amplitudes.iter().map(|e| scale * e).collect(),
+        displacement: Array3::from_shape_fn(
+            (p.amplitudes.len(), source.len(), 3),
+            |(point, new, c)| {
+                let (i, reflected) = source[new];
+                flip(reflected, c) * p.displacement[[point, i, c]]
+            },
+        ),
+    });
     let mut info = b.info.clone();
     info.mirror_planes.push(AXES[axis]);
     Ok(ModesBundle {
@@ -166,5 +178,6 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
         stiffness: &b.stiffness * (2.0 / (scale * scale)),
         coords: &b.coords * scale,
         internal_force,
+        path,
     })
 }

@@ -9,6 +9,7 @@
 //! | `node_modes.npy` | `(A, k, 3)` mode vectors at the nodes (deformable only) |
 //! | `grid_modes.npy` | `(A, nx, ny, nz, 3)` mode displacement on the grid, extended outside (deformable only) |
 //! | `precomputed/mode{a}_sample{p}.npy` | `(nx, ny, nz)` level set at amplitude `p` of mode `a` |
+//! | `path_nodes.npy`, `path_grid.npy` | `(P, k, 3)`, `(P, nx, ny, nz, 3)` the displacement at each point of a path mode ([`ModePath`]) |
 //! | `internal_force.csv` | tabulated `F_int` (one mode, tabulated law only) |
 //! | `grain.vti`, `nodes.vtp` | the same data for ParaView |
 
@@ -90,6 +91,69 @@ pub struct Deformation {
     /// amplitude 0 (the undeformed surface computed like the others), from which a solver
     /// takes the increments of the blend.
     pub precomputed: Vec<Vec<SampledLevelSet>>,
+    /// For a one-mode grain, the path its mode follows, if it has one (the mode is then
+    /// `node_modes` only for the modal matrices: the displacement at an amplitude is the path's).
+    pub path: Option<ModePath>,
+}
+
+/// A mode that follows its FEM run (docs/physics.md section 1): the displacement at each of the
+/// run's amplitudes `eps_p` (increasing, above 0), at the surface nodes and at the grid nodes
+/// (extended outside the grain, like `grid_modes`). Between the points, and from `(0, 0)` to the
+/// first, the displacement is linear in the amplitude; beyond the last, the last segment
+/// continues.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModePath {
+    /// The amplitudes `eps_p`, strictly increasing and positive.
+    pub amplitudes: Vec<f64>,
+    /// `(P, k, 3)` displacement at the surface nodes, local frame.
+    pub nodes: Array3<f64>,
+    /// `(P, nx, ny, nz, 3)` displacement at the grid nodes, local frame.
+    pub grid: Array5<f64>,
+}
+
+/// The segment of a path through `(0, 0)` and points at `amplitudes` (increasing, positive) that
+/// serves amplitude `eps`: the index `s` of its upper point (its lower point is `s - 1`, or the
+/// origin for `s = 0`), the first segment below the first point and the last beyond the last
+/// point (the path continues them). The one rule of docs/physics.md section 1 that the baker
+/// and the solver share.
+pub fn path_segment(amplitudes: &[f64], eps: f64) -> usize {
+    amplitudes
+        .partition_point(|a| *a < eps)
+        .min(amplitudes.len() - 1)
+}
+
+/// The displacement of a path at amplitude `eps`, from the point values `at(p)` (one point's
+/// displacement, `p` indexing `amplitudes`): linear on the segment of [`path_segment`].
+pub fn path_displacement<T>(amplitudes: &[f64], eps: f64, at: impl Fn(usize) -> T) -> T
+where
+    T: std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T>,
+{
+    let s = path_segment(amplitudes, eps);
+    let hi = at(s);
+    if s == 0 {
+        return hi * (eps / amplitudes[0]);
+    }
+    let (e0, e1) = (amplitudes[s - 1], amplitudes[s]);
+    let t = (eps - e0) / (e1 - e0);
+    at(s - 1) * (1.0 - t) + hi * t
+}
+
+/// Checks a path's amplitudes: at least one, finite, positive, strictly increasing.
+pub(crate) fn check_path_amplitudes(path: &Path, field: &str, amplitudes: &[f64]) -> Result<()> {
+    if amplitudes.is_empty()
+        || amplitudes.iter().any(|x| !x.is_finite())
+        || amplitudes[0] <= 0.0
+        || amplitudes.windows(2).any(|w| w[1] <= w[0])
+    {
+        return Err(FormatError::invalid(
+            path,
+            field,
+            format!(
+                "a path's amplitudes must be finite, positive and strictly increasing, got {amplitudes:?}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A level set precomputed at one amplitude of one mode.
@@ -136,6 +200,9 @@ struct DeformableManifest {
     internal_force: InternalForceEntry,
     /// Per mode, the amplitudes of the precomputed level sets.
     precomputed_amplitudes: Vec<Vec<f64>>,
+    /// The amplitudes of a path mode's points (one mode only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_amplitudes: Option<Vec<f64>>,
 }
 
 fn sample_file(mode: usize, sample: usize) -> String {
@@ -218,6 +285,19 @@ impl GrainBundle {
                 shape(&sample_file(m, p), vec![nx, ny, nz], s.values.shape())?;
             }
         }
+        if let Some(p) = &d.path {
+            if a != 1 {
+                return Err(FormatError::invalid(
+                    path,
+                    "path_amplitudes",
+                    format!("a path mode needs a one-mode grain, this one has {a} modes"),
+                ));
+            }
+            check_path_amplitudes(path, "path_amplitudes", &p.amplitudes)?;
+            let n = p.amplitudes.len();
+            shape("path_nodes", vec![n, k, 3], p.nodes.shape())?;
+            shape("path_grid", vec![n, nx, ny, nz, 3], p.grid.shape())?;
+        }
         Ok(())
     }
 
@@ -260,6 +340,10 @@ impl GrainBundle {
                         write_array(dir, &sample_file(m, p), &s.values)?;
                     }
                 }
+                if let Some(p) = &d.path {
+                    write_array(dir, "path_nodes.npy", &p.nodes)?;
+                    write_array(dir, "path_grid.npy", &p.grid)?;
+                }
                 for a in 0..self.mode_count() {
                     let standard = |x: ndarray::ArrayViewD<f64>| {
                         x.as_standard_layout().iter().copied().collect::<Vec<f64>>()
@@ -284,6 +368,7 @@ impl GrainBundle {
                         self.mode_count(),
                     )?,
                     precomputed_amplitudes: self.amplitudes(),
+                    path_amplitudes: d.path.as_ref().map(|p| p.amplitudes.clone()),
                 })
             }
         };
@@ -356,6 +441,29 @@ impl GrainBundle {
                     node_modes: read_array(dir, "node_modes.npy", &[a, k, 3])?,
                     grid_modes: read_array(dir, "grid_modes.npy", &[a, nx, ny, nz, 3])?,
                     precomputed,
+                    path: match d.path_amplitudes {
+                        None => None,
+                        Some(amplitudes) => {
+                            if a != 1 {
+                                return Err(FormatError::invalid(
+                                    &manifest_path,
+                                    "deformable.path_amplitudes",
+                                    format!("a path mode needs a one-mode grain, this one has {a}"),
+                                ));
+                            }
+                            check_path_amplitudes(
+                                &manifest_path,
+                                "deformable.path_amplitudes",
+                                &amplitudes,
+                            )?;
+                            let n = amplitudes.len();
+                            Some(ModePath {
+                                nodes: read_array(dir, "path_nodes.npy", &[n, k, 3])?,
+                                grid: read_array(dir, "path_grid.npy", &[n, nx, ny, nz, 3])?,
+                                amplitudes,
+                            })
+                        }
+                    },
                 })
             }
         };

@@ -6,11 +6,13 @@ pub mod grain;
 pub mod modes;
 
 pub use grain::{
-    Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, RigidTransform, SampledLevelSet,
+    Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, ModePath, RigidTransform,
+    SampledLevelSet, path_displacement, path_segment,
 };
 pub use modes::{
     FitDifference, FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo,
-    Normalization, Reconstruction, ReconstructionError, Snapshot, SourceFile, Truncation,
+    Normalization, Reconstruction, ReconstructionError, Snapshot, SnapshotPath, SourceFile,
+    Truncation,
 };
 
 use std::path::Path;

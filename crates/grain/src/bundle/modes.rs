@@ -9,13 +9,15 @@
 //! | `mass.npy`, `stiffness.npy` | `(A, A)` symmetric modal mass (Eq. 8) and stiffness (Eq. 4) |
 //! | `coords.npy` | `(S, A)` generalized coordinates of each snapshot |
 //! | `internal_force.csv` | tabulated `F_int` (one mode, tabulated law only) |
-//! | `modes.vtu` | the mesh with every mode as a point vector, for ParaView |
+//! | `path.npy` | `(P, n, 3)` the displacement at each point of a path mode ([`SnapshotPath`]) |
+//! | `modes.vtu` | the mesh with every mode (and every point of a path) as a point vector, for ParaView |
 
 use std::path::Path;
 
 use ndarray::{Array2, Array3, Axis};
 use serde::{Deserialize, Serialize};
 
+use super::grain::check_path_amplitudes;
 use super::{
     InternalForce, InternalForceEntry, check_symmetric, read_internal_force, read_manifest,
     write_internal_force, write_manifest,
@@ -285,6 +287,20 @@ pub struct ModesBundle {
     pub coords: Array2<f64>,
     /// The fitted internal-force law.
     pub internal_force: InternalForce,
+    /// For one mode, the path it follows through the snapshots, if it has one.
+    pub path: Option<SnapshotPath>,
+}
+
+/// A one-mode bundle's path (docs/physics.md section 1): the snapshots' displacements at their
+/// amplitudes, through which the grain's shape is interpolated linearly in the amplitude (from
+/// `(0, 0)` to the first, and continued beyond the last), so that at each snapshot's amplitude
+/// the grain has that snapshot's shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SnapshotPath {
+    /// The amplitudes `eps_p`, strictly increasing and positive.
+    pub amplitudes: Vec<f64>,
+    /// `(P, n, 3)` the displacements at the FEM nodes.
+    pub displacement: Array3<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -303,6 +319,9 @@ struct Manifest {
     element_blocks: Vec<BlockEntry>,
     internal_force: InternalForceEntry,
     info: ModesInfo,
+    /// The amplitudes of a path mode's points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path_amplitudes: Option<Vec<f64>>,
 }
 
 fn block_file(b: usize) -> String {
@@ -360,6 +379,25 @@ impl ModesBundle {
         }
         check_symmetric(path, "mass", &self.mass)?;
         check_symmetric(path, "stiffness", &self.stiffness)?;
+        if let Some(p) = &self.path {
+            if a != 1 {
+                return Err(FormatError::invalid(
+                    path,
+                    "path_amplitudes",
+                    format!("a path mode needs a one-mode bundle, this one has {a} modes"),
+                ));
+            }
+            check_path_amplitudes(path, "path_amplitudes", &p.amplitudes)?;
+            let expected = vec![p.amplitudes.len(), n, 3];
+            if p.displacement.shape() != expected.as_slice() {
+                return Err(FormatError::Shape {
+                    path: path.to_path_buf(),
+                    array: "path".into(),
+                    expected,
+                    found: p.displacement.shape().to_vec(),
+                });
+            }
+        }
         self.info.check_finite(path)
     }
 
@@ -375,18 +413,25 @@ impl ModesBundle {
             write_array(tmp, "mass.npy", &self.mass)?;
             write_array(tmp, "stiffness.npy", &self.stiffness)?;
             write_array(tmp, "coords.npy", &self.coords)?;
+            if let Some(p) = &self.path {
+                write_array(tmp, "path.npy", &p.displacement)?;
+            }
             let internal_force =
                 write_internal_force(tmp, &self.internal_force, self.mode_count())?;
 
-            let modes: Vec<(String, Vec<f64>)> = (0..self.mode_count())
-                .map(|a| {
-                    let v = self.phi.index_axis(Axis(0), a);
-                    (
-                        format!("mode{a}"),
-                        v.as_standard_layout().iter().copied().collect(),
-                    )
-                })
+            let flat =
+                |v: ndarray::ArrayView2<f64>| v.as_standard_layout().iter().copied().collect();
+            let mut modes: Vec<(String, Vec<f64>)> = (0..self.mode_count())
+                .map(|a| (format!("mode{a}"), flat(self.phi.index_axis(Axis(0), a))))
                 .collect();
+            if let Some(p) = &self.path {
+                modes.extend((0..p.amplitudes.len()).map(|i| {
+                    (
+                        format!("path{i}"),
+                        flat(p.displacement.index_axis(Axis(0), i)),
+                    )
+                }));
+            }
             let data: Vec<PointData> = modes
                 .iter()
                 .map(|(n, v)| PointData::Vectors(n, v))
@@ -408,6 +453,7 @@ impl ModesBundle {
                     .collect(),
                 internal_force,
                 info: self.info.clone(),
+                path_amplitudes: self.path.as_ref().map(|p| p.amplitudes.clone()),
             };
             write_manifest(&tmp.join("modes.json"), &manifest)
         })
@@ -437,7 +483,25 @@ impl ModesBundle {
         check_symmetric(&dir.join("mass.npy"), "mass", &mass)?;
         let stiffness = read_array(dir, "stiffness.npy", &[a, a])?;
         check_symmetric(&dir.join("stiffness.npy"), "stiffness", &stiffness)?;
+        let path = match m.path_amplitudes {
+            None => None,
+            Some(amplitudes) => {
+                if a != 1 {
+                    return Err(FormatError::invalid(
+                        &manifest_path,
+                        "path_amplitudes",
+                        format!("a path mode needs a one-mode bundle, this one has {a} modes"),
+                    ));
+                }
+                check_path_amplitudes(&manifest_path, "path_amplitudes", &amplitudes)?;
+                Some(SnapshotPath {
+                    displacement: read_array(dir, "path.npy", &[amplitudes.len(), n, 3])?,
+                    amplitudes,
+                })
+            }
+        };
         Ok(ModesBundle {
+            path,
             mesh: FemMesh { nodes, blocks },
             phi: read_array(dir, "phi.npy", &[a, n, 3])?,
             mass,

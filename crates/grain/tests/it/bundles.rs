@@ -83,6 +83,7 @@ fn deformable_grain(modes: usize, law: InternalForce) -> GrainBundle {
         )
         .unwrap(),
         precomputed,
+        path: None,
     });
     g
 }
@@ -166,6 +167,7 @@ fn modes_bundle() -> ModesBundle {
             interpolation: TableInterpolation::MonotoneCubic,
             table: table(),
         },
+        path: None,
     }
 }
 

@@ -240,6 +240,7 @@ fn cube_modes(
         stiffness: Array2::from_elem((1, 1), 5.0),
         coords: Array2::zeros((0, 1)),
         internal_force: InternalForce::Linear,
+        path: None,
     };
     let modes_path = dir.join("cube.modes");
     bundle.write(&modes_path).unwrap();

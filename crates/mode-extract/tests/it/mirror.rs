@@ -63,6 +63,7 @@ fn octant_bundle(element: ElementType, f: &[Field]) -> ModesBundle {
         stiffness,
         coords: Array2::zeros((0, f.len())),
         internal_force: InternalForce::Linear,
+        path: None,
     }
 }
 
