@@ -51,7 +51,7 @@ enum Cmd {
     },
     /// Plot columns of a CSV file as SVG.
     Plot(plot::PlotArgs),
-    /// Regenerate a shipped FEM case with CalculiX (needs `ccx`): sphere, ellipsoid, beam.
+    /// Regenerate a shipped FEM case with CalculiX (needs `ccx`): sphere, ellipsoid, pair, beam.
     Fem {
         /// The case.
         case: String,
