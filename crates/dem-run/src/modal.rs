@@ -28,6 +28,7 @@ use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, TableLaw
 
 use crate::levelset::LevelSetUpdate;
 use crate::path::{Bound, Field, ModePath};
+use crate::sim::Limit;
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -186,12 +187,28 @@ impl ModalShape {
         self.samples.iter().all(|s| s.len() > 1)
     }
 
-    /// The tabulated range, for a tabulated law.
-    pub fn table_range(&self) -> Option<(f64, f64)> {
-        match &self.law {
-            InternalLaw::Table(t) => Some(t.range()),
+    /// The ranges of mode `a`'s amplitude that its data cover (the run reports an amplitude
+    /// beyond one): the internal-force table's, the precomputed level sets' (for that update),
+    /// the path's.
+    pub fn ranges(
+        &self,
+        a: usize,
+        update: LevelSetUpdate,
+    ) -> impl Iterator<Item = (Limit, (f64, f64))> {
+        let table = match &self.law {
+            InternalLaw::Table(t) if a == 0 => Some((Limit::Table, t.range())),
             _ => None,
-        }
+        };
+        let samples = &self.samples[a];
+        let samples = (update == LevelSetUpdate::Precomputed && samples.len() > 1).then(|| {
+            let last = samples.len() - 1;
+            (
+                Limit::Samples,
+                (samples[0].amplitude, samples[last].amplitude),
+            )
+        });
+        let path = self.paths[a].range.map(|r| (Limit::Path, r));
+        table.into_iter().chain(samples).chain(path)
     }
 
     /// The strain energy `U(eps)` (`1/2 eps^T K eps`, the table's integral, or the polynomial).

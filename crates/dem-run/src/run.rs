@@ -34,9 +34,10 @@
 //! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
 //! scene (other grains, walls, node indices or contact law) is refused.
 //!
-//! `<out>/summary.json` at the end, with `table_extrapolation`: the grains whose tabulated
-//! internal force was used beyond its table (continued by its end slope) and the amplitude
-//! farthest out.
+//! `<out>/summary.json` at the end, with `excursions`: each grain's amplitude that went beyond a
+//! range its model rests on (the internal-force table, the precomputed level sets, a path
+//! mode's snapshots: `crate::sim::Limit`), the step it first did and the amplitude farthest out.
+//! The run also says so on standard error at the step it happens.
 //!
 //! A run stops with an error when a grain's state becomes non-finite, or when its energy grows
 //! beyond what the run can supply (crate::sim::Ledger::runaway): both mean a time step too large
@@ -53,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
 use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError};
-use crate::sim::{Extrapolation, Simulation, State};
+use crate::sim::{Excursion, Simulation, State};
 use crate::view::View;
 
 /// The checkpoint format version (2: modal states and the energy ledger).
@@ -177,8 +178,8 @@ pub struct Summary {
     pub energy_total: f64,
     /// The energy ledger's residual at the end.
     pub energy_residual: f64,
-    /// Grains whose tabulated internal force was used beyond its table.
-    pub table_extrapolation: Vec<Extrapolation>,
+    /// Amplitudes beyond a range their grain's model rests on (module docs).
+    pub excursions: Vec<Excursion>,
     /// Stopped by Ctrl-C (a checkpoint was written).
     pub interrupted: bool,
     /// The last checkpoint written, if any.
@@ -285,6 +286,7 @@ fn run_in_pool(
     let first = sim.step;
     let mut last_checkpoint = None;
     let mut interrupted = false;
+    let mut reported = 0;
     while sim.step < total {
         let next = sim.step + 1;
         let record = every(o.vtk_every, next);
@@ -317,6 +319,14 @@ fn run_in_pool(
                 supplied: sim.ledger.supplied(&energies),
             });
         }
+        for x in &sim.excursions[reported..] {
+            let line = format!("dem-run: warning: {x}");
+            match &bar {
+                Some(b) => b.println(line),
+                None => eprintln!("{line}"),
+            }
+        }
+        reported = sim.excursions.len();
         if every(o.history_every, sim.step) || sim.step == total {
             history.row(&sim)?;
         }
@@ -354,7 +364,7 @@ fn run_in_pool(
         node_contacts: sim.contacts,
         energy_total: sim.energies().total(),
         energy_residual: sim.ledger.residual(&sim.energies()),
-        table_extrapolation: sim.extrapolated.clone(),
+        excursions: sim.excursions.clone(),
         interrupted,
         last_checkpoint,
     };

@@ -142,15 +142,71 @@ impl Ledger {
     }
 }
 
-/// The largest amplitude a grain's tabulated internal force reached beyond its table.
+/// What a grain's model rests on over a range of amplitudes, beyond which it extrapolates
+/// (docs/physics.md sections 1, 5 and 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// The tabulated internal force, continued by its end slope.
+    Table,
+    /// The precomputed level sets, continued by the line through the last two samples.
+    Samples,
+    /// A path mode's snapshots, continued by the end segments.
+    Path,
+}
+
+impl Limit {
+    /// What the run does beyond the range.
+    fn beyond(self) -> &'static str {
+        match self {
+            Limit::Table => {
+                "the internal-force table's range: the force continues by the table's end slope"
+            }
+            Limit::Samples => {
+                "its precomputed level sets' amplitudes: the blend continues the line through the last two"
+            }
+            Limit::Path => {
+                "the amplitudes of its path (the FEM run's snapshots): the shape continues the end segment"
+            }
+        }
+    }
+}
+
+/// A grain's amplitude beyond a range its model rests on ([`Limit`]): when it first left it,
+/// and how far it went.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Extrapolation {
-    /// The grain.
+pub struct Excursion {
+    /// The grain (its index in the scene's order).
     pub grain: usize,
-    /// The amplitude farthest outside the table.
-    pub amplitude: f64,
-    /// The table's first and last amplitudes.
+    /// The mode.
+    pub mode: usize,
+    /// What it left.
+    pub limit: Limit,
+    /// The range's first and last amplitudes.
     pub range: (f64, f64),
+    /// The step at which the amplitude first left the range.
+    pub first_step: u64,
+    /// Its time.
+    pub first_time: f64,
+    /// The amplitude farthest outside.
+    pub amplitude: f64,
+}
+
+impl std::fmt::Display for Excursion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "grain {} mode {}: amplitude {:e} at step {} (t = {:e}) is past [{:e}, {:e}], {}",
+            self.grain,
+            self.mode,
+            self.amplitude,
+            self.first_step,
+            self.first_time,
+            self.range.0,
+            self.range.1,
+            self.limit.beyond()
+        )
+    }
 }
 
 /// Dissipation at one evaluation: powers, and the friction loss of the step.
@@ -199,8 +255,9 @@ pub struct Simulation {
     pub records: Vec<NodeRecord>,
     /// The energy ledger.
     pub ledger: Ledger,
-    /// Grains whose tabulated law was used beyond its table (summary.json reports them).
-    pub extrapolated: Vec<Extrapolation>,
+    /// The amplitudes that went beyond a range their grain's model rests on, in the order they
+    /// did (the run reports each at the step it happens, and summary.json lists them).
+    pub excursions: Vec<Excursion>,
     /// A level-set query of the last evaluation that could not be answered (the run stops).
     pub fault: Option<(usize, LevelSetFault)>,
     /// Dissipation of the last evaluation.
@@ -426,7 +483,7 @@ impl Simulation {
             contact_energy: 0.0,
             records: Vec::new(),
             ledger: Ledger::default(),
-            extrapolated: Vec::new(),
+            excursions: Vec::new(),
             fault: None,
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
@@ -689,17 +746,27 @@ impl Simulation {
                 continue;
             };
             m.set_internal_force(modal);
-            if let Some(range) = modal.table_range() {
-                let beyond = |e: f64| (range.0 - e).max(e - range.1);
-                let e = m.eps[0];
-                if beyond(e) > 0.0 {
-                    match self.extrapolated.iter_mut().find(|x| x.grain == i) {
+            for (a, &e) in m.eps.iter().enumerate() {
+                for (limit, range) in modal.ranges(a, m.levelset) {
+                    let beyond = |e: f64| (range.0 - e).max(e - range.1);
+                    if beyond(e) <= 0.0 {
+                        continue;
+                    }
+                    let known = self
+                        .excursions
+                        .iter_mut()
+                        .find(|x| x.grain == i && x.mode == a && x.limit == limit);
+                    match known {
                         Some(x) if beyond(x.amplitude) >= beyond(e) => {}
                         Some(x) => x.amplitude = e,
-                        None => self.extrapolated.push(Extrapolation {
+                        None => self.excursions.push(Excursion {
                             grain: i,
-                            amplitude: e,
+                            mode: a,
+                            limit,
                             range,
+                            first_step: self.step + 1,
+                            first_time: self.time + self.dt,
+                            amplitude: e,
                         }),
                     }
                 }

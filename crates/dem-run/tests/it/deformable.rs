@@ -385,6 +385,98 @@ fn an_undamped_collision_of_deformable_grains_keeps_its_energy() {
     }
 }
 
+/// A path through points of a linear mode is that linear mode (docs/physics.md section 1): the
+/// dilation given as a path through `(0.001, 0.001 Phi)` and `(0.002, 0.002 Phi)` collides like
+/// the linear dilation (to round-off: the path's slopes and offsets are formed from the points),
+/// starting at 0.0015 on the second segment and vibrating through both, for both level-set
+/// updates; and the run records, at the step it happens, the amplitude
+/// leaving the path's range `[0, 0.002]` (the collision drives it to about -0.01).
+#[test]
+fn a_path_through_a_linear_mode_moves_like_it_and_reports_leaving_its_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = common::deformable_sphere(
+        dir.path(),
+        "ball",
+        1.0,
+        0.1,
+        1000,
+        TestMode::Dilation,
+        [0.5, 200.0, 0.0],
+        &[-0.02, -0.01, 0.01, 0.02],
+    );
+    let mut b = grain::GrainBundle::read(&path).unwrap();
+    let d = b.deformation.as_mut().unwrap();
+    let points = [0.001, 0.002];
+    let along = |a: &ndarray::ArrayD<f64>| {
+        let mut shape = a.shape().to_vec();
+        shape[0] = points.len();
+        ndarray::ArrayD::from_shape_fn(shape, |i| {
+            let mut j = i.clone();
+            j[0] = 0;
+            points[i[0]] * a[j]
+        })
+    };
+    d.path = Some(grain::ModePath {
+        amplitudes: points.to_vec(),
+        nodes: along(&d.node_modes.clone().into_dyn())
+            .into_dimensionality()
+            .unwrap(),
+        grid: along(&d.grid_modes.clone().into_dyn())
+            .into_dimensionality()
+            .unwrap(),
+    });
+    b.write(&dir.path().join("path.grain")).unwrap();
+    for update in ["semi-lagrangian", "precomputed"] {
+        let scene = |bundle: &str| {
+            format!(
+                "[run]\ndt = 1e-4\nsteps = 1200\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\n\
+                 [[grains]]\nbundle = \"{bundle}.grain\"\nposition = [0, 0, 0]\nvelocity = [0.5, 0, 0]\n\
+                 modes = {{ levelset = \"{update}\", amplitudes = [0.0015] }}\n\
+                 [[grains]]\nbundle = \"{bundle}.grain\"\nposition = [2.05, 0.1, 0]\nvelocity = [-0.5, 0, 0]\n\
+                 modes = {{ levelset = \"{update}\", amplitudes = [0.0015] }}\n"
+            )
+        };
+        let mut linear = common::simulation(dir.path(), &scene("ball"));
+        let mut along_path = common::simulation(dir.path(), &scene("path"));
+        let (mut gap, mut lowest) = (0.0f64, 0.0f64);
+        for _ in 0..1200 {
+            linear.step(false);
+            along_path.step(false);
+            for (p, q) in linear.bodies.iter().zip(&along_path.bodies) {
+                let (e, f) = (
+                    &p.modes.as_ref().unwrap().eps,
+                    &q.modes.as_ref().unwrap().eps,
+                );
+                gap = gap
+                    .max((p.position - q.position).norm())
+                    .max((e[0] - f[0]).abs());
+                lowest = lowest.min(f[0]);
+            }
+        }
+        println!(
+            "{update}: largest gap {gap:.1e}, lowest amplitude {lowest:.2e}, excursions {:?}",
+            along_path.excursions
+        );
+        assert!(gap < 1e-12, "{update}: {gap}");
+        assert!(lowest < -0.005, "{update}: {lowest}");
+        assert!(
+            linear
+                .excursions
+                .iter()
+                .all(|x| x.limit != dem_run::sim::Limit::Path)
+        );
+        let x: Vec<_> = (along_path.excursions.iter())
+            .filter(|x| x.limit == dem_run::sim::Limit::Path)
+            .collect();
+        assert_eq!(x.len(), 2, "{update}: one per grain");
+        for x in x {
+            assert_eq!(x.range, (0.0, 0.002));
+            assert!((x.amplitude - lowest).abs() < 0.2 * lowest.abs(), "{x}");
+            assert!(x.first_step > 1 && x.first_step < 1200);
+        }
+    }
+}
+
 /// Grains whose mode no load can reach (`Phi = 0`) keep zero amplitudes and follow the rigid
 /// grains' trajectories to round-off: the same bundle with its modal data removed, in a
 /// frictional, damped collision with a wall, for every level-set update.
@@ -608,9 +700,10 @@ fn table_and_polynomial_laws_match_the_linear_law_and_keep_their_energy() {
     println!("stiffening table: peak |eps| {peak:.4}, largest energy residual {worst:.1e}");
     assert!(peak > 0.01, "the run should leave the table ({peak})");
     assert!(worst < 1e-4, "{worst}");
-    let x = &sim.extrapolated;
+    let x = &sim.excursions;
     assert_eq!(x.len(), 1);
     assert_eq!(x[0].grain, 0);
+    assert_eq!(x[0].limit, dem_run::sim::Limit::Table);
     assert_eq!(x[0].range, (-0.01, 0.01));
     assert!((x[0].amplitude.abs() - peak).abs() < 1e-3 * peak);
     // Damping proportional to the table's tangent stiffness dissipates what the ledger says:

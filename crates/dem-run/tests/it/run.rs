@@ -448,7 +448,7 @@ fn history_follows_the_listed_deformable_grains() {
     assert!((first[elastic] - 0.5 * 100.0 * 1e-4).abs() < 1e-15);
     assert!(s.energy_residual.abs() < 1e-6, "{}", s.energy_residual);
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
-    assert!(summary.contains("\"table_extrapolation\": []"), "{summary}");
+    assert!(summary.contains("\"excursions\": []"), "{summary}");
     // The first node cloud: the dilated grain's nodes at (1 + eps) x0, its displacement
     // eps x0, its amplitude eps; the rigid grain's at rest with zeros.
     use vtkio::model::{Attribute, DataSet, PolyDataPiece, Vtk};
