@@ -7,6 +7,7 @@ pub mod fit;
 pub mod mirror;
 pub mod modal;
 pub mod modes;
+pub mod rigid;
 pub mod snapshots;
 
 pub use extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};

@@ -81,6 +81,11 @@ struct Cli {
     /// octant model (symmetric modes; M, K and the tabulated force double per plane).
     #[arg(long, value_parser = parse_planes)]
     mirror: Option<Planes>,
+    /// Remove the rigid motion (translation and linearized rotation about the centre of mass, in
+    /// the mass inner product) from the modes and the path, after mirroring: for grains that
+    /// move in their FEM run (pushed along, or carried by another grain)
+    #[arg(long)]
+    remove_rigid: bool,
     /// Output bundle directory (written atomically).
     #[arg(long)]
     out: PathBuf,
@@ -168,6 +173,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let mut bundle = extract(&options).map_err(|e: ExtractError| e.to_string())?;
     if let Some(Planes(axes)) = &cli.mirror {
         bundle = mirror(&bundle, axes)?;
+    }
+    if cli.remove_rigid {
+        bundle = mode_extract::rigid::remove_rigid(&bundle)?;
     }
     bundle.write(&cli.out)?;
     println!("{}", summary(&cli.out.display().to_string(), &bundle));
