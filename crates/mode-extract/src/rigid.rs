@@ -58,35 +58,24 @@ pub fn remove_rigid(b: &ModesBundle) -> Result<ModesBundle, ModalError> {
     let solve = m_rr
         .cholesky()
         .expect("the rigid fields of a mesh with volume are independent");
-    let cleaned = |f: usize| -> Vec<[f64; 3]> {
+    // Field `f` less its rigid part, written into `to` (`(n, 3)`).
+    let clean = |f: usize, mut to: ndarray::ArrayViewMut2<f64>| {
         let c = solve.solve(&DVector::from_fn(6, |i, _| mass[[i, 6 + f]]));
-        (0..n)
-            .map(|k| {
-                let mut u = Vector3::from_fn(|d, _| field(f, k, d));
-                for (j, cj) in c.iter().enumerate() {
-                    u -= rigid[j][k] * *cj;
-                }
-                [u.x, u.y, u.z]
-            })
-            .collect()
+        for (k, mut row) in to.rows_mut().into_iter().enumerate() {
+            let mut u = Vector3::from_fn(|d, _| field(f, k, d));
+            for (j, cj) in c.iter().enumerate() {
+                u -= rigid[j][k] * *cj;
+            }
+            row.assign(&ndarray::ArrayView1::from(u.as_slice()));
+        }
     };
     let mut out = b.clone();
-    for mode in 0..a {
-        let u = cleaned(mode);
-        for k in 0..n {
-            for d in 0..3 {
-                out.phi[[mode, k, d]] = u[k][d];
-            }
-        }
+    for (mode, to) in out.phi.outer_iter_mut().enumerate() {
+        clean(mode, to);
     }
     if let Some(path) = &mut out.path {
-        for i in 0..p {
-            let u = cleaned(a + i);
-            for k in 0..n {
-                for d in 0..3 {
-                    path.displacement[[i, k, d]] = u[k][d];
-                }
-            }
+        for (i, to) in path.displacement.outer_iter_mut().enumerate() {
+            clean(a + i, to);
         }
     }
     out.mass = modal_matrices(mesh, &out.phi, &material)?.0;
