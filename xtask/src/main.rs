@@ -16,6 +16,7 @@ mod fem;
 mod measure;
 mod pipeline;
 mod plot;
+mod reference;
 mod suite;
 mod validate;
 
