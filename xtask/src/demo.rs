@@ -19,7 +19,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::measure::{Points, scene_number, squeeze, three_point_bending};
+use crate::measure::{Loader, Points, loaders, scene_number, squeeze, three_point_bending};
 use crate::plot::{Series, read_columns};
 use crate::reference;
 use crate::suite::{Case, Checked, Row, Suite};
@@ -44,6 +44,21 @@ pub const SUITE: Suite = Suite {
             dir: ".",
             check: beam,
         },
+        Case {
+            name: "sphere-path",
+            dir: ".",
+            check: sphere_path,
+        },
+        Case {
+            name: "ellipsoid",
+            dir: ".",
+            check: ellipsoid,
+        },
+        Case {
+            name: "pair",
+            dir: ".",
+            check: pair,
+        },
     ],
 };
 
@@ -54,8 +69,8 @@ const SQUEEZE: f64 = 1.6;
 
 /// CalculiX's generalized force of the whole sphere against the wall displacement, `(u, 8
 /// (f_x + f_y + f_z))` per increment (data/fem/sphere/sphere_scalars.csv): all increments, and
-/// the checked ones: past 10 % of the largest force, up to [`SQUEEZE`].
-fn calculix_sphere(dir: &Path, u_per_d: f64, factor: f64) -> Result<(Points, Points)> {
+/// the checked ones: past 10 % of the largest force, up to `upto` (plate displacement).
+fn calculix_sphere(dir: &Path, u_per_d: f64, factor: f64, upto: f64) -> Result<(Points, Points)> {
     let path = dir.join("../fem/sphere/sphere_scalars.csv");
     let [d, fx, fy, fz] = <[Vec<f64>; 4]>::try_from(read_columns(
         &path,
@@ -69,7 +84,7 @@ fn calculix_sphere(dir: &Path, u_per_d: f64, factor: f64) -> Result<(Points, Poi
     let checked = all
         .iter()
         .copied()
-        .filter(|p| p.1 >= 0.1 * largest && p.0 <= u_per_d * SQUEEZE)
+        .filter(|p| p.1 >= 0.1 * largest && p.0 <= u_per_d * upto)
         .collect();
     Ok((all, checked))
 }
@@ -96,13 +111,13 @@ fn paper_for_context(dir: &Path, calculix: &Points, u_per_eps: f64) -> Result<Se
 }
 
 /// The six walls, in the order +x, -x, +y, -y, +z, -z.
-fn walls() -> Vec<String> {
-    (0..6).map(|w| format!("wall{w}")).collect()
+fn walls() -> Vec<Loader> {
+    loaders("wall", 0, &[0, 1, 2])
 }
 
 /// One sphere between six walls against the CalculiX run.
 fn sphere(dir: &Path, _variant: &str) -> Result<Checked> {
-    let (all, checked) = calculix_sphere(dir, 1.0, 1.0)?;
+    let (all, checked) = calculix_sphere(dir, 1.0, 1.0, SQUEEZE)?;
     let (rows, note, curve) = squeeze(
         "sphere",
         &dir.join("out/walls.run"),
@@ -175,7 +190,7 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
     };
     let n = per_row(&dir.join(scene))?;
     let nf = n as f64;
-    let (all, checked) = calculix_sphere(dir, nf, nf * nf)?;
+    let (all, checked) = calculix_sphere(dir, nf, nf * nf, SQUEEZE)?;
     let spheres = n * n * n;
     let (rows, note, curve) = squeeze(
         "packing",
@@ -217,6 +232,167 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
         notes,
         plot,
     })
+}
+
+/// The points `(u, factor F)` of a CalculiX table's columns `u` and `forces` (summed), and those
+/// past 10 % of the largest force (all the increments to the last).
+fn calculix_points(path: &Path, u: &str, forces: &[&str], factor: f64) -> Result<(Points, Points)> {
+    let mut names = vec![u];
+    names.extend(forces);
+    let columns = read_columns(path, &names)?;
+    let all: Points = std::iter::once((0.0, 0.0))
+        .chain((0..columns[0].len()).map(|i| {
+            let f: f64 = columns[1..].iter().map(|c| c[i]).sum();
+            (columns[0][i], factor * f)
+        }))
+        .collect();
+    let largest = all.iter().map(|p| p.1).fold(0.0, f64::max);
+    let checked = all
+        .iter()
+        .copied()
+        .filter(|p| p.1 >= 0.1 * largest)
+        .collect();
+    Ok((all, checked))
+}
+
+/// A path-mode case: the runs `runs` (`(run directory, label)`) squeezed by `loaders` against
+/// CalculiX's points, every increment past 10 % of the largest force to the last, within 3 %.
+fn path_case(
+    dir: &Path,
+    case: &'static str,
+    runs: &[(&str, &str)],
+    loaders: &[Loader],
+    (all, checked): (Points, Points),
+    (source, title, note): (&str, &str, String),
+) -> Result<Checked> {
+    let mut rows = Vec::new();
+    let mut notes = vec![note];
+    let mut series = vec![Series {
+        name: format!("CalculiX, {source}"),
+        points: all,
+        markers: true,
+    }];
+    for (run, label) in runs {
+        let (r, n, curve) = squeeze(
+            case,
+            &dir.join(format!("out/{run}.run")),
+            loaders,
+            &checked,
+            (label, source),
+            0.03,
+        )?;
+        rows.extend(r);
+        notes.push(n);
+        series.push(curve);
+    }
+    let plot = (
+        title.to_string(),
+        (
+            "loader displacement u (mm)".into(),
+            "total loader force (N)".into(),
+        ),
+        series,
+    );
+    Ok(Checked { rows, notes, plot })
+}
+
+/// The CalculiX sphere as a path mode (data/demo/sphere-path.toml) between six walls, against
+/// the run's generalized force to its last increment.
+fn sphere_path(dir: &Path, _variant: &str) -> Result<Checked> {
+    let last = read_columns(
+        &dir.join("../fem/sphere/sphere_scalars.csv"),
+        &["displacement_x"],
+    )?[0]
+        .iter()
+        .copied()
+        .fold(0.0, f64::max);
+    let points = calculix_sphere(dir, 1.0, 1.0, last)?;
+    let note = format!(
+        "The sphere's mode follows the CalculiX run's increments (a path mode, docs/physics.md section 1), and the walls' contact has the run's penalty stiffness. Reference: 8 (f_x + f_y + f_z) as for `sphere`, at the {} increments past 10 % of the largest force up to the run's last, {last} mm.",
+        points.1.len()
+    );
+    path_case(
+        dir,
+        "sphere-path",
+        &[("sphere-path", "path mode, six walls")],
+        &walls(),
+        points,
+        (
+            "8 (f_x + f_y + f_z)",
+            "The CalculiX sphere as a path mode, to the run's last increment",
+            note,
+        ),
+    )
+}
+
+/// The CalculiX ellipsoid as a path mode between two walls (data/demo/ellipsoid.toml): the two
+/// walls' total force against twice the whole grain's plate force, 4 f_plate each (the octant's
+/// plate carries a quarter of the whole grain's wall, two symmetry planes containing its axis).
+fn ellipsoid(dir: &Path, _variant: &str) -> Result<Checked> {
+    let points = calculix_points(
+        &dir.join("../fem/ellipsoid/ellipsoid_scalars.csv"),
+        "displacement_plate",
+        &["force_plate"],
+        8.0,
+    )?;
+    let note = format!(
+        "An ellipsoid of semi-axes 12, 9, 7 mm (data/fem/ellipsoid) as a path mode, eps the plate's displacement, between two walls along x at the run's penalty stiffness. Reference: the two walls' total force against 2 x 4 f_plate (the octant's plate reaction f_plate, a quarter of a whole wall's), at the {} increments past 10 % of the largest to the run's last.",
+        points.1.len()
+    );
+    path_case(
+        dir,
+        "ellipsoid",
+        &[("ellipsoid", "path mode, two walls")],
+        &loaders("wall", 0, &[0]),
+        points,
+        (
+            "8 f_plate",
+            "The CalculiX ellipsoid as a path mode, to the run's last increment",
+            note,
+        ),
+    )
+}
+
+/// Grain on grain (data/demo/pair-*.toml): the capsule and the ellipsoid of data/fem/pair, each a
+/// path mode, between two walls, with each deforming level-set update: the walls' total force
+/// against the quarter model's plates, 4 (f_top + f_bottom).
+fn pair(dir: &Path, _variant: &str) -> Result<Checked> {
+    let points = calculix_points(
+        &dir.join("../fem/pair/pair_plates.csv"),
+        "closure",
+        &["force_top", "force_bottom"],
+        4.0,
+    )?;
+    let note = format!(
+        "Two different deformable grains pressed together (data/fem/pair: a capsule on an ellipsoid, E = 1000 and 2000 MPa, a quarter model). Each grain is a path mode of its own part of the run, freed of its rigid motion; the capsule gives its nodes to the ellipsoid's deformed level set, so the level-set update decides the grain-on-grain contact. Reference: the two walls' total force against 4 (f_top + f_bottom), the quarter model's plate reactions, at the {} increments past 10 % of the largest to the run's last. The rigid update (the ellipsoid's level set left undeformed) is not a method for a penetrated deforming grain: it gave 35 to 53 % too much here.",
+        points.1.len()
+    );
+    // The top wall (wall1) is pushed up, the bottom one (wall0) down: (+, -) along z.
+    let walls = vec![
+        Loader {
+            name: "wall1".into(),
+            axis: 2,
+        },
+        Loader {
+            name: "wall0".into(),
+            axis: 2,
+        },
+    ];
+    path_case(
+        dir,
+        "pair",
+        &[
+            ("pair-semi-lagrangian", "grain on grain, semi-Lagrangian"),
+            ("pair-precomputed", "grain on grain, precomputed"),
+        ],
+        &walls,
+        points,
+        (
+            "4 (f_top + f_bottom)",
+            "A capsule on an ellipsoid, both path modes, against CalculiX",
+            note,
+        ),
+    )
 }
 
 /// The CalculiX beam: its mode against the analytic bending mode (Eq. 51) by the modal assurance

@@ -194,14 +194,38 @@ pub fn at(points: &[(f64, f64)], x: f64) -> Option<f64> {
     Some(a.1 + (b.1 - a.1) * (x - a.0) / (b.0 - a.0))
 }
 
+/// A loader of a squeezing run: a body of the run's history (`wall<i>` or `grain<i>`) pushed
+/// back along an axis (0, 1, 2 for x, y, z).
+#[derive(Debug, Clone)]
+pub struct Loader {
+    /// Its name in history.csv.
+    pub name: String,
+    /// The axis it moves along.
+    pub axis: usize,
+}
+
+/// Loaders in pairs along `axes`, named `<prefix><first + i>` in the order (+, -) per axis:
+/// `loaders("wall", 0, &[0, 1, 2])` are six walls +x, -x, +y, -y, +z, -z.
+pub fn loaders(prefix: &str, first: usize, axes: &[usize]) -> Vec<Loader> {
+    axes.iter()
+        .flat_map(|&axis| [axis, axis])
+        .enumerate()
+        .map(|(i, axis)| Loader {
+            name: format!("{prefix}{}", first + i),
+            axis,
+        })
+        .collect()
+}
+
 /// A squeezing run's total force against the wall displacement on the loading branch, from
-/// history.csv: `bodies` names the six loaders (`wall<i>` or `grain<i>`, in the order +x, -x,
-/// +y, -y, +z, -z), each pushed back along its axis. Also the largest kinetic / elastic energy
-/// ratio past `from` in displacement.
-fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
-    let mut names: Vec<String> = vec![format!("{}_ux", bodies[0])];
-    for (i, b) in bodies.iter().enumerate() {
-        names.push(format!("{b}_f{}", ["x", "y", "z"][i / 2]));
+/// history.csv: `bodies` the loaders in pairs (+, -) along their axes, each pushed back along its
+/// axis (the displacement is the first one's). Also the largest kinetic / elastic energy ratio
+/// past `from` in displacement.
+fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
+    let axis = |l: &Loader| ["x", "y", "z"][l.axis];
+    let mut names: Vec<String> = vec![format!("{}_u{}", bodies[0].name, axis(&bodies[0]))];
+    for b in bodies {
+        names.push(format!("{}_f{}", b.name, axis(b)));
     }
     for n in [
         "kinetic_translational",
@@ -223,13 +247,14 @@ fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, 
             continue;
         }
         // Each loader is pushed outwards: +x's force is +, -x's is -.
-        let force: f64 = (0..6)
+        let n = bodies.len();
+        let force: f64 = (0..n)
             .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * columns[1 + w][i])
             .sum();
         curve.push((ui, force));
         if ui >= from {
-            let e = columns[7][i] + columns[8][i] + columns[9][i];
-            kinetic = kinetic.max(e / columns[10][i]);
+            let e = columns[n + 1][i] + columns[n + 2][i] + columns[n + 3][i];
+            kinetic = kinetic.max(e / columns[n + 4][i]);
         }
         if ui >= u_max {
             break;
@@ -245,7 +270,7 @@ fn squeeze_curve(run: &Path, bodies: &[String], from: f64) -> Result<(Vec<(f64, 
 pub fn squeeze(
     case: &'static str,
     run: &Path,
-    loaders: &[String],
+    loaders: &[Loader],
     checked: &[(f64, f64)],
     (label, source): (&str, &str),
     tolerance: f64,

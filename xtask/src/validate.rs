@@ -23,7 +23,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::measure::{Points, scene_number, squeeze, three_point_bending};
+use crate::measure::{Points, loaders, scene_number, squeeze, three_point_bending};
 use crate::plot::{Series, read_columns};
 use crate::suite::{Case, Checked, Suite};
 
@@ -125,12 +125,12 @@ fn sphere(dir: &Path, variant: &str) -> Result<Checked> {
     for (run, bodies, label) in [
         (
             "walls",
-            (0..6).map(|w| format!("wall{w}")).collect::<Vec<_>>(),
+            loaders("wall", 0, &[0, 1, 2]),
             "six walls, the sphere gives the nodes",
         ),
         (
             "plates",
-            (1..7).map(|g| format!("grain{g}")).collect(),
+            loaders("grain", 1, &[0, 1, 2]),
             "six plates give the nodes to the sphere's level set",
         ),
     ] {
@@ -159,7 +159,7 @@ fn sphere(dir: &Path, variant: &str) -> Result<Checked> {
 fn packing(dir: &Path, variant: &str) -> Result<Checked> {
     let radius = RADIUS;
     let (table, checked) = paper_points(dir, 3.0 * radius, 9.0)?;
-    let walls: Vec<String> = (0..6).map(|w| format!("wall{w}")).collect();
+    let walls = loaders("wall", 0, &[0, 1, 2]);
     let (rows, note, curve) = squeeze(
         "packing",
         &dir.join(format!("out/packing-{variant}.run")),
