@@ -129,9 +129,11 @@ pub struct Located {
     pub t: [f64; 3],
     /// Which axes were clamped (the point is outside the box along them).
     clamped: [bool; 3],
-    /// Which axes the point ties on: it lies on an interior grid plane (`t = 0` with a cell
-    /// below), where the trilinear interpolant's derivative along that axis jumps.
-    tie: [bool; 3],
+    /// Per axis, whether the point lies on an interior grid plane, where the trilinear
+    /// interpolant's derivative along the axis jumps: `-1` on the cell's lower face (a cell
+    /// below), `1` on its upper face (a cell above), `0` off the planes; within [`TIE`] of a
+    /// plane counts as on it.
+    tie: [i8; 3],
     /// `p - c`.
     out: Vector3<f64>,
 }
@@ -195,11 +197,12 @@ impl GridSpec {
     /// point, and its partial derivatives along x, y and z (at the clamped point outside the box).
     ///
     /// The interpolant is continuous, its derivative along an axis jumps across the grid planes
-    /// normal to it. The tie rule: on an interior grid plane the derivative is the mean of the
-    /// two cells' (the central difference of the face's nodes and their neighbours on either
-    /// side, interpolated bilinearly over the face), so that it does not depend on which cell
-    /// claims the point and a field symmetric about the plane has a zero derivative across it
-    /// (docs/physics.md section 4). On the box's faces, the one cell's.
+    /// normal to it. The tie rule: on an interior grid plane (within [`TIE`] of a cell of it,
+    /// on either side) the derivative across it is the mean of the two cells' (the central
+    /// difference of the face's nodes and their neighbours on either side, interpolated
+    /// bilinearly over the face), so that it does not depend on which cell claims the point and
+    /// a field symmetric about the plane has a zero derivative across it (docs/physics.md
+    /// section 4). On the box's faces, the one cell's.
     ///
     /// Cost: 8 reads, and 4 more per tied axis.
     #[inline(always)]
@@ -221,20 +224,32 @@ impl GridSpec {
         value: impl Fn(usize) -> T,
     ) -> (T, [T; 3]) {
         let (v, mut d) = trilinear(c, at.t, self.spacing);
-        if at.tie.iter().any(|&t| t) {
-            let w = at.weights();
-            for axis in (0..3).filter(|&a| at.tie[a]) {
-                // At the tie t[axis] = 0: the weights vanish on the cell's upper face along the
-                // axis and are the face's bilinear weights on its lower face.
+        if at.tie.iter().any(|&t| t != 0) {
+            for axis in (0..3).filter(|&a| at.tie[a] != 0) {
+                // The neighbouring cell's derivative along the axis on the shared face: the
+                // differences across it, interpolated bilinearly over the face.
                 let bit = 4 >> axis;
                 let stride = self.stride(axis);
-                let mut below: Option<T> = None;
-                for i in (0..8).filter(|i| i & bit == 0) {
-                    let term = (c[i] - value(at.corners[i] - stride)) * w[i];
-                    below = Some(below.map_or(term, |b| b + term));
+                let face = |i: usize| -> f64 {
+                    (0..3)
+                        .filter(|&b| b != axis)
+                        .map(|b| {
+                            let t = at.t[b];
+                            if i & (4 >> b) != 0 { t } else { 1.0 - t }
+                        })
+                        .product()
+                };
+                let mut other: Option<T> = None;
+                for i in 0..8 {
+                    let term = match (at.tie[axis], i & bit != 0) {
+                        (-1, false) => (c[i] - value(at.corners[i] - stride)) * face(i),
+                        (1, true) => (value(at.corners[i] + stride) - c[i]) * face(i),
+                        _ => continue,
+                    };
+                    other = Some(other.map_or(term, |o| o + term));
                 }
-                let below = below.expect("a face has 4 corners") * (1.0 / self.spacing);
-                d[axis] = (d[axis] + below) * 0.5;
+                let other = other.expect("a face has 4 corners") * (1.0 / self.spacing);
+                d[axis] = (d[axis] + other) * 0.5;
             }
         }
         (v, d)
@@ -313,7 +328,15 @@ impl LevelSetGrid {
             corners: self.corner_indices(s.index(idx[0], idx[1], idx[2])),
             t,
             clamped,
-            tie: std::array::from_fn(|d| t[d] == 0.0 && idx[d] > 0),
+            tie: std::array::from_fn(|d| {
+                if t[d] < TIE && idx[d] > 0 {
+                    -1
+                } else if t[d] > 1.0 - TIE && idx[d] + 2 < s.dims[d] {
+                    1
+                } else {
+                    0
+                }
+            }),
             out: p - c,
         }
     }
@@ -427,7 +450,7 @@ impl LevelSetGrid {
         let (vz, gz) = trilinear(&c.map(|v| v.z), at.t, h);
         let value = [vx, vy, vz];
         let mut grad = [gx, gy, gz];
-        if at.tie.iter().any(|&t| t) {
+        if at.tie.iter().any(|&t| t != 0) {
             for (k, g) in grad.iter_mut().enumerate() {
                 let ck: [f64; 8] = std::array::from_fn(|i| c[i][k]);
                 *g = self.spec.interpolate_corners(at, &ck, |n| u(n)[k]).1;
@@ -542,6 +565,11 @@ fn orientation_preserving_inverse(j: &Matrix3<f64>) -> Option<Matrix3<f64>> {
         ) * inv,
     )
 }
+
+/// How close to a grid plane, in cells, a point counts as on it for the tie rule of
+/// [`GridSpec::interpolate_nodes`]: a node placed on a symmetry plane lands within round-off of
+/// it, on either side.
+pub const TIE: f64 = 1e-9;
 
 /// The pull-back's tolerance on `|X + u(X) - y|_inf`, in grid spacings.
 pub const PULL_BACK_TOLERANCE: f64 = 1e-12;
@@ -786,6 +814,13 @@ mod tests {
         let on_x = Point3::new(x3, y5 + 0.3 * s.spacing, 1.1);
         let (_, g) = grid.value_and_gradient(&on_x);
         assert!(g.x.abs() < 1e-14, "{g}");
+        // Within round-off of the plane, on either side (the lower cell or the upper one claims
+        // the point): the same rule.
+        for dx in [-1e-15, 1e-15, -1e-12] {
+            let near = Point3::new(x3 + dx, y5 - 0.2 * s.spacing, 1.1);
+            let (_, g) = grid.value_and_gradient(&near);
+            assert!(g.x.abs() < 1e-9, "{dx}: {g}");
+        }
         // Just off the plane, the cell's own derivative (h - 2 d along x is about h).
         let off = Point3::new(x3 + 1e-9, y5 + 0.3 * s.spacing, 1.1);
         let (_, g_off) = grid.value_and_gradient(&off);

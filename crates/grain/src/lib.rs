@@ -31,7 +31,7 @@ pub use bundle::*;
 pub use error::{FormatError, Result};
 pub use grid::{
     GridError, GridSpec, LevelSetGrid, Located, NodeValue, PULL_BACK_ITERATIONS,
-    PULL_BACK_TOLERANCE, PullBack, PullBackFailure,
+    PULL_BACK_TOLERANCE, PullBack, PullBackFailure, TIE,
 };
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};

@@ -283,3 +283,65 @@ fn normal_damping_lowers_the_restitution() {
     println!("restitution: {e0:.4} undamped, {e1:.4} and {e2:.4} damped");
     assert!(e0 > e1 && e1 > e2 && e2 > 0.0, "{e0} {e1} {e2}");
 }
+
+/// The tie rule (docs/physics.md section 4): a plate whose nodes lie symmetric about the planes
+/// x = 0 and y = 0, one of them on both, pressed onto a sphere whose grid has nodes on those
+/// planes (to round-off) and which is held only against rotation, pushes it straight down: the
+/// lateral force stays at round-off and the sphere does not slide. Without the rule the node on
+/// the planes takes one cell's gradient: the test measures that tilt just off the plane (the
+/// normal's lateral part, about h / (2 R)), which would push the sphere sideways by that
+/// fraction of the node's force.
+#[test]
+fn a_symmetric_plate_pushes_a_sphere_straight_down() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 1.0, 0.1, 400);
+    let plate = common::brick(dir.path(), "plate", [0.6, 0.6, 0.2], 0.1, 400);
+    // The plate's nodes: an 11 x 11 lattice on its lower face, symmetric about x = 0 and y = 0.
+    let mut b = grain::GrainBundle::read(&plate).unwrap();
+    let (n, step) = (11usize, 0.1);
+    b.nodes = ndarray::Array2::from_shape_fn((n * n, 3), |(k, c)| match c {
+        0 => (k / n) as f64 * step - 0.5,
+        1 => (k % n) as f64 * step - 0.5,
+        _ => -0.2,
+    });
+    b.node_areas = ndarray::Array1::from_elem(n * n, step * step);
+    b.write(&plate).unwrap();
+    let ball = grain::GrainBundle::read(&dir.path().join("ball.grain")).unwrap();
+    let spec = ball.levelset.spec();
+    let plane = (0..spec.dims[0])
+        .map(|i| spec.node(i, 0, 0).x)
+        .fold(f64::INFINITY, |a, x| if x.abs() < a.abs() { x } else { a });
+    assert!(
+        plane.abs() < 1e-15,
+        "the sphere's grid has a plane at x = {plane}"
+    );
+    // One cell's gradient just off the plane (beyond the tie's reach): the tilt the rule removes.
+    let (_, g) = ball
+        .levelset
+        .value_and_gradient(&nalgebra::Point3::new(1e-6, 0.0, 0.99));
+    let tilt = g.x.hypot(g.y) / g.norm();
+    let mut sim = common::simulation(
+        dir.path(),
+        "[run]\ndt = 1e-4\nsteps = 1\n[contact]\nlaw = \"area-tractions\"\nkn = 1e5\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\nhold = [\"rotation\"]\n\
+         nodes = \"receive\"\n\
+         [[grains]]\nbundle = \"plate.grain\"\nposition = [0, 0, 1.2]\n\
+         motion = { velocity = [0, 0, -0.5] }\n\
+         [[walls]]\nkind = \"plane\"\npoint = [0, 0, -1]\nnormal = [0, 0, 1]\n",
+    );
+    let mut worst: f64 = 0.0;
+    for _ in 0..300 {
+        sim.step(false);
+        let f = sim.bodies[0].force;
+        worst = worst.max(f.x.hypot(f.y) / f.z.abs().max(f64::MIN_POSITIVE));
+    }
+    let ball = &sim.bodies[0];
+    println!(
+        "one cell's tilt {tilt:.2e}; lateral / normal force at most {worst:.1e}; the sphere at {:?}, {} node contacts",
+        ball.position, sim.contacts
+    );
+    assert!(tilt > 1e-2, "{tilt}");
+    assert!(sim.contacts > 5, "{}", sim.contacts);
+    assert!(worst < 1e-10, "{worst}");
+    assert!(ball.position.x.abs() < 1e-15 && ball.position.y.abs() < 1e-15);
+}
