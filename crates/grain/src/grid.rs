@@ -240,10 +240,10 @@ impl GridSpec {
                         .product()
                 };
                 let mut other: Option<T> = None;
-                for i in 0..8 {
+                for (i, (&ci, &n)) in c.iter().zip(&at.corners).enumerate() {
                     let term = match (at.tie[axis], i & bit != 0) {
-                        (-1, false) => (c[i] - value(at.corners[i] - stride)) * face(i),
-                        (1, true) => (value(at.corners[i] + stride) - c[i]) * face(i),
+                        (-1, false) => (ci - value(n - stride)) * face(i),
+                        (1, true) => (value(n + stride) - ci) * face(i),
                         _ => continue,
                     };
                     other = Some(other.map_or(term, |o| o + term));
