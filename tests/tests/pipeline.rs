@@ -44,6 +44,10 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             "packing.toml",
             "packing-quick.toml",
             "beam.toml",
+            "sphere-path.toml",
+            "ellipsoid.toml",
+            "pair-semi-lagrangian.toml",
+            "pair-precomputed.toml",
         ],
     );
     copy("reference", &["sphere_compaction_lookup_paper.csv"]);
@@ -52,6 +56,20 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
         &["sphere.frd.gz", "sphere.inp", "sphere_scalars.csv"],
     );
     copy("fem/beam", &["beam.frd", "beam.inp", "beam.dat"]);
+    copy(
+        "fem/ellipsoid",
+        &["ellipsoid.frd.gz", "ellipsoid.inp", "ellipsoid_scalars.csv"],
+    );
+    copy(
+        "fem/pair",
+        &[
+            "pair.frd.gz",
+            "pair.inp",
+            "pair_a_scalars.csv",
+            "pair_b_scalars.csv",
+            "pair_plates.csv",
+        ],
+    );
     let run = || {
         let out = Command::new(binary("xtask"))
             .args(["demo", "--quick", "--data"])
@@ -73,12 +91,19 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
     let rows: Vec<&str> = first
         .lines()
         .filter(|l| {
-            ["| sphere |", "| packing |", "| beam |"]
-                .iter()
-                .any(|c| l.starts_with(c))
+            [
+                "| sphere |",
+                "| packing |",
+                "| beam |",
+                "| sphere-path |",
+                "| ellipsoid |",
+                "| pair |",
+            ]
+            .iter()
+            .any(|c| l.starts_with(c))
         })
         .collect();
-    assert_eq!(rows.len(), 9, "{rows:?}");
+    assert_eq!(rows.len(), 17, "{rows:?}");
     assert!(rows.iter().all(|r| r.ends_with("| pass |")), "{rows:?}");
     let out = dir.path().join("demo/out");
     assert!(
@@ -86,7 +111,14 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             .unwrap()
             .contains("## beam")
     );
-    for plot in ["sphere-quick.svg", "packing-quick.svg", "beam-quick.svg"] {
+    for plot in [
+        "sphere-quick.svg",
+        "packing-quick.svg",
+        "beam-quick.svg",
+        "sphere-path-quick.svg",
+        "ellipsoid-quick.svg",
+        "pair-quick.svg",
+    ] {
         assert!(
             std::fs::read_to_string(out.join(plot))
                 .unwrap()
@@ -95,6 +127,12 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
     }
     let modes = grain::ModesBundle::read(&out.join("sphere.modes")).unwrap();
     assert_eq!(modes.info.mirror_planes, "xyz");
+    // The path modes carry their runs' increments: the sphere's 20, each pair grain's 20.
+    let path = grain::ModesBundle::read(&out.join("sphere-path.modes")).unwrap();
+    assert_eq!(path.path.map(|p| p.amplitudes.len()), Some(20));
+    let capsule = grain::GrainBundle::read(&out.join("pair-a.grain")).unwrap();
+    let capsule = capsule.deformation.and_then(|d| d.path);
+    assert_eq!(capsule.map(|p| p.amplitudes.len()), Some(20));
     let grain = grain::GrainBundle::read(&out.join("sphere.grain")).unwrap();
     let deformation = grain.deformation.expect("a deformable grain");
     assert_eq!(deformation.internal_force, modes.internal_force);

@@ -131,16 +131,21 @@ fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
     largest
 }
 
-/// One linear piece of a mode's path: `u(eps) = offset + eps slope`.
+/// One linear piece of a mode's path: `u(eps) = offset + eps slope` between two points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
     /// `du/d eps` on the segment.
     pub slope: Field,
-    /// Its bounds.
+    /// Its bounds (the tangent's, for the time step).
     pub slope_bounds: FieldBounds,
     /// The displacement at `eps = 0` of the segment's line (`None`: zero, as for a linear mode
     /// and a path's first segment).
-    pub offset: Option<(Field, FieldBounds)>,
+    pub offset: Option<Field>,
+    /// The amplitudes of its end points.
+    pub ends: (f64, f64),
+    /// The bounds of the displacement at its end points (see [`Configuration::bounds`]: much
+    /// tighter than offset and slope apart, which nearly cancel).
+    pub end_bounds: (FieldBounds, FieldBounds),
 }
 
 /// A mode's displacement as a function of its amplitude (module docs).
@@ -158,12 +163,15 @@ pub struct ModePath {
 impl ModePath {
     /// The linear mode `u = eps Phi` (Eq. 1).
     pub fn linear(phi: Field, levelset: &LevelSetGrid) -> ModePath {
+        let bounds = FieldBounds::of(&phi, levelset);
         ModePath {
             amplitudes: vec![1.0],
             segments: vec![Segment {
-                slope_bounds: FieldBounds::of(&phi, levelset),
+                slope_bounds: bounds,
                 slope: phi,
                 offset: None,
+                ends: (0.0, 1.0),
+                end_bounds: (FieldBounds::default(), bounds),
             }],
             range: None,
         }
@@ -177,9 +185,9 @@ impl ModePath {
             grid: vec![Vector3::zeros(); points[0].1.grid.len()],
         };
         let mut segments = Vec::with_capacity(points.len());
-        let mut previous = (0.0, &zero);
+        let mut previous = (0.0, &zero, FieldBounds::default());
         for (s, (eps, u)) in points.iter().enumerate() {
-            let (e0, u0) = previous;
+            let (e0, u0, b0) = previous;
             let w = 1.0 / (eps - e0);
             let slope = Field {
                 nodes: (u.nodes.iter().zip(&u0.nodes))
@@ -189,24 +197,23 @@ impl ModePath {
                     .map(|(a, b)| (a - b) * w)
                     .collect(),
             };
-            let offset = (s > 0).then(|| {
-                let field = Field {
-                    nodes: (u0.nodes.iter().zip(&slope.nodes))
-                        .map(|(a, b)| a - b * e0)
-                        .collect(),
-                    grid: (u0.grid.iter().zip(&slope.grid))
-                        .map(|(a, b)| a - b * e0)
-                        .collect(),
-                };
-                let bounds = FieldBounds::of(&field, levelset);
-                (field, bounds)
+            let offset = (s > 0).then(|| Field {
+                nodes: (u0.nodes.iter().zip(&slope.nodes))
+                    .map(|(a, b)| a - b * e0)
+                    .collect(),
+                grid: (u0.grid.iter().zip(&slope.grid))
+                    .map(|(a, b)| a - b * e0)
+                    .collect(),
             });
+            let b1 = FieldBounds::of(u, levelset);
             segments.push(Segment {
                 slope_bounds: FieldBounds::of(&slope, levelset),
                 slope,
                 offset,
+                ends: (e0, *eps),
+                end_bounds: (b0, b1),
             });
-            previous = (*eps, u);
+            previous = (*eps, u, b1);
         }
         ModePath {
             amplitudes: points.iter().map(|p| p.0).collect(),
@@ -256,7 +263,7 @@ impl<'a> Configuration<'a> {
         let mut u = Vector3::zeros();
         for (s, e) in self.segments.iter().zip(self.eps) {
             u += s.slope.nodes[k] * *e;
-            if let Some((o, _)) = &s.offset {
+            if let Some(o) = &s.offset {
                 u += o.nodes[k];
             }
         }
@@ -276,7 +283,7 @@ impl<'a> Configuration<'a> {
         let mut u = Vector3::zeros();
         for (s, e) in self.segments.iter().zip(self.eps) {
             u += s.slope.grid[n] * *e;
-            if let Some((o, _)) = &s.offset {
+            if let Some(o) = &s.offset {
                 u += o.grid[n];
             }
         }
@@ -299,19 +306,39 @@ impl<'a> Configuration<'a> {
     }
 
     /// Bounds of the displacement at the amplitudes: over the surface nodes, over the grid
-    /// (1-norm, all and band), and of its gradient near the grain.
+    /// (1-norm, all and band), and of its gradient near the grain. Per mode, on a segment with
+    /// end points `u_lo`, `u_hi` at `eps_lo`, `eps_hi`, the displacement is `u_lo + (eps -
+    /// eps_lo) slope = u_hi + (eps - eps_hi) slope`, and between the ends `(1 - t) u_lo + t u_hi`:
+    /// each form bounds it by the triangle inequality, and the smallest of those serves (a
+    /// linear mode: `|eps|` times `Phi`'s bounds). The modes add up.
     pub fn bounds(&self) -> FieldBounds {
         let mut b = FieldBounds::default();
-        for (s, e) in self.segments.iter().zip(self.eps) {
-            let add = |b: &mut FieldBounds, f: &FieldBounds, scale: f64| {
-                b.nodes += scale * f.nodes;
-                b.grid = b.grid.plus(scale, f.grid);
-                b.fold += scale * f.fold;
+        for (s, &e) in self.segments.iter().zip(self.eps) {
+            let (lo, hi) = &s.end_bounds;
+            let (e0, e1) = s.ends;
+            let t = (e - e0) / (e1 - e0);
+            let combine = |a: &FieldBounds, x: f64, c: &FieldBounds, y: f64| FieldBounds {
+                nodes: x * a.nodes + y * c.nodes,
+                grid: Bound::default().plus(x, a.grid).plus(y, c.grid),
+                fold: x * a.fold + y * c.fold,
             };
-            add(&mut b, &s.slope_bounds, e.abs());
-            if let Some((_, o)) = &s.offset {
-                add(&mut b, o, 1.0);
+            let slope = &s.slope_bounds;
+            let mut m = combine(lo, 1.0, slope, (e - e0).abs());
+            let mut candidates = vec![combine(hi, 1.0, slope, (e - e1).abs())];
+            if (0.0..=1.0).contains(&t) {
+                candidates.push(combine(lo, 1.0 - t, hi, t));
             }
+            for c in candidates {
+                m = FieldBounds {
+                    nodes: m.nodes.min(c.nodes),
+                    grid: Bound {
+                        all: m.grid.all.min(c.grid.all),
+                        band: m.grid.band.min(c.grid.band),
+                    },
+                    fold: m.fold.min(c.fold),
+                };
+            }
+            b = combine(&b, 1.0, &m, 1.0);
         }
         b
     }
