@@ -138,8 +138,16 @@ where
     at(s - 1) * (1.0 - t) + hi * t
 }
 
-/// Checks a path's amplitudes: at least one, finite, positive, strictly increasing.
-pub(crate) fn check_path_amplitudes(path: &Path, field: &str, amplitudes: &[f64]) -> Result<()> {
+/// Checks a path of a bundle with `modes` modes: one mode only, and amplitudes that are at
+/// least one, finite, positive, strictly increasing. `field` names the manifest's field.
+pub(crate) fn check_path(path: &Path, field: &str, modes: usize, amplitudes: &[f64]) -> Result<()> {
+    if modes != 1 {
+        return Err(FormatError::invalid(
+            path,
+            field,
+            format!("a path mode needs a one-mode bundle, this one has {modes} modes"),
+        ));
+    }
     if amplitudes.is_empty()
         || amplitudes.iter().any(|x| !x.is_finite())
         || amplitudes[0] <= 0.0
@@ -286,14 +294,7 @@ impl GrainBundle {
             }
         }
         if let Some(p) = &d.path {
-            if a != 1 {
-                return Err(FormatError::invalid(
-                    path,
-                    "path_amplitudes",
-                    format!("a path mode needs a one-mode grain, this one has {a} modes"),
-                ));
-            }
-            check_path_amplitudes(path, "path_amplitudes", &p.amplitudes)?;
+            check_path(path, "path_amplitudes", a, &p.amplitudes)?;
             let n = p.amplitudes.len();
             shape("path_nodes", vec![n, k, 3], p.nodes.shape())?;
             shape("path_grid", vec![n, nx, ny, nz, 3], p.grid.shape())?;
@@ -444,16 +445,10 @@ impl GrainBundle {
                     path: match d.path_amplitudes {
                         None => None,
                         Some(amplitudes) => {
-                            if a != 1 {
-                                return Err(FormatError::invalid(
-                                    &manifest_path,
-                                    "deformable.path_amplitudes",
-                                    format!("a path mode needs a one-mode grain, this one has {a}"),
-                                ));
-                            }
-                            check_path_amplitudes(
+                            check_path(
                                 &manifest_path,
                                 "deformable.path_amplitudes",
+                                a,
                                 &amplitudes,
                             )?;
                             let n = amplitudes.len();

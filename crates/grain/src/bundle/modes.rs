@@ -17,7 +17,7 @@ use std::path::Path;
 use ndarray::{Array2, Array3, Axis};
 use serde::{Deserialize, Serialize};
 
-use super::grain::check_path_amplitudes;
+use super::grain::check_path;
 use super::{
     InternalForce, InternalForceEntry, check_symmetric, read_internal_force, read_manifest,
     write_internal_force, write_manifest,
@@ -380,14 +380,7 @@ impl ModesBundle {
         check_symmetric(path, "mass", &self.mass)?;
         check_symmetric(path, "stiffness", &self.stiffness)?;
         if let Some(p) = &self.path {
-            if a != 1 {
-                return Err(FormatError::invalid(
-                    path,
-                    "path_amplitudes",
-                    format!("a path mode needs a one-mode bundle, this one has {a} modes"),
-                ));
-            }
-            check_path_amplitudes(path, "path_amplitudes", &p.amplitudes)?;
+            check_path(path, "path_amplitudes", a, &p.amplitudes)?;
             let expected = vec![p.amplitudes.len(), n, 3];
             if p.displacement.shape() != expected.as_slice() {
                 return Err(FormatError::Shape {
@@ -486,14 +479,7 @@ impl ModesBundle {
         let path = match m.path_amplitudes {
             None => None,
             Some(amplitudes) => {
-                if a != 1 {
-                    return Err(FormatError::invalid(
-                        &manifest_path,
-                        "path_amplitudes",
-                        format!("a path mode needs a one-mode bundle, this one has {a} modes"),
-                    ));
-                }
-                check_path_amplitudes(&manifest_path, "path_amplitudes", &amplitudes)?;
+                check_path(&manifest_path, "path_amplitudes", a, &amplitudes)?;
                 Some(SnapshotPath {
                     displacement: read_array(dir, "path.npy", &[amplitudes.len(), n, 3])?,
                     amplitudes,

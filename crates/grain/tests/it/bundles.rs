@@ -533,3 +533,57 @@ fn non_finite_figures_and_arrays_are_not_written() {
     );
     assert!(!grain.exists());
 }
+
+/// Path modes: a grain bundle's path (its points at the nodes and on the grid) and a modes
+/// bundle's (at the FEM nodes) round-trip; a path on a two-mode bundle, or with amplitudes not
+/// positive and increasing, is refused naming the bundle and the field, on write and on read.
+#[test]
+fn paths_round_trip_and_bad_paths_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = deformable_grain(1, InternalForce::Linear);
+    let [nx, ny, nz] = g.levelset.spec().dims;
+    let k = g.node_count();
+    let path = |amplitudes: Vec<f64>| {
+        let p = amplitudes.len();
+        grain::ModePath {
+            amplitudes,
+            nodes: Array3::from_shape_vec((p, k, 3), fill(p * k * 3, 0.3)).unwrap(),
+            grid: Array5::from_shape_vec((p, nx, ny, nz, 3), fill(p * nx * ny * nz * 3, 0.2))
+                .unwrap(),
+        }
+    };
+    g.deformation.as_mut().unwrap().path = Some(path(vec![0.1, 0.25, 0.4]));
+    let at = dir.path().join("path.grain");
+    g.write(&at).unwrap();
+    assert_eq!(GrainBundle::read(&at).unwrap(), g);
+    assert!(at.join("path_grid.npy").is_file());
+    let mut m = modes_bundle();
+    let n = m.mesh.nodes.nrows();
+    m.path = Some(grain::SnapshotPath {
+        amplitudes: vec![0.01, 0.02],
+        displacement: Array3::from_shape_vec((2, n, 3), fill(2 * n * 3, 0.1)).unwrap(),
+    });
+    let modes = dir.path().join("path.modes");
+    m.write(&modes).unwrap();
+    assert_eq!(ModesBundle::read(&modes).unwrap(), m);
+
+    g.deformation.as_mut().unwrap().path = Some(path(vec![0.1, 0.1]));
+    assert_names(
+        g.write(&dir.path().join("repeat.grain")).unwrap_err(),
+        &["repeat.grain", "path_amplitudes", "strictly increasing"],
+    );
+    let mut two = deformable_grain(2, InternalForce::Linear);
+    two.deformation.as_mut().unwrap().path = Some(path(vec![0.1]));
+    assert_names(
+        two.write(&dir.path().join("two.grain")).unwrap_err(),
+        &["two.grain", "one-mode", "2 modes"],
+    );
+    // A manifest edited by hand: read refuses it too.
+    let manifest = at.join("grain.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("0.25", "-0.25")).unwrap();
+    assert_names(
+        GrainBundle::read(&at).unwrap_err(),
+        &["grain.json", "deformable.path_amplitudes", "positive"],
+    );
+}
