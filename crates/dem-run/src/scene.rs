@@ -305,9 +305,9 @@ pub struct Contact {
     /// Node roles in grain pairs.
     #[serde(default = "default_roles")]
     pub nodes: NodeRoles,
-    /// Shear modulus `G` of the grains (hertz-jaeger).
+    /// Shear modulus `G` of the grains (hertz-jaeger and hertz-mindlin).
     pub shear_modulus: Option<f64>,
-    /// Poisson's ratio `nu` of the grains (hertz-jaeger).
+    /// Poisson's ratio `nu` of the grains (hertz-jaeger and hertz-mindlin).
     pub poisson_ratio: Option<f64>,
     /// Kuhn's approximate-history threshold `pdif` (hertz-jaeger; 0 = exact).
     #[serde(default)]

@@ -40,19 +40,20 @@ pub trait ModeField: Sync {
 }
 
 /// The bending mode of a beam (docs/physics.md section 2, paper Eq. 51): with `s` the coordinate
-/// along the beam axis measured from one end (`s` in `[0, L]`) and `z` the coordinate along the
-/// deflection direction measured from the mid-plane,
+/// along the beam axis measured from one support (`s` in `[0, L]` over the span `L` between the
+/// supports; a beam may overhang them) and `z` the coordinate along the deflection direction
+/// measured from the mid-plane,
 /// `u_axis = z (pi / L) cos(pi s / L)`, `u_direction = -sin(pi s / L)`, other component 0.
 /// Unit amplitude deflects the middle of the beam by -1 along the direction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BendingMode {
-    /// Beam length `L`.
+    /// The span `L` between the supports (the beam's length when it rests on its ends).
     pub length: f64,
     /// Local axis along the beam (0, 1, 2 for x, y, z).
     pub axis: usize,
     /// Local axis of the deflection.
     pub direction: usize,
-    /// Local coordinate of the beam end where `s = 0` (`-L/2` for a centred beam).
+    /// Local coordinate of the support where `s = 0` (`-L/2` for a centred span).
     pub start: f64,
 }
 
