@@ -258,7 +258,7 @@ impl<'a> Configuration<'a> {
     }
 
     /// The displacement of surface node `k` (local frame).
-    #[inline]
+    #[inline(always)]
     pub fn node_displacement(&self, k: usize) -> Vector3<f64> {
         let mut u = Vector3::zeros();
         for (s, e) in self.segments.iter().zip(self.eps) {
@@ -277,7 +277,7 @@ impl<'a> Configuration<'a> {
     }
 
     /// The displacement at grid node `n` (local frame).
-    #[inline]
+    #[inline(always)]
     pub fn grid_displacement(&self, n: usize) -> Vector3<f64> {
         // A plain loop: an iterator's `sum` of vectors is not inlined on this hot path.
         let mut u = Vector3::zeros();

@@ -113,7 +113,7 @@ impl<'a> View<'a> {
     /// Surface node `k` in the local frame, current configuration: `x0_k + u(x0_k; eps)`
     /// (Eq. 1; [`crate::path`]), computed when asked: a node is tested about once per step, so
     /// this costs less than deforming every node up front.
-    #[inline]
+    #[inline(always)]
     pub fn node_local(&self, k: usize) -> Vector3<f64> {
         let x0 = self.shape.nodes[k];
         match &self.modes {
@@ -200,21 +200,25 @@ impl<'a> View<'a> {
         derivative: &mut [f64],
     ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
+        let at = grid.locate(y);
+        let phi0 = grid.values();
+        // Most points tested are outside: the reference value alone decides, before any
+        // gradient or deformed value is computed.
         let Some(m) = &self.modes else {
-            let (phi, grad) = grid.value_and_gradient(y);
+            if early_out && grid.sample_value(&at, |n| phi0[n]) >= 0.0 {
+                return None;
+            }
+            let (phi, grad) = grid.sample(&at, |n| phi0[n]);
             return Some(Evaluation {
                 phi,
                 grad,
                 material: None,
             });
         };
-        let at = grid.locate(y);
-        let phi0 = grid.values();
-        let reference = grid.sample(&at, |n| phi0[n]);
-        if early_out && m.early.outside(reference.0) {
+        if early_out && m.early.outside(grid.sample_value(&at, |n| phi0[n])) {
             return None;
         }
-        match m.levelset.evaluate(y, &at, reference, derivative) {
+        match m.levelset.evaluate(y, &at, derivative) {
             Ok(v) => Some(v),
             Err(fault) => {
                 let _ = m.fault.set(fault);

@@ -46,14 +46,13 @@ pub trait DeformedLevelSet: Send + Sync {
     /// Where its values may differ from the reference's (the exact early-out).
     fn early_out(&self) -> EarlyOut;
 
-    /// The value and gradient (local frame) at `y`, which the grid located at `at`, where the
-    /// reference level set has value and gradient `reference`; when the value is negative,
-    /// `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for the update's interpolant.
+    /// The value and gradient (local frame) at `y`, which the grid located at `at`; when the
+    /// value is negative, `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for the
+    /// update's interpolant.
     fn evaluate(
         &self,
         y: &Point3<f64>,
         at: &Located,
-        reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault>;
 }
@@ -79,7 +78,9 @@ pub fn update<'a>(
     config: Configuration<'a>,
 ) -> Box<dyn DeformedLevelSet + 'a> {
     match method {
-        LevelSetUpdate::Rigid => Box::new(rigid::Rigid),
+        LevelSetUpdate::Rigid => Box::new(rigid::Rigid {
+            grid: &shape.levelset,
+        }),
         LevelSetUpdate::SemiLagrangian => {
             Box::new(semi_lagrangian::SemiLagrangian::new(shape, config))
         }

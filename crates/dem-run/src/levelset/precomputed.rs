@@ -17,7 +17,7 @@
 //! Cost: 8 reads of the reference and 16 per mode.
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::{Point3, Vector3};
+use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
@@ -78,7 +78,6 @@ impl DeformedLevelSet for Precomputed<'_> {
         &self,
         _y: &Point3<f64>,
         at: &Located,
-        _reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         let phi0 = self.grid.values();

@@ -2,15 +2,18 @@
 //! Exact when the grain's level set is never penetrated (it only meets walls, or gives the
 //! nodes of its pairs); its derivative is zero and its early-out is `phi_0 >= 0`.
 
-use grain::Located;
-use nalgebra::{Point3, Vector3};
+use grain::{LevelSetGrid, Located};
+use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 
 /// The reference level set.
-pub struct Rigid;
+pub struct Rigid<'a> {
+    /// `phi_0`.
+    pub grid: &'a LevelSetGrid,
+}
 
-impl DeformedLevelSet for Rigid {
+impl DeformedLevelSet for Rigid<'_> {
     fn early_out(&self) -> EarlyOut {
         EarlyOut::default()
     }
@@ -18,14 +21,15 @@ impl DeformedLevelSet for Rigid {
     fn evaluate(
         &self,
         _y: &Point3<f64>,
-        _at: &Located,
-        reference: (f64, Vector3<f64>),
+        at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         derivative.iter_mut().for_each(|d| *d = 0.0);
+        let phi0 = self.grid.values();
+        let (phi, grad) = self.grid.sample(at, |n| phi0[n]);
         Ok(Evaluation {
-            phi: reference.0,
-            grad: reference.1,
+            phi,
+            grad,
             material: None,
         })
     }

@@ -27,7 +27,7 @@
 //! Cost: two to four evaluations of the mode field (8 node reads each) and one of `phi_0`.
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::{Point3, Vector3};
+use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
@@ -72,7 +72,6 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         &self,
         y: &Point3<f64>,
         _at: &Located,
-        _reference: (f64, Vector3<f64>),
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         if self.fold >= 1.0 {
