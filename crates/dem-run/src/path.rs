@@ -290,6 +290,12 @@ impl<'a> Configuration<'a> {
         u
     }
 
+    /// The tangent `du/d eps_a` (the current segment's slope) at grid node `n`.
+    #[inline(always)]
+    pub fn grid_tangent(&self, a: usize, n: usize) -> Vector3<f64> {
+        self.segments[a].slope.grid[n]
+    }
+
     /// The tangents `du/d eps_a` at a located point, trilinear from the grid's fields
     /// (outside the box, the value at its closest point), into `out` (emptied first).
     #[inline]

@@ -5,7 +5,7 @@
 //!
 //! - [`rigid`]: the reference level set `phi_0`, unchanged;
 //! - [`semi_lagrangian`]: `phi_0` at the material point pulled back exactly (Eqs. 47-48 with
-//!   the exact inverse map);
+//!   the exact inverse map), normalised to the deformed distance;
 //! - [`precomputed`]: the blend of level sets baked at sampled amplitudes (Eqs. 49-50).
 //!
 //! Every update is evaluated at a local point `y` (the grain's frame, current configuration)
@@ -90,8 +90,10 @@ pub fn update<'a>(
     }
 }
 
-/// The exact early-out (docs/physics.md section 5): the deformed value differs from `phi_0` by
-/// at most `all` everywhere and by at most `band` where `phi_0 <= band_limit`. A point with
+/// The exact early-out (docs/physics.md section 5): a level set `phi` with the sign of the
+/// deformed value (the value itself for the precomputed update, `phi_0(X)` for the
+/// semi-Lagrangian one, whose value is that times a positive factor) differs from `phi_0` by at
+/// most `all` everywhere and by at most `band` where `phi_0 <= band_limit`. A point with
 /// `phi_0` above the bound that applies is outside and needs no query.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EarlyOut {

@@ -1,37 +1,50 @@
-//! The `semi-lagrangian` level-set update (paper Eqs. 47-48 with the exact inverse map;
-//! docs/physics.md section 5): the deformed grain's level set at a local point `y` is the
-//! reference level set at the material point `X` that the deformation brings to `y`,
+//! The `semi-lagrangian` level-set update (paper Eqs. 47-48 with the exact inverse map, and
+//! normalised to a distance; docs/physics.md section 5): the deformed grain's level set at a
+//! local point `y` is the reference level set at the material point `X` that the deformation
+//! brings to `y`, divided by the stretch of its gradient,
 //!
-//! `phi(y) = phi_0(X)`, `X + u(X) = y`, `u = eps_a Phi_a` (the grid's mode field, trilinear),
+//! `psi(y) = c phi_0(X)`, `c = |g0| / |G|`, `g0 = grad phi_0(X)`, `G = J^-T g0`,
+//! `X + u(X) = y`, `J = I + grad u(X)`, `u = eps_a Phi_a` (the grid's mode field, trilinear),
 //!
-//! solved by Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
+//! with `X` from Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
 //! spacing). The paper pulls back with `y - u(y)`, the mode taken at the current point instead
 //! of the material point: exact only to first order in `grad u`, it put the pole of a
 //! contact-flattened ellipsoid 51 um behind on a 0.5 mm grid and its contact force 50 % high.
+//! The normalisation: `phi_0(X)` is a distance measured in the reference configuration, and a
+//! strain `e` normal to the surface makes it `1 / (1 + e)` times the deformed distance (the
+//! contact force, `k_n` times depth times `|grad|`, then `1 / (1 + e)^2` times the FEM
+//! penalty's: +3 % for a grain loader on an ellipsoid squeezed 10 %). `G` is normal to the
+//! deformed surface and `phi_0(X) / |G|` is the deformed distance to first order, so `psi` is
+//! exact to second order in the depth; `c = 1` where the grain is undeformed.
 //!
-//! - gradient: `grad phi(y) = J^-T grad phi_0(X)`, `J = I + grad u(X)`;
-//! - derivative at fixed `y`: `d phi / d eps_a = -grad phi(y) . Phi_a(X)` (differentiate
-//!   `X + u(X) = y`: `dX/d eps_a = -J^-1 Phi_a(X)`; `Phi_a` the tangent `du/d eps_a` of a
-//!   path mode, [`crate::path`]). The contact energy's derivative is then the
-//!   virtual work of the contact force at the material point: the exact and the virtual-work
-//!   forms of docs/physics.md section 3 coincide;
-//! - bound: `|phi(y) - phi_0(y)| = |phi_0(X) - phi_0(y)| <= L |u(X)|_1 <= L max_n |u(c_n)|_1`
-//!   (`L` the reference's edge Lipschitz constant), and the band's maximum where the cell of `X`
-//!   lies in the band: for `phi_0(y)` up to the band's limit less that bound;
+//! - value: `psi`; zero set and sign those of `phi_0(X)` (`c > 0`);
+//! - gradient, exact for the interpolants: `grad psi = J^-T p`, `dpsi = p . dX + (psi / |G|)
+//!   G . (dJ w)` for `dJ` at fixed `X`, with `w = J^-1 G / |G|`,
+//!   `p = c g0 + (phi_0 / |G|) (H0 g0 / |g0| - c H0 w + c q)`, `H0` the Hessian of `phi_0` and
+//!   `q_k = G_i (d^2 u_i / dX_j dX_k) w_j` (the trilinear interpolants' mixed second
+//!   derivatives in `X`'s cell, [`grain::GridSpec::mixed_derivatives`]);
+//! - derivative at fixed `y`: `dX/d eps_a = -J^-1 Phi_a(X)` (differentiate `X + u(X) = y`) and
+//!   `dJ/d eps_a = grad Phi_a(X)` give `d psi / d eps_a = -grad psi . Phi_a(X) + (psi / |G|) G .
+//!   (grad Phi_a(X) w)`, `Phi_a` the tangent `du/d eps_a` of a path mode ([`crate::path`]):
+//!   the contact energy `k_n psi^2 / 2` and its forces are exactly consistent (the ledger);
+//! - bound (the early-out decides the sign): `|phi_0(X) - phi_0(y)| <= L |u(X)|_1 <= L max_n
+//!   |u(c_n)|_1` (`L` the reference's edge Lipschitz constant), and the band's maximum where
+//!   the cell of `X` lies in the band: for `phi_0(y)` up to the band's limit less that bound;
 //! - convergence: the pull-back converges where the deformation does not fold,
 //!   `|grad u|_inf < 1` over the cells that reach the grain (bounded from the mode fields,
 //!   [`crate::path::FieldBounds::fold`]), i.e. strains well below 100 %. Beyond it, or if a
 //!   pull-back does not converge, the query fails and the run stops naming the grain
 //!   ([`LevelSetFault`]).
 //!
-//! Cost: two to four evaluations of the mode field (8 node reads each) and one of `phi_0`.
+//! Cost: two to four evaluations of the mode field (8 node reads each), one of `phi_0` and the
+//! second derivatives in one cell (8 more reads each of `phi_0` and the field), and inside the
+//! grain one evaluation of each mode's tangent field.
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::Point3;
+use nalgebra::{Point3, Vector3};
 
 use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
 use crate::body::Shape;
-use crate::modal::PerMode;
 use crate::path::Configuration;
 
 /// The semi-Lagrangian level set of a grain in a configuration.
@@ -80,17 +93,55 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
                 gradient: self.fold,
             });
         }
-        let back = self
-            .grid
-            .pull_back(y, |n| self.config.grid_displacement(n))?;
-        let phi0 = self.grid.values();
-        let (phi, g0) = self.grid.sample(&back.at, |n| phi0[n]);
-        let grad = back.inverse_jacobian.transpose() * g0;
+        let grid = self.grid;
+        let u = |n| self.config.grid_displacement(n);
+        let back = grid.pull_back(y, u)?;
+        let at = &back.at;
+        let phi0 = grid.values();
+        let (p0, g0) = grid.sample(at, |n| phi0[n]);
+        let j_inv = back.inverse_jacobian;
+        // `G = J^-T g0`: the gradient of `phi_0(X(y))`, normal to the deformed surface.
+        let big_g = j_inv.transpose() * g0;
+        let (g0n, gn) = (g0.norm(), big_g.norm());
+        if gn == 0.0 {
+            // A flat spot of phi_0 (no normal): as the rigid update, no gradient.
+            return Ok(Evaluation {
+                phi: p0,
+                grad: Vector3::zeros(),
+                material: Some(back.at),
+            });
+        }
+        // psi = c phi_0(X), c = |g0| / |G|: the deformed distance to first order.
+        let c = g0n / gn;
+        let phi = c * p0;
+        // Its exact gradient, `J^-T p` with p = dpsi/dX (module docs): the second derivatives
+        // of the trilinear phi_0 and u in X's cell enter through c.
+        let w = j_inv * (big_g / gn);
+        let spec = grid.spec();
+        let [hxy, hxz, hyz] = spec.mixed_derivatives(at, |n| phi0[n]);
+        let hessian = |v: Vector3<f64>| {
+            Vector3::new(
+                hxy * v.y + hxz * v.z,
+                hxy * v.x + hyz * v.z,
+                hxz * v.x + hyz * v.y,
+            )
+        };
+        let [mxy, mxz, myz] = spec.mixed_derivatives(at, u);
+        let (axy, axz, ayz) = (big_g.dot(&mxy), big_g.dot(&mxz), big_g.dot(&myz));
+        let q = Vector3::new(
+            w.y * axy + w.z * axz,
+            w.x * axy + w.z * ayz,
+            w.x * axz + w.y * ayz,
+        );
+        let g0_unit = if g0n > 0.0 { g0 / g0n } else { g0 };
+        let p = g0 * c + (hessian(g0_unit) - hessian(w) * c + q * c) * (p0 / gn);
+        let grad = j_inv.transpose() * p;
         if phi < 0.0 {
-            let mut modes = PerMode::new();
-            self.config.grid_tangents_at(&back.at, &mut modes);
-            for (d, m) in derivative.iter_mut().zip(&modes) {
-                *d = -grad.dot(m);
+            let stretch = p0 * c / gn;
+            for (a, d) in derivative.iter_mut().enumerate() {
+                let (tangent, tangent_grad) =
+                    grid.displacement(at, |n| self.config.grid_tangent(a, n));
+                *d = -grad.dot(&tangent) + stretch * big_g.dot(&(tangent_grad * w));
             }
         }
         Ok(Evaluation {
