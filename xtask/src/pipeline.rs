@@ -15,8 +15,11 @@
 //!
 //! A stage runs when `--force` is given, when one of its outputs is missing, when an output is
 //! older than an input (the oldest file of an output directory against the newest file of an
-//! input directory), or when its command line is not the one that last made its outputs (each
-//! success records it in `<case>/.pipeline/<stage>.command`). Otherwise it is skipped. Every stage prints whether it runs or is skipped
+//! input directory), when the toolkit binary it runs (its command's first word, found in the
+//! directories put in front of `PATH`, such as the workspace's `target/release`) was rebuilt
+//! after an output (so a new version of a tool recomputes what it made), or when its command
+//! line is not the one that last made its outputs (each success records it in
+//! `<case>/.pipeline/<stage>.command`). Otherwise it is skipped. Every stage prints whether it runs or is skipped
 //! and why. The first stage that fails stops the pipeline, and its exit code becomes the
 //! pipeline's. A stage that exits 0 without writing a declared output is a failure too.
 
@@ -69,6 +72,13 @@ pub enum Reason {
         /// The output.
         output: PathBuf,
     },
+    /// The toolkit binary the stage runs is newer than this output.
+    Tool {
+        /// The binary.
+        program: PathBuf,
+        /// The output.
+        output: PathBuf,
+    },
     /// The command line differs from the one that made the outputs (or that one was not
     /// recorded).
     Command,
@@ -87,6 +97,12 @@ impl std::fmt::Display for Reason {
                     output.display()
                 )
             }
+            Reason::Tool { program, output } => write!(
+                f,
+                "the program {} is newer than output {}",
+                program.display(),
+                output.display()
+            ),
             Reason::Command => write!(f, "its command line is not the one that made its outputs"),
         }
     }
@@ -156,7 +172,7 @@ impl Pipeline {
             let reason = if force {
                 Some(Reason::Forced)
             } else {
-                stage.reason(case_dir)?
+                stage.reason(case_dir, path_prefix)?
             };
             let Some(reason) = reason else {
                 writeln!(log, "{label}: skipped, up to date")?;
@@ -216,8 +232,22 @@ impl Stage {
             .join(format!("{}.command", self.name))
     }
 
-    /// Why this stage must run, or `None` when its outputs are up to date.
-    pub fn reason(&self, case_dir: &Path) -> Result<Option<Reason>> {
+    /// The toolkit binary this stage runs: its command's first word, found in one of
+    /// `bin_dirs` (programs elsewhere on `PATH`, such as `cp`, are not tracked).
+    fn tool(&self, bin_dirs: &[PathBuf]) -> Option<PathBuf> {
+        let program = self.command.split_whitespace().next()?;
+        if program.contains('/') {
+            return None;
+        }
+        bin_dirs
+            .iter()
+            .map(|d| d.join(program))
+            .find(|p| p.is_file())
+    }
+
+    /// Why this stage must run, or `None` when its outputs are up to date; `bin_dirs`: where
+    /// the toolkit's binaries are ([`Stage::tool`]).
+    pub fn reason(&self, case_dir: &Path, bin_dirs: &[PathBuf]) -> Result<Option<Reason>> {
         let mut oldest_output: Option<(SystemTime, &PathBuf)> = None;
         for output in &self.outputs {
             match mtime(&case_dir.join(output), Extreme::Oldest)? {
@@ -243,6 +273,14 @@ impl Stage {
                     output: output.clone(),
                 }));
             }
+        }
+        if let Some(program) = self.tool(bin_dirs)
+            && mtime(&program, Extreme::Newest)?.is_some_and(|t| t > oldest)
+        {
+            return Ok(Some(Reason::Tool {
+                program,
+                output: output.clone(),
+            }));
         }
         if std::fs::read_to_string(self.stamp(case_dir))
             .ok()
@@ -474,6 +512,51 @@ mod tests {
         settle(d);
         let (ran, _, _) = run(&p, d, false);
         assert!(ran.is_empty(), "{ran:?}");
+    }
+
+    /// A toolkit binary rebuilt after a stage's outputs reruns the stage; one older does not.
+    #[test]
+    fn a_rebuilt_tool_reruns_the_stages_that_run_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let bin = d.join("bin");
+        fs::create_dir(&bin).unwrap();
+        let tool = bin.join("make-out");
+        fs::write(&tool, "#!/bin/sh\necho made > out.txt\n").unwrap();
+        fs::set_permissions(&tool, fs::Permissions::from_mode(0o755)).unwrap();
+        let toml = r#"
+            [[stage]]
+            name = "make"
+            command = "make-out && echo make >> ran.log"
+            outputs = ["out.txt"]
+        "#;
+        fs::write(d.join("pipeline.toml"), toml).unwrap();
+        let p = Pipeline::read(&d.join("pipeline.toml")).unwrap();
+        let run = || {
+            let _ = fs::remove_file(d.join("ran.log"));
+            let mut log = Vec::new();
+            p.run(d, std::slice::from_ref(&bin), false, None, &mut log)
+                .unwrap();
+            (
+                fs::read_to_string(d.join("ran.log")).unwrap_or_default(),
+                String::from_utf8(log).unwrap(),
+            )
+        };
+        assert_eq!(run().0, "make\n");
+        set_time(&tool, 10);
+        set_time(&d.join("out.txt"), 20);
+        assert_eq!(run().0, "");
+        set_time(&tool, 30);
+        let (ran, log) = run();
+        assert_eq!(ran, "make\n");
+        assert!(
+            log.contains(&format!(
+                "make: runs, the program {} is newer than output out.txt",
+                tool.display()
+            )),
+            "{log}"
+        );
     }
 
     #[test]
