@@ -358,13 +358,42 @@ pub enum Damping {
     StiffnessProportional(f64),
 }
 
+/// Where to precompute level sets (levelset-bake `--samples`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Samples {
+    /// At these amplitudes (strictly increasing; empty: none).
+    At(Vec<f64>),
+    /// At the amplitudes of the mode's path, its FEM snapshots (`--samples path`): the level
+    /// sets of the surfaces the FEM run computed, the blend between them following the path.
+    Path,
+}
+
+impl Samples {
+    /// The amplitudes for the modes `field`.
+    pub fn amplitudes(&self, field: &dyn ModeField) -> Result<Vec<f64>, BakeError> {
+        match self {
+            Samples::At(a) => Ok(a.clone()),
+            Samples::Path if field.path_amplitudes().is_empty() => Err(BakeError::parameter(
+                "--samples",
+                "`path` needs a path mode (a modes bundle that mode-extract --single wrote with its path)",
+            )),
+            Samples::Path => Ok(field.path_amplitudes().to_vec()),
+        }
+    }
+
+    /// Whether no level set is to be precomputed.
+    pub fn is_empty(&self) -> bool {
+        matches!(self, Samples::At(a) if a.is_empty())
+    }
+}
+
 /// Everything that makes a baked grain deformable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeRequest {
     /// The modes.
     pub source: ModeSource,
-    /// Amplitudes of the precomputed level sets.
-    pub samples: Vec<f64>,
+    /// Where to precompute level sets.
+    pub samples: Samples,
     /// Modal damping.
     pub damping: Damping,
 }
@@ -444,7 +473,8 @@ impl ModeRequest {
                     };
                 }
                 modal.damping = damping(&modal.stiffness);
-                attach_modes(baked, &field, modal, &self.samples)
+                let samples = self.samples.amplitudes(&field)?;
+                attach_modes(baked, &field, modal, &samples)
             }
             ModeSource::Bending {
                 mode,
@@ -501,7 +531,8 @@ impl ModeRequest {
                     stiffness: k,
                     internal_force: InternalForce::Linear,
                 };
-                attach_modes(baked, mode, modal, &self.samples)
+                let samples = self.samples.amplitudes(mode)?;
+                attach_modes(baked, mode, modal, &samples)
             }
         }
     }

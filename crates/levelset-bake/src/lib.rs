@@ -20,7 +20,8 @@ pub use bake::{
     grid_mass_properties, summary,
 };
 pub use deform::{
-    BendingMode, Damping, FemModes, Modal, ModeField, ModeRequest, ModeSource, attach_modes,
+    BendingMode, Damping, FemModes, Modal, ModeField, ModeRequest, ModeSource, Samples,
+    attach_modes,
 };
 pub use error::{BakeError, MeshError};
 pub use image::{Segmentation, VoxelImage};

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use levelset_bake::{
     BakeError, BakeOptions, BendingMode, Damping, Extent, ModeRequest, ModeSource, NodeChoice,
-    OpenMesh, Primitive, Segmentation, VoxelImage, bake_image, bake_mesh, bake_primitive, input,
-    summary,
+    OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image, bake_mesh, bake_primitive,
+    input, summary,
 };
 
 #[derive(Parser)]
@@ -138,10 +138,11 @@ struct DeformArgs {
     /// Deflection direction of the bending mode (local frame).
     #[arg(long, default_value = "z", value_parser = parse_axis)]
     bending_direction: usize,
-    /// Amplitudes at which to precompute level sets (comma-separated, increasing); the
-    /// undeformed surface (amplitude 0) is added.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
-    samples: Vec<f64>,
+    /// Amplitudes at which to precompute level sets (comma-separated, increasing), or `path`:
+    /// at the amplitudes of a path mode's snapshots; the undeformed surface (amplitude 0) is
+    /// added.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = parse_sample)]
+    samples: Vec<Sample>,
     /// Modal mass of the bending mode (default: the closed form for a box), or of the one mode
     /// of a --modes bundle (instead of its own).
     #[arg(long)]
@@ -213,9 +214,38 @@ impl DeformArgs {
         };
         ModeRequest {
             source,
-            samples: self.samples.clone(),
+            samples: if self.samples.contains(&Sample::Path) {
+                Samples::Path
+            } else {
+                Samples::At(
+                    self.samples
+                        .iter()
+                        .filter_map(|s| match s {
+                            Sample::At(a) => Some(*a),
+                            Sample::Path => None,
+                        })
+                        .collect(),
+                )
+            },
             damping,
         }
+    }
+}
+
+/// One item of `--samples`.
+#[derive(Clone, Copy, PartialEq)]
+enum Sample {
+    At(f64),
+    Path,
+}
+
+fn parse_sample(s: &str) -> Result<Sample, String> {
+    match s {
+        "path" => Ok(Sample::Path),
+        _ => s
+            .parse()
+            .map(Sample::At)
+            .map_err(|_| format!("expected an amplitude or `path`, got `{s}`")),
     }
 }
 

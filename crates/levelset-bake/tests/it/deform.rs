@@ -5,7 +5,7 @@ use std::process::Command;
 
 use grain::{
     ElementBlock, ElementType, FemMesh, GrainBundle, InternalForce, Material, ModeConstruction,
-    ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError,
+    ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError, SnapshotPath,
 };
 use levelset_bake::{
     BakeOptions, DistanceField, Extent, Modal, ModeField, NodeChoice, OpenMesh, Primitive, Signing,
@@ -368,4 +368,63 @@ fn a_fem_mode_takes_a_given_mass_and_internal_force_table() {
     let refused = bake(&["--modal-stiffness", "3"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--modal-stiffness"));
+}
+
+/// `--samples path` precomputes the level sets at the path's own amplitudes (its FEM snapshots)
+/// and at 0, exactly as listing those amplitudes does; without a path it is refused, naming the
+/// option.
+#[test]
+fn samples_at_the_path_are_its_snapshots_and_need_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (deck, modes, f) = cube_modes(dir.path());
+    let bake = |modes: &std::path::Path, samples: &str, out: &str| {
+        Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+            .args(["mesh", deck.to_str().unwrap(), "--spacing", "0.5"])
+            .args(["--modes", modes.to_str().unwrap(), "--samples", samples])
+            .args(["--out", dir.path().join(out).to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let refused = bake(&modes, "path", "none.grain");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("--samples") && stderr.contains("path mode"),
+        "{stderr}"
+    );
+
+    // A path through the mode at 1 whose midpoint is bent off the line (quadratic in x, which
+    // the element reproduces).
+    let mut bundle = ModesBundle::read(&modes).unwrap();
+    let x = bundle.mesh.nodes.clone();
+    bundle.path = Some(SnapshotPath {
+        amplitudes: vec![0.5, 1.0],
+        displacement: Array3::from_shape_fn((2, 20, 3), |(p, n, c)| {
+            let at = Point3::new(x[[n, 0]], x[[n, 1]], x[[n, 2]]);
+            let a = [0.5, 1.0][p];
+            let bend = if c == 0 && p == 0 {
+                0.05 * at.x * at.x
+            } else {
+                0.0
+            };
+            f(&at)[c] * a + bend
+        }),
+    });
+    let path_modes = dir.path().join("path.modes");
+    bundle.write(&path_modes).unwrap();
+    for (samples, out) in [("path", "path.grain"), ("0.5,1", "listed.grain")] {
+        let o = bake(&path_modes, samples, out);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let read = |out: &str| {
+        GrainBundle::read(&dir.path().join(out))
+            .unwrap()
+            .deformation
+            .unwrap()
+            .precomputed
+    };
+    let (path, listed) = (read("path.grain"), read("listed.grain"));
+    let amplitudes: Vec<f64> = path[0].iter().map(|s| s.amplitude).collect();
+    assert_eq!(amplitudes, [0.0, 0.5, 1.0]);
+    assert_eq!(path, listed);
 }
