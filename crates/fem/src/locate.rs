@@ -121,16 +121,37 @@ impl<'a> Locator<'a> {
 
     /// A nodal vector field (one `[f64; 3]` per node) interpolated at a location.
     pub fn interpolate(&self, at: &Location, field: &[[f64; 3]]) -> Vector3<f64> {
+        self.interpolate_with_gradient(at, field).0
+    }
+
+    /// A nodal vector field interpolated at a location, and its gradient there (column `j` is
+    /// `du/dx_j`): `u = sum_a N_a u_a`, `grad u = sum_a u_a (J^-T dN_a/dxi)^T` with
+    /// `J = sum_a x_a (dN_a/dxi)^T` the element map's Jacobian. A degenerate element (singular
+    /// `J`) gives a zero gradient.
+    pub fn interpolate_with_gradient(
+        &self,
+        at: &Location,
+        field: &[[f64; 3]],
+    ) -> (Vector3<f64>, Matrix3<f64>) {
         let block = &self.mesh.blocks[at.block];
         let (mut n, mut g) = (Vec::new(), Vec::new());
         shape(block.element_type, &at.natural, &mut n, &mut g);
-        block
-            .connectivity
-            .row(at.element)
+        let row = block.connectivity.row(at.element);
+        let jacobian: Matrix3<f64> = row
             .iter()
-            .zip(&n)
-            .map(|(&i, na)| Vector3::from(field[i as usize]) * *na)
-            .sum()
+            .zip(&g)
+            .map(|(&i, ga)| node(self.mesh, i as usize).coords * ga.transpose())
+            .sum();
+        let inverse_t = jacobian
+            .try_inverse()
+            .map_or(Matrix3::zeros(), |j| j.transpose());
+        let (mut value, mut gradient) = (Vector3::zeros(), Matrix3::zeros());
+        for ((&i, na), ga) in row.iter().zip(&n).zip(&g) {
+            let u = Vector3::from(field[i as usize]);
+            value += u * *na;
+            gradient += u * (inverse_t * ga).transpose();
+        }
+        (value, gradient)
     }
 }
 

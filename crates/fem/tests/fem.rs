@@ -53,7 +53,7 @@ fn boundary_of_every_element_type_is_the_closed_outward_box_surface() {
 }
 
 #[test]
-fn located_points_interpolate_polynomial_fields_exactly() {
+fn located_points_interpolate_polynomial_fields_and_their_gradients_exactly() {
     for t in ElementType::ALL {
         let mesh = box_mesh(t, [2, 2, 1]);
         let quadratic = t.node_count() > 8 || t == ElementType::Tet10;
@@ -87,12 +87,30 @@ fn located_points_interpolate_polynomial_fields_exactly() {
             let p = Point3::new(SIZE[0] * u[0], SIZE[1] * u[1], SIZE[2] * u[2]);
             let at = locator.locate(&p, 1e-10).expect("inside the box");
             assert!(at.outside <= 1e-10, "{t:?} {p}");
-            let v = locator.interpolate(&at, &field);
+            let (v, g) = locator.interpolate_with_gradient(&at, &field);
             assert!(
                 (v - f(&p.coords)).norm() < 1e-12,
                 "{t:?} at {p}: {v} vs {}",
                 f(&p.coords)
             );
+            // The gradient of f, written out: column j is df/dx_j.
+            let (dq_x, dq_y, dq_z) = if quadratic {
+                (2.0 * p.x, p.z, p.y)
+            } else {
+                (0.0, 0.0, 0.0)
+            };
+            let exact = nalgebra::Matrix3::new(
+                2.0 + dq_x,
+                -1.0 + dq_y,
+                dq_z,
+                0.0,
+                0.0,
+                0.5,
+                -1.0,
+                3.0,
+                0.0,
+            );
+            assert!((g - exact).norm() < 1e-11, "{t:?} at {p}: {g} vs {exact}");
         }
     }
 }

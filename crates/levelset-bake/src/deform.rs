@@ -95,9 +95,19 @@ impl BendingMode {
     }
 }
 
-/// The modes of a modes bundle on a grain baked from the same FEM mesh.
+/// The modes of a modes bundle on a grain baked from the same FEM mesh: inside the mesh, the
+/// element interpolation; outside it (the grid nodes around the grain, which the
+/// semi-Lagrangian level set and the material points interpolate between), the first-order
+/// continuation from the closest point `c` of the mesh's boundary,
+/// `u(x) = u(c) + grad u(c) (x - c)`, out to `reach` from the boundary and constant along the
+/// ray beyond. A constant continuation (`u(c)`) is first-order wrong across the surface: in the
+/// cells the surface cuts, the trilinear field then misses the FEM's by about `h |du/dn| / 2`,
+/// which moved a flattened contact patch by micrometres against a penalty overclosure of 0.07
+/// um (docs/physics.md section 5).
 pub struct FemModes<'a> {
     bundle: &'a ModesBundle,
+    /// How far outside the mesh the continuation is linear.
+    reach: f64,
     locator: fem::Locator<'a>,
     /// Input-frame rotation and translation of the grain (`x_local = R x + t`).
     rotation: Matrix3<f64>,
@@ -111,8 +121,10 @@ pub struct FemModes<'a> {
 }
 
 impl<'a> FemModes<'a> {
-    /// Prepares the interpolation. `frame` is the grain's recorded input frame.
-    pub fn new(bundle: &'a ModesBundle, frame: &RigidTransform) -> Self {
+    /// Prepares the interpolation. `frame` is the grain's recorded input frame; `reach` how far
+    /// outside the mesh the continuation is linear (the bake takes two grid spacings: every
+    /// corner of a cell the surface cuts).
+    pub fn new(bundle: &'a ModesBundle, frame: &RigidTransform, reach: f64) -> Self {
         let rotation = Matrix3::from_fn(|i, j| frame.rotation[i][j]);
         let translation = Vector3::from(frame.translation);
         let b = fem::boundary(&bundle.mesh);
@@ -138,6 +150,7 @@ impl<'a> FemModes<'a> {
         });
         FemModes {
             bundle,
+            reach,
             locator: fem::Locator::new(&bundle.mesh),
             rotation,
             translation,
@@ -148,23 +161,40 @@ impl<'a> FemModes<'a> {
     }
 
     /// The fields `fields` (per node) interpolated at a local point: with the element shape
-    /// functions in the FEM mesh, outside it the value at the closest point of its boundary.
+    /// functions in the FEM mesh, outside it continued from the closest point of its boundary
+    /// (the type's docs).
     fn interpolate(&self, x: &Point3<f64>, fields: &[Vec<[f64; 3]>]) -> Vec<Vector3<f64>> {
         let to_input = |p: &Point3<f64>| {
             Point3::from(self.rotation.transpose() * (p.coords - self.translation))
         };
-        let at = match self.locator.locate(&to_input(x), 1e-9) {
-            Some(at) if at.outside <= 1e-9 => at,
-            _ => {
-                let (closest, _) = self.boundary.closest_point(x);
-                self.locator
-                    .locate(&to_input(&closest), 1e-6)
-                    .expect("a boundary point lies in an element")
-            }
-        };
+        if let Some(at) = self.locator.locate(&to_input(x), 1e-9)
+            && at.outside <= 1e-9
+        {
+            return fields
+                .iter()
+                .map(|field| self.rotation * self.locator.interpolate(&at, field))
+                .collect();
+        }
+        let (closest, _) = self.boundary.closest_point(x);
+        let at = self
+            .locator
+            .locate(&to_input(&closest), 1e-6)
+            .expect("a boundary point lies in an element");
+        // The offset from the boundary, in the input frame, cut at `reach`.
+        let offset = x - closest;
+        let length = offset.norm();
+        let step = self.rotation.transpose()
+            * if length > self.reach {
+                offset * (self.reach / length)
+            } else {
+                offset
+            };
         fields
             .iter()
-            .map(|field| self.rotation * self.locator.interpolate(&at, field))
+            .map(|field| {
+                let (u, gradient) = self.locator.interpolate_with_gradient(&at, field);
+                self.rotation * (u + gradient * step)
+            })
             .collect()
     }
 }
@@ -419,7 +449,8 @@ impl ModeRequest {
             )),
             ModeSource::Bundle { dir, mass, table } => {
                 let bundle = ModesBundle::read(dir)?;
-                let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame);
+                let reach = 2.0 * baked.bundle.levelset.spec().spacing;
+                let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame, reach);
                 let one_mode = |flag: &str| {
                     if bundle.mass.nrows() == 1 {
                         Ok(())

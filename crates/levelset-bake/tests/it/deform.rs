@@ -248,7 +248,7 @@ fn cube_modes(
 }
 
 #[test]
-fn fem_modes_are_interpolated_inside_and_extended_outside() {
+fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
     let dir = tempfile::tempdir().unwrap();
     let (deck, modes, f) = cube_modes(dir.path());
     let out = dir.path().join("cube.grain");
@@ -299,13 +299,33 @@ fn fem_modes_are_interpolated_inside_and_extended_outside() {
         for j in 0..spec.dims[1] {
             for k in 0..spec.dims[2] {
                 let p = spec.node(i, j, k);
-                // Inside: the field itself; outside: its value at the closest point of the cube.
+                // Inside: the field itself; outside: its first-order continuation from the
+                // closest point q of the cube, u(q) + grad u(q) (p - q), the offset cut at two
+                // grid spacings (0.5). The gradient of the field, written out (column j is
+                // du/dx_j).
                 let q = Point3::new(
                     p.x.clamp(-1.0, 1.0),
                     p.y.clamp(-1.0, 1.0),
                     p.z.clamp(-1.0, 1.0),
                 );
-                let u = f(&q);
+                let gradient = nalgebra::Matrix3::new(
+                    0.1,
+                    0.2 * q.z,
+                    0.2 * q.y,
+                    0.2 * q.x,
+                    0.0,
+                    -0.05,
+                    0.0,
+                    0.3,
+                    0.0,
+                );
+                let offset = p - q;
+                let step = offset * (0.5 / offset.norm()).min(1.0);
+                let u = if offset.norm() > 0.0 {
+                    f(&q) + gradient * step
+                } else {
+                    f(&q)
+                };
                 for c in 0..3 {
                     assert!(
                         (d.grid_modes[[0, i, j, k, c]] - u[c]).abs() < 1e-9,
