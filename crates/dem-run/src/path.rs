@@ -71,16 +71,17 @@ impl Bound {
 }
 
 /// What bounds a field: `max_k |v(x0_k)|` over the surface nodes, `max_n |v(c_n)|_1` over the
-/// grid (all, band), and the largest row sum of `|grad v|` over the cells that reach the grain
+/// grid (all, band), and `|grad v|_2` (the spectral norm) over the cells that reach the grain
 /// (a corner with `phi_0 <= h`): in a cell, `dv_i/dx_j` interpolates the differences along the
-/// cell's 4 edges in `j`, so the largest of those bounds it.
+/// cell's 4 edges in `j`, so the largest of those, `M_ij`, bounds it, and
+/// `|grad v|_2 <= |grad v|_F <= |M|_F`.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct FieldBounds {
     /// Over the surface nodes (Euclidean norm).
     pub nodes: f64,
     /// Over the grid (1-norm).
     pub grid: Bound,
-    /// `max |grad v|_inf` near the grain.
+    /// A bound of `|grad v|_2` near the grain.
     pub fold: f64,
 }
 
@@ -96,8 +97,10 @@ impl FieldBounds {
     }
 }
 
-/// The largest row sum of `|grad v|` of the trilinear field `v` (grid node values) over the
-/// cells with a corner where `phi_0 <= h` (see [`FieldBounds`]).
+/// A bound of `|grad v|_2` of the trilinear field `v` (grid node values) over the cells with a
+/// corner where `phi_0 <= h`: the largest `|M|_F` of [`FieldBounds`]. (The largest row sum of
+/// `M`, a bound of `|grad v|_inf`, is up to `sqrt 3` larger: 0.90 against 0.79 at the end of the
+/// CalculiX ellipsoid's run, where it stopped box grains past the run's last increment.)
 fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
     let spec = levelset.spec();
     let [nx, ny, nz] = spec.dims;
@@ -124,7 +127,10 @@ fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
                         *e = e.sup(&(v[corners[c | bit]] - v[corners[c]]).abs());
                     }
                 }
-                largest = largest.max(((edges[0] + edges[1] + edges[2]) / h).max());
+                let frobenius =
+                    (edges[0].norm_squared() + edges[1].norm_squared() + edges[2].norm_squared())
+                        .sqrt();
+                largest = largest.max(frobenius / h);
             }
         }
     }

@@ -31,7 +31,7 @@
 //!   |u(c_n)|_1` (`L` the reference's edge Lipschitz constant), and the band's maximum where
 //!   the cell of `X` lies in the band: for `phi_0(y)` up to the band's limit less that bound;
 //! - convergence: the pull-back converges where the deformation does not fold,
-//!   `|grad u|_inf < 1` over the cells that reach the grain (bounded from the mode fields,
+//!   `|grad u|_2 < 1` over the cells that reach the grain (bounded from the mode fields,
 //!   [`crate::path::FieldBounds::fold`]), i.e. strains well below 100 %. Beyond it, or if a
 //!   pull-back does not converge, the query fails and the run stops naming the grain
 //!   ([`LevelSetFault`]).
@@ -52,7 +52,7 @@ pub struct SemiLagrangian<'a> {
     grid: &'a LevelSetGrid,
     config: Configuration<'a>,
     early: EarlyOut,
-    /// The bound of `|grad u|_inf` near the grain.
+    /// The bound of `|grad u|_2` near the grain.
     fold: f64,
 }
 
