@@ -46,6 +46,8 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             "beam.toml",
             "sphere-path.toml",
             "ellipsoid.toml",
+            "ellipsoid-plates-semi-lagrangian.toml",
+            "ellipsoid-plates-precomputed.toml",
             "pair-semi-lagrangian.toml",
             "pair-precomputed.toml",
         ],
@@ -103,7 +105,7 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             .any(|c| l.starts_with(c))
         })
         .collect();
-    assert_eq!(rows.len(), 17, "{rows:?}");
+    assert_eq!(rows.len(), 21, "{rows:?}");
     assert!(rows.iter().all(|r| r.ends_with("| pass |")), "{rows:?}");
     let out = dir.path().join("demo/out");
     assert!(
@@ -133,6 +135,10 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
     let capsule = grain::GrainBundle::read(&out.join("pair-a.grain")).unwrap();
     let capsule = capsule.deformation.and_then(|d| d.path);
     assert_eq!(capsule.map(|p| p.amplitudes.len()), Some(20));
+    // The ellipsoid's level sets precomputed at its run's 10 increments and at 0.
+    let ellipsoid = grain::GrainBundle::read(&out.join("ellipsoid.grain")).unwrap();
+    let samples = ellipsoid.deformation.map(|d| d.precomputed[0].len());
+    assert_eq!(samples, Some(11));
     let grain = grain::GrainBundle::read(&out.join("sphere.grain")).unwrap();
     let deformation = grain.deformation.expect("a deformable grain");
     assert_eq!(deformation.internal_force, modes.internal_force);

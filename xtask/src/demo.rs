@@ -255,13 +255,13 @@ fn calculix_points(path: &Path, u: &str, forces: &[&str], factor: f64) -> Result
     Ok((all, checked))
 }
 
-/// A path-mode case: the runs `runs` (`(run directory, label)`) squeezed by `loaders` against
-/// CalculiX's points, every increment past 10 % of the largest force to the last, within 3 %.
+/// A path-mode case: the runs `runs` (`(run directory, label, the loaders that squeeze it)`)
+/// against CalculiX's points, every increment past 10 % of the largest force to the last, within
+/// 3 %.
 fn path_case(
     dir: &Path,
     case: &'static str,
-    runs: &[(&str, &str)],
-    loaders: &[Loader],
+    runs: &[(&str, &str, &[Loader])],
     (all, checked): (Points, Points),
     (source, title, note): (&str, &str, String),
 ) -> Result<Checked> {
@@ -272,7 +272,7 @@ fn path_case(
         points: all,
         markers: true,
     }];
-    for (run, label) in runs {
+    for (run, label, loaders) in runs {
         let (r, n, curve) = squeeze(
             case,
             &dir.join(format!("out/{run}.run")),
@@ -314,8 +314,7 @@ fn sphere_path(dir: &Path, _variant: &str) -> Result<Checked> {
     path_case(
         dir,
         "sphere-path",
-        &[("sphere-path", "path mode, six walls")],
-        &walls(),
+        &[("sphere-path", "path mode, six walls", &walls())],
         points,
         (
             "8 (f_x + f_y + f_z)",
@@ -325,9 +324,11 @@ fn sphere_path(dir: &Path, _variant: &str) -> Result<Checked> {
     )
 }
 
-/// The CalculiX ellipsoid as a path mode between two walls (data/demo/ellipsoid.toml): the two
-/// walls' total force against twice the whole grain's plate force, 4 f_plate each (the octant's
-/// plate carries a quarter of the whole grain's wall, two symmetry planes containing its axis).
+/// The CalculiX ellipsoid as a path mode squeezed along x by two walls (data/demo/ellipsoid.toml)
+/// and by two box grains with each deforming level-set update
+/// (data/demo/ellipsoid-plates-*.toml): the two loaders' total force against twice the whole
+/// grain's plate force, 4 f_plate each (the octant's plate carries a quarter of the whole grain's
+/// wall, two symmetry planes containing its axis).
 fn ellipsoid(dir: &Path, _variant: &str) -> Result<Checked> {
     let points = calculix_points(
         &dir.join("../fem/ellipsoid/ellipsoid_scalars.csv"),
@@ -336,14 +337,26 @@ fn ellipsoid(dir: &Path, _variant: &str) -> Result<Checked> {
         8.0,
     )?;
     let note = format!(
-        "An ellipsoid of semi-axes 12, 9, 7 mm (data/fem/ellipsoid) as a path mode, eps the plate's displacement, between two walls along x at the run's penalty stiffness. Reference: the two walls' total force against 2 x 4 f_plate (the octant's plate reaction f_plate, a quarter of a whole wall's), at the {} increments past 10 % of the largest to the run's last.",
+        "An ellipsoid of semi-axes 12, 9, 7 mm (data/fem/ellipsoid) as a path mode, eps the plate's displacement, squeezed along x at the run's penalty stiffness by two walls (the grain gives the nodes) and by two box grains (they give the nodes to its deformed level set). Reference: the two loaders' total force against 2 x 4 f_plate (the octant's plate reaction f_plate, a quarter of a whole wall's), at the {} increments past 10 % of the largest to the run's last.",
         points.1.len()
     );
+    let (walls, plates) = (loaders("wall", 0, &[0]), loaders("grain", 1, &[0]));
     path_case(
         dir,
         "ellipsoid",
-        &[("ellipsoid", "path mode, two walls")],
-        &loaders("wall", 0, &[0]),
+        &[
+            ("ellipsoid", "path mode, two walls", &walls),
+            (
+                "ellipsoid-plates-semi-lagrangian",
+                "two box grains, semi-Lagrangian",
+                &plates,
+            ),
+            (
+                "ellipsoid-plates-precomputed",
+                "two box grains, precomputed",
+                &plates,
+            ),
+        ],
         points,
         (
             "8 f_plate",
@@ -382,10 +395,13 @@ fn pair(dir: &Path, _variant: &str) -> Result<Checked> {
         dir,
         "pair",
         &[
-            ("pair-semi-lagrangian", "grain on grain, semi-Lagrangian"),
-            ("pair-precomputed", "grain on grain, precomputed"),
+            (
+                "pair-semi-lagrangian",
+                "grain on grain, semi-Lagrangian",
+                &walls,
+            ),
+            ("pair-precomputed", "grain on grain, precomputed", &walls),
         ],
-        &walls,
         points,
         (
             "4 (f_top + f_bottom)",
