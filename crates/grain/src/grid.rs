@@ -235,9 +235,14 @@ impl GridSpec {
         at: &Located,
         value: impl Fn(usize) -> T,
     ) -> [T; 3] {
-        let c: [T; 8] = std::array::from_fn(|i| value(at.corners[i]));
+        self.mixed_corners(at, &std::array::from_fn(|i| value(at.corners[i])))
+    }
+
+    /// [`GridSpec::mixed_derivatives`] from the corner values `c` already read.
+    #[inline(always)]
+    fn mixed_corners<T: NodeValue>(&self, at: &Located, c: &[T; 8]) -> [T; 3] {
         let [tx, ty, _] = at.t;
-        let ([c00, c01, c10, c11], _, _) = lerps(&c, at.t);
+        let ([c00, c01, c10, c11], _, _) = lerps(c, at.t);
         // Differences along z of the four z-edges, at (x, y) = (0, 0), (0, 1), (1, 0), (1, 1).
         let (z00, z01, z10, z11) = (c[1] - c[0], c[3] - c[2], c[5] - c[4], c[7] - c[6]);
         let inv = 1.0 / (self.spacing * self.spacing);
@@ -461,7 +466,32 @@ impl LevelSetGrid {
     /// the module docs (`value(c) + |p - c|`).
     #[inline(always)]
     pub fn sample(&self, at: &Located, value: impl Fn(usize) -> f64) -> (f64, Vector3<f64>) {
-        let (value, [dx, dy, dz]) = self.spec.interpolate_nodes(at, value);
+        let c = std::array::from_fn(|i| value(at.corners[i]));
+        self.sample_corners(at, &c, value)
+    }
+
+    /// [`LevelSetGrid::sample`] and the mixed second derivatives of the interpolant
+    /// ([`GridSpec::mixed_derivatives`]), from one read of the corners.
+    #[inline(always)]
+    pub fn sample_with_mixed(
+        &self,
+        at: &Located,
+        value: impl Fn(usize) -> f64,
+    ) -> (f64, Vector3<f64>, [f64; 3]) {
+        let c = std::array::from_fn(|i| value(at.corners[i]));
+        let (v, g) = self.sample_corners(at, &c, value);
+        (v, g, self.spec.mixed_corners(at, &c))
+    }
+
+    /// [`LevelSetGrid::sample`] from the corner values `c` already read.
+    #[inline(always)]
+    fn sample_corners(
+        &self,
+        at: &Located,
+        c: &[f64; 8],
+        value: impl Fn(usize) -> f64,
+    ) -> (f64, Vector3<f64>) {
+        let (value, [dx, dy, dz]) = self.spec.interpolate_corners(at, c, value);
         let mut grad = Vector3::new(dx, dy, dz);
         if at.is_inside() {
             return (value, grad);
@@ -499,12 +529,23 @@ impl LevelSetGrid {
         at: &Located,
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> (Vector3<f64>, Matrix3<f64>) {
-        // Component by component, on plain arrays: the same arithmetic on vectors and
-        // matrices compiled to about three times the time (measured), and this is the
-        // semi-Lagrangian pull-back's inner loop.
         // `from_fn` rather than `map`: `map` called the field through a reference that was
         // not inlined (measured), and this is the pull-back's inner loop.
         let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+        self.displacement_corners(at, &c, u)
+    }
+
+    /// [`LevelSetGrid::displacement`] from the corner values `c` already read.
+    #[inline(always)]
+    fn displacement_corners(
+        &self,
+        at: &Located,
+        c: &[Vector3<f64>; 8],
+        u: impl Fn(usize) -> Vector3<f64>,
+    ) -> (Vector3<f64>, Matrix3<f64>) {
+        // Component by component, on plain arrays: the same arithmetic on vectors and
+        // matrices compiled to about three times the time (measured), and this is the
+        // semi-Lagrangian pull-back's inner loop.
         let h = self.spec.spacing;
         let (vx, gx) = trilinear(&c.map(|v| v.x), at.t, h);
         let (vy, gy) = trilinear(&c.map(|v| v.y), at.t, h);
@@ -560,7 +601,8 @@ impl LevelSetGrid {
         let mut newton = true;
         for iterations in 1..=PULL_BACK_ITERATIONS {
             let at = self.locate(&x);
-            let (ux, grad) = self.displacement(&at, &u);
+            let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+            let (ux, grad) = self.displacement_corners(&at, &c, &u);
             let r = x.coords + ux - y.coords;
             let residual = r.amax();
             let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
@@ -571,6 +613,7 @@ impl LevelSetGrid {
             {
                 return Ok(PullBack {
                     point: x,
+                    mixed: self.spec.mixed_corners(&at, &c),
                     at,
                     inverse_jacobian,
                     iterations,
@@ -648,6 +691,9 @@ pub struct PullBack {
     /// `(I + grad u(X))^-1`: `dX/dy`, for the pulled-back level set's gradient
     /// (`J^-T grad phi_0(X)`).
     pub inverse_jacobian: Matrix3<f64>,
+    /// The mixed second derivatives `[d2u/dXdY, d2u/dXdZ, d2u/dYdZ]` of the displacement at
+    /// `X` ([`GridSpec::mixed_derivatives`]).
+    pub mixed: [Vector3<f64>; 3],
     /// Field evaluations taken.
     pub iterations: u32,
 }

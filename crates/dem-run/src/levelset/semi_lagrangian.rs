@@ -98,7 +98,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         let back = grid.pull_back(y, u)?;
         let at = &back.at;
         let phi0 = grid.values();
-        let (p0, g0) = grid.sample(at, |n| phi0[n]);
+        let (p0, g0, [hxy, hxz, hyz]) = grid.sample_with_mixed(at, |n| phi0[n]);
         let j_inv = back.inverse_jacobian;
         // `G = J^-T g0`: the gradient of `phi_0(X(y))`, normal to the deformed surface.
         let big_g = j_inv.transpose() * g0;
@@ -117,8 +117,6 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         // Its exact gradient, `J^-T p` with p = dpsi/dX (module docs): the second derivatives
         // of the trilinear phi_0 and u in X's cell enter through c.
         let w = j_inv * (big_g / gn);
-        let spec = grid.spec();
-        let [hxy, hxz, hyz] = spec.mixed_derivatives(at, |n| phi0[n]);
         let hessian = |v: Vector3<f64>| {
             Vector3::new(
                 hxy * v.y + hxz * v.z,
@@ -126,7 +124,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
                 hxz * v.x + hyz * v.y,
             )
         };
-        let [mxy, mxz, myz] = spec.mixed_derivatives(at, u);
+        let [mxy, mxz, myz] = back.mixed;
         let (axy, axz, ayz) = (big_g.dot(&mxy), big_g.dot(&mxz), big_g.dot(&myz));
         let q = Vector3::new(
             w.y * axy + w.z * axz,
