@@ -160,8 +160,10 @@ impl Suite {
     }
 }
 
-/// The rows as a Markdown table.
+/// The rows as a Markdown table (a `|` in a cell, as in `|F / F_ref - 1|`, escaped so that
+/// it does not split the cell).
 fn table(rows: &[Row]) -> String {
+    let cell = |text: &str| text.replace('|', "\\|");
     let mut t = String::from(
         "| case | quantity | reference | result | error | tolerance | |\n|---|---|---|---|---|---|---|\n",
     );
@@ -169,9 +171,9 @@ fn table(rows: &[Row]) -> String {
         t.push_str(&format!(
             "| {} | {} | {:.6} ({}) | {:.6} | {:.2e} | {:.0e} | {} |\n",
             r.case,
-            r.quantity,
+            cell(&r.quantity),
             r.reference,
-            r.source,
+            cell(&r.source),
             r.result,
             r.error(),
             r.tolerance,
@@ -179,4 +181,28 @@ fn table(rows: &[Row]) -> String {
         ));
     }
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every row of the table has the header's 7 cells, whatever its text holds.
+    #[test]
+    fn bars_in_a_cell_do_not_split_it() {
+        let row = Row {
+            case: "sphere",
+            quantity: "largest |F / F_ref - 1| past 10 %".into(),
+            reference: 0.0,
+            source: "a | b".into(),
+            result: 0.01,
+            tolerance: 0.03,
+        };
+        let t = table(&[row]);
+        for line in t.lines() {
+            let cells = line.replace("\\|", "").matches('|').count() - 1;
+            assert_eq!(cells, 7, "{line}");
+        }
+        assert!(t.contains("largest \\|F / F_ref - 1\\| past 10 %"), "{t}");
+    }
 }
