@@ -108,6 +108,17 @@ pub struct Deck {
     path: PathBuf,
 }
 
+/// What to do with a node or element label that a deck defines twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Redefinition {
+    /// Refuse the deck, naming both definitions (an element assembled twice, or a node whose
+    /// position depends on which definition wins, gives a plausible wrong mesh).
+    #[default]
+    Refuse,
+    /// The last definition replaces the earlier one (the tools' `--keep-last-definition`).
+    KeepLast,
+}
+
 /// A keyword line: name (upper case) and parameters (upper-case keys; values as written).
 struct Keyword {
     name: String,
@@ -183,6 +194,11 @@ fn numbers<T: crate::text::Number>(
 impl Deck {
     /// Reads a deck and its includes.
     pub fn read(path: &Path) -> Result<Deck, DeckError> {
+        Deck::read_with(path, Redefinition::Refuse)
+    }
+
+    /// [`Deck::read`], with `redefinition` deciding what a label defined twice gets.
+    pub fn read_with(path: &Path, redefinition: Redefinition) -> Result<Deck, DeckError> {
         let mut lines = Vec::new();
         expand(path, 0, &mut lines)?;
         let mut deck = Deck {
@@ -193,6 +209,16 @@ impl Deck {
         let mut parts = 0;
         // An element whose node list continues on the next line.
         let mut pending: Option<Element> = None;
+        // Where each label was defined: its index and its line, for redefinitions.
+        let mut nodes_at: HashMap<i64, (usize, PathBuf, usize)> = HashMap::new();
+        let mut elements_at: HashMap<i64, (usize, PathBuf, usize)> = HashMap::new();
+        let again = |what: &str, label: i64, first: &(usize, PathBuf, usize)| {
+            format!(
+                "{what} {label} is defined again (first at {} line {}): give it one definition, or pass --keep-last-definition to let the last replace the earlier",
+                first.1.display(),
+                first.2
+            )
+        };
         for (file, line, text) in lines {
             let t = text.trim();
             if t.is_empty() || t.starts_with("**") {
@@ -262,8 +288,19 @@ impl Deck {
                         )));
                     }
                     let label = v[0] as i64;
-                    deck.node_labels.push(label);
-                    deck.node_coords.push([v[1], v[2], v[3]]);
+                    match (nodes_at.get(&label), redefinition) {
+                        (Some(first), Redefinition::Refuse) => {
+                            return Err(err(again("node", label, first)));
+                        }
+                        (Some(first), Redefinition::KeepLast) => {
+                            deck.node_coords[first.0] = [v[1], v[2], v[3]];
+                        }
+                        (None, _) => {
+                            nodes_at.insert(label, (deck.node_labels.len(), file.clone(), line));
+                            deck.node_labels.push(label);
+                            deck.node_coords.push([v[1], v[2], v[3]]);
+                        }
+                    }
                     if let Some(set) = k.params.get("NSET") {
                         deck.node_sets
                             .entry(set.to_ascii_uppercase())
@@ -313,7 +350,22 @@ impl Deck {
                                 .or_default()
                                 .push(e.label);
                         }
-                        deck.elements.push(e);
+                        match (elements_at.get(&e.label), redefinition) {
+                            (Some(first), Redefinition::Refuse) => {
+                                let (path, line) = e.at.clone();
+                                return Err(DeckError::line(
+                                    &path,
+                                    line,
+                                    again("element", e.label, first),
+                                ));
+                            }
+                            (Some(first), Redefinition::KeepLast) => deck.elements[first.0] = e,
+                            (None, _) => {
+                                elements_at
+                                    .insert(e.label, (deck.elements.len(), e.at.0.clone(), e.at.1));
+                                deck.elements.push(e);
+                            }
+                        }
                     } else {
                         pending = Some(e);
                     }

@@ -7,7 +7,7 @@
 //! skipped. A `DISP` block may cover only some nodes (`*NODE FILE, NSET=...`): its values are
 //! kept by node label, and whoever needs a node's value asks for it ([`NodalValues::at`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use grain::ElementType;
@@ -84,8 +84,19 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
         }
         if key == "2C" {
             i += 1;
+            let mut first: HashMap<i64, usize> = HashMap::new();
             while i < lines.len() && lines[i].starts_with(" -1") {
-                labels.push(int(lines[i], 3, 10, i + 1)?);
+                let node = int(lines[i], 3, 10, i + 1)?;
+                if let Some(line) = first.insert(node, i + 1) {
+                    return Err(DeckError::line(
+                        path,
+                        i + 1,
+                        format!(
+                            "node {node} is listed again in the node block (first at line {line})"
+                        ),
+                    ));
+                }
+                labels.push(node);
                 coords.extend(vector(lines[i], i + 1)?);
                 i += 1;
             }
@@ -155,6 +166,7 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
                 labels: Vec::new(),
                 values: Vec::new(),
             };
+            let mut first: HashMap<i64, usize> = HashMap::new();
             while i < lines.len() && lines[i].starts_with(" -1") {
                 let node = int(lines[i], 3, 10, i + 1)?;
                 if !known.contains(&node) {
@@ -162,6 +174,15 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
                         path,
                         i + 1,
                         format!("node {node} is not in the node block"),
+                    ));
+                }
+                if let Some(line) = first.insert(node, i + 1) {
+                    return Err(DeckError::line(
+                        path,
+                        i + 1,
+                        format!(
+                            "node {node} is listed again in the DISP block at step time {time} (first at line {line}): which value holds?"
+                        ),
                     ));
                 }
                 d.labels.push(node);

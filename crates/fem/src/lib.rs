@@ -17,7 +17,7 @@ mod text;
 mod vtk_legacy;
 mod vtu;
 
-pub use abaqus::{Deck, DeckError, DeckMaterial};
+pub use abaqus::{Deck, DeckError, DeckMaterial, Redefinition};
 pub use boundary::{BoundarySurface, boundary};
 pub use frd::{Frd, read_frd};
 pub use locate::{Location, Locator, node};

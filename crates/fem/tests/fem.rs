@@ -247,6 +247,114 @@ fn bad_decks_name_file_and_line() {
     check("*Node\n1,0,0,0\n", "bad.inp: no solid elements");
 }
 
+/// Issue #23: a label defined twice is refused, naming both definitions and the option that
+/// allows it; with that option the last definition replaces the earlier one (one element, the
+/// node at its last position), never both assembled.
+#[test]
+fn labels_defined_twice_are_refused_or_replaced_by_the_last() {
+    use fem::Redefinition;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("twice.inp");
+    let nodes = "*Node\n1, 0, 0, 0\n2, 1, 0, 0\n3, 0, 1, 0\n4, 0, 0, 1\n";
+    let tet = "*Element, type=C3D4\n1, 1, 2, 3, 4\n";
+    let read = |text: String, r: Redefinition| {
+        std::fs::write(&path, text).unwrap();
+        Deck::read_with(&path, r)
+    };
+    // A node moved by a second definition.
+    let text = format!("{nodes}{tet}*Node\n4, 0, 0, 2\n");
+    let e = read(text.clone(), Redefinition::Refuse)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("twice.inp: line 9: node 4 is defined again (first at")
+            && e.contains("twice.inp line 5)")
+            && e.contains("--keep-last-definition"),
+        "{e}"
+    );
+    let deck = read(text, Redefinition::KeepLast).unwrap();
+    assert_eq!(deck.node_labels, [1, 2, 3, 4]);
+    assert_eq!(deck.node_coords[3], [0.0, 0.0, 2.0]);
+    // An element listed twice (a second *Element block with the same label).
+    let text = format!("{nodes}{tet}*Element, type=C3D4\n1, 1, 3, 2, 4\n");
+    let e = read(text.clone(), Redefinition::Refuse)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("twice.inp: line 9: element 1 is defined again (first at")
+            && e.contains("line 7)"),
+        "{e}"
+    );
+    let part = read(text, Redefinition::KeepLast)
+        .unwrap()
+        .part(None)
+        .unwrap();
+    assert_eq!(part.mesh.blocks[0].connectivity.nrows(), 1);
+    assert_eq!(
+        part.mesh.blocks[0].connectivity.row(0).to_vec(),
+        [0, 2, 1, 3]
+    );
+}
+
+/// Issue #23: a `.frd` that lists a node twice in its node block or in a `DISP` block is
+/// refused, naming both lines (the last value used to win silently).
+#[test]
+fn frd_blocks_that_list_a_node_twice_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let node =
+        |n: i64, x: [f64; 3]| format!(" -1{n:>10}{:>12.5E}{:>12.5E}{:>12.5E}\n", x[0], x[1], x[2]);
+    let frd = |nodes: &[(i64, [f64; 3])], disp: &[(i64, [f64; 3])]| {
+        let mut s = String::from(
+            "    1C\n    2C                             4                                     1\n",
+        );
+        for &(n, x) in nodes {
+            s.push_str(&node(n, x));
+        }
+        s.push_str(
+            " -3\n    3C                             1                                     1\n",
+        );
+        s.push_str(
+            " -1         1    3    0    1\n -2         1         2         3         4\n -3\n",
+        );
+        s.push_str("  100CL  101 1.000000000         4                     0    1           1\n");
+        s.push_str(" -4  DISP        4    1\n -5  D1          1    2    1    0\n");
+        for &(n, u) in disp {
+            s.push_str(&node(n, u));
+        }
+        s.push_str(" -3\n 9999\n");
+        s
+    };
+    let corners = [
+        (1, [0.0, 0.0, 0.0]),
+        (2, [1.0, 0.0, 0.0]),
+        (3, [0.0, 1.0, 0.0]),
+        (4, [0.0, 0.0, 1.0]),
+    ];
+    let u = [0.1, 0.0, 0.0];
+    let path = dir.path().join("r.frd");
+    let read = |text: String| {
+        std::fs::write(&path, text).unwrap();
+        fem::read_frd(&path)
+    };
+    let ok = read(frd(&corners, &[(1, u), (2, u), (3, u), (4, u)])).unwrap();
+    assert_eq!(ok.displacements[0].labels, [1, 2, 3, 4]);
+    let mut twice = corners.to_vec();
+    twice.push((2, [5.0, 0.0, 0.0]));
+    let e = read(frd(&twice, &[(1, u)])).unwrap_err().to_string();
+    assert!(
+        e.contains("r.frd: line 7: node 2 is listed again in the node block (first at line 4)"),
+        "{e}"
+    );
+    let e = read(frd(&corners, &[(1, u), (2, u), (1, [0.2, 0.0, 0.0])]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("r.frd: line 17: node 1 is listed again in the DISP block")
+            && e.contains("(first at line 15)"),
+        "{e}"
+    );
+}
+
 /// `match_points`: a "grain" of two tetrahedra and a "plate" tetrahedron whose corner sits on the
 /// grain's corner (two nodes at one place), written by "another program" with the points
 /// reversed, rounded to single precision and shifted by 1e-7 of the size, and the cells in

@@ -32,6 +32,10 @@ enum Shape {
         /// For decks: the element set of the grain (default: every solid element).
         #[arg(long)]
         elset: Option<String>,
+        /// For decks: a node or element defined twice, the last definition replaces the earlier
+        /// (refused without this flag).
+        #[arg(long)]
+        keep_last_definition: bool,
         /// Open meshes: `refuse` (default) or `winding` (sign by the generalized winding number).
         #[arg(long, default_value = "refuse", value_parser = parse_open)]
         open: OpenMesh,
@@ -292,10 +296,16 @@ fn run(cli: Cli) -> Result<(), BakeError> {
         Shape::Mesh {
             file,
             elset,
+            keep_last_definition,
             open,
             common,
         } => {
-            let mesh = input::read_surface(file, elset.as_deref())?;
+            let redefinition = if *keep_last_definition {
+                fem::Redefinition::KeepLast
+            } else {
+                fem::Redefinition::Refuse
+            };
+            let mesh = input::read_surface_with(file, elset.as_deref(), redefinition)?;
             (bake_mesh(&mesh, file, &common.options(*open))?, common)
         }
         Shape::Image {

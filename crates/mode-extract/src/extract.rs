@@ -92,6 +92,8 @@ pub struct ExtractOptions {
     pub mesh: Option<PathBuf>,
     /// The grain's element set in the deck.
     pub element_set: Option<String>,
+    /// What a node or element label the deck defines twice gets (refused by default).
+    pub redefinition: fem::Redefinition,
     /// The displacement field name in VTK files.
     pub field: String,
     /// Mode construction.
@@ -130,6 +132,7 @@ impl ExtractOptions {
             snapshots,
             mesh: None,
             element_set: None,
+            redefinition: fem::Redefinition::Refuse,
             field: "U".into(),
             method: Method::Svd(Keep::Energy(0.999)),
             normalization: Normalization::UnitMax,
@@ -389,7 +392,9 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             format!("a fraction in [0, 1), got {}", o.holdout),
         ));
     }
-    let deck = o.mesh.as_ref().map(|p| fem::Deck::read(p)).transpose()?;
+    let deck = (o.mesh.as_ref())
+        .map(|p| fem::Deck::read_with(p, o.redefinition))
+        .transpose()?;
     let Read {
         part,
         snapshots: Snapshots {

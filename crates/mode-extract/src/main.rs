@@ -22,6 +22,10 @@ struct Cli {
     /// The grain's element set in the deck.
     #[arg(long)]
     elset: Option<String>,
+    /// A node or element the deck defines twice: the last definition replaces the earlier
+    /// (refused without this flag).
+    #[arg(long)]
+    keep_last_definition: bool,
     /// Displacement point-data name in VTK files.
     #[arg(long, default_value = "U")]
     field: String,
@@ -156,6 +160,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         snapshots: cli.snapshots,
         mesh: cli.mesh,
         element_set: cli.elset,
+        redefinition: if cli.keep_last_definition {
+            fem::Redefinition::KeepLast
+        } else {
+            fem::Redefinition::Refuse
+        },
         field: cli.field,
         method,
         normalization: cli.normalize,

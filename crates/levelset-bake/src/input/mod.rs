@@ -34,7 +34,17 @@ pub struct VolumeMesh {
 /// Every vertex must be finite (a binary STL or a VTK file can hold NaN or infinity, and a text
 /// `1e999` reads as infinity): the error names the vertex.
 pub fn read_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMesh, BakeError> {
-    let mesh = read_any_surface(path, element_set)?;
+    read_surface_with(path, element_set, fem::Redefinition::Refuse)
+}
+
+/// [`read_surface`], with `redefinition` deciding what a node or element an Abaqus deck defines
+/// twice gets ([`fem::Redefinition`]).
+pub fn read_surface_with(
+    path: &Path,
+    element_set: Option<&str>,
+    redefinition: fem::Redefinition,
+) -> Result<TriangleMesh, BakeError> {
+    let mesh = read_any_surface(path, element_set, redefinition)?;
     match mesh
         .vertices
         .iter()
@@ -51,7 +61,11 @@ pub fn read_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMe
     }
 }
 
-fn read_any_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMesh, BakeError> {
+fn read_any_surface(
+    path: &Path,
+    element_set: Option<&str>,
+    redefinition: fem::Redefinition,
+) -> Result<TriangleMesh, BakeError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -62,11 +76,13 @@ fn read_any_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMe
         Some("vtp") => vtk::read_polydata(path),
         Some("vtk") => vtk::read_polydata(path).or_else(|polydata_error| {
             // Not a surface: perhaps a volume mesh.
-            read_volume(path, element_set)
+            read_volume(path, element_set, redefinition)
                 .map(|v| v.surface)
                 .map_err(|_| polydata_error)
         }),
-        Some("inp") | Some("vtu") => read_volume(path, element_set).map(|v| v.surface),
+        Some("inp") | Some("vtu") => {
+            read_volume(path, element_set, redefinition).map(|v| v.surface)
+        }
         _ => Err(BakeError::input(
             path,
             "unknown geometry format: expected .stl, .obj, .vtp, .vtk, .vtu or .inp",
@@ -74,13 +90,20 @@ fn read_any_surface(path: &Path, element_set: Option<&str>) -> Result<TriangleMe
     }
 }
 
-/// Reads a volume mesh (`.inp`, `.vtu`, `.vtk`) and extracts its boundary.
-pub fn read_volume(path: &Path, element_set: Option<&str>) -> Result<VolumeMesh, BakeError> {
+/// Reads a volume mesh (`.inp`, `.vtu`, `.vtk`) and extracts its boundary; `redefinition`: what
+/// a label a deck defines twice gets.
+pub fn read_volume(
+    path: &Path,
+    element_set: Option<&str>,
+    redefinition: fem::Redefinition,
+) -> Result<VolumeMesh, BakeError> {
     let is_inp = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("inp"));
     let fem = if is_inp {
-        fem::Deck::read(path)?.part(element_set)?.mesh
+        fem::Deck::read_with(path, redefinition)?
+            .part(element_set)?
+            .mesh
     } else {
         if element_set.is_some() {
             return Err(BakeError::parameter(

@@ -340,3 +340,55 @@ fn an_image_header_larger_than_its_file_is_refused() {
         "{stderr}"
     );
 }
+
+/// Issue #23: a deck that defines a node twice (the second definition moves it) is refused,
+/// naming both lines and `--keep-last-definition`; with the flag the grain is baked from the
+/// last definition: a unit cube whose corner (1, 1, 1) is defined first at (2, 2, 2).
+#[test]
+fn a_deck_node_defined_twice_is_refused_unless_the_last_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let deck = dir.path().join("cube.inp");
+    let mut text = String::from("*Node\n");
+    for (i, [x, y, z]) in [
+        [0, 0, 0],
+        [1, 0, 0],
+        [1, 1, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+        [1, 0, 1],
+        [2, 2, 2],
+        [0, 1, 1],
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.push_str(&format!("{}, {x}, {y}, {z}\n", i + 1));
+    }
+    text.push_str("*Element, type=C3D8\n1, 1, 2, 3, 4, 5, 6, 7, 8\n*Node\n7, 1, 1, 1\n");
+    std::fs::write(&deck, text).unwrap();
+    let out = dir.path().join("cube.grain");
+    let args = |extra: &'static [&'static str]| {
+        let mut a = vec![
+            "mesh",
+            deck.to_str().unwrap(),
+            "--spacing",
+            "0.25",
+            "--out",
+            out.to_str().unwrap(),
+        ];
+        a.extend(extra);
+        a
+    };
+    let (ok, _, stderr) = bake(&args(&[]));
+    assert!(!ok);
+    assert!(
+        stderr.contains("line 13: node 7 is defined again")
+            && stderr.contains("line 8)")
+            && stderr.contains("--keep-last-definition"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = bake(&args(&["--keep-last-definition"]));
+    assert!(ok, "{stderr}");
+    let volume = GrainBundle::read(&out).unwrap().properties.volume;
+    assert!((volume - 1.0).abs() < 1e-9, "{volume}");
+}
