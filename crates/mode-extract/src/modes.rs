@@ -183,8 +183,21 @@ pub fn largest_snapshot(a: MatRef<'_, f64>) -> usize {
         .0
 }
 
-/// Difference modes, orthonormalized by modified Gram-Schmidt with pruning.
+/// The smallest pruning tolerance of [`difference_modes`]: below it the pruning keeps round-off
+/// as modes (the residual of a dependent increment after modified Gram-Schmidt is about
+/// `1e-16 sqrt(m)` times the conditioning, some 1e-13 for a large mesh).
+pub const DIFFERENCE_TOLERANCE_MIN: f64 = 1e-8;
+
+/// Difference modes, orthonormalized by modified Gram-Schmidt with pruning: an increment whose
+/// part orthogonal to the modes kept so far is below `tolerance` times its norm is dropped.
+/// `tolerance` must lie in `[DIFFERENCE_TOLERANCE_MIN, 1)` (at 1 or above every increment is
+/// dropped).
 pub fn difference_modes(a: MatRef<'_, f64>, tolerance: f64) -> Result<Mat<f64>, ModeError> {
+    if !(DIFFERENCE_TOLERANCE_MIN..1.0).contains(&tolerance) {
+        return Err(ModeError::Truncation(format!(
+            "--difference {tolerance}: a relative tolerance in [{DIFFERENCE_TOLERANCE_MIN:e}, 1) (below, round-off is kept as modes; at 1 or above, no increment is)"
+        )));
+    }
     let m = a.nrows();
     let mut kept: Vec<Vec<f64>> = Vec::new();
     for j in 0..a.ncols() {

@@ -141,6 +141,17 @@ fn difference_modes_span_the_increments_and_prune_repeats() {
     let modes = difference_modes(snapshots.as_ref(), 1e-8).unwrap();
     assert_eq!(modes.ncols(), 3, "the repeated increment is pruned");
     assert!(subspace_gap(q.as_ref(), modes.as_ref()) < 1e-12);
+    // Issue #23: a tolerance that keeps round-off (negative, zero, tiny), keeps nothing (1 or
+    // more) or is not a number is refused, naming the option and the range.
+    for bad in [-1e-3, 0.0, 1e-12, 1.0, 2.0, f64::NAN] {
+        let e = difference_modes(snapshots.as_ref(), bad)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("--difference {bad}")) && e.contains("[1e-8, 1)"),
+            "{e}"
+        );
+    }
 }
 
 #[test]
