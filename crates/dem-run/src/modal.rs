@@ -106,6 +106,21 @@ impl ModalShape {
             .cholesky()
             .ok_or("the modal mass is not positive definite")?
             .inverse();
+        let (stiffness, damping) = (matrix(&d.modal_stiffness), matrix(&d.modal_damping));
+        // A mode without stiffness is a rigid motion or a mechanism, and negative damping feeds
+        // energy in: both run to plausible, wrong results.
+        if !definite(&stiffness, false) {
+            return Err(
+                "the modal stiffness is not symmetric positive definite (a mode with zero or negative stiffness is no deformation mode)"
+                    .into(),
+            );
+        }
+        if !definite(&damping, true) {
+            return Err(
+                "the modal damping is not symmetric positive semi-definite (it would feed energy into the modes)"
+                    .into(),
+            );
+        }
         // A field of the bundle, `(.., k, 3)` at the nodes and `(.., nx, ny, nz, 3)` on the grid,
         // index `m` of the leading axis, in the shape's node order.
         let field = |nodes: &ndarray::Array3<f64>, grid: &ndarray::Array5<f64>, m: usize| {
@@ -174,8 +189,8 @@ impl ModalShape {
             count: a,
             mass,
             mass_inverse,
-            stiffness: matrix(&d.modal_stiffness),
-            damping: matrix(&d.modal_damping),
+            stiffness,
+            damping,
             law,
             paths,
             samples,
@@ -349,6 +364,25 @@ fn solve(a: &mut [f64], b: &mut [f64]) {
     for row in (0..n).rev() {
         let s: f64 = (row + 1..n).map(|k| a[row * n + k] * b[k]).sum();
         b[row] = (b[row] - s) / a[row * n + row];
+    }
+}
+
+/// Whether `m` is symmetric (to 1e-12 of its largest entry) and positive definite, or positive
+/// semi-definite if `semi` (eigenvalues down to -1e-12 of the largest magnitude allowed, for
+/// round-off).
+pub fn definite(m: &DMatrix<f64>, semi: bool) -> bool {
+    let scale = m.amax();
+    if !m.iter().all(|x| x.is_finite()) || (m - m.transpose()).amax() > 1e-12 * scale {
+        return false;
+    }
+    if scale == 0.0 {
+        return semi;
+    }
+    let smallest = m.clone().symmetric_eigenvalues().min();
+    if semi {
+        smallest >= -1e-12 * scale
+    } else {
+        smallest > 1e-12 * scale
     }
 }
 

@@ -321,11 +321,13 @@ fn modes_of(
     if let crate::modal::ModalDamping::Matrix(rows) = &spec.damping
         && (rows.len() != a
             || rows.iter().any(|r| r.len() != a)
-            || (0..a).any(|i| (0..a).any(|j| rows[i][j] != rows[j][i])))
+            || !crate::modal::definite(&nalgebra::DMatrix::from_fn(a, a, |i, j| rows[i][j]), true))
     {
         return fail(
             "damping.matrix",
-            format!("a symmetric {a} x {a} matrix (one row per mode)"),
+            format!(
+                "a symmetric, positive semi-definite {a} x {a} matrix (one row per mode; negative damping feeds energy in)"
+            ),
         );
     }
     Ok(Some(Modes::new(

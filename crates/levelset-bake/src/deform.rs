@@ -437,6 +437,17 @@ impl ModeRequest {
         density: f64,
         cuboid: Option<[f64; 3]>,
     ) -> Result<(), BakeError> {
+        // Negative damping feeds energy into the modes.
+        let (flag, value) = match self.damping {
+            Damping::Constant(c) => ("--modal-damping", c),
+            Damping::StiffnessProportional(beta) => ("--damping-beta", beta),
+        };
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(BakeError::parameter(
+                flag,
+                format!("a number >= 0 (negative damping feeds energy in), got {value}"),
+            ));
+        }
         let damping = |k: &Array2<f64>| match self.damping {
             Damping::Constant(c) => Array2::eye(k.nrows()) * c,
             Damping::StiffnessProportional(beta) => k * beta,
@@ -543,7 +554,15 @@ impl ModeRequest {
                     }
                 };
                 let stiffness = match (stiffness, youngs_modulus, poisson) {
-                    (Some(k), _, _) => *k,
+                    (Some(k), _, _) if k.is_finite() && *k > 0.0 => *k,
+                    (Some(k), _, _) => {
+                        return Err(BakeError::parameter(
+                            "--modal-stiffness",
+                            format!(
+                                "a positive number (a mode without stiffness is no deformation mode), got {k}"
+                            ),
+                        ));
+                    }
                     (None, Some(e), Some(nu)) => {
                         let (b, h) = section("--modal-stiffness")?;
                         mode.cuboid_mass_stiffness(b, h, density, *e, *nu).1

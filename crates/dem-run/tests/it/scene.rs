@@ -268,6 +268,13 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
         },
     };
     table.write(&dir.path().join("table.grain")).unwrap();
+    // Issue #23: a bundle whose stiffness is not positive, or whose damping feeds energy in.
+    let mut bad = grain::GrainBundle::read(&soft).unwrap();
+    bad.deformation.as_mut().unwrap().modal_stiffness[[0, 0]] = -10.0;
+    bad.write(&dir.path().join("negative-k.grain")).unwrap();
+    bad.deformation.as_mut().unwrap().modal_stiffness[[0, 0]] = 10.0;
+    bad.deformation.as_mut().unwrap().modal_damping[[0, 0]] = -0.5;
+    bad.write(&dir.path().join("negative-c.grain")).unwrap();
     let scene = |bundle: &str, modes: &str, law: &str| {
         format!(
             "[run]\ndt = 1e-4\nsteps = 10\n[contact]\n{law}\n\
@@ -341,7 +348,23 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
                 "modes = { damping = { matrix = [[1, 2]] } }",
                 springs,
             ),
-            "grains[0].modes.damping.matrix: a symmetric 1 x 1 matrix",
+            "grains[0].modes.damping.matrix: a symmetric, positive semi-definite 1 x 1 matrix",
+        ),
+        (
+            scene(
+                "soft",
+                "modes = { damping = { matrix = [[-0.5]] } }",
+                springs,
+            ),
+            "grains[0].modes.damping.matrix: a symmetric, positive semi-definite 1 x 1 matrix (one row per mode; negative damping feeds energy in)",
+        ),
+        (
+            scene("negative-k", "", springs),
+            "the modal stiffness is not symmetric positive definite",
+        ),
+        (
+            scene("negative-c", "", springs),
+            "the modal damping is not symmetric positive semi-definite",
         ),
         (
             scene("soft", "modes = { levelset = \"advected\" }", springs),

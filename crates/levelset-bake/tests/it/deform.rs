@@ -388,6 +388,38 @@ fn a_fem_mode_takes_a_given_mass_and_internal_force_table() {
     let refused = bake(&["--modal-stiffness", "3"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--modal-stiffness"));
+    // Issue #23: negative damping (it feeds energy in) is refused, naming the flag.
+    for (flag, value) in [("--modal-damping", "-1"), ("--damping-beta", "-0.1")] {
+        let refused = bake(&[flag, value]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success());
+        assert!(
+            stderr.contains(&format!("{flag}: a number >= 0")),
+            "{stderr}"
+        );
+    }
+}
+
+/// Issue #23: the bending mode's stiffness must be positive (a mode without stiffness is no
+/// deformation mode), named in the refusal.
+#[test]
+fn a_bending_mode_without_stiffness_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for k in ["0", "-5"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+            .args(["box", "--size", "10", "2", "2", "--spacing", "0.5"])
+            .args(["--bending-mode", "10", "--modal-mass", "1"])
+            .args(["--modal-stiffness", k, "--out"])
+            .arg(dir.path().join("b.grain"))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(
+            stderr.contains("--modal-stiffness: a positive number") && stderr.contains(k),
+            "{stderr}"
+        );
+    }
 }
 
 /// `--samples path` precomputes the level sets at the path's own amplitudes (its FEM snapshots)
