@@ -60,6 +60,10 @@ use crate::view::View;
 /// The checkpoint format version (2: modal states and the energy ledger).
 pub const CHECKPOINT_SCHEMA: u64 = 2;
 
+/// The most steps a run may take: 1e12 is months of computing at a million steps per second,
+/// so more is a unit slip, not a run.
+pub const MAX_STEPS: f64 = 1e12;
+
 /// Why a run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
@@ -261,10 +265,26 @@ fn run_in_pool(
         message,
     })?;
     let mut history = History::open(&history_path, &sim, &followed, history_bytes)?;
-    let total = scene
-        .run
-        .steps
-        .unwrap_or_else(|| (scene.run.duration.unwrap_or(0.0) / sim.dt).ceil() as u64);
+    let steps = match scene.run.steps {
+        Some(n) => n as f64,
+        None => (scene.run.duration.unwrap_or(0.0) / sim.dt).ceil(),
+    };
+    if steps > MAX_STEPS {
+        return Err(RunError::Scene(SceneError::Key {
+            path: scene_path.to_path_buf(),
+            key: if scene.run.steps.is_some() {
+                "run.steps"
+            } else {
+                "run.duration"
+            }
+            .into(),
+            message: format!(
+                "{steps:.3e} steps of dt = {:e}: at most {MAX_STEPS:e} (months of computing even at a million steps per second; is dt or the duration in the wrong unit?)",
+                sim.dt
+            ),
+        }));
+    }
+    let total = steps as u64;
     let every = |n: u64, step: u64| n > 0 && step.is_multiple_of(n);
     let o = &scene.output;
     if history_bytes.is_none() {

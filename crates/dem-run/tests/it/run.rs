@@ -557,3 +557,30 @@ fn a_slender_grain_gets_the_step_of_its_own_lever_arms() {
         sim.dt
     );
 }
+
+/// Issue #23: a run whose duration and step imply more than `MAX_STEPS` steps (a unit slip) is
+/// refused before it starts, naming the key, the step count and the limit; so is `steps` beyond
+/// it.
+#[test]
+fn a_run_of_more_steps_than_a_run_can_take_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path(), 1, 0);
+    let text = std::fs::read_to_string(&path).unwrap();
+    for (change, key) in [
+        ("dt = 4e-4\nduration = 1e300", "run.duration"),
+        ("dt = 4e-4\nsteps = 2000000000000", "run.steps"),
+    ] {
+        let edited = text.replacen("dt = 4e-4\nsteps = 1000", change, 1);
+        assert_ne!(edited, text);
+        let path = dir.path().join("long.toml");
+        std::fs::write(&path, edited).unwrap();
+        let e = run(
+            &path,
+            &options(&dir.path().join("long.run"), None),
+            &AtomicBool::new(false),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains(key) && e.contains("at most 1e12"), "{e}");
+    }
+}
