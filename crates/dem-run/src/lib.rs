@@ -43,6 +43,7 @@
 //!     threads: Some(2),
 //!     restart: None,
 //!     progress: true,
+//!     overwrite: false,
 //! };
 //! let summary = run("settle.toml".as_ref(), &options, &AtomicBool::new(false))?;
 //! println!("{} steps, {:.0} steps/s", summary.steps, summary.steps_per_second);

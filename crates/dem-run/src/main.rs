@@ -26,6 +26,10 @@ struct Cli {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Replace an earlier run's files in the run directory (refused without it; a restart
+    /// continues them instead).
+    #[arg(long, conflicts_with = "restart")]
+    overwrite: bool,
 }
 
 fn main() -> ExitCode {
@@ -44,6 +48,7 @@ fn main() -> ExitCode {
         threads: cli.threads,
         restart: cli.restart,
         progress: !cli.quiet,
+        overwrite: cli.overwrite,
     };
     match run(&cli.scene, &options, &stop) {
         Ok(s) => {

@@ -146,6 +146,70 @@ pub struct RunOptions {
     pub restart: Option<PathBuf>,
     /// Show a progress bar (on a terminal).
     pub progress: bool,
+    /// A fresh run may replace an earlier run's files in `out` (refused otherwise).
+    pub overwrite: bool,
+}
+
+/// The files a run writes in its directory (besides `vtk/` and `checkpoint/`).
+const RUN_FILES: [&str; 3] = ["history.csv", "summary.json", "run.pvd"];
+
+/// Takes the run directory `out` for this run: an exclusive lock on `out/.lock` (held until the
+/// returned file is dropped, released by the system if the process dies), and for a fresh run
+/// (`restart` false) a directory without another run's files, or with them removed if
+/// `overwrite`. Refused: a directory another run holds, or one with an earlier run's files.
+fn own_directory(out: &Path, restart: bool, overwrite: bool) -> Result<std::fs::File, RunError> {
+    std::fs::create_dir_all(out).map_err(|e| file_error(out, e))?;
+    let lock_path = out.join(".lock");
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| file_error(&lock_path, e))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(file_error(
+                out,
+                "another run is writing to this directory (it holds .lock in it): give this one another --out",
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(file_error(&lock_path, e)),
+    }
+    if restart {
+        return Ok(lock);
+    }
+    let earlier: Vec<PathBuf> = RUN_FILES
+        .iter()
+        .map(|f| out.join(f))
+        .chain(["vtk", "checkpoint"].map(|d| out.join(d)))
+        .filter(|p| p.is_file() || std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_some()))
+        .collect();
+    if earlier.is_empty() {
+        return Ok(lock);
+    }
+    if !overwrite {
+        let names: Vec<String> = earlier
+            .iter()
+            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .collect();
+        return Err(file_error(
+            out,
+            format!(
+                "holds an earlier run ({}): a new run would mix with it; give another --out, --overwrite to replace it, or --restart to continue it",
+                names.join(", ")
+            ),
+        ));
+    }
+    for p in earlier {
+        let removed = if p.is_dir() {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        removed.map_err(|e| file_error(&p, e))?;
+    }
+    Ok(lock)
 }
 
 #[derive(Serialize, Deserialize)]
@@ -230,6 +294,7 @@ fn run_in_pool(
     threads: usize,
 ) -> Result<Summary, RunError> {
     let out = &options.out;
+    let _lock = own_directory(out, options.restart.is_some(), options.overwrite)?;
     std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
     let mut sim = Simulation::from_scene(scene, scene_path)?;
     let history_path = out.join("history.csv");
@@ -264,7 +329,6 @@ fn run_in_pool(
         key,
         message,
     })?;
-    let mut history = History::open(&history_path, &sim, &followed, history_bytes)?;
     let steps = match scene.run.steps {
         Some(n) => n as f64,
         None => (scene.run.duration.unwrap_or(0.0) / sim.dt).ceil(),
@@ -285,6 +349,7 @@ fn run_in_pool(
         }));
     }
     let total = steps as u64;
+    let mut history = History::open(&history_path, &sim, &followed, history_bytes)?;
     let every = |n: u64, step: u64| n > 0 && step.is_multiple_of(n);
     let o = &scene.output;
     if history_bytes.is_none() {

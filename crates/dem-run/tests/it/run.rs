@@ -111,6 +111,7 @@ fn options(out: &Path, restart: Option<std::path::PathBuf>) -> RunOptions {
         threads: None,
         restart,
         progress: false,
+        overwrite: false,
     }
 }
 
@@ -308,7 +309,7 @@ fn values_that_overflow_stop_the_run_and_are_never_written() {
             "non-finite `kinetic_translational` at step 100 ",
         ),
     ];
-    for (velocity, damping, wanted) in cases {
+    for (case, (velocity, damping, wanted)) in cases.into_iter().enumerate() {
         let scene = common::scene_file(
             dir.path(),
             &format!(
@@ -317,7 +318,7 @@ fn values_that_overflow_stop_the_run_and_are_never_written() {
                  [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n"
             ),
         );
-        let out = dir.path().join("run");
+        let out = dir.path().join(format!("run-{case}"));
         let e = run(&scene, &options(&out, None), &AtomicBool::new(false))
             .unwrap_err()
             .to_string();
@@ -574,13 +575,55 @@ fn a_run_of_more_steps_than_a_run_can_take_is_refused() {
         assert_ne!(edited, text);
         let path = dir.path().join("long.toml");
         std::fs::write(&path, edited).unwrap();
-        let e = run(
-            &path,
-            &options(&dir.path().join("long.run"), None),
-            &AtomicBool::new(false),
-        )
-        .unwrap_err()
-        .to_string();
+        let out = dir.path().join(format!("{key}.run"));
+        let e = run(&path, &options(&out, None), &AtomicBool::new(false))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains(key) && e.contains("at most 1e12"), "{e}");
+        assert!(
+            !out.join("history.csv").exists(),
+            "refused before any output"
+        );
     }
+}
+
+/// Issue #23: a run owns its directory. While one holds it (its lock), another is refused; a
+/// fresh run into a directory holding an earlier run is refused naming the files, and with
+/// `overwrite` replaces them (the earlier checkpoints gone, one history of one run).
+#[test]
+fn a_run_owns_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path(), 1, 500);
+    let out = dir.path().join("owned.run");
+    let go = |overwrite: bool| {
+        let o = RunOptions {
+            overwrite,
+            ..options(&out, None)
+        };
+        run(&path, &o, &AtomicBool::new(false)).map(|_| ())
+    };
+    go(false).unwrap();
+    assert!(out.join("checkpoint").read_dir().unwrap().count() > 0);
+    let e = go(false).unwrap_err().to_string();
+    assert!(
+        e.contains("holds an earlier run (history.csv, summary.json")
+            && e.contains("--overwrite")
+            && e.contains("--restart"),
+        "{e}"
+    );
+    // Another run holding the directory.
+    let held = std::fs::File::open(out.join(".lock")).unwrap();
+    held.lock().unwrap();
+    let e = go(true).unwrap_err().to_string();
+    assert!(
+        e.contains("another run is writing to this directory"),
+        "{e}"
+    );
+    held.unlock().unwrap();
+    // Replaced: the new run's checkpoints only, and its history has one header.
+    std::fs::write(out.join("checkpoint/step_0000099999.json"), "{}").unwrap();
+    go(true).unwrap();
+    assert!(!out.join("checkpoint/step_0000099999.json").exists());
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    assert_eq!(history.matches("step,").count(), 1, "{history}");
 }
