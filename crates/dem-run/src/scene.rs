@@ -75,6 +75,7 @@
 
 use std::path::{Path, PathBuf};
 
+use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::levelset::LevelSetUpdate;
@@ -329,6 +330,22 @@ pub enum Motion {
     Velocity([f64; 3]),
     /// Displacement from the initial position against time.
     Table(Vec<[f64; 4]>),
+}
+
+impl Motion {
+    /// The largest speed along the motion (a table's, over its segments).
+    pub fn largest_speed(&self) -> f64 {
+        match self {
+            Motion::Velocity(v) => Vector3::from(*v).norm(),
+            Motion::Table(rows) => rows
+                .windows(2)
+                .map(|w| {
+                    let d = Vector3::new(w[1][1] - w[0][1], w[1][2] - w[0][2], w[1][3] - w[0][3]);
+                    d.norm() / (w[1][0] - w[0][0])
+                })
+                .fold(0.0, f64::max),
+        }
+    }
 }
 
 /// `[[grains]]`.

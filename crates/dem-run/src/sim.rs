@@ -30,7 +30,7 @@ use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
 use crate::levelset::LevelSetFault;
 use crate::modal::{InternalLaw, Modes, PerMode, refill};
 use crate::narrow::{self, NodeRecord, PairKey, PairOutcome, Partner};
-use crate::scene::{ModesSpec, NodeRole, NodeRoles, Scene, SceneError, TimeStep, held};
+use crate::scene::{ModesSpec, Motion, NodeRole, NodeRoles, Scene, SceneError, TimeStep, held};
 use crate::timestep;
 use crate::view::View;
 use crate::wall::Wall;
@@ -216,6 +216,9 @@ struct Dissipation {
     local: f64,
     friction: f64,
 }
+
+/// The most a wall may move in one step, in radii of the smallest grain.
+pub const WALL_STEP: f64 = 0.1;
 
 /// A running simulation.
 pub struct Simulation {
@@ -490,6 +493,21 @@ impl Simulation {
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
         };
+        // A grain whose centre starts behind a wall would be launched by it.
+        for (b, (_, key)) in sim.bodies.iter().zip(&modal_specs) {
+            for (w, wall) in sim.walls.iter().enumerate() {
+                let (d, _) = wall.distance(&b.position);
+                if d < 0.0 {
+                    return Err(key_error((
+                        key.trim_end_matches(".modes").to_string(),
+                        format!(
+                            "a grain's centre starts {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
+                            -d
+                        ),
+                    )));
+                }
+            }
+        }
         // The initial forces, with node records for a first output; no time has passed, so no
         // shear increment and no dissipation.
         sim.evaluate_forces(true, 0.0);
@@ -508,6 +526,24 @@ impl Simulation {
             TimeStep::Fixed(dt) => dt,
             TimeStep::Auto(_) => scene.run.safety * sim.critical_step(),
         };
+        // A wall that moves a good part of a grain per step overruns its contacts: the grains
+        // meet it deep inside, with forces of no physical meaning.
+        let smallest = (sim.shapes.iter())
+            .map(|s| s.bounding_radius)
+            .fold(f64::INFINITY, f64::min);
+        for (w, wall) in sim.walls.iter().enumerate() {
+            let speed = wall.motion.as_ref().map_or(0.0, Motion::largest_speed);
+            if speed * sim.dt > WALL_STEP * smallest {
+                return Err(key_error((
+                    format!("walls[{w}].motion"),
+                    format!(
+                        "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
+                        speed * sim.dt,
+                        sim.dt
+                    ),
+                )));
+            }
+        }
         Ok(sim)
     }
 

@@ -397,3 +397,41 @@ fn a_scene_that_is_not_utf8_is_refused_with_the_position() {
         "{e}"
     );
 }
+
+/// Issue #23: a grain whose centre starts behind a wall (it would be launched) and a wall that
+/// moves more than a tenth of the smallest grain's radius per step (it overruns its contacts)
+/// are refused, naming the grain or the wall; the same scenes within the limits run.
+#[test]
+fn grains_behind_walls_and_walls_that_overrun_grains_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.1, 50);
+    let scene = |z: f64, speed: f64| {
+        format!(
+            "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 100\n\
+             [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, {z}]\n\
+             [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0]\nnormal = [0, 0, 1]\n\
+             motion = {{ velocity = [0, 0, {speed}] }}\n"
+        )
+    };
+    let build = |text: String| {
+        let path = common::scene_file(dir.path(), &text);
+        Simulation::from_scene(&Scene::read(&path).unwrap(), &path)
+    };
+    let r = build(scene(0.6, 1.0)).unwrap().shapes[0].bounding_radius;
+    let e = build(scene(-0.1, 0.0)).err().unwrap().to_string();
+    assert!(
+        e.contains("grains[0]: a grain's centre starts 1e-1 behind walls[0]"),
+        "{e}"
+    );
+    // A tenth of the bounding radius per step of 1e-3.
+    let limit = 0.1 * r / 1e-3;
+    build(scene(0.6, 0.99 * limit)).unwrap();
+    let e = build(scene(0.6, 1.01 * limit)).err().unwrap().to_string();
+    assert!(
+        e.contains("walls[0].motion: it moves")
+            && e.contains(&format!(
+                "more than 0.1 of the smallest grain's radius {r:e}"
+            )),
+        "{e}"
+    );
+}
