@@ -33,11 +33,18 @@ fn scale(a: f64, x: [f64; 2]) -> [f64; 2] {
     [a * x[0], a * x[1]]
 }
 
-/// `mu x / |x|`, or zero for a zero vector (a slip direction that does not exist).
+/// `mu x / |x|`, or zero for a zero vector (a slip direction that does not exist). Scaled by
+/// the larger component first, so that any finite `x` gives a unit direction (`|x|^2` overflows
+/// for displacements past 1e154, and the direction came out zero).
 #[inline]
 fn toward(mu: f64, x: [f64; 2]) -> [f64; 2] {
-    let m = dot(x, x).sqrt();
-    if m > 0.0 { scale(mu / m, x) } else { [0.0; 2] }
+    let largest = x[0].abs().max(x[1].abs());
+    if largest > 0.0 {
+        let u = scale(1.0 / largest, x);
+        scale(mu / dot(u, u).sqrt(), u)
+    } else {
+        [0.0; 2]
+    }
 }
 
 impl HistoryStore {

@@ -79,3 +79,31 @@ fn continuing_along_a_slip_leg_extends_it() {
         assert!(f.tangential.iter().all(|x| x.is_finite()));
     }
 }
+
+/// Issue #23: a finite but huge tangential displacement slides the contact fully: `|T| = mu N`
+/// along it (Coulomb), for steps up to the largest finite numbers, in any direction. `|du|^2`
+/// overflows past 1e154; the force used to come out zero.
+#[test]
+fn huge_tangential_displacements_slide_at_mu_n() {
+    let mu = 0.4;
+    for size in [1e3, 1e160, 1e300, f64::MAX / 2.0] {
+        for dir in [[1.0, 0.0], [0.6, -0.8], [-1.0, 1.0]] {
+            let mut c = contact(mu);
+            c.step(1e-3, [0.0, 0.0]);
+            let f = c.step(1e-3, [dir[0] * size, dir[1] * size]);
+            let t = f.tangential[0].hypot(f.tangential[1]);
+            assert!(
+                (t - mu * f.normal).abs() <= 1e-12 * mu * f.normal,
+                "|du| {size:e} along {dir:?}: |T| {t:e}, mu N {:e}",
+                mu * f.normal
+            );
+            let along =
+                (f.tangential[0] * dir[0] + f.tangential[1] * dir[1]) / dir[0].hypot(dir[1]);
+            assert!(
+                (along - t).abs() <= 1e-12 * t,
+                "{:?} vs {dir:?}",
+                f.tangential
+            );
+        }
+    }
+}
