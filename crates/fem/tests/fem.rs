@@ -413,3 +413,21 @@ fn points_are_matched_element_by_element_across_meshes() {
         vec![Some(8), Some(7), Some(6), Some(5), Some(4)]
     );
 }
+
+/// Issue #23: a deck saved with a byte-order mark (Windows editors) reads as without it: the
+/// mark hid the first keyword, `*Node`.
+#[test]
+fn a_byte_order_mark_before_the_first_keyword_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "*Node\n1, 0, 0, 0\n2, 1, 0, 0\n3, 0, 1, 0\n4, 0, 0, 1\n*Element, type=C3D4\n1, 1, 2, 3, 4\n";
+    let plain = dir.path().join("plain.inp");
+    let marked = dir.path().join("marked.inp");
+    std::fs::write(&plain, text).unwrap();
+    std::fs::write(
+        &marked,
+        [b"\xef\xbb\xbf".as_slice(), text.as_bytes()].concat(),
+    )
+    .unwrap();
+    let mesh = |p: &std::path::Path| Deck::read(p).unwrap().part(None).unwrap().mesh;
+    assert_eq!(mesh(&marked), mesh(&plain));
+}

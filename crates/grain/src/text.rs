@@ -1,4 +1,6 @@
-//! Text files as the readers take them: UTF-8, and when not, where the first bad byte is.
+//! Text files as the readers take them: UTF-8, and when not, where the first bad byte is. A
+//! byte-order mark at the start (Windows editors write one) is dropped: it is not content, and
+//! before a deck's first keyword it hid the keyword.
 
 /// Where a file stops being UTF-8 text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -13,14 +15,21 @@ pub struct NotUtf8 {
 }
 
 /// `bytes` as text, or where its first byte that is not UTF-8 is.
-pub fn utf8_text(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+pub fn utf8_text(mut bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
     String::from_utf8(bytes).map_err(|e| locate(e.as_bytes(), e.utf8_error()))
 }
 
 /// [`utf8_text`] without taking the bytes.
 pub fn utf8_str(bytes: &[u8]) -> Result<&str, NotUtf8> {
+    let bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| locate(bytes, e))
 }
+
+/// The UTF-8 byte-order mark.
+const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// Where the first bad byte is.
 fn locate(bytes: &[u8], e: std::str::Utf8Error) -> NotUtf8 {
@@ -48,6 +57,17 @@ pub fn line_column(bytes: &[u8], at: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        assert_eq!(
+            utf8_text(b"\xef\xbb\xbf*Node\n".to_vec()).unwrap(),
+            "*Node\n"
+        );
+        assert_eq!(utf8_str(b"\xef\xbb\xbf*Node\n").unwrap(), "*Node\n");
+        // Only at the start.
+        assert_eq!(utf8_text(b"a\xef\xbb\xbf".to_vec()).unwrap(), "a\u{feff}");
+    }
 
     #[test]
     fn the_first_bad_byte_is_located() {
