@@ -257,7 +257,7 @@ fn normalize(
                     if value.abs() <= 1e-9 * largest * size || largest == 0.0 {
                         return Err(option(
                             "--normalize",
-                            format!("mode {j} does not move the control ({how:?})"),
+                            format!("mode {j} does not move the control ({how})"),
                         ));
                     }
                     Ok(1.0 / value)

@@ -119,8 +119,13 @@ fn parse_normalization(s: &str) -> Result<Normalization, String> {
                 .collect::<Result<_, _>>()
                 .map_err(|_| bad())?;
             let norm = d.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if d.len() != 3 || norm == 0.0 {
+            if d.len() != 3 {
                 return Err(bad());
+            }
+            if !(norm.is_finite() && norm > 0.0) {
+                return Err(format!(
+                    "control direction `{dir}`: three finite numbers, not all zero, expected"
+                ));
             }
             Ok(Normalization::Control {
                 node_set: set.to_string(),

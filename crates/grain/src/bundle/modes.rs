@@ -119,6 +119,22 @@ pub enum Normalization {
     },
 }
 
+/// As mode-extract's `--normalize` writes it (`unit-max`, `control=NSET:DX,DY,DZ`, ...).
+impl std::fmt::Display for Normalization {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Normalization::UnitMax => write!(f, "unit-max"),
+            Normalization::UnitL2 => write!(f, "unit-l2"),
+            Normalization::Mass => write!(f, "mass"),
+            Normalization::Control {
+                node_set,
+                direction: [x, y, z],
+            } => write!(f, "control={node_set}:{x},{y},{z}"),
+            Normalization::Boundary { name } => write!(f, "boundary={name}"),
+        }
+    }
+}
+
 /// A snapshot the modes were fitted to or checked against.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

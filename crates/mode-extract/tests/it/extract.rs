@@ -206,6 +206,30 @@ fn command_line_writes_a_bundle_and_names_bad_options() {
         !r.status.success() && e.contains("--energy 2: a fraction in (0, 1]"),
         "{e}"
     );
+    // Issue #23: a direction that is not a direction is named as written, not as Rust's debug
+    // form of the numbers it became.
+    for dir in ["NaN,0,0", "0,0,0", "inf,0,1"] {
+        let control = format!("control=TOP:{dir}");
+        let r = run(&[
+            "--snapshots",
+            data("tiny.frd").to_str().unwrap(),
+            "--mesh",
+            data("tiny.inp").to_str().unwrap(),
+            "--single",
+            "--normalize",
+            &control,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let e = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            !r.status.success()
+                && e.contains(&format!(
+                    "control direction `{dir}`: three finite numbers, not all zero, expected"
+                )),
+            "{e}"
+        );
+    }
 }
 
 #[test]
