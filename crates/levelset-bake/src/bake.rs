@@ -27,6 +27,33 @@ pub enum NodeChoice {
     Count(usize),
 }
 
+/// The most surface nodes a grain may have: every node is tested against its neighbours each
+/// step, and a count past this is a spacing in the wrong unit.
+pub const MAX_NODES: f64 = 1e7;
+
+impl NodeChoice {
+    /// The spacing of the nodes on a surface of area `area` (`vertices`: the spacing of a
+    /// primitive's or an image's own triangulation), refused when it would give more than
+    /// [`MAX_NODES`] nodes.
+    fn spacing(self, area: f64, vertices: f64) -> Result<f64, BakeError> {
+        let s = match self {
+            NodeChoice::Vertices => vertices,
+            NodeChoice::Spacing(s) => s,
+            NodeChoice::Count(n) => (area / n as f64).sqrt(),
+        };
+        let count = area / (s * s);
+        if count > MAX_NODES {
+            return Err(BakeError::parameter(
+                "--nodes",
+                format!(
+                    "about {count:.3e} nodes (a surface of area {area:e} at spacing {s:e}): at most {MAX_NODES:e} per grain; use a larger spacing"
+                ),
+            ));
+        }
+        Ok(s)
+    }
+}
+
 /// What to do with a mesh that has boundary edges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMesh {
@@ -206,9 +233,9 @@ pub fn bake_mesh(
     let values = field.grid(&spec, options.extent);
     let nodes = match options.nodes {
         NodeChoice::Vertices => SurfaceNodes::vertices(&local),
-        NodeChoice::Spacing(s) => SurfaceNodes::resample(&local, &field, s),
-        NodeChoice::Count(n) => {
-            SurfaceNodes::resample(&local, &field, (local.area() / n as f64).sqrt())
+        choice => {
+            let s = choice.spacing(local.area(), options.spacing)?;
+            SurfaceNodes::resample(&local, &field, s)
         }
     };
     let solid = Solid {
@@ -241,11 +268,7 @@ pub fn bake_primitive(primitive: &Primitive, options: &BakeOptions) -> Result<Ba
         .collect();
     // Nodes on the exact surface; their areas are scaled from the triangulation's to the exact
     // surface area (the triangulation is inscribed, so its area is slightly smaller).
-    let node_spacing = match options.nodes {
-        NodeChoice::Vertices => options.spacing,
-        NodeChoice::Spacing(s) => s,
-        NodeChoice::Count(n) => (primitive.area() / n as f64).sqrt(),
-    };
+    let node_spacing = options.nodes.spacing(primitive.area(), options.spacing)?;
     let mut nodes = SurfaceNodes::vertices(&primitive.surface_mesh(node_spacing));
     let scale = primitive.area() / nodes.areas.iter().sum::<f64>();
     nodes.areas.iter_mut().for_each(|a| *a *= scale);
@@ -317,11 +340,7 @@ pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<Baked, Ba
         .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
     let surface = zero_level_set(&grid);
     let field = DistanceField::new(&surface, Signing::PseudoNormal);
-    let node_spacing = match options.nodes {
-        NodeChoice::Vertices => options.spacing,
-        NodeChoice::Spacing(s) => s,
-        NodeChoice::Count(n) => (surface.area() / n as f64).sqrt(),
-    };
+    let node_spacing = options.nodes.spacing(surface.area(), options.spacing)?;
     let nodes = SurfaceNodes::resample(&surface, &field, node_spacing);
     let solid = Solid {
         volume: mass.volume,

@@ -392,3 +392,36 @@ fn a_deck_node_defined_twice_is_refused_unless_the_last_is_kept() {
     let volume = GrainBundle::read(&out).unwrap().properties.volume;
     assert!((volume - 1.0).abs() < 1e-9, "{volume}");
 }
+
+/// Issue #23: surface nodes are bounded like the grid: a spacing or a count that would give more
+/// than 1e7 nodes is refused with the count it implies (it ran out of memory before).
+#[test]
+fn node_counts_past_the_limit_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.grain");
+    let sphere = |nodes: &str| {
+        bake(&[
+            "sphere",
+            "--radius",
+            "10",
+            "--spacing",
+            "1",
+            "--nodes",
+            nodes,
+            "--out",
+            out.to_str().unwrap(),
+        ])
+    };
+    // Area 4 pi 100 = 1257: spacing 1e-2 gives 1.26e7 nodes, count 2e7 asks for them.
+    for (nodes, count) in [("spacing=1e-2", "1.257e7"), ("count=20000000", "2.000e7")] {
+        let (ok, _, stderr) = sphere(nodes);
+        assert!(!ok);
+        assert!(
+            stderr.contains(&format!("--nodes: about {count} nodes"))
+                && stderr.contains("at most 1e7 per grain"),
+            "{nodes}: {stderr}"
+        );
+    }
+    let (ok, _, stderr) = sphere("spacing=0.5");
+    assert!(ok, "{stderr}");
+}
