@@ -108,6 +108,10 @@ pub struct Deck {
     path: PathBuf,
 }
 
+/// The most labels one `GENERATE` line may make (a set of a hundred million nodes is past any
+/// grain's mesh; a typo in a range asked for terabytes).
+const MAX_GENERATED: i128 = 100_000_000;
+
 /// What to do with a node or element label that a deck defines twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Redefinition {
@@ -384,6 +388,14 @@ impl Deck {
                                 ));
                             }
                         };
+                        // The labels it makes, counted before any is made (in i128: the
+                        // difference of two i64 labels can overflow i64).
+                        let count = (i128::from(last) - i128::from(first)) / i128::from(step) + 1;
+                        if last < first || count > MAX_GENERATED {
+                            return Err(err(format!(
+                                "GENERATE {first}, {last}, {step}: expected first <= last and at most {MAX_GENERATED} labels, got {count}"
+                            )));
+                        }
                         (first..=last).step_by(step as usize).collect()
                     } else {
                         // Members are labels or names of sets defined earlier.

@@ -245,6 +245,19 @@ fn bad_decks_name_file_and_line() {
         "line 3: a second *Part",
     );
     check("*Node\n1,0,0,0\n", "bad.inp: no solid elements");
+    // Issue #23: ranges that would make terabytes of labels, or none.
+    check(
+        "*Nset, nset=A, generate\n1, 9000000000000, 1\n",
+        "line 2: GENERATE 1, 9000000000000, 1: expected first <= last and at most 100000000 labels, got 9000000000000",
+    );
+    check(
+        "*Elset, elset=A, generate\n-9223372036854775807, 9223372036854775807\n",
+        "at most 100000000 labels, got 18446744073709551615",
+    );
+    check(
+        "*Nset, nset=A, generate\n10, 1\n",
+        "line 2: GENERATE 10, 1, 1: expected first <= last",
+    );
 }
 
 /// Issue #23: a label defined twice is refused, naming both definitions and the option that
