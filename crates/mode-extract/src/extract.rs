@@ -64,6 +64,43 @@ fn sources(o: &ExtractOptions) -> String {
     }
 }
 
+/// Refuses a mode without stiffness: one whose `K_aa / M_aa` (its frequency squared) is below
+/// 1e-10 of `E / (rho L^2)`, `L` the mesh's diagonal. The softest elastic mode of a grain is
+/// some `E / (rho L^2)` (a slender beam's bending: that times its slenderness squared, 1e-6 for
+/// a thickness of 1e-3 L); a rigid motion that the snapshots carry (a grain pushed along) has
+/// round-off, 1e-16 of it.
+fn rigid_modes(
+    mesh: &grain::FemMesh,
+    mass: &Array2<f64>,
+    stiffness: &Array2<f64>,
+    material: &Elastic,
+) -> Result<(), ExtractError> {
+    let nodes = &mesh.nodes;
+    let size = (0..3)
+        .map(|c| {
+            let column = nodes.column(c);
+            let lo = column.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = column.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (hi - lo).powi(2)
+        })
+        .sum::<f64>()
+        .sqrt();
+    let scale = material.youngs_modulus / (material.density * size * size);
+    for a in 0..mass.nrows() {
+        let omega2 = stiffness[[a, a]] / mass[[a, a]];
+        // NaN (a mode of zero mass) fails too.
+        if omega2.partial_cmp(&(1e-10 * scale)) != Some(std::cmp::Ordering::Greater) {
+            return Err(option(
+                "--snapshots",
+                format!(
+                    "mode {a} has no stiffness (K / M = {omega2:e}, against E / (rho L^2) = {scale:e}): a rigid motion of the grain, not a deformation (the snapshots move it without straining it)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn option(option: &str, message: impl Into<String>) -> ExtractError {
     ExtractError::Option {
         option: option.into(),
@@ -546,6 +583,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 error,
             }
         })?;
+    rigid_modes(&mesh, &mass, &stiffness, &material)?;
     if o.normalization == Normalization::Mass {
         let scales: Vec<f64> = (0..modes.ncols())
             .map(|a| 1.0 / mass[[a, a]].sqrt())

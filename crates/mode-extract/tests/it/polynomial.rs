@@ -141,3 +141,43 @@ fn two_mode_fits_of_a_linear_cube_give_its_modal_stiffness() {
     let e = extract(&too_high).unwrap_err().to_string();
     assert!(e.contains("--degree") && e.contains("2 to 6, got 7"), "{e}");
 }
+
+/// Issue #23: snapshots that only move the grain (a rigid translation, and a small rotation)
+/// give no deformation mode: refused, naming the mode's stiffness against the material's scale
+/// `E / (rho L^2)` (it was written with K = 5e-29). The same cube stretched gives a mode.
+#[test]
+fn a_rigid_motion_is_not_a_deformation_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = fem::box_mesh(ElementType::Hex8, [0.0; 3], [1.0; 3], [2, 2, 2]);
+    let extract_from = |name: &str, u: &dyn Fn(&[f64]) -> [f64; 3]| {
+        let field: Vec<f64> = mesh
+            .nodes
+            .rows()
+            .into_iter()
+            .flat_map(|p| u(p.as_slice().unwrap()))
+            .collect();
+        let file = dir.path().join(format!("{name}.vtu"));
+        write_vtu(&file, &mesh, &[PointData::Vectors("U", &field)]).unwrap();
+        extract(&ExtractOptions {
+            method: Method::Single,
+            youngs_modulus: Some(1000.0),
+            poisson_ratio: Some(0.3),
+            density: Some(1.0),
+            ..ExtractOptions::new(vec![file])
+        })
+    };
+    for (name, u) in [
+        (
+            "shift",
+            &(|_: &[f64]| [1e-3, -2e-3, 0.5e-3]) as &dyn Fn(&[f64]) -> [f64; 3],
+        ),
+        ("turn", &(|p: &[f64]| [-1e-6 * p[1], 1e-6 * p[0], 0.0])),
+    ] {
+        let e = extract_from(name, u).unwrap_err().to_string();
+        assert!(
+            e.contains("--snapshots: mode 0 has no stiffness") && e.contains("a rigid motion"),
+            "{name}: {e}"
+        );
+    }
+    extract_from("stretch", &|p| [1e-3 * p[0], 0.0, 0.0]).unwrap();
+}
