@@ -53,7 +53,7 @@ use grain::vtk::{PointData, PvdEntry, read_pvd, write_pvd, write_vtp};
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
-use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError};
+use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError, TimeStep};
 use crate::sim::{Excursion, Simulation, State};
 use crate::view::View;
 
@@ -299,6 +299,8 @@ fn run_in_pool(
     let mut sim = Simulation::from_scene(scene, scene_path)?;
     let history_path = out.join("history.csv");
     let mut pvd: Vec<PvdEntry> = Vec::new();
+    // Whether a restart runs at another step than its checkpoint.
+    let mut new_dt = false;
     let history_bytes = match &options.restart {
         Some(path) => {
             let bytes = std::fs::read(path).map_err(|e| file_error(path, e))?;
@@ -313,8 +315,26 @@ fn run_in_pool(
                     ),
                 ));
             }
-            sim.dt = c.dt;
+            // A fixed step is the scene's (a restart after a divergence takes the lowered
+            // step); an automatic one stays the checkpoint's, computed for the run's start.
+            let fixed = matches!(scene.run.dt, TimeStep::Fixed(_));
+            if !fixed {
+                sim.dt = c.dt;
+            }
+            new_dt = sim.dt != c.dt;
             sim.restore(c.state).map_err(|e| file_error(path, e))?;
+            eprintln!(
+                "dem-run: restart from {} at step {} (t = {:e}): the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law, outputs and end are the scene's",
+                path.display(),
+                sim.step,
+                sim.time,
+                sim.dt,
+                match (fixed, new_dt) {
+                    (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
+                    (true, false) => "the scene's, as in the checkpoint".to_string(),
+                    (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
+                }
+            );
             let pvd_path = out.join("run.pvd");
             if pvd_path.is_file() {
                 pvd = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
@@ -329,9 +349,13 @@ fn run_in_pool(
         key,
         message,
     })?;
+    let duration = scene.run.duration.unwrap_or(0.0);
     let steps = match scene.run.steps {
         Some(n) => n as f64,
-        None => (scene.run.duration.unwrap_or(0.0) / sim.dt).ceil(),
+        // At a new step the run still ends at its duration (the 1e-9 absorbs the round-off of
+        // the time summed so far).
+        None if new_dt => sim.step as f64 + ((duration - sim.time) / sim.dt - 1e-9).ceil().max(0.0),
+        None => (duration / sim.dt).ceil(),
     };
     if steps > MAX_STEPS {
         return Err(RunError::Scene(SceneError::Key {

@@ -627,3 +627,30 @@ fn a_run_owns_its_directory() {
     let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
     assert_eq!(history.matches("step,").count(), 1, "{history}");
 }
+
+/// Issue #23: a restart with a corrected fixed step runs at the scene's step (it silently kept
+/// the checkpoint's, though the divergence message says to lower it) and still ends at the
+/// scene's duration: 500 steps of 4e-4 restarted at 2e-4 end at t = 0.4 after 1000 more.
+#[test]
+fn a_restart_takes_the_scenes_corrected_step_and_ends_at_its_duration() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path(), 1, 500);
+    let text =
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .replacen("steps = 1000", "duration = 0.4", 1);
+    std::fs::write(&path, &text).unwrap();
+    let out = dir.path().join("run");
+    let first = run(&path, &options(&out, None), &AtomicBool::new(false)).unwrap();
+    assert_eq!(first.steps, 1000);
+    std::fs::write(&path, text.replacen("dt = 4e-4", "dt = 2e-4", 1)).unwrap();
+    let restarted = run(
+        &path,
+        &options(&out, Some(out.join("checkpoint/step_0000000500.json"))),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(restarted.dt, 2e-4);
+    assert_eq!(restarted.steps, 1500);
+    assert!((restarted.time - 0.4).abs() < 1e-9, "{}", restarted.time);
+}
