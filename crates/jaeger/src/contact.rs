@@ -30,9 +30,11 @@ impl JaegerContact {
         self.store.step(&self.params, &mut self.state, delta, du)
     }
 
-    /// Number of legs in the equivalent history.
+    /// Number of legs in the equivalent history. O(1): the store holds this contact's legs
+    /// only, so they are its count plus the top leg (walking the list instead made a replay of
+    /// many nested reversals quadratic, issue #23).
     pub fn history_len(&self) -> usize {
-        self.store.history_len(&self.state)
+        self.store.len() + usize::from(self.state.has_legs())
     }
 
     /// The parameters.

@@ -59,6 +59,8 @@ proptest! {
         let p = params().with_approximation(pdif).unwrap();
         let mut store = HistoryStore::with_capacity(4);
         let mut state = ContactState::new();
+        // The same movement through the one-contact wrapper, whose count of legs is O(1).
+        let mut single = JaegerContact::new(p);
         let d0 = 1e-3;
         let mut delta = 0.0f64;
         for (dd, ux, uy) in steps {
@@ -75,6 +77,8 @@ proptest! {
             }
             // The arena holds every leg but the top one, which lives in the contact state.
             prop_assert_eq!(store.len(), legs.len().saturating_sub(1));
+            prop_assert_eq!(single.step(delta, du), f);
+            prop_assert_eq!(single.history_len(), legs.len());
         }
     }
 
