@@ -35,6 +35,17 @@ pub enum ParamError {
     /// The friction coefficient is negative.
     #[error("friction coefficient mu must be >= 0, got {0}")]
     Friction(f64),
+    /// Finite parameters whose combination is not: the radius `R` or the Hertz constant
+    /// `Ebar sqrt(R)` overflows or underflows floating point.
+    #[error(
+        "the parameters give R = {radius:e} and Ebar sqrt(R) = {hertz:e}, outside floating point (expected both finite and > 0): check the units of the radii and G"
+    )]
+    Range {
+        /// Kuhn's `R = 2 r1 r2 / (r1 + r2)`.
+        radius: f64,
+        /// `Ebar sqrt(R)`.
+        hertz: f64,
+    },
     /// The approximation parameter is negative or not finite.
     #[error("approximation parameter must be finite and >= 0, got {0}")]
     Approximation(f64),
@@ -116,14 +127,19 @@ impl ContactParams {
         if friction < 0.0 {
             return Err(ParamError::Friction(friction));
         }
-        let radius = 2.0 * r1 * r2 / (r1 + r2);
+        // The harmonic form: r1 r2 and r1 + r2 overflow for radii near f64::MAX.
+        let radius = 2.0 / (1.0 / r1 + 1.0 / r2);
+        let hertz = hertz(shear_modulus, poisson_ratio, radius);
+        if !(radius.is_finite() && radius > 0.0 && hertz.is_finite() && hertz > 0.0) {
+            return Err(ParamError::Range { radius, hertz });
+        }
         Ok(ContactParams {
             r1,
             r2,
             shear_modulus,
             poisson_ratio,
             friction,
-            hertz: hertz(shear_modulus, poisson_ratio, radius),
+            hertz,
             radius,
             kappa: (2.0 - poisson_ratio) / (2.0 * (1.0 - poisson_ratio)),
             approximation: 0.0,
@@ -143,6 +159,12 @@ impl ContactParams {
         p.r2 = f64::INFINITY;
         p.radius = 2.0 * r;
         p.hertz = hertz(shear_modulus, poisson_ratio, p.radius);
+        if !(p.radius.is_finite() && p.hertz.is_finite()) {
+            return Err(ParamError::Range {
+                radius: p.radius,
+                hertz: p.hertz,
+            });
+        }
         Ok(p)
     }
 

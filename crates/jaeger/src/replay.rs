@@ -105,21 +105,27 @@ pub fn replay(
         let du = [m.ux - previous[0], m.uy - previous[1]];
         previous = [m.ux, m.uy];
         // Finite inputs can still overflow (a step of 2e308, a force beyond f64).
-        let overflow = |what: &str| {
-            format!(
-                "{name}: line {}: {what} is not finite (delta {:e}, ux {:e}, uy {:e}): the movement is too large for floating point",
-                m.line, m.delta, m.ux, m.uy
-            )
-        };
+        let row = format!(
+            "{name}: line {}: delta {:e}, ux {:e}, uy {:e}",
+            m.line, m.delta, m.ux, m.uy
+        );
         if !du.iter().all(|x| x.is_finite()) {
-            return Err(overflow("the displacement since the previous row"));
+            return Err(format!(
+                "{row}: the displacement since the previous row is not finite: the movement is too large for floating point"
+            ));
         }
         let (f, legs): (ContactForce, usize) = match model {
             Model::Jaeger => (contact.step(m.delta, du), contact.history_len()),
             Model::Baseline => (spring.step(params, m.delta, du), 0),
         };
+        // The force is N = 4/3 E* sqrt(R*) delta^(3/2) times at most 1 + mu: name both factors,
+        // either can be the one out of range.
         if !(f.normal.is_finite() && f.tangential.iter().all(|x| x.is_finite())) {
-            return Err(overflow("the force"));
+            return Err(format!(
+                "{row}: the force is not finite: 4/3 E* sqrt(R*) = {:e} (from the radii, G and nu) times delta^(3/2) = {:e} overflows floating point",
+                4.0 / 3.0 * params.effective_modulus() * params.effective_radius().sqrt(),
+                m.delta.powf(1.5)
+            ));
         }
         // `{:?}` prints the shortest decimal that reads back to the same f64.
         out.push_str(&format!(

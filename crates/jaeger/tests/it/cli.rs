@@ -147,14 +147,49 @@ fn movements_that_overflow_are_refused_with_their_line() {
         assert_ne!(code, 0);
         assert!(out.is_empty(), "{out}");
         assert!(
-            err.contains("history.csv: line 3: the force is not finite (delta 1e308"),
+            err.contains(
+                "history.csv: line 3: delta 1e308, ux 0e0, uy 0e0: the force is not finite"
+            ) && err.contains("delta^(3/2) = inf"),
             "{err}"
         );
         let (code, _, err) = replay(&args, "delta,ux,uy\n1e-3,1e308,0\n1e-3,-1e308,0\n");
         assert_ne!(code, 0);
         assert!(
-            err.contains("line 3: the displacement since the previous row is not finite"),
+            err.contains("line 3: delta 1e-3, ux -1e308, uy 0e0: the displacement since the previous row is not finite"),
             "{err}"
         );
     }
+}
+
+/// Issue #23: a radius of 1e300 with an ordinary movement overflowed the force, and the message
+/// blamed the movement. Parameters whose combination leaves floating point are refused as
+/// parameters; a stiffness that overflows only with the overlap names both factors.
+#[test]
+fn parameters_out_of_range_are_blamed_not_the_movement() {
+    let run = |r1: &str, g: &str, input: &str| {
+        let args = ["--r1", r1, "-G", g, "--nu", "0.3", "--mu", "0.4"];
+        replay(&args, input)
+    };
+    let ordinary = "delta,ux,uy\n1e-3,0,0\n2e-3,1e-4,0\n";
+    let (code, _, err) = run("1e-320", "1e9", ordinary);
+    assert_ne!(code, 0);
+    assert!(err.contains("the parameters give R = "), "{err}");
+    let (code, _, err) = run("1", "1e308", ordinary);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("Ebar sqrt(R) = inf") && err.contains("check the units"),
+        "{err}"
+    );
+    // The radius alone, at 1e300, is an ordinary contact.
+    let (code, _, err) = run("1e300", "1e9", ordinary);
+    assert_eq!(code, 0, "{err}");
+    // A finite stiffness that overflows only with the overlap: both factors named.
+    let (code, _, err) = run("1", "1e300", "delta,ux,uy\n1e-3,0,0\n1e10,0,0\n");
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("line 3: delta 1e10")
+            && err.contains("4/3 E* sqrt(R*) = 1.34687")
+            && err.contains("delta^(3/2) = 1e15"),
+        "{err}"
+    );
 }
