@@ -426,6 +426,7 @@ fn sphere_bundle(dir: &Path, name: &str) -> Result<()> {
         density: 1.0,
         units: "fuzz".into(),
         open: OpenMesh::Refuse,
+        allow_unresolved: false,
     };
     bake_primitive(&Primitive::Sphere { radius: 10.0 }, &options)?
         .bundle

@@ -48,6 +48,7 @@ fn main() {
         density: 2650.0,
         units: "m, kg, s".into(),
         open: OpenMesh::Refuse,
+        allow_unresolved: false,
     };
     let mut baked = bake_primitive(&Primitive::Sphere { radius: 1.0 }, &options).unwrap();
     let bundle = &mut baked.bundle;

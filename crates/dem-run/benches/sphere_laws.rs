@@ -49,6 +49,7 @@ fn main() {
         density: 2650.0,
         units: "m, kg, s".into(),
         open: OpenMesh::Refuse,
+        allow_unresolved: false,
     };
     bake_primitive(&Primitive::Sphere { radius: R }, &options)
         .unwrap()

@@ -10,15 +10,16 @@
 //!   everywhere by its formula.
 
 use grain::{
-    Deformation, ForceTable, InternalForce, ModePath, ModesBundle, RigidTransform, SampledLevelSet,
-    TableInterpolation, TableLaw,
+    Deformation, ForceTable, InternalForce, LevelSetGrid, ModePath, ModesBundle, RigidTransform,
+    SampledLevelSet, TableInterpolation, TableLaw,
 };
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
 use rayon::prelude::*;
 
-use crate::bake::Baked;
+use crate::bake::{Baked, Resolution};
 use crate::error::BakeError;
+use crate::mass::MassProperties;
 use crate::sdf::{DistanceField, Signing};
 use crate::surface::TriangleMesh;
 
@@ -322,11 +323,45 @@ pub fn attach_modes(
                     .collect(),
                 triangles: surface.triangles.clone(),
             };
+            let what = || format!("mode {m} at amplitude {amplitude:e}");
+            // The grid must hold the deformed surface: beyond its box the samples would all
+            // look alike to the solver, which reads the grid only.
+            let (lo, hi) = (spec.origin, spec.upper());
+            if let Some(v) = deformed
+                .vertices
+                .iter()
+                .find(|p| (0..3).any(|d| p[d] < lo[d] || p[d] > hi[d]))
+            {
+                return Err(BakeError::parameter(
+                    "--samples",
+                    format!(
+                        "{}: the deformed surface reaches ({:e}, {:e}, {:e}), outside the grid [{:e}, {:e}, {:e}] .. [{:e}, {:e}, {:e}]: use smaller amplitudes, or a larger --pad",
+                        what(),
+                        v.x,
+                        v.y,
+                        v.z,
+                        lo[0],
+                        lo[1],
+                        lo[2],
+                        hi[0],
+                        hi[1],
+                        hi[2]
+                    ),
+                ));
+            }
             let values =
                 DistanceField::new(&deformed, Signing::PseudoNormal).grid(&spec, baked.extent);
+            let grid = LevelSetGrid::new(spec.clone(), values)
+                .map_err(|e| BakeError::parameter("--samples", format!("{}: {e}", what())))?;
+            Resolution::of(&grid, MassProperties::of_mesh(&deformed).volume).require(
+                &what(),
+                baked.allow_unresolved,
+                &mut baked.unresolved,
+            )?;
             levels.push(SampledLevelSet {
                 amplitude,
-                values: Array3::from_shape_vec((nx, ny, nz), values).expect("grid shape"),
+                values: Array3::from_shape_vec((nx, ny, nz), grid.into_parts().1)
+                    .expect("grid shape"),
             });
         }
         precomputed.push(levels);

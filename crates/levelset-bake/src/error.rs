@@ -24,6 +24,16 @@ pub enum MeshError {
         /// Vertex count.
         count: usize,
     },
+    /// A vertex belongs to no triangle.
+    #[error(
+        "vertex {vertex} belongs to no triangle ({unused} such vertices): it would be a surface node off the surface and stretch the grid to it; remove the unused vertices"
+    )]
+    UnusedVertex {
+        /// 0-based index of the first one.
+        vertex: usize,
+        /// How many there are.
+        unused: usize,
+    },
     /// A triangle repeats a vertex or has (numerically) zero area.
     #[error("triangle {face} is degenerate (repeated vertex or zero area)")]
     Degenerate {
@@ -118,6 +128,14 @@ pub enum BakeError {
         field: String,
         /// What was expected.
         message: String,
+    },
+    /// A level-set grid does not hold the shape it was computed from.
+    #[error("{what}: {resolution}; --allow-unresolved-grid bakes it anyway")]
+    Unresolved {
+        /// The grain, or the mode and amplitude of a precomputed level set.
+        what: String,
+        /// The measurement.
+        resolution: crate::bake::Resolution,
     },
     /// Reading or writing a bundle failed.
     #[error(transparent)]

@@ -120,6 +120,12 @@ struct Common {
     /// Free-text unit system, recorded in grain.json.
     #[arg(long, default_value = "unspecified")]
     units: String,
+    /// Bake a grid that does not hold its shape (its solid's volume more than 5 % from the
+    /// geometry's: a spacing coarser than the thinnest part, nested or self-intersecting
+    /// surfaces; the grain's grid or a precomputed level set's) with a warning instead of
+    /// refusing it.
+    #[arg(long)]
+    allow_unresolved_grid: bool,
     /// Output bundle directory (written atomically).
     #[arg(long)]
     out: PathBuf,
@@ -283,6 +289,7 @@ impl Common {
             density: self.density,
             units: self.units.clone(),
             open,
+            allow_unresolved: self.allow_unresolved_grid,
         }
     }
 }
@@ -370,6 +377,11 @@ fn run(cli: Cli) -> Result<(), BakeError> {
         .deform
         .request()
         .apply(&mut grain, common.density, cuboid)?;
+    for (what, resolution) in &grain.unresolved {
+        eprintln!(
+            "levelset-bake: warning: {what}: {resolution} (baked as --allow-unresolved-grid asks)"
+        );
+    }
     grain.bundle.write(&common.out)?;
     println!(
         "{}",

@@ -104,8 +104,8 @@ impl TriangleMesh {
         }
     }
 
-    /// Checks the mesh for use as a grain surface: non-empty, finite, valid indices, no
-    /// degenerate triangles, every edge shared by at most two triangles, consistently oriented.
+    /// Checks the mesh for use as a grain surface: non-empty, finite, valid indices, every vertex
+    /// used by a triangle, no degenerate triangles, every edge shared by at most two triangles, consistently oriented.
     /// Returns whether it is closed (every edge shared by two triangles) or open; the caller
     /// decides whether an open mesh is acceptable.
     pub fn check(&self) -> Result<Closure, MeshError> {
@@ -120,19 +120,35 @@ impl TriangleMesh {
             return Err(MeshError::NonFinite { vertex });
         }
         let count = self.vertices.len();
+        let mut used = vec![false; count];
+        for (face, tri) in self.triangles.iter().enumerate() {
+            for &vertex in tri {
+                match used.get_mut(vertex as usize) {
+                    Some(u) => *u = true,
+                    None => {
+                        return Err(MeshError::BadIndex {
+                            face,
+                            vertex: vertex as usize,
+                            count,
+                        });
+                    }
+                }
+            }
+        }
+        // A vertex no triangle uses would become a surface node floating off the grain and
+        // stretch the grid to it (and the degeneracy scale below).
+        if let Some(vertex) = used.iter().position(|u| !u) {
+            return Err(MeshError::UnusedVertex {
+                vertex,
+                unused: used.iter().filter(|u| !**u).count(),
+            });
+        }
         let scale = self.bounds().map_or(0.0, |(lo, hi)| (hi - lo).norm());
         // Directed edges: (from, to) -> face. A second use of the same direction is an
         // orientation error; a third use of the undirected edge is non-manifold.
         let mut directed: HashMap<(u32, u32), usize> =
             HashMap::with_capacity(3 * self.triangles.len());
         for (face, tri) in self.triangles.iter().enumerate() {
-            if let Some(&vertex) = tri.iter().find(|&&v| v as usize >= count) {
-                return Err(MeshError::BadIndex {
-                    face,
-                    vertex: vertex as usize,
-                    count,
-                });
-            }
             let area2 = self.scaled_normal(face).norm();
             if tri[0] == tri[1]
                 || tri[1] == tri[2]

@@ -16,6 +16,7 @@ pub fn bake(dir: &Path, name: &str, primitive: Primitive, spacing: f64, nodes: u
         density: 1.0,
         units: "test".into(),
         open: OpenMesh::Refuse,
+        allow_unresolved: false,
     };
     let path = dir.join(format!("{name}.grain"));
     bake_primitive(&primitive, &options)
@@ -128,6 +129,7 @@ pub fn deformable_sphere_with(
         density: 1.0,
         units: "test".into(),
         open: OpenMesh::Refuse,
+        allow_unresolved: false,
     };
     let mut baked = bake_primitive(&Primitive::Sphere { radius }, &options).unwrap();
     levelset_bake::attach_modes(&mut baked, &mode, modal, samples).unwrap();

@@ -845,6 +845,7 @@ fn the_baked_bending_mode_is_loaded_by_the_contact_energy_derivative() {
         density: 1.0,
         units: "test".into(),
         open: levelset_bake::OpenMesh::Refuse,
+        allow_unresolved: false,
     };
     let mut baked = levelset_bake::bake_primitive(
         &levelset_bake::Primitive::Cuboid {

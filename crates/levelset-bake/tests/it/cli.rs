@@ -425,3 +425,87 @@ fn node_counts_past_the_limit_are_refused() {
     let (ok, _, stderr) = sphere("spacing=0.5");
     assert!(ok, "{stderr}");
 }
+
+/// Issue #23: a grid that cannot hold its shape was baked as if it did (a level set positive
+/// everywhere, or missing a thin plate, while grain.json reported the geometry's volume; nested
+/// or self-intersecting surfaces gave volumes counted twice). The grid's solid volume is now
+/// compared with the geometry's ([`levelset_bake::MAX_VOLUME_MISMATCH`]). Two nested outward
+/// spheres enclose (by the divergence theorem) the outer ball plus the inner one (+22 %); two
+/// overlapping ones count their lens, pi (4R + d)(2R - d)^2 / 12, twice (+18.5 % of the union).
+#[test]
+fn grids_that_cannot_hold_the_shape_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("g.grain");
+    let o = out.to_str().unwrap();
+    let refused = |args: &[&str], expected: &str| {
+        let (ok, _, stderr) = bake(&[args, &["--out", o]].concat());
+        assert!(!ok, "{args:?} was baked");
+        assert!(
+            stderr.contains(expected) && stderr.contains("--allow-unresolved-grid"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!out.exists());
+    };
+    // A sphere two cells across: 40 % of its volume is missing from the grid.
+    refused(
+        &["sphere", "--radius", "1", "--spacing", "1"],
+        "(40.3 % apart",
+    );
+    // A plate thinner than the spacing, between two layers of nodes: no node inside.
+    refused(
+        &["box", "--size", "4", "4", "0.2", "--spacing", "0.5"],
+        "no grid node lies inside the shape",
+    );
+    let (ok, _, stderr) = bake(&[
+        "sphere",
+        "--radius",
+        "1",
+        "--spacing",
+        "1",
+        "--allow-unresolved-grid",
+        "--out",
+        o,
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stderr.contains("warning: the grain: the grid's solid") && stderr.contains("40.3 %"),
+        "{stderr}"
+    );
+
+    // Two closed spheres in one mesh, each oriented outward: nested, and overlapping.
+    let sphere = |radius: f64, x: f64| {
+        let mut m = Primitive::Sphere { radius }.surface_mesh(0.1);
+        m.transform(&Matrix3::identity(), &Vector3::new(x, 0.0, 0.0));
+        m
+    };
+    let union = |a: levelset_bake::TriangleMesh, b: levelset_bake::TriangleMesh| {
+        let n = a.vertices.len() as u32;
+        levelset_bake::TriangleMesh {
+            vertices: [a.vertices, b.vertices].concat(),
+            triangles: (a.triangles.into_iter())
+                .chain(b.triangles.iter().map(|t| t.map(|v| v + n)))
+                .collect(),
+        }
+    };
+    for (name, mesh) in [
+        ("nested", union(sphere(1.0, 0.0), sphere(0.6, 0.0))),
+        ("overlapping", union(sphere(1.0, 0.0), sphere(1.0, 1.0))),
+    ] {
+        let stl = dir.path().join(format!("{name}.stl"));
+        std::fs::write(&stl, crate::inputs::ascii_stl(&mesh)).unwrap();
+        let (ok, _, stderr) = bake(&[
+            "mesh",
+            stl.to_str().unwrap(),
+            "--spacing",
+            "0.1",
+            "--out",
+            o,
+        ]);
+        assert!(!ok, "{name} was baked");
+        assert!(
+            stderr.contains("nested or intersect themselves")
+                && stderr.contains("--allow-unresolved-grid"),
+            "{name}: {stderr}"
+        );
+    }
+}

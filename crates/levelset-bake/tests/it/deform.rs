@@ -35,6 +35,7 @@ fn options(spacing: f64) -> BakeOptions {
         density: 1.0,
         units: "test".into(),
         open: OpenMesh::Refuse,
+        allow_unresolved: false,
     }
 }
 
@@ -431,7 +432,7 @@ fn samples_at_the_path_are_its_snapshots_and_need_a_path() {
     let (deck, modes, f) = cube_modes(dir.path());
     let bake = |modes: &std::path::Path, samples: &str, out: &str| {
         Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
-            .args(["mesh", deck.to_str().unwrap(), "--spacing", "0.5"])
+            .args(["mesh", deck.to_str().unwrap(), "--spacing", "0.25"])
             .args(["--modes", modes.to_str().unwrap(), "--samples", samples])
             .args(["--out", dir.path().join(out).to_str().unwrap()])
             .output()
@@ -479,4 +480,37 @@ fn samples_at_the_path_are_its_snapshots_and_need_a_path() {
     let amplitudes: Vec<f64> = path[0].iter().map(|s| s.amplitude).collect();
     assert_eq!(amplitudes, [0.0, 0.5, 1.0]);
     assert_eq!(path, listed);
+}
+
+/// Issue #23: a precomputed level set at an amplitude that moves the surface past the grid was
+/// computed on the grid all the same (the samples far out came out alike). Refused, naming the
+/// mode and amplitude; amplitudes inside are baked.
+#[test]
+fn a_sample_that_moves_the_surface_off_the_grid_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (deck, modes, _) = cube_modes(dir.path());
+    let bake = |samples: &str| {
+        Command::new(env!("CARGO_BIN_EXE_levelset-bake"))
+            .args(["mesh", deck.to_str().unwrap(), "--spacing", "0.25"])
+            .args([
+                "--modes",
+                modes.to_str().unwrap(),
+                &format!("--samples={samples}"),
+            ])
+            .args(["--out", dir.path().join("c.grain").to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    // The mode moves a corner of the cube (half side 1) by |(0.3, 0.05, 0.3)| per unit
+    // amplitude; the grid reaches 3 cells (0.75) past the cube.
+    let o = bake("-0.5,0.5,1");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = bake("0.5,20");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        stderr.contains("--samples: mode 0 at amplitude 2e1: the deformed surface reaches")
+            && stderr.contains("outside the grid"),
+        "{stderr}"
+    );
 }

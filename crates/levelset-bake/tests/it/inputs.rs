@@ -235,6 +235,23 @@ fn mesh_checks_refuse_bad_surfaces_with_the_place_named() {
     m.triangles.push([0, 1, n]); // collinear: zero area
     assert!(matches!(m.check(), Err(MeshError::Degenerate { face: 12 })));
 
+    // An unused vertex far away was reported as "triangle 0 is degenerate" (its distance set
+    // the degeneracy scale; issue #23): now it is named.
+    let mut m = good.clone();
+    m.vertices.push(Point3::new(1e9, 0.0, 0.0));
+    let e = m.check().unwrap_err();
+    assert_eq!(
+        e,
+        MeshError::UnusedVertex {
+            vertex: 8,
+            unused: 1
+        }
+    );
+    assert!(
+        e.to_string().contains("vertex 8 belongs to no triangle"),
+        "{e}"
+    );
+
     let mut m = good.clone();
     m.triangles[4].swap(1, 2);
     let e = m.check().unwrap_err();
