@@ -466,7 +466,14 @@ impl Cone {
             0.5 * (node.lo[2] + node.hi[2]),
         );
         let v = q - centre;
-        let excess = v.norm_squared() - node.radius * node.radius;
+        // `L^2 - r^2`, lowered by far more than its rounding: on the sphere (a box corner is on
+        // it) the rule does not hold (a query at a corner vertex is its own closest point, at
+        // distance 0, where `p - c` has no direction), and just off it `|v . axis|` and the reach
+        // can be equal (a query straight off a corner vertex along the normal). Without the
+        // margin, a corner computed a few ulps outside excluded the vertex's own triangles: a
+        // grid node on the shipped beam's surface got a distance of two cells.
+        let r2 = node.radius * node.radius;
+        let excess = v.norm_squared() - r2 * (1.0 + 1e-9);
         if excess <= 0.0 {
             return false;
         }
@@ -552,6 +559,42 @@ mod tests {
                 // Sign against the generalized winding number (exact for a closed mesh).
                 if brute > 1e-6 {
                     assert_eq!(got.inside, field.winding_number(&p) > 0.5, "sign at {p}");
+                }
+            }
+        }
+    }
+
+    /// Grid nodes fall on a structured mesh's vertices and straight off them: the ties of the
+    /// cone pruning (a query at a box corner, on the bounding sphere). On the shipped beam deck
+    /// (C3D20, a mesh not made for this test), a node on the surface got a distance of 1 (two
+    /// cells); now every vertex is at 0 and the points straight off vertices along the axes
+    /// agree with brute force.
+    #[test]
+    fn queries_at_and_straight_off_vertices_match_brute_force() {
+        let deck =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/fem/beam/beam.inp");
+        let mesh = crate::input::read_surface(&deck, None).unwrap();
+        let bvh = TriangleBvh::new(&mesh);
+        let brute = |p: &Vector3<f64>| {
+            (0..mesh.triangles.len())
+                .map(|f| {
+                    let (c, _) = closest_on_triangle(p, &mesh.corners(f).map(|v| v.coords));
+                    (c - p).norm_squared()
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        for v in mesh.vertices.iter().step_by(5) {
+            assert_eq!(
+                bvh.closest(v, f64::INFINITY).unwrap().dist2,
+                0.0,
+                "vertex {v}"
+            );
+            for d in 0..3 {
+                for offset in [-0.25, -1e-6, 1e-6, 0.25] {
+                    let mut p = v.coords;
+                    p[d] += offset;
+                    let got = bvh.closest(&Point3::from(p), f64::INFINITY).unwrap();
+                    assert_eq!(got.dist2, brute(&p), "{p}");
                 }
             }
         }
