@@ -67,29 +67,12 @@ impl Shape {
     /// box at the median of its longest side, so that clusters are compact on any shape (a
     /// slender beam, a sphere with dense FEM nodes at its poles).
     ///
-    /// Refused (with the reason): no surface node, a mass or a principal moment that is not a
-    /// positive number, a negative or non-finite node area, a modal mass that is not positive
-    /// definite.
+    /// Refused (with the reason): no surface node, a modal mass that is not positive definite.
+    /// The body itself (mass, moments, nodes on the level set) is checked where bundles are
+    /// read, `grain::GrainBundle::read`.
     pub fn from_bundle(b: &GrainBundle) -> Result<Shape, String> {
-        let p = &b.properties;
         if b.nodes.nrows() == 0 {
             return Err("the grain has no surface nodes".into());
-        }
-        if !(p.mass.is_finite() && p.mass > 0.0) {
-            return Err(format!("mass {} is not a positive number", p.mass));
-        }
-        if !p
-            .principal_moments
-            .iter()
-            .all(|m| m.is_finite() && *m > 0.0)
-        {
-            return Err(format!(
-                "principal moments {:?} are not all positive numbers",
-                p.principal_moments
-            ));
-        }
-        if !b.node_areas.iter().all(|a| a.is_finite() && *a >= 0.0) {
-            return Err("a node area is negative or not a number".into());
         }
         let bundle_nodes: Vec<Vector3<f64>> = b
             .nodes

@@ -27,9 +27,18 @@ fn error(text: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     common::sphere(dir.path(), "ball", 0.5, 0.1, 50);
     common::brick(dir.path(), "brick", [0.5, 0.3, 0.2], 0.1, 50);
-    let mut massless = grain::GrainBundle::read(&dir.path().join("ball.grain")).unwrap();
-    massless.properties.mass = 0.0;
-    massless.write(&dir.path().join("massless.grain")).unwrap();
+    // A bundle whose manifest was edited to a mass of 0 (the writer refuses one).
+    let massless = dir.path().join("massless.grain");
+    std::fs::create_dir(&massless).unwrap();
+    for entry in std::fs::read_dir(dir.path().join("ball.grain")).unwrap() {
+        let from = entry.unwrap().path();
+        std::fs::copy(&from, massless.join(from.file_name().unwrap())).unwrap();
+    }
+    let manifest = massless.join("grain.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    json["properties"]["mass"] = 0.0.into();
+    std::fs::write(&manifest, json.to_string()).unwrap();
     let path = common::scene_file(dir.path(), text);
     match Scene::read(&path) {
         Err(e) => e.to_string(),
@@ -135,7 +144,7 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
             GOOD.replace("ball.grain", "massless.grain"),
             vec![
                 "scene.toml: grains[0].bundle:",
-                "mass 0 is not a positive number",
+                "massless.grain/grain.json: `properties.mass`: expected a positive number, got 0",
             ],
         ),
         (
@@ -420,7 +429,7 @@ fn grains_behind_walls_and_walls_that_overrun_grains_are_refused() {
     let r = build(scene(0.6, 1.0)).unwrap().shapes[0].bounding_radius;
     let e = build(scene(-0.1, 0.0)).err().unwrap().to_string();
     assert!(
-        e.contains("grains[0]: a grain's centre starts 1e-1 behind walls[0]"),
+        e.contains("grains[0]: a grain's centre is 1e-1 behind walls[0]"),
         "{e}"
     );
     // A tenth of the bounding radius per step of 1e-3.

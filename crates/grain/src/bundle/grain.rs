@@ -273,6 +273,7 @@ impl GrainBundle {
         };
         shape("nodes", vec![k, 3], self.nodes.shape())?;
         shape("node_areas", vec![k], self.node_areas.shape())?;
+        self.check_body(&path.join("grain.json"))?;
         let Some(d) = &self.deformation else {
             return Ok(());
         };
@@ -300,6 +301,147 @@ impl GrainBundle {
             shape("path_grid", vec![n, nx, ny, nz, 3], p.grid.shape())?;
         }
         Ok(())
+    }
+
+    /// Checks that the manifest's body is one the arrays can describe (issue #23: an edited
+    /// manifest was run as written): volume, density and mass positive with `m = rho V`;
+    /// principal moments positive, each at most the sum of the other two (`I_c <= I_a + I_b`
+    /// holds for every body: `I_a + I_b - I_c = 2 int z_c^2 dm`), and their sum `2 int r^2 dm`
+    /// at most `2 m r_max^2` for the farthest grid corner `r_max` (the body lies in its grid);
+    /// the surface nodes inside the grid and on its zero level set (`|phi| <= h`: a grid interpolates a
+    /// distance to O(h^2 / R) on smooth parts, and to a fraction of `h` at a sharp edge), with areas
+    /// `>= 0`; the level set negative somewhere and a distance (the median of
+    /// `|grad phi|` at the nodes within [2/3, 3/2]: a spacing edited by a factor 3/2 or more
+    /// breaks it). `manifest` names the file in messages.
+    fn check_body(&self, manifest: &Path) -> Result<()> {
+        let invalid = |field: &str, message: String| {
+            Err(FormatError::invalid(
+                manifest,
+                format!("properties.{field}"),
+                message,
+            ))
+        };
+        let p = &self.properties;
+        for (field, v) in [
+            ("volume", p.volume),
+            ("density", p.density),
+            ("mass", p.mass),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                return invalid(field, format!("expected a positive number, got {v}"));
+            }
+        }
+        if (p.mass / (p.density * p.volume) - 1.0).abs() > 1e-9 {
+            return invalid(
+                "mass",
+                format!(
+                    "{:e} is not density x volume = {:e} x {:e} = {:e}",
+                    p.mass,
+                    p.density,
+                    p.volume,
+                    p.density * p.volume
+                ),
+            );
+        }
+        let i = p.principal_moments;
+        if !i.iter().all(|m| m.is_finite() && *m > 0.0) {
+            return invalid(
+                "principal_moments",
+                format!("expected three positive numbers, got {i:?}"),
+            );
+        }
+        for c in 0..3 {
+            let (a, b) = (i[(c + 1) % 3], i[(c + 2) % 3]);
+            if i[c] > (a + b) * (1.0 + 1e-9) {
+                return invalid(
+                    "principal_moments",
+                    format!(
+                        "{:e} exceeds the sum of the other two, {a:e} + {b:e}: no body has these moments",
+                        i[c]
+                    ),
+                );
+            }
+        }
+        let spec = self.levelset.spec();
+        let (lo, hi): ([f64; 3], [f64; 3]) = (spec.origin, spec.upper().coords.into());
+        let r_max2: f64 = (0..3).map(|d| lo[d].abs().max(hi[d].abs()).powi(2)).sum();
+        if i.iter().sum::<f64>() > 2.0 * p.mass * r_max2 * (1.0 + 1e-9) {
+            return invalid(
+                "principal_moments",
+                format!(
+                    "their sum {:e} exceeds 2 m r^2 = {:e} for the grid's farthest corner (r = {:e}): the body would reach beyond its grid",
+                    i.iter().sum::<f64>(),
+                    2.0 * p.mass * r_max2,
+                    r_max2.sqrt()
+                ),
+            );
+        }
+        let values = self.levelset.values();
+        if !values.iter().any(|v| *v < 0.0) {
+            return Err(FormatError::invalid(
+                manifest,
+                "levelset.npy",
+                "no value is negative: the level set has no inside",
+            ));
+        }
+        let h = spec.spacing;
+        // Each finite node's position, level-set value and slope.
+        let mut at_nodes = Vec::with_capacity(self.node_count());
+        for (n, (x, a)) in self
+            .nodes
+            .rows()
+            .into_iter()
+            .zip(&self.node_areas)
+            .enumerate()
+        {
+            let x = nalgebra::Point3::new(x[0], x[1], x[2]);
+            // Non-finite values are the arrays' own check (by flat index, on read and write).
+            if !(x.iter().all(|c| c.is_finite()) && a.is_finite()) {
+                continue;
+            }
+            if *a < 0.0 {
+                return Err(FormatError::invalid(
+                    manifest,
+                    format!("node_areas.npy[{n}]"),
+                    format!("expected an area >= 0, got {a}"),
+                ));
+            }
+            if !self.levelset.contains(&x) {
+                return Err(FormatError::invalid(
+                    manifest,
+                    format!("nodes.npy[{n}]"),
+                    format!("{x} is not inside the grid {lo:?} .. {hi:?}"),
+                ));
+            }
+            let (phi, gradient) = self.levelset.value_and_gradient(&x);
+            at_nodes.push((n, x, phi, gradient.norm()));
+        }
+        // The median slope: 1 for a distance sampled at its spacing.
+        let mut slopes: Vec<f64> = at_nodes.iter().map(|n| n.3).collect();
+        let median = (!slopes.is_empty()).then(|| {
+            let mid = slopes.len() / 2;
+            *slopes.select_nth_unstable_by(mid, f64::total_cmp).1
+        });
+        let slope = median.filter(|m| !(2.0 / 3.0..=1.5).contains(m)).map(|m| {
+            format!(
+                "the level set's slope |grad phi| at the nodes is {m:.3} (median), a signed distance's is 1: `grid.spacing` {h:e} does not match levelset.npy"
+            )
+        });
+        // A wrong spacing also moves the nodes off the surface: both are said.
+        if let Some((n, x, phi, _)) = at_nodes.iter().find(|n| n.2.abs() > h) {
+            return Err(FormatError::invalid(
+                manifest,
+                format!("nodes.npy[{n}]"),
+                format!(
+                    "{x} is {phi:e} from the level set's surface, more than the spacing {h:e}: the nodes do not lie on this grain's surface{}",
+                    slope.map_or(String::new(), |s| format!(", or {s}"))
+                ),
+            ));
+        }
+        match slope {
+            Some(s) => Err(FormatError::invalid(manifest, "grid.spacing", s)),
+            None => Ok(()),
+        }
     }
 
     fn amplitudes(&self) -> Vec<Vec<f64>> {
@@ -462,12 +604,14 @@ impl GrainBundle {
                 })
             }
         };
-        Ok(GrainBundle {
+        let bundle = GrainBundle {
             properties: m.properties,
             levelset,
             nodes,
             node_areas,
             deformation,
-        })
+        };
+        bundle.check_body(&manifest_path)?;
+        Ok(bundle)
     }
 }

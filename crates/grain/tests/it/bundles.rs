@@ -27,13 +27,33 @@ fn table() -> ForceTable {
     }
 }
 
+/// A unit sphere (its mass properties, its signed distance perturbed by less than 1 % of the
+/// spacing, nodes on it), so that the bundle passes the checks of a body (`GrainBundle::read`).
 fn rigid_grain() -> GrainBundle {
     let spec = GridSpec {
         origin: [-1.5, -2.0, -2.5],
         spacing: 0.5,
-        dims: [4, 5, 6],
+        dims: [8, 10, 12],
     };
-    let values = fill(spec.len(), -0.2);
+    let [_, ny, nz] = spec.dims;
+    let values = (0..spec.len())
+        .zip(fill(spec.len(), 0.0))
+        .map(|(n, e)| {
+            spec.node(n / (ny * nz), (n / nz) % ny, n % nz)
+                .coords
+                .norm()
+                - 1.0
+                + 0.01 * e
+        })
+        .collect();
+    let directions = fill(21, 0.1);
+    let nodes: Vec<f64> = directions
+        .chunks(3)
+        .flat_map(|d| {
+            let r = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            [d[0] / r, d[1] / r, d[2] / r]
+        })
+        .collect();
     GrainBundle {
         properties: GrainProperties {
             units: "mm, N, s".into(),
@@ -47,7 +67,7 @@ fn rigid_grain() -> GrainBundle {
             principal_moments: [4.44e-9, 4.45e-9, 4.46e-9],
         },
         levelset: LevelSetGrid::new(spec, values).unwrap(),
-        nodes: Array2::from_shape_vec((7, 3), fill(21, 0.1)).unwrap(),
+        nodes: Array2::from_shape_vec((7, 3), nodes).unwrap(),
         node_areas: Array1::from(fill(7, 1.0)),
         deformation: None,
     }
@@ -417,6 +437,61 @@ fn missing_or_malformed_manifest_fields_are_named() {
     assert_names(
         GrainBundle::read(&grain).unwrap_err(),
         &["grain.json", "line 2, column 3: not UTF-8 text (byte 0xff)"],
+    );
+}
+
+/// Issue #23: a manifest edited by hand was run as written. Each edit below describes a body the
+/// arrays cannot (the references are the unit sphere's: m = rho V, I = 2/5 m R^2, |grad phi| = 1)
+/// and is refused naming its field; the bundle as written is read.
+#[test]
+fn a_manifest_that_contradicts_its_arrays_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    rigid_grain().write(&grain).unwrap();
+    let manifest = grain.join("grain.json");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    GrainBundle::read(&grain).unwrap();
+    let edited = |edit: &dyn Fn(&mut serde_json::Value), expected: &[&str]| {
+        let mut j = json.clone();
+        edit(&mut j);
+        fs::write(&manifest, serde_json::to_string_pretty(&j).unwrap()).unwrap();
+        assert_names(GrainBundle::read(&grain).unwrap_err(), expected);
+    };
+    edited(
+        &|j| j["properties"]["mass"] = (2.0 * 1.1100294042683935e-8).into(),
+        &["grain.json", "properties.mass", "is not density x volume"],
+    );
+    edited(
+        &|j| j["properties"]["principal_moments"] = serde_json::json!([1e-9, 1e-9, 4.46e-9]),
+        &["properties.principal_moments", "no body has these moments"],
+    );
+    edited(
+        &|j| j["properties"]["principal_moments"] = serde_json::json!([4.4e-6, 4.4e-6, 4.4e-6]),
+        &["properties.principal_moments", "beyond its grid"],
+    );
+    edited(
+        &|j| j["grid"]["spacing"] = 0.8.into(),
+        &[
+            "nodes.npy[",
+            "`grid.spacing` 8e-1 does not match levelset.npy",
+        ],
+    );
+    edited(
+        &|j| j["grid"]["origin"] = serde_json::json!([0.5, -2.0, -2.5]),
+        &["nodes.npy[", "not inside the grid"],
+    );
+    fs::write(&manifest, &text).unwrap();
+    GrainBundle::read(&grain).unwrap();
+    // Nodes of another grain (a sphere of radius 1.65 in this one of radius 1).
+    let mut g = rigid_grain();
+    g.nodes *= 1.65;
+    assert_names(
+        g.write(&dir.path().join("b.grain")).unwrap_err(),
+        &[
+            "nodes.npy[0]",
+            "the nodes do not lie on this grain's surface",
+        ],
     );
 }
 
