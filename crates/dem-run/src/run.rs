@@ -323,6 +323,8 @@ fn run_in_pool(
             }
             new_dt = sim.dt != c.dt;
             sim.restore(c.state).map_err(|e| file_error(path, e))?;
+            sim.check_wall_steps()
+                .map_err(|(key, message)| file_error(path, format!("{key}: {message}")))?;
             eprintln!(
                 "dem-run: restart from {} at step {} (t = {:e}): the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law, outputs and end are the scene's",
                 path.display(),

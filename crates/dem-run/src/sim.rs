@@ -346,7 +346,6 @@ impl Simulation {
     /// and messages) and evaluates the initial forces.
     pub fn from_scene(scene: &Scene, path: &Path) -> Result<Simulation, SceneError> {
         /// How far from the origin, in its own radii, a grain may be placed.
-        const FARTHEST: f64 = 1e8;
         /// The closest a lattice may place its grains, in their radii.
         const CLOSEST: f64 = 1e-3;
         let key_error = |(key, message): (String, String)| SceneError::Key {
@@ -433,19 +432,9 @@ impl Simulation {
                 }
             }
         }
-        // Beyond FARTHEST of its radius from the origin, f64 resolves less than about 2e-8 of a
-        // grain: its contact geometry would be rounding noise, and a lattice's grains would fall
-        // onto each other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on
-        // one point, and the first step ran for minutes).
         for (key, position, shape) in &places {
-            let r = shapes[*shape].bounding_radius;
-            if position.iter().any(|x| x.abs() > FARTHEST * r) {
-                return Err(key_error((
-                    key.clone(),
-                    format!(
-                        "the grain would sit at {position:?}, more than {FARTHEST:e} times its radius {r:e} from the origin, where floating point cannot resolve it; move the scene nearer the origin"
-                    ),
-                )));
+            if let Some(message) = too_far(position, &shapes[*shape]) {
+                return Err(key_error((key.clone(), message)));
             }
         }
         // Grains of a lattice closer than CLOSEST of their radius lie on top of each other (the
@@ -493,19 +482,12 @@ impl Simulation {
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
         };
-        // A grain whose centre starts behind a wall would be launched by it.
-        for (b, (_, key)) in sim.bodies.iter().zip(&modal_specs) {
-            for (w, wall) in sim.walls.iter().enumerate() {
-                let (d, _) = wall.distance(&b.position);
-                if d < 0.0 {
-                    return Err(key_error((
-                        key.trim_end_matches(".modes").to_string(),
-                        format!(
-                            "a grain's centre starts {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
-                            -d
-                        ),
-                    )));
-                }
+        for (i, (_, key)) in modal_specs.iter().enumerate() {
+            if let Some(message) = sim.behind_wall(i) {
+                return Err(key_error((
+                    key.trim_end_matches(".modes").to_string(),
+                    message,
+                )));
             }
         }
         // The initial forces, with node records for a first output; no time has passed, so no
@@ -526,25 +508,45 @@ impl Simulation {
             TimeStep::Fixed(dt) => dt,
             TimeStep::Auto(_) => scene.run.safety * sim.critical_step(),
         };
-        // A wall that moves a good part of a grain per step overruns its contacts: the grains
-        // meet it deep inside, with forces of no physical meaning.
-        let smallest = (sim.shapes.iter())
+        sim.check_wall_steps().map_err(key_error)?;
+        Ok(sim)
+    }
+
+    /// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
+    /// its contacts, and the grains meet it deep inside, with forces of no physical meaning.
+    /// The error is the wall's scene key and the reason.
+    pub fn check_wall_steps(&self) -> Result<(), (String, String)> {
+        let smallest = (self.shapes.iter())
             .map(|s| s.bounding_radius)
             .fold(f64::INFINITY, f64::min);
-        for (w, wall) in sim.walls.iter().enumerate() {
+        for (w, wall) in self.walls.iter().enumerate() {
             let speed = wall.motion.as_ref().map_or(0.0, Motion::largest_speed);
-            if speed * sim.dt > WALL_STEP * smallest {
-                return Err(key_error((
+            if speed * self.dt > WALL_STEP * smallest {
+                return Err((
                     format!("walls[{w}].motion"),
                     format!(
                         "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
-                        speed * sim.dt,
-                        sim.dt
+                        speed * self.dt,
+                        self.dt
                     ),
-                )));
+                ));
             }
         }
-        Ok(sim)
+        Ok(())
+    }
+
+    /// Why body `i`'s centre is behind a wall, if it is: the wall would launch it.
+    fn behind_wall(&self, i: usize) -> Option<String> {
+        let b = &self.bodies[i];
+        self.walls.iter().enumerate().find_map(|(w, wall)| {
+            let (d, _) = wall.distance(&b.position);
+            (d < 0.0).then(|| {
+                format!(
+                    "a grain's centre is {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
+                    -d
+                )
+            })
+        })
     }
 
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
@@ -962,6 +964,12 @@ impl Simulation {
             if !finite_state(saved) {
                 return Err(format!("grain {i} has a non-finite state"));
             }
+            let q = saved.orientation.coords.norm();
+            if (q - 1.0).abs() > 1e-6 {
+                return Err(format!(
+                    "grain {i}'s orientation quaternion has norm {q}, not 1: it is not a rotation"
+                ));
+            }
             match (&mut saved.modes, &scene.modes) {
                 (None, None) => {}
                 (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
@@ -1009,14 +1017,42 @@ impl Simulation {
                 ));
             }
         }
+        if !(state.time.is_finite() && state.time >= 0.0) {
+            return Err(format!("time {} is not a finite number >= 0", state.time));
+        }
         self.step = state.step;
         self.time = state.time;
         self.bodies = state.bodies;
         self.walls = state.walls;
         self.histories = state.histories;
         self.ledger = state.ledger;
+        // The restored state is checked as a scene's is (issue #23: an edited checkpoint ran
+        // as written); the caller checks the walls' steps at the step it runs with.
+        for (i, b) in self.bodies.iter().enumerate() {
+            if let Some(message) =
+                too_far(&b.position.into(), &self.shapes[b.shape]).or_else(|| self.behind_wall(i))
+            {
+                return Err(format!("grain {i}: {message}"));
+            }
+        }
         Ok(())
     }
+}
+
+/// Beyond this many of its radii from the origin, f64 resolves less than about 2e-8 of a grain:
+/// its contact geometry would be rounding noise, and a lattice's grains would fall onto each
+/// other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on one point, and the
+/// first step ran for minutes).
+const FARTHEST: f64 = 1e8;
+
+/// Why a grain of `shape` at `position` is too far from the origin ([`FARTHEST`]), if it is.
+fn too_far(position: &[f64; 3], shape: &Shape) -> Option<String> {
+    let r = shape.bounding_radius;
+    position.iter().any(|x| x.abs() > FARTHEST * r).then(|| {
+        format!(
+            "the grain would sit at {position:?}, more than {FARTHEST:e} times its radius {r:e} from the origin, where floating point cannot resolve it; move the scene nearer the origin"
+        )
+    })
 }
 
 /// Whether a body's pose, velocities and amplitudes are finite.

@@ -654,3 +654,51 @@ fn a_restart_takes_the_scenes_corrected_step_and_ends_at_its_duration() {
     assert_eq!(restarted.steps, 1500);
     assert!((restarted.time - 0.4).abs() < 1e-9, "{}", restarted.time);
 }
+
+/// Issue #23: a checkpoint whose state was edited ran as written. The restored grains are
+/// checked as a scene's are (a centre behind a wall, beyond floating point's reach) and their
+/// orientations must be rotations; the untouched checkpoint restarts.
+#[test]
+fn an_edited_checkpoint_is_checked_like_a_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene(dir.path(), 1, 500);
+    let out = dir.path().join("run");
+    run(&path, &options(&out, None), &AtomicBool::new(false)).unwrap();
+    let checkpoint = out.join("checkpoint/step_0000000500.json");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    let edited = dir.path().join("edited.json");
+    let restart = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut j = json.clone();
+        edit(&mut j["state"]["bodies"][3]);
+        std::fs::write(&edited, j.to_string()).unwrap();
+        run(
+            &path,
+            &options(&out, Some(edited.clone())),
+            &AtomicBool::new(false),
+        )
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+    };
+    // Below the floor (the wall z = 0, inside z > 0).
+    let e = restart(&|b| b["position"] = serde_json::json!([0.0, 0.0, -0.3]));
+    assert!(
+        e.contains("edited.json")
+            && e.contains("grain 3: a grain's centre is 3e-1 behind walls[0]"),
+        "{e}"
+    );
+    let e = restart(&|b| b["position"] = serde_json::json!([0.0, 0.0, 1e300]));
+    assert!(e.contains("grain 3: the grain would sit at"), "{e}");
+    let e = restart(&|b| b["orientation"] = serde_json::json!([0.0, 0.0, 0.0, 2.0]));
+    assert!(
+        e.contains("grain 3's orientation quaternion has norm 2, not 1"),
+        "{e}"
+    );
+    run(
+        &path,
+        &options(&out, Some(checkpoint)),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+}
