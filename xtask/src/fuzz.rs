@@ -241,7 +241,12 @@ pub fn targets() -> Vec<Target> {
             ext: "csv",
             seeds: |root, _| shipped(root, &["data/fem/ellipsoid/ellipsoid_scalars.csv"]),
             read: |p| {
-                let s = fem::read_scalars(p, 10).map_err(|e| e.to_string())?;
+                // The shipped seed's labels are the increments 1 to 10 of one .frd.
+                let ids: Vec<String> = (1..=10)
+                    .map(|n| format!("run.frd increment {n} step time {n}.0"))
+                    .collect();
+                let s =
+                    fem::read_scalars(p, &ids, fem::Pairing::Label).map_err(|e| e.to_string())?;
                 Ok(s.boundaries
                     .iter()
                     .try_for_each(|(_, r, d)| finite("boundary", r.iter().chain(d)))

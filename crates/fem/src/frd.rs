@@ -144,6 +144,9 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
             }
         } else if key.starts_with("100C") {
             let time = l.get(12..24).unwrap_or("").trim().to_string();
+            // NUMSTP, the increment's number (`I5` after the 20 characters of text and the
+            // `I2` analysis type): the name a scalars row or a held-out snapshot gives it.
+            let increment = l.get(58..63).and_then(|n| n.trim().parse::<u64>().ok());
             let kind = lines
                 .get(i + 1)
                 .and_then(|n| n.get(5..13))
@@ -162,7 +165,10 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
             let known: HashSet<i64> = labels.iter().copied().collect();
             let mut d = NodalValues {
                 file: path.to_path_buf(),
-                id: format!("{} step time {time}", path.display()),
+                id: match increment {
+                    Some(n) => format!("{} increment {n} step time {time}", path.display()),
+                    None => format!("{} step time {time}", path.display()),
+                },
                 labels: Vec::new(),
                 values: Vec::new(),
             };

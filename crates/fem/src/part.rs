@@ -112,6 +112,24 @@ pub struct NodalValues {
     pub values: Vec<[f64; 3]>,
 }
 
+/// Whether `name` names the snapshot whose identifier ([`NodalValues::id`]) is `id`: as a whole
+/// part of it, after its start, a `/` or a space and before its end or a space (a file name
+/// `s03.vtu`, a path, a `.frd` file for all its increments, one increment `increment 3` or
+/// `step time 0.5`, or the bare increment number `3`), or as a file name without its extension
+/// (`s03`, `run` for `run.frd.gz`).
+pub fn names_snapshot(id: &str, name: &str) -> bool {
+    !name.is_empty()
+        && id.match_indices(name).any(|(at, _)| {
+            let (head, tail) = (&id[..at], &id[at + name.len()..]);
+            let file_start = head.is_empty() || head.ends_with('/');
+            let extension = tail
+                .strip_prefix('.')
+                .is_some_and(|t| !t.split(' ').next().unwrap_or("").contains('/'));
+            (file_start || head.ends_with(' '))
+                && (tail.is_empty() || tail.starts_with(' ') || (file_start && extension))
+        })
+}
+
 impl NodalValues {
     /// The values at `labels`, in that order; or the labels that have none.
     pub fn at(&self, labels: &[i64]) -> Result<Vec<[f64; 3]>, Vec<i64>> {
@@ -206,4 +224,37 @@ pub fn match_points(part: &Part, other: &FemMesh) -> Vec<Option<usize>> {
         }
     }
     point
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_snapshot;
+
+    /// The names a snapshot answers to (issue #23: the scalars' rows are paired by them).
+    #[test]
+    fn a_snapshot_is_named_by_its_file_stem_or_increment_and_nothing_else() {
+        let frd = "runs/a/ball.frd.gz increment 10 step time 1.00000E+00";
+        for name in [
+            "ball.frd.gz",
+            "ball.frd",
+            "ball",
+            "runs/a/ball.frd.gz",
+            "10",
+            "increment 10",
+            "step time 1.00000E+00",
+        ] {
+            assert!(names_snapshot(frd, name), "{name}");
+        }
+        // Not a part, a directory, another increment, a time read as a stem, nothing.
+        for name in ["1", "0", "a", "runs", "all", "1.00000E+00 x", ""] {
+            assert!(!names_snapshot(frd, name), "{name}");
+        }
+        let vtu = "out/s03.vtu";
+        for name in ["s03", "s03.vtu", "out/s03.vtu"] {
+            assert!(names_snapshot(vtu, name), "{name}");
+        }
+        for name in ["3", "03", "s0", "out"] {
+            assert!(!names_snapshot(vtu, name), "{name}");
+        }
+    }
 }

@@ -67,6 +67,35 @@ fn csv_table<'a>(path: &Path, text: &'a str) -> Result<CsvTable<'a>, DeckError> 
     Ok((hline, names, lines.collect()))
 }
 
+/// The snapshot a scalars row's label names (exactly one of `ids`).
+fn snapshot_of(path: &Path, line: usize, label: &str, ids: &[String]) -> Result<usize, DeckError> {
+    let named: Vec<usize> = (0..ids.len())
+        .filter(|&j| crate::names_snapshot(&ids[j], label))
+        .collect();
+    match named[..] {
+        [j] => Ok(j),
+        [] => Err(DeckError::line(
+            path,
+            line,
+            format!(
+                "snapshot `{label}` names none of the {} snapshots (the first is `{}`): give a file name or stem, or a .frd increment number; or pair the rows in order (mode-extract --scalars-by-position)",
+                ids.len(),
+                ids.first().map_or("", String::as_str)
+            ),
+        )),
+        [a, b, ..] => Err(DeckError::line(
+            path,
+            line,
+            format!(
+                "snapshot `{label}` names {} snapshots (`{}`, `{}`, ...): which one?",
+                named.len(),
+                ids[a],
+                ids[b]
+            ),
+        )),
+    }
+}
+
 /// CSV rows `node,u1,u2,u3` (header names case-insensitive, any column order, `#` comments).
 fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, DeckError> {
     let (hline, names, lines) = csv_table(path, text)?;
@@ -200,11 +229,12 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
     Ok(rows)
 }
 
-/// Per-snapshot scalars (one CSV row per snapshot, in snapshot order): an optional `snapshot`
-/// label, the total `strain_energy` (Abaqus ALLSE, CalculiX ELSE totals), and any number of
+/// Per-snapshot scalars (one CSV row per snapshot): an optional `snapshot` label naming the
+/// snapshot of the row ([`crate::names_snapshot`]: a file name or stem, a `.frd` increment
+/// number), the total `strain_energy` (Abaqus ALLSE, CalculiX ELSE totals), and any number of
 /// loaded boundaries as column pairs `force_<name>` / `displacement_<name>`: the reaction on
 /// that boundary and the boundary's displacement it is work-conjugate to (same sign convention,
-/// so that their product is the work done on the grain).
+/// so that their product is the work done on the grain). Values are in snapshot order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Scalars {
     /// Strain energy per snapshot, if given.
@@ -213,13 +243,38 @@ pub struct Scalars {
     pub boundaries: Vec<(String, Vec<f64>, Vec<f64>)>,
 }
 
-/// Reads a scalars CSV (see [`Scalars`]); `rows` is the snapshot count it must match.
-pub fn read_scalars(path: &Path, rows: usize) -> Result<Scalars, DeckError> {
+/// How a scalars file's rows are paired with the snapshots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pairing {
+    /// By the `snapshot` column (the default).
+    #[default]
+    Label,
+    /// Row `j` is snapshot `j`, whatever its label.
+    Position,
+}
+
+/// Reads a scalars CSV (see [`Scalars`]) for the snapshots `ids` ([`NodalValues::id`]). With
+/// [`Pairing::Label`] the file needs a `snapshot` column: each row's label must name exactly
+/// one snapshot and each snapshot must have one row, and the values come back in snapshot order
+/// whatever the rows' order. With [`Pairing::Position`] row `j` is snapshot `j` (labels
+/// ignored). Either way there is one row per snapshot.
+pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Scalars, DeckError> {
     let text = read_text(path)?;
     let (hline, names, lines) = csv_table(path, &text)?;
     let mut columns: HashMap<String, Vec<f64>> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
-    let mut count = 0;
+    let label_column = names.iter().position(|n| n == "snapshot");
+    if label_column.is_none() && pairing == Pairing::Label {
+        return Err(DeckError::line(
+            path,
+            hline + 1,
+            "no `snapshot` column naming each row's snapshot: add one, or pair the rows with the snapshots in order (mode-extract --scalars-by-position)",
+        ));
+    }
+    // The snapshot of each row, in row order.
+    let mut order = Vec::new();
+    // The line of the row that took each snapshot.
+    let mut taken: Vec<Option<usize>> = vec![None; ids.len()];
     for (i, l) in lines {
         let f: Vec<&str> = l.split(',').map(str::trim).collect();
         if f.len() != names.len() {
@@ -237,13 +292,44 @@ pub fn read_scalars(path: &Path, rows: usize) -> Result<Scalars, DeckError> {
                     .push(number(path, i + 1, v)?);
             }
         }
-        count += 1;
+        let j = match (pairing, label_column) {
+            (Pairing::Label, Some(c)) => snapshot_of(path, i + 1, f[c], ids)?,
+            _ => order.len(),
+        };
+        if let Some(Some(first)) = taken.get(j) {
+            return Err(DeckError::line(
+                path,
+                i + 1,
+                format!(
+                    "snapshot `{}` has a row already (line {first}): one row per snapshot",
+                    ids[j]
+                ),
+            ));
+        }
+        if let Some(t) = taken.get_mut(j) {
+            *t = Some(i + 1);
+        }
+        order.push(j);
     }
-    if count != rows {
+    if order.len() != ids.len() {
         return Err(DeckError::file(
             path,
-            format!("{count} rows for {rows} snapshots (one row per snapshot, in order)"),
+            format!(
+                "{} rows for {} snapshots (one row per snapshot)",
+                order.len(),
+                ids.len()
+            ),
         ));
+    }
+    // Into snapshot order.
+    for values in columns.values_mut() {
+        if values.len() == order.len() {
+            let mut sorted = vec![0.0; values.len()];
+            for (row, &j) in order.iter().enumerate() {
+                sorted[j] = values[row];
+            }
+            *values = sorted;
+        }
     }
     let mut scalars = Scalars {
         strain_energy: columns.remove("strain_energy"),

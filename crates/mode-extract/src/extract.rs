@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::fit::{
     disagreement, energy_fit, force_fit, generalized_forces, linear_generalized_forces,
-    polynomial_disagreement, polynomial_energy_fit, polynomial_force_fit, secant_ratio,
+    polynomial_disagreement, polynomial_energy_fit, polynomial_force_fit, secant_ratio, turns_back,
 };
 use crate::modal::{Elastic, modal_matrices};
 use crate::modes::{
@@ -153,6 +153,9 @@ pub struct ExtractOptions {
     pub units: String,
     /// Per-snapshot strain energies and reaction forces, for the internal-force fits.
     pub scalars: Option<PathBuf>,
+    /// How the scalars' rows are paired with the snapshots ([`fem::Pairing`]: by their
+    /// `snapshot` column, the default, or in order).
+    pub scalars_pairing: fem::Pairing,
     /// Total degree of the fitted polynomial energy when there are several modes (2 to 6).
     pub degree: u32,
     /// One mode: no path through the snapshots, the mode scales linearly (see
@@ -181,6 +184,7 @@ impl ExtractOptions {
             holdout_snapshots: Vec::new(),
             units: "unspecified".into(),
             scalars: None,
+            scalars_pairing: fem::Pairing::Label,
             degree: 3,
             linear: false,
         }
@@ -359,18 +363,11 @@ fn reconstruction(modes: &Mat<f64>, snaps: MatRef<'_, f64>) -> f64 {
     (residual / total.max(f64::MIN_POSITIVE)).sqrt()
 }
 
-/// Snapshots held out by name: a name matches each snapshot whose identifier contains it as a
-/// whole part, after the start, a `/` or a space and before the end or a space: a file name
-/// (`s03.vtu`), a path, a `.frd` file (all its increments) or one increment (`step time 0.5`).
-/// Every name must match, and one snapshot at least must remain.
+/// Snapshots held out by name ([`fem::names_snapshot`]: a file name or stem, a path, a `.frd`
+/// file for all its increments, one increment `increment 3`, `3` or `step time 0.5`). Every name
+/// must match, and one snapshot at least must remain.
 pub fn held_out_by_name(ids: &[String], names: &[String]) -> Result<Vec<bool>, ExtractError> {
-    let matches = |id: &str, name: &str| {
-        id.match_indices(name).any(|(at, _)| {
-            let (head, tail) = (&id[..at], &id[at + name.len()..]);
-            (head.is_empty() || head.ends_with(['/', ' ']))
-                && (tail.is_empty() || tail.starts_with(' '))
-        })
-    };
+    let matches = fem::names_snapshot;
     let mut holdout = vec![false; ids.len()];
     for name in names {
         let mut found = false;
@@ -457,7 +454,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     let scalars = o
         .scalars
         .as_ref()
-        .map(|p| fem::read_scalars(p, s))
+        .map(|p| fem::read_scalars(p, &ids, o.scalars_pairing))
         .transpose()?;
     // The control's value in each snapshot (input order), when eps is tied to one.
     let control: Option<Vec<f64>> = match &o.normalization {
@@ -677,6 +674,21 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 Some(pe) => Some(energy_fit(&eps, &pick(pe)).map_err(|m| option("--scalars", m))?),
                 None => None,
             };
+            // A boundary that moves back while eps grows does work of the other sign per
+            // unit eps there: the virtual-work force would zigzag.
+            for (name, _, d) in &scalars.boundaries {
+                let d = pick(d);
+                if let Some((a, b)) = turns_back(&eps, &d) {
+                    let (ia, ib) = (train_idx[a], train_idx[b]);
+                    return Err(option(
+                        "--scalars",
+                        format!(
+                            "displacement_{name} turns back while eps grows: {:e} at `{}` (eps {:e}), then {:e} at `{}` (eps {:e}); its reaction's work per unit eps changes sign there and the force table would zigzag: check the column and the snapshots, or leave force_{name}/displacement_{name} out to fit from the energy",
+                            d[a], ids[ia], eps[a], d[b], ids[ib], eps[b]
+                        ),
+                    ));
+                }
+            }
             let by_force = if walls.is_empty() {
                 None
             } else {

@@ -67,17 +67,22 @@ struct Cli {
     /// Fraction of snapshots held out of the fit for the out-of-sample check.
     #[arg(long, default_value_t = 0.0)]
     holdout: f64,
-    /// Snapshots held out by name instead, comma-separated: file names (`s03.vtu`), paths, or
-    /// `.frd` increments (`step time 0.5`).
+    /// Snapshots held out by name instead, comma-separated: file names (`s03.vtu`) or stems,
+    /// paths, or `.frd` increments (`3`, `increment 3`, `step time 0.5`).
     #[arg(long, value_delimiter = ',')]
     holdout_snapshots: Vec<String>,
     /// Free-text unit system, recorded in modes.json.
     #[arg(long, default_value = "unspecified")]
     units: String,
     /// Per-snapshot scalars CSV (columns snapshot, strain_energy, force_<b>, displacement_<b>):
-    /// fits the internal force: a table for one mode, a polynomial energy for several.
+    /// fits the internal force: a table for one mode, a polynomial energy for several. Each
+    /// row's `snapshot` names its snapshot: a file name or stem, or a .frd increment number.
     #[arg(long)]
     scalars: Option<PathBuf>,
+    /// Pair the scalars' rows with the snapshots in order, ignoring (or without) the
+    /// `snapshot` column.
+    #[arg(long, requires = "scalars")]
+    scalars_by_position: bool,
     /// Total degree of the polynomial energy fitted when there are several modes (2 to 6).
     #[arg(long, default_value_t = 3)]
     degree: u32,
@@ -181,6 +186,14 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         holdout_snapshots: cli.holdout_snapshots,
         units: cli.units,
         scalars: cli.scalars,
+        scalars_pairing: if cli.scalars_by_position {
+            eprintln!(
+                "mode-extract: the scalars' rows are paired with the snapshots in order (--scalars-by-position)"
+            );
+            fem::Pairing::Position
+        } else {
+            fem::Pairing::Label
+        },
         degree: cli.degree,
         linear: cli.linear,
     };

@@ -168,7 +168,7 @@ fn by_label(
             let file = r.file.display().to_string();
             let which = match r.id.strip_prefix(&file).map(str::trim) {
                 Some("") | None => "it".to_string(),
-                Some(increment) => format!("the increment at {increment}"),
+                Some(increment) => increment.to_string(),
             };
             SnapshotError::file(
                 &r.file,

@@ -51,6 +51,15 @@ fn scalars() -> Vec<[f64; 3]> {
         .collect()
 }
 
+/// The options with the scalars' rows paired in order: the shipped scalars name the .frd's
+/// increments, which its VTK conversion lists in the same order.
+fn in_order(o: ExtractOptions) -> ExtractOptions {
+    ExtractOptions {
+        scalars_pairing: fem::Pairing::Position,
+        ..o
+    }
+}
+
 fn table(b: &ModesBundle) -> &grain::ForceTable {
     let InternalForce::Table { table, .. } = &b.internal_force else {
         panic!("a table")
@@ -80,7 +89,7 @@ fn a_frd_written_for_the_grains_node_set_is_read_by_label() {
     .unwrap_err()
     .to_string();
     assert!(
-        e.contains("ellipsoid.frd.gz: the increment at step time 1.00000E-01 has no displacement at 8 of the file's 994 nodes (node 988, 989")
+        e.contains("ellipsoid.frd.gz: increment 1 step time 1.00000E-01 has no displacement at 8 of the file's 994 nodes (node 988, 989")
             && e.contains("give the deck (--mesh) and the grain's element set (--elset)"),
         "{e}"
     );
@@ -105,19 +114,20 @@ fn a_frd_written_for_the_grains_node_set_is_read_by_label() {
 #[test]
 fn vtk_snapshots_of_the_whole_model_take_the_decks_element_set() {
     let from_frd = extract(&options(vec![case("ellipsoid.frd.gz")], plate())).unwrap();
-    let from_vtk = extract(&options(vtk(), plate())).unwrap();
+    // The scalars' labels name the .frd's increments; its VTK conversion lists them in order.
+    let from_vtk = extract(&in_order(options(vtk(), plate()))).unwrap();
     assert_eq!(from_vtk.mesh, from_frd.mesh);
     assert_eq!(from_vtk.coords, from_frd.coords);
     assert_eq!(from_vtk.stiffness, from_frd.stiffness);
     assert_eq!(from_vtk.phi, from_frd.phi);
     // A node set outside the grain is found through the plate's cell.
-    let by_plate = extract(&options(
+    let by_plate = extract(&in_order(options(
         vtk(),
         Normalization::Control {
             node_set: "PLATE".into(),
             direction: [-1.0, 0.0, 0.0],
         },
-    ))
+    )))
     .unwrap();
     for (a, b) in by_plate.coords.iter().zip(&from_frd.coords) {
         assert!((a - b).abs() <= 1e-15, "{a} vs {b}");
@@ -239,13 +249,15 @@ fn abaqus_reports_give_the_frds_increments() {
 fn abaqus_reports_tie_eps_to_the_plate_too() {
     let dir = tempfile::tempdir().unwrap();
     let fem = scalars();
+    // Rows named by the reports' stems, in another order than the snapshots (issue #23: the
+    // labels were ignored and the rows paired by position).
     let mut csv = String::from("snapshot,strain_energy,force_plate,displacement_plate\n");
-    for k in [3, 6, 10] {
+    for k in [10, 3, 6] {
         let [u, f, d] = fem[k - 1];
-        csv.push_str(&format!("{k},{u:e},{f:e},{d:e}\n"));
+        csv.push_str(&format!("increment-{k},{u:e},{f:e},{d:e}\n"));
     }
     let path = dir.path().join("scalars.csv");
-    std::fs::write(&path, csv).unwrap();
+    std::fs::write(&path, &csv).unwrap();
     let reports: Vec<PathBuf> = [3, 6, 10]
         .iter()
         .map(|k| case(&format!("rpt/increment-{k}.rpt")))
@@ -261,10 +273,39 @@ fn abaqus_reports_tie_eps_to_the_plate_too() {
         assert!((t.force[k + 1] - fem[i - 1][1]).abs() <= 1e-12 * fem[i - 1][1]);
     }
     let b = extract(&ExtractOptions {
-        scalars: Some(path),
-        ..options(reports, Normalization::UnitMax)
+        scalars: Some(path.clone()),
+        ..options(reports.clone(), Normalization::UnitMax)
     })
     .unwrap();
     assert!(b.coords.iter().all(|&e| e > 0.0), "{:?}", b.coords);
     assert_eq!(table(&b).energy[0], 0.0);
+
+    // Labels that name no snapshot, or two, or one snapshot twice, are refused with the line.
+    for (from, to, expected) in [
+        (
+            "increment-3,",
+            "3,",
+            "line 3: snapshot `3` names none of the 3 snapshots",
+        ),
+        ("increment-3,", "increment-6,", "line 4: snapshot `"),
+    ] {
+        std::fs::write(&path, csv.replace(from, to)).unwrap();
+        let e = extract(&ExtractOptions {
+            scalars: Some(path.clone()),
+            ..options(reports.clone(), plate())
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("scalars.csv") && e.contains(expected), "{e}");
+    }
+    // Paired in order when asked: the rows as written are increments 10, 3, 6, so the first
+    // snapshot (increment 3) takes increment 10's plate displacement as its amplitude.
+    std::fs::write(&path, &csv).unwrap();
+    let b = extract(&ExtractOptions {
+        scalars: Some(path),
+        scalars_pairing: fem::Pairing::Position,
+        ..options(reports, plate())
+    })
+    .unwrap();
+    assert_eq!(b.coords[[0, 0]], fem[9][2]);
 }

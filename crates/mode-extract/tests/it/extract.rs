@@ -87,7 +87,7 @@ fn held_out_snapshots_are_reconstructed_and_reported() {
         .unwrap()
         .1
         .to_string();
-    assert!(step.starts_with("step time "), "{step}");
+    assert!(step.starts_with("increment 2 step time "), "{step}");
     let named = ExtractOptions {
         holdout: 0.0,
         holdout_snapshots: vec![step],
