@@ -63,6 +63,41 @@ impl ForceTable {
         Ok(())
     }
 
+    /// The largest difference between a table's energies and the integral of its forces
+    /// ([`ForceTable::from_forces`]) that [`ForceTable::check_physics`] accepts, relative to the
+    /// largest energy: a table computed from FEM (by either of mode-extract's fits) agrees to a
+    /// fraction of this; a column of other units or another grain's does not.
+    pub const ENERGY_TOLERANCE: f64 = 0.05;
+
+    /// Checks that a valid table describes a restoring force with its energy: each force has
+    /// the sign of its amplitude (`F eps >= 0`: a force pushing away from `eps = 0` would deform
+    /// the grain by itself, a negative stiffness), and the energies are the integral of the
+    /// forces within [`ForceTable::ENERGY_TOLERANCE`] (else the run's energy ledger and its
+    /// dynamics disagree). The message names the row (1-based) and both values.
+    pub fn check_physics(&self) -> Result<(), String> {
+        let largest = self.force.iter().fold(0.0f64, |m, f| m.max(f.abs()));
+        for (i, (&e, &f)) in self.eps.iter().zip(&self.force).enumerate() {
+            if e * f < 0.0 && f.abs() > 1e-9 * largest {
+                return Err(format!(
+                    "row {}: force {f:e} at eps {e:e} pushes away from eps = 0 (a restoring force has the sign of eps): the grain would deform by itself",
+                    i + 1
+                ));
+            }
+        }
+        let integral = ForceTable::from_forces(self.eps.clone(), self.force.clone()).energy;
+        let scale = integral.iter().fold(0.0f64, |m, u| m.max(u.abs()));
+        for (i, (&u, &v)) in self.energy.iter().zip(&integral).enumerate() {
+            if (u - v).abs() > ForceTable::ENERGY_TOLERANCE * scale {
+                return Err(format!(
+                    "row {}: energy {u:e}, but the integral of the forces from eps = 0 is {v:e} (more than {} % of the largest energy apart): the energy column contradicts the force",
+                    i + 1,
+                    100.0 * ForceTable::ENERGY_TOLERANCE
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// A table of forces alone, its energies the exact integrals from 0 of the monotone cubic
     /// interpolant ([`TableLaw`]), so that `U(0) = 0`. Panics on an invalid table (fewer than 2
     /// rows, non-increasing or non-finite values): validate first.

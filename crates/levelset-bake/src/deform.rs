@@ -259,6 +259,25 @@ pub fn attach_modes(
     let g = &baked.bundle;
     let spec = g.levelset.spec().clone();
     let [nx, ny, nz] = spec.dims;
+    // The mode fields on the grid (built per node, then as one array: 2 x 24 bytes per mode and
+    // node, and a list per node), the path's the same, and the precomputed level sets: refused
+    // before they are allocated when they cannot fit.
+    let path_points = field.path_amplitudes().len();
+    let per_node = 48 * (a + path_points) + 2 * 40 + 8 * a * samples.len();
+    let needed = spec.len().saturating_mul(per_node);
+    let available = grain::memory::available();
+    if needed > available {
+        return Err(BakeError::parameter(
+            "--modes",
+            format!(
+                "{a} modes ({path_points} path points, {} samples) on a grid of {} nodes need about {:.1} GB, more than the {:.1} GB available to this process: use a larger --spacing or fewer samples",
+                samples.len(),
+                spec.len(),
+                needed as f64 / 1e9,
+                available as f64 / 1e9
+            ),
+        ));
+    }
     let nodes: Vec<Point3<f64>> = g
         .nodes
         .rows()
@@ -535,6 +554,9 @@ impl ModeRequest {
                     // U = integral of F d eps: scaling eps scales the energies by the same factor
                     // (the file's own, or those read_csv integrated).
                     let t = ForceTable::read_csv(path)?;
+                    t.check_physics().map_err(|m| {
+                        BakeError::input(path, format!("internal force table: {m}"))
+                    })?;
                     let t = ForceTable {
                         eps: t.eps.iter().map(|e| e * scale).collect(),
                         force: t.force,

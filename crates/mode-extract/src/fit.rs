@@ -76,6 +76,24 @@ pub fn force_fit(eps: &[f64], force: &[f64]) -> Result<ForceTable, String> {
     })
 }
 
+/// Where a boundary's displacement turns back while the amplitude grows: the input indices
+/// `(i, j)` of two snapshots, consecutive in amplitude, across which it moves against its
+/// overall direction (the sign of its largest move from the origin), if any. Moves below
+/// `1e-9` of the largest displacement count as still.
+pub fn turns_back(eps: &[f64], displacement: &[f64]) -> Option<(usize, usize)> {
+    let mut order: Vec<usize> = (0..eps.len()).collect();
+    order.sort_by(|&a, &b| eps[a].total_cmp(&eps[b]));
+    let largest = displacement
+        .iter()
+        .copied()
+        .fold(0.0f64, |m, d| if d.abs() > m.abs() { d } else { m });
+    let still = 1e-9 * largest.abs();
+    order.windows(2).find_map(|w| {
+        let step = displacement[w[1]] - displacement[w[0]];
+        (step * largest.signum() < -still).then_some((w[0], w[1]))
+    })
+}
+
 /// Generalized forces by virtual work (Eq. 58): for each snapshot, the sum over boundaries of
 /// the reaction times the derivative of that boundary's displacement with respect to the
 /// amplitude (the monotone cubic's slope through the snapshots' `(eps, u)`).

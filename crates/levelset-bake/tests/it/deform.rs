@@ -389,6 +389,27 @@ fn a_fem_mode_takes_a_given_mass_and_internal_force_table() {
     let refused = bake(&["--modal-stiffness", "3"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--modal-stiffness"));
+    // Issue #23: a force pushing away from eps = 0, and an energy column that is not the
+    // integral of the force (here twice the closed form U = 2 e^2 + 2 e), are refused by row.
+    for (text, expected) in [
+        (
+            "eps,force\n0,0\n1,-4\n2,6\n",
+            "row 2: force -4e0 at eps 1e0 pushes away from eps = 0",
+        ),
+        (
+            "eps,force,energy\n0,2,0\n1,4,8\n2,6,24\n",
+            "row 2: energy 8e0, but the integral of the forces from eps = 0 is 3e0",
+        ),
+    ] {
+        std::fs::write(&table, text).unwrap();
+        let refused = bake(&["--internal-force", table.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert!(!refused.status.success());
+        assert!(
+            stderr.contains("table.csv: internal force table:") && stderr.contains(expected),
+            "{stderr}"
+        );
+    }
     // Issue #23: negative damping (it feeds energy in) is refused, naming the flag.
     for (flag, value) in [("--modal-damping", "-1"), ("--damping-beta", "-0.1")] {
         let refused = bake(&[flag, value]);
