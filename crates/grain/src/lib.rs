@@ -19,6 +19,7 @@ pub mod atomic;
 pub mod bundle;
 mod error;
 pub mod grid;
+pub mod memory;
 mod mesh;
 mod npy;
 pub mod text;

@@ -78,11 +78,11 @@ impl VoxelImage {
         let header = grain::read_npy_header(path).map_err(|e| BakeError::input(path, e))?;
         let elements = header.shape.iter().product::<usize>();
         let needed = elements.saturating_mul(size_of::<f64>() + size_of::<bool>());
-        if needed > crate::bake::available_memory() {
+        if needed > grain::memory::available() {
             return Err(BakeError::input(
                 path,
                 format!(
-                    "an image of shape {:?} needs about {:.1} GB to segment, more than this machine has available",
+                    "an image of shape {:?} needs about {:.1} GB to segment, more than the memory available to this process",
                     header.shape,
                     needed as f64 / 1e9
                 ),

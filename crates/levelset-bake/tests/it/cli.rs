@@ -509,3 +509,30 @@ fn grids_that_cannot_hold_the_shape_are_refused() {
         );
     }
 }
+
+/// Issue #23: under an address-space limit (`ulimit -v`) a grid the process cannot hold aborted
+/// in the allocator (exit 134). Refused now with its need, before anything is allocated; the
+/// same grid bakes without the limit (see the other tests for what a bake writes).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_grid_beyond_an_address_space_limit_is_refused_by_its_need() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.grain");
+    let o = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 400000 && exec {} sphere --radius 40 --spacing 0.5 --out {}",
+            env!("CARGO_BIN_EXE_levelset-bake"),
+            out.display()
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("167 x 167 x 167 nodes and need about 0.2 GB")
+            && stderr.contains("available to this process"),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+}
