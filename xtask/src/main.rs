@@ -118,6 +118,11 @@ enum Cmd {
         /// Print each target's this many most frequent refusal messages (to read them).
         #[arg(long, default_value_t = 0)]
         messages: usize,
+        /// The semantic campaign instead: well-formed inputs drawn at random through each tool,
+        /// outputs checked against independent invariants (targets bake, modes, run, jaeger;
+        /// `--runs` cases each, 200 by default; see xtask/src/semantic.rs).
+        #[arg(long)]
+        semantic: bool,
     },
     /// Writes each target's seed files into DIR/TARGET/: the starting corpora of the
     /// coverage-guided harness (`FORMAT=TARGET cargo +nightly fuzz run formats DIR/TARGET`).
@@ -279,11 +284,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             runs,
             seed,
             messages,
-        } => Ok(if fuzz::run(&targets, time, runs, seed, messages)? {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        }),
+            semantic,
+        } => {
+            let clean = if semantic {
+                let cases = if runs == u64::MAX { 200 } else { runs as usize };
+                xtask::semantic::run(&targets, cases, seed, messages)?
+            } else {
+                fuzz::run(&targets, time, runs, seed, messages)?
+            };
+            Ok(if clean {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
         Cmd::FuzzCorpus { dir, targets } => {
             let names: Vec<String> = if targets.is_empty() {
                 fuzz::targets().iter().map(|t| t.name.to_string()).collect()

@@ -223,6 +223,13 @@ struct Checkpoint {
     state: State,
 }
 
+/// The ledger error past which a run warns (at its end, on standard error): the integration added
+/// or lost energy that no load or dissipation accounts for (a Hertz impact far deeper than the
+/// automatic step assumed, a step too large for the stiffness, a grain jittering at the end of
+/// its path's range), and every energy-based result carries the error. Unstable runs are
+/// stopped far later, when the residual exceeds all the run supplied.
+pub const LEDGER_WARNING: f64 = 0.01;
+
 /// What a run reports (also written as summary.json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -246,6 +253,10 @@ pub struct Summary {
     pub energy_total: f64,
     /// The energy ledger's residual at the end.
     pub energy_residual: f64,
+    /// The ledger error of this invocation's steps: the largest `|residual|` over the most the
+    /// run supplied ([`crate::sim::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
+    #[serde(default)]
+    pub ledger_error: f64,
     /// Amplitudes beyond a range their grain's model rests on (module docs).
     pub excursions: Vec<Excursion>,
     /// Stopped by Ctrl-C (a checkpoint was written).
@@ -398,6 +409,7 @@ fn run_in_pool(
     let mut last_checkpoint = None;
     let mut interrupted = false;
     let mut reported = 0;
+    let (mut largest_residual, mut largest_supplied) = (0.0f64, 0.0f64);
     while sim.step < total {
         let next = sim.step + 1;
         let record = every(o.vtk_every, next);
@@ -430,6 +442,10 @@ fn run_in_pool(
                 supplied: sim.ledger.supplied(&energies),
             });
         }
+        // The ledger's largest residual against the most the run supplied, over the run (at one
+        // step the supplied energy can be tiny: a load just begun).
+        largest_residual = largest_residual.max(sim.ledger.residual(&energies).abs());
+        largest_supplied = largest_supplied.max(sim.ledger.supplied(&energies));
         for x in &sim.excursions[reported..] {
             let line = format!("dem-run: warning: {x}");
             match &bar {
@@ -463,6 +479,17 @@ fn run_in_pool(
     if let Some(b) = bar {
         b.finish_and_clear();
     }
+    let ledger_error = if largest_supplied > 0.0 {
+        largest_residual / largest_supplied
+    } else {
+        0.0
+    };
+    if ledger_error > LEDGER_WARNING {
+        eprintln!(
+            "dem-run: warning: the energy ledger was off by up to {largest_residual:e}, {:.1} % of the most energy the run supplied ({largest_supplied:e}): the integration added or lost energy the loads and dissipation do not account for (a step that does not resolve the contacts, or forces past a table's, samples' or path's range; see the excursions), and energy-based results carry the error; lower run.dt or run.safety (summary.json: ledger_error)",
+            100.0 * ledger_error
+        );
+    }
     let wall = started.elapsed().as_secs_f64();
     let summary = Summary {
         steps: sim.step,
@@ -475,6 +502,7 @@ fn run_in_pool(
         node_contacts: sim.contacts,
         energy_total: sim.energies().total(),
         energy_residual: sim.ledger.residual(&sim.energies()),
+        ledger_error,
         excursions: sim.excursions.clone(),
         interrupted,
         last_checkpoint,
