@@ -16,57 +16,8 @@ use std::path::{Path, PathBuf};
 
 use grain::ElementType;
 
+use crate::InputError;
 use crate::part::{Blocks, Part};
-
-/// Why a deck could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum DeckError {
-    /// A file could not be read.
-    #[error("{}: {source}", path.display())]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
-    },
-    /// A line is malformed.
-    #[error("{}: line {line}: {message}", path.display())]
-    Line {
-        /// The file (the deck or an included file).
-        path: PathBuf,
-        /// 1-based line.
-        line: usize,
-        /// What was expected.
-        message: String,
-    },
-    /// The deck as a whole is unusable (no elements, an unknown set, unsupported elements).
-    #[error("{}: {message}", path.display())]
-    Deck {
-        /// The deck.
-        path: PathBuf,
-        /// What is wrong.
-        message: String,
-    },
-}
-
-impl DeckError {
-    /// A malformed line of `path` (1-based `line`).
-    pub fn line(path: &Path, line: usize, message: impl Into<String>) -> Self {
-        DeckError::Line {
-            path: path.to_path_buf(),
-            line,
-            message: message.into(),
-        }
-    }
-
-    /// `path` as a whole is unusable.
-    pub fn file(path: &Path, message: impl Into<String>) -> Self {
-        DeckError::Deck {
-            path: path.to_path_buf(),
-            message: message.into(),
-        }
-    }
-}
 
 /// A material's elastic constants and density, when the deck gives them.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -147,9 +98,9 @@ fn expand(
     path: &Path,
     depth: usize,
     out: &mut Vec<(PathBuf, usize, String)>,
-) -> Result<(), DeckError> {
+) -> Result<(), InputError> {
     if depth > 16 {
-        return Err(DeckError::file(
+        return Err(InputError::file(
             path,
             "*Include nested more than 16 deep (a cycle?)",
         ));
@@ -163,7 +114,7 @@ fn expand(
                 let input = k
                     .params
                     .get("INPUT")
-                    .ok_or_else(|| DeckError::line(path, i + 1, "*Include without INPUT="))?;
+                    .ok_or_else(|| InputError::line(path, i + 1, "*Include without INPUT="))?;
                 let included = path
                     .parent()
                     .unwrap_or(Path::new("."))
@@ -182,14 +133,14 @@ fn numbers<T: crate::text::Number>(
     line: usize,
     text: &str,
     what: &str,
-) -> Result<Vec<T>, DeckError> {
+) -> Result<Vec<T>, InputError> {
     text.split(',')
         .map(str::trim)
         .filter(|f| !f.is_empty())
         .map(|f| {
             // Abaqus writes reals like `1.` and `-746.369E-06`; Rust parses both.
             crate::text::number::<T>(f).ok_or_else(|| {
-                DeckError::line(path, line, format!("{what}: `{f}` is not a finite number"))
+                InputError::line(path, line, format!("{what}: `{f}` is not a finite number"))
             })
         })
         .collect()
@@ -197,12 +148,12 @@ fn numbers<T: crate::text::Number>(
 
 impl Deck {
     /// Reads a deck and its includes.
-    pub fn read(path: &Path) -> Result<Deck, DeckError> {
+    pub fn read(path: &Path) -> Result<Deck, InputError> {
         Deck::read_with(path, Redefinition::Refuse)
     }
 
     /// [`Deck::read`], with `redefinition` deciding what a label defined twice gets.
-    pub fn read_with(path: &Path, redefinition: Redefinition) -> Result<Deck, DeckError> {
+    pub fn read_with(path: &Path, redefinition: Redefinition) -> Result<Deck, InputError> {
         let mut lines = Vec::new();
         expand(path, 0, &mut lines)?;
         let mut deck = Deck {
@@ -228,10 +179,10 @@ impl Deck {
             if t.is_empty() || t.starts_with("**") {
                 continue;
             }
-            let err = |message: String| DeckError::line(&file, line, message);
+            let err = |message: String| InputError::line(&file, line, message);
             if t.starts_with('*') {
                 if let Some(e) = pending.take() {
-                    return Err(DeckError::line(
+                    return Err(InputError::line(
                         &e.at.0,
                         e.at.1,
                         format!(
@@ -357,7 +308,7 @@ impl Deck {
                         match (elements_at.get(&e.label), redefinition) {
                             (Some(first), Redefinition::Refuse) => {
                                 let (path, line) = e.at.clone();
-                                return Err(DeckError::line(
+                                return Err(InputError::line(
                                     &path,
                                     line,
                                     again("element", e.label, first),
@@ -457,7 +408,7 @@ impl Deck {
             }
         }
         if let Some(e) = pending {
-            return Err(DeckError::line(
+            return Err(InputError::line(
                 &e.at.0,
                 e.at.1,
                 format!("element {} is cut short by the end of the file", e.label),
@@ -468,8 +419,8 @@ impl Deck {
 
     /// The solid part of an element set, or of all elements: the chosen elements grouped by
     /// type, on the nodes they use (in definition order, with their labels).
-    pub fn part(&self, element_set: Option<&str>) -> Result<Part, DeckError> {
-        let deck_error = |message: String| DeckError::file(&self.path, message);
+    pub fn part(&self, element_set: Option<&str>) -> Result<Part, InputError> {
+        let deck_error = |message: String| InputError::file(&self.path, message);
         let chosen: Option<std::collections::HashSet<i64>> = match element_set {
             None => None,
             Some(name) => Some(
@@ -497,7 +448,7 @@ impl Deck {
                 continue;
             }
             let Some(t) = e.element_type else {
-                return Err(DeckError::Line {
+                return Err(InputError::Line {
                     path: e.at.0.clone(),
                     line: e.at.1,
                     message: format!(
@@ -513,7 +464,7 @@ impl Deck {
                     index
                         .get(l)
                         .map(|&k| k as u64)
-                        .ok_or_else(|| DeckError::Line {
+                        .ok_or_else(|| InputError::Line {
                             path: e.at.0.clone(),
                             line: e.at.1,
                             message: format!(

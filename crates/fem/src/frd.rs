@@ -13,7 +13,7 @@ use std::path::Path;
 use grain::ElementType;
 
 use crate::part::{Blocks, NodalValues, Part};
-use crate::{DeckError, text::read_text};
+use crate::{InputError, text::read_text};
 
 /// What a `.frd` holds.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,10 +32,10 @@ fn column<T: crate::text::Number>(
     (from, width): (usize, usize),
     line: usize,
     what: &str,
-) -> Result<T, DeckError> {
+) -> Result<T, InputError> {
     let s = l.get(from..from + width).unwrap_or("").trim();
     crate::text::number::<T>(s).ok_or_else(|| {
-        DeckError::line(
+        InputError::line(
             path,
             line,
             format!(
@@ -48,7 +48,7 @@ fn column<T: crate::text::Number>(
 }
 
 /// Reads a `.frd` (see the module's docs), gunzipped if its name ends in `.gz`.
-pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
+pub fn read_frd(path: &Path) -> Result<Frd, InputError> {
     let text = read_text(path)?;
     let lines: Vec<&str> = text.lines().collect();
     let mut labels: Vec<i64> = Vec::new();
@@ -56,13 +56,13 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
     let mut elements: Vec<(ElementType, Vec<i64>, usize)> = Vec::new();
     let mut displacements = Vec::new();
     let mut i = 0;
-    let field = |l: &str, from: usize, width: usize, line: usize| -> Result<f64, DeckError> {
+    let field = |l: &str, from: usize, width: usize, line: usize| -> Result<f64, InputError> {
         column(path, l, (from, width), line, "a number")
     };
-    let int = |l: &str, from: usize, width: usize, line: usize| -> Result<i64, DeckError> {
+    let int = |l: &str, from: usize, width: usize, line: usize| -> Result<i64, InputError> {
         column(path, l, (from, width), line, "an integer")
     };
-    let vector = |l: &str, line: usize| -> Result<[f64; 3], DeckError> {
+    let vector = |l: &str, line: usize| -> Result<[f64; 3], InputError> {
         Ok([
             field(l, 13, 12, line)?,
             field(l, 25, 12, line)?,
@@ -75,7 +75,7 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
         if key == "2C" || key == "3C" {
             let format = l.split_whitespace().last().unwrap_or("");
             if format != "1" {
-                return Err(DeckError::line(
+                return Err(InputError::line(
                     path,
                     i + 1,
                     format!("format flag {format}: only the ASCII short format (1) is read"),
@@ -88,7 +88,7 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
             while i < lines.len() && lines[i].starts_with(" -1") {
                 let node = int(lines[i], 3, 10, i + 1)?;
                 if let Some(line) = first.insert(node, i + 1) {
-                    return Err(DeckError::line(
+                    return Err(InputError::line(
                         path,
                         i + 1,
                         format!(
@@ -125,7 +125,7 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
                 };
                 if let Some(t) = t {
                     if nodes.len() != t.node_count() {
-                        return Err(DeckError::line(
+                        return Err(InputError::line(
                             path,
                             head,
                             format!(
@@ -176,14 +176,14 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
             while i < lines.len() && lines[i].starts_with(" -1") {
                 let node = int(lines[i], 3, 10, i + 1)?;
                 if !known.contains(&node) {
-                    return Err(DeckError::line(
+                    return Err(InputError::line(
                         path,
                         i + 1,
                         format!("node {node} is not in the node block"),
                     ));
                 }
                 if let Some(line) = first.insert(node, i + 1) {
-                    return Err(DeckError::line(
+                    return Err(InputError::line(
                         path,
                         i + 1,
                         format!(
@@ -201,13 +201,13 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
         i += 1;
     }
     if labels.is_empty() || elements.is_empty() {
-        return Err(DeckError::file(
+        return Err(InputError::file(
             path,
             "no node or element block (is it a CalculiX .frd?)",
         ));
     }
     if displacements.is_empty() {
-        return Err(DeckError::file(
+        return Err(InputError::file(
             path,
             "no DISP block: ask for *NODE FILE with U",
         ));
@@ -219,7 +219,7 @@ pub fn read_frd(path: &Path) -> Result<Frd, DeckError> {
             .iter()
             .map(|n| {
                 index.get(n).map(|&k| k as u64).ok_or_else(|| {
-                    DeckError::line(
+                    InputError::line(
                         path,
                         line,
                         format!("element refers to node {n}, not in the node block"),

@@ -2,10 +2,12 @@
 //! Abaqus/CalculiX input decks (`abaqus`), CalculiX `.frd` results (`frd`), VTK volume meshes
 //! and point data (`vtu`), nodal tables and per-snapshot scalars (`tables`); all read into
 //! [`grain::FemMesh`] through one assembly, with node labels ([`Part`], [`NodalValues`]); the shape functions of the supported solid elements,
-//! the boundary surface of a mesh, and point location with shape-function interpolation.
+//! the boundary surface of a mesh, and point location with shape-function interpolation. Every
+//! reader's error is an [`InputError`] naming the file and, where there is one, the line.
 
 pub mod abaqus;
 mod boundary;
+mod error;
 mod frd;
 mod locate;
 mod part;
@@ -17,8 +19,9 @@ mod text;
 mod vtk_legacy;
 mod vtu;
 
-pub use abaqus::{Deck, DeckError, DeckMaterial, Redefinition};
+pub use abaqus::{Deck, DeckMaterial, Redefinition};
 pub use boundary::{BoundarySurface, boundary};
+pub use error::InputError;
 pub use frd::{Frd, read_frd};
 pub use locate::{Location, Locator, node};
 pub use part::{NodalValues, Part, match_points, names_snapshot};

@@ -9,13 +9,13 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::DeckError;
+use crate::InputError;
 use crate::part::NodalValues;
 use crate::text::{kind, read_text};
 
 /// A nodal displacement table (`.rpt` or `.csv` by extension, looking through `.gz`): the rows
 /// by node label; a label given twice is refused.
-pub fn read_nodal_table(path: &Path) -> Result<NodalValues, DeckError> {
+pub fn read_nodal_table(path: &Path) -> Result<NodalValues, InputError> {
     let text = read_text(path)?;
     let rows = if kind(path) == "csv" {
         csv_rows(path, &text)?
@@ -31,7 +31,7 @@ pub fn read_nodal_table(path: &Path) -> Result<NodalValues, DeckError> {
     };
     for (line, label, u) in rows {
         if let Some(first) = seen.insert(label, line) {
-            return Err(DeckError::line(
+            return Err(InputError::line(
                 path,
                 line,
                 format!("node {label} appears twice (first on line {first})"),
@@ -43,23 +43,23 @@ pub fn read_nodal_table(path: &Path) -> Result<NodalValues, DeckError> {
     Ok(table)
 }
 
-fn number(path: &Path, line: usize, s: &str) -> Result<f64, DeckError> {
+fn number(path: &Path, line: usize, s: &str) -> Result<f64, InputError> {
     crate::text::number::<f64>(s)
-        .ok_or_else(|| DeckError::line(path, line, format!("`{s}` is not a finite number")))
+        .ok_or_else(|| InputError::line(path, line, format!("`{s}` is not a finite number")))
 }
 
 /// The rows of a CSV table that carry data (blank lines and `#` comments skipped), as (0-based
 /// line, text): its header's line and lower-cased names, then the rest.
 type CsvTable<'a> = (usize, Vec<String>, Vec<(usize, &'a str)>);
 
-fn csv_table<'a>(path: &Path, text: &'a str) -> Result<CsvTable<'a>, DeckError> {
+fn csv_table<'a>(path: &Path, text: &'a str) -> Result<CsvTable<'a>, InputError> {
     let mut lines = text
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
     let (hline, header) = lines
         .next()
-        .ok_or_else(|| DeckError::file(path, "empty table"))?;
+        .ok_or_else(|| InputError::file(path, "empty table"))?;
     let names = header
         .split(',')
         .map(|h| h.trim().to_ascii_lowercase())
@@ -68,13 +68,13 @@ fn csv_table<'a>(path: &Path, text: &'a str) -> Result<CsvTable<'a>, DeckError> 
 }
 
 /// The snapshot a scalars row's label names (exactly one of `ids`).
-fn snapshot_of(path: &Path, line: usize, label: &str, ids: &[String]) -> Result<usize, DeckError> {
+fn snapshot_of(path: &Path, line: usize, label: &str, ids: &[String]) -> Result<usize, InputError> {
     let named: Vec<usize> = (0..ids.len())
         .filter(|&j| crate::names_snapshot(&ids[j], label))
         .collect();
     match named[..] {
         [j] => Ok(j),
-        [] => Err(DeckError::line(
+        [] => Err(InputError::line(
             path,
             line,
             format!(
@@ -83,7 +83,7 @@ fn snapshot_of(path: &Path, line: usize, label: &str, ids: &[String]) -> Result<
                 ids.first().map_or("", String::as_str)
             ),
         )),
-        [a, b, ..] => Err(DeckError::line(
+        [a, b, ..] => Err(InputError::line(
             path,
             line,
             format!(
@@ -97,11 +97,11 @@ fn snapshot_of(path: &Path, line: usize, label: &str, ids: &[String]) -> Result<
 }
 
 /// CSV rows `node,u1,u2,u3` (header names case-insensitive, any column order, `#` comments).
-fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, DeckError> {
+fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, InputError> {
     let (hline, names, lines) = csv_table(path, text)?;
     let col = |n: &str| {
         names.iter().position(|h| h == n).ok_or_else(|| {
-            DeckError::line(
+            InputError::line(
                 path,
                 hline + 1,
                 format!("no column `{n}` (expected header node,u1,u2,u3)"),
@@ -115,7 +115,7 @@ fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
             let get = |c: usize| {
                 f.get(c).copied().ok_or_else(|| {
-                    DeckError::line(
+                    InputError::line(
                         path,
                         i + 1,
                         format!("expected {} columns, found {}", names.len(), f.len()),
@@ -123,7 +123,7 @@ fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
                 })
             };
             let label = get(cn)?.parse::<i64>().map_err(|_| {
-                DeckError::line(path, i + 1, format!("node `{}` is not an integer", f[cn]))
+                InputError::line(path, i + 1, format!("node `{}` is not an integer", f[cn]))
             })?;
             Ok((
                 i + 1,
@@ -142,7 +142,7 @@ fn csv_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
 /// word is `Node` and that names `U.U1`, `U.U2` and `U.U3`; a row is a node label followed by the
 /// columns, possibly wrapped over several lines; the Minimum/At Node/Maximum/Total footer or a
 /// blank line ends the block.
-fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, DeckError> {
+fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, InputError> {
     let mut rows = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
@@ -165,7 +165,7 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
             i += 1;
         }
         if i == lines.len() {
-            return Err(DeckError::line(
+            return Err(InputError::line(
                 path,
                 header_line + 1,
                 "header without the line of dashes under it",
@@ -186,7 +186,7 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
             }
             let start = i;
             let label = first.parse::<i64>().map_err(|_| {
-                DeckError::line(
+                InputError::line(
                     path,
                     i + 1,
                     format!("expected a node label, found `{first}`"),
@@ -197,7 +197,7 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
             while values.len() < columns - 1 {
                 i += 1;
                 let more = lines.get(i).ok_or_else(|| {
-                    DeckError::line(path, start + 1, "row cut short by the end of the file")
+                    InputError::line(path, start + 1, "row cut short by the end of the file")
                 })?;
                 if more.trim().is_empty() {
                     break;
@@ -205,7 +205,7 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
                 values.extend(more.split_whitespace());
             }
             if values.len() != columns - 1 {
-                return Err(DeckError::line(
+                return Err(InputError::line(
                     path,
                     start + 1,
                     format!(
@@ -221,7 +221,7 @@ fn rpt_rows(path: &Path, text: &str) -> Result<Vec<(usize, i64, [f64; 3])>, Deck
         }
     }
     if blocks == 0 {
-        return Err(DeckError::file(
+        return Err(InputError::file(
             path,
             "no block with columns `Node`, `U.U1`, `U.U2`, `U.U3` (export U at nodes from Abaqus/Viewer)",
         ));
@@ -258,14 +258,14 @@ pub enum Pairing {
 /// one snapshot and each snapshot must have one row, and the values come back in snapshot order
 /// whatever the rows' order. With [`Pairing::Position`] row `j` is snapshot `j` (labels
 /// ignored). Either way there is one row per snapshot.
-pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Scalars, DeckError> {
+pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Scalars, InputError> {
     let text = read_text(path)?;
     let (hline, names, lines) = csv_table(path, &text)?;
     let mut columns: HashMap<String, Vec<f64>> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
     let label_column = names.iter().position(|n| n == "snapshot");
     if label_column.is_none() && pairing == Pairing::Label {
-        return Err(DeckError::line(
+        return Err(InputError::line(
             path,
             hline + 1,
             "no `snapshot` column naming each row's snapshot: add one, or pair the rows with the snapshots in order (mode-extract --scalars-by-position)",
@@ -278,7 +278,7 @@ pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Sca
     for (i, l) in lines {
         let f: Vec<&str> = l.split(',').map(str::trim).collect();
         if f.len() != names.len() {
-            return Err(DeckError::line(
+            return Err(InputError::line(
                 path,
                 i + 1,
                 format!("expected {} columns, found {}", names.len(), f.len()),
@@ -297,7 +297,7 @@ pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Sca
             _ => order.len(),
         };
         if let Some(Some(first)) = taken.get(j) {
-            return Err(DeckError::line(
+            return Err(InputError::line(
                 path,
                 i + 1,
                 format!(
@@ -312,7 +312,7 @@ pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Sca
         order.push(j);
     }
     if order.len() != ids.len() {
-        return Err(DeckError::file(
+        return Err(InputError::file(
             path,
             format!(
                 "{} rows for {} snapshots (one row per snapshot)",
@@ -340,7 +340,7 @@ pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Sca
             let d = columns
                 .remove(&format!("displacement_{b}"))
                 .ok_or_else(|| {
-                    DeckError::line(
+                    InputError::line(
                         path,
                         hline + 1,
                         format!("column `{name}` has no `displacement_{b}` to pair with"),
@@ -356,7 +356,7 @@ pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Sca
         .filter(|n| columns.contains_key(*n) && *n != "snapshot")
         .collect();
     if let Some(n) = unknown.first() {
-        return Err(DeckError::line(
+        return Err(InputError::line(
             path,
             hline + 1,
             format!(
@@ -365,7 +365,7 @@ pub fn read_scalars(path: &Path, ids: &[String], pairing: Pairing) -> Result<Sca
         ));
     }
     if scalars.strain_energy.is_none() && scalars.boundaries.is_empty() {
-        return Err(DeckError::line(
+        return Err(InputError::line(
             path,
             hline + 1,
             "no strain_energy and no force_/displacement_ pairs",

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
-use crate::DeckError;
+use crate::InputError;
 
 /// The text of `path`.
-pub fn read_text(path: &Path) -> Result<String, DeckError> {
-    let io = |source| DeckError::Io {
+pub fn read_text(path: &Path) -> Result<String, InputError> {
+    let io = |source| InputError::Io {
         path: path.to_path_buf(),
         source,
     };
@@ -24,7 +24,7 @@ pub fn read_text(path: &Path) -> Result<String, DeckError> {
         bytes
     };
     grain::text::utf8_text(bytes).map_err(|e| {
-        DeckError::line(
+        InputError::line(
             path,
             e.line,
             format!(

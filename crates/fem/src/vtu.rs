@@ -7,7 +7,7 @@ use std::path::Path;
 use grain::{ElementType, FemMesh};
 use vtkio::model::{Attribute, CellType, DataSet, UnstructuredGridPiece, VertexNumbers, Vtk};
 
-use crate::abaqus::DeckError;
+use crate::InputError;
 use crate::part::Blocks;
 
 /// One 3-vector per mesh point.
@@ -26,14 +26,14 @@ fn element_type(cell: CellType) -> Option<ElementType> {
 
 /// Reads the first piece of an unstructured grid. Cells of other types are refused, naming the
 /// first one.
-pub fn read_vtu_mesh(path: &Path) -> Result<FemMesh, DeckError> {
+pub fn read_vtu_mesh(path: &Path) -> Result<FemMesh, InputError> {
     read_vtu(path, None).map(|(mesh, _)| mesh)
 }
 
 /// Reads an unstructured grid and the point-data vector named `field` (3 components; a data
 /// array, or an array of a legacy FIELD attribute). Raw appended binary data is refused with
 /// advice: vtkio cannot read it.
-pub fn read_vtu_field(path: &Path, field: &str) -> Result<(FemMesh, Vec<[f64; 3]>), DeckError> {
+pub fn read_vtu_field(path: &Path, field: &str) -> Result<(FemMesh, Vec<[f64; 3]>), InputError> {
     let (mesh, values) = read_vtu(path, Some(field))?;
     Ok((mesh, values.expect("asked for")))
 }
@@ -52,18 +52,18 @@ pub fn read_vtu_field(path: &Path, field: &str) -> Result<(FemMesh, Vec<[f64; 3]
 pub fn read_vtu_points_field(
     path: &Path,
     field: &str,
-) -> Result<(Vec<f64>, PointVectors), DeckError> {
+) -> Result<(Vec<f64>, PointVectors), InputError> {
     if path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("vtu"))
     {
-        let bytes = std::fs::read(path).map_err(|source| DeckError::Io {
+        let bytes = std::fs::read(path).map_err(|source| InputError::Io {
             path: path.to_path_buf(),
             source,
         })?;
         if let Some((points, values)) = inline::points_and_field(&bytes, field) {
-            finite(&points, "the points").map_err(|m| DeckError::file(path, m))?;
-            finite(&values, &format!("array `{field}`")).map_err(|m| DeckError::file(path, m))?;
+            finite(&points, "the points").map_err(|m| InputError::file(path, m))?;
+            finite(&values, &format!("array `{field}`")).map_err(|m| InputError::file(path, m))?;
             let values = values.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
             return Ok((points, values));
         }
@@ -81,20 +81,26 @@ pub fn read_vtu_points_field(
 /// arrays), and for what it silently drops (an inline binary array whose base64, zlib or LZ4
 /// data does not decode); ASCII numbers are checked against their type, and no array may appear
 /// twice. A legacy file vtkio refuses is located by line ([`crate::vtk_legacy`]). The error
-/// names the array or line; the caller names the file. Legacy cell lists are checked by
-/// [`vtk_cells`]. Cost: every inline array is decoded once more than vtkio alone would.
-pub fn import_vtk(path: &Path) -> Result<Vtk, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+/// names the file and the array or line. Legacy cell lists are checked by [`vtk_cells`]. Cost:
+/// every inline array is decoded once more than vtkio alone would.
+pub fn import_vtk(path: &Path) -> Result<Vtk, InputError> {
+    let bytes = std::fs::read(path).map_err(|source| InputError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let fail = |message: String| InputError::file(path, message);
     // vtkio's choice: `.vtk` is legacy, any other extension XML.
     let legacy = path.extension().is_some_and(|e| e == "vtk");
     if !legacy {
-        inline::check_arrays(&bytes)?;
+        inline::check_arrays(&bytes).map_err(fail)?;
     }
     Vtk::import(path).map_err(|e| {
         let found = legacy.then(|| crate::vtk_legacy::locate_error(&bytes));
-        found
-            .flatten()
-            .unwrap_or_else(|| format!("cannot read VTK: {}", vtkio_message(&e)))
+        fail(
+            found
+                .flatten()
+                .unwrap_or_else(|| format!("cannot read VTK: {}", vtkio_message(&e))),
+        )
     })
 }
 
@@ -699,9 +705,9 @@ mod inline {
 fn read_vtu(
     path: &Path,
     field: Option<&str>,
-) -> Result<(FemMesh, Option<PointVectors>), DeckError> {
-    let fail = |message: String| DeckError::file(path, message);
-    let vtk = import_vtk(path).map_err(fail)?;
+) -> Result<(FemMesh, Option<PointVectors>), InputError> {
+    let fail = |message: String| InputError::file(path, message);
+    let vtk = import_vtk(path)?;
     let piece: UnstructuredGridPiece = match vtk.data {
         DataSet::UnstructuredGrid { pieces, .. } => pieces
             .into_iter()
@@ -717,7 +723,7 @@ fn read_vtu(
         .ok_or_else(|| fail("point coordinates are not numbers".into()))?;
     finite(&coords, "the points").map_err(fail)?;
     let n = coords.len() / 3;
-    let cells = vtk_cells(piece.cells.cell_verts).map_err(fail)?;
+    let cells = vtk_cells(path, piece.cells.cell_verts)?;
     if cells.len() != piece.cells.types.len() {
         return Err(fail(format!(
             "{} cells for {} cell types in array `types`",
@@ -757,8 +763,13 @@ fn read_vtu(
 /// The cells of a VTK vertex list, each its point indices, checked on the way: a legacy list
 /// (`n i_1 ... i_n` per cell) must hold exactly its cell count of non-empty cells (vtkio's own
 /// conversion asserts, and underflows on a count larger than the list); XML offsets (a leading
-/// zero allowed) must be in order and within the connectivity. The error says what is wrong.
-pub fn vtk_cells(numbers: VertexNumbers) -> Result<Vec<Vec<u64>>, String> {
+/// zero allowed) must be in order and within the connectivity. The error names the file
+/// `path` and says what is wrong.
+pub fn vtk_cells(path: &Path, numbers: VertexNumbers) -> Result<Vec<Vec<u64>>, InputError> {
+    cells(numbers).map_err(|message| InputError::file(path, message))
+}
+
+fn cells(numbers: VertexNumbers) -> Result<Vec<Vec<u64>>, String> {
     match numbers {
         VertexNumbers::Legacy {
             num_cells,

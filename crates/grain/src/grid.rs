@@ -59,22 +59,23 @@ impl GridSpec {
         self.node(self.dims[0] - 1, self.dims[1] - 1, self.dims[2] - 1)
     }
 
-    /// Checks the spec; the error names the offending field.
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Checks the spec; the error ([`GridError::Spec`]) names the offending field.
+    pub fn validate(&self) -> Result<(), GridError> {
+        let spec = |field: &'static str, message: String| Err(GridError::Spec { field, message });
         if !(self.spacing.is_finite() && self.spacing > 0.0) {
-            return Err((
+            return spec(
                 "spacing",
                 format!("must be finite and > 0, got {}", self.spacing),
-            ));
+            );
         }
         if self.origin.iter().any(|x| !x.is_finite()) {
-            return Err(("origin", format!("must be finite, got {:?}", self.origin)));
+            return spec("origin", format!("must be finite, got {:?}", self.origin));
         }
         if self.dims.iter().any(|&n| n < 2) {
-            return Err((
+            return spec(
                 "dims",
                 format!("need at least 2 nodes per axis, got {:?}", self.dims),
-            ));
+            );
         }
         Ok(())
     }
@@ -312,8 +313,7 @@ impl GridSpec {
 impl LevelSetGrid {
     /// Builds a grid from its spec and values in C order (`k` fastest).
     pub fn new(spec: GridSpec, values: Vec<f64>) -> Result<Self, GridError> {
-        spec.validate()
-            .map_err(|(field, message)| GridError::Spec { field, message })?;
+        spec.validate()?;
         if values.len() != spec.len() {
             return Err(GridError::Length {
                 dims: spec.dims,

@@ -36,4 +36,4 @@ pub use grid::{
 };
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};
-pub use table::{ForceTable, TableLaw};
+pub use table::{ForceTable, TableError, TableLaw};

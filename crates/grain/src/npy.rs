@@ -21,9 +21,16 @@ pub struct NpyHeader {
 
 /// Reads and checks a `.npy` file's header without reading its data: the magic string, the
 /// dictionary's `descr` and `shape`, and that the file holds at least the data the shape declares
-/// (so that no reader allocates for a shape the file cannot fill). The error says what is wrong
-/// (`Err(message)`; the caller names the file).
-pub fn read_npy_header(path: &Path) -> std::result::Result<NpyHeader, String> {
+/// (so that no reader allocates for a shape the file cannot fill). The error
+/// ([`FormatError::Npy`]) names the file and says what is wrong.
+pub fn read_npy_header(path: &Path) -> Result<NpyHeader> {
+    header(path).map_err(|message| FormatError::Npy {
+        path: path.to_path_buf(),
+        message,
+    })
+}
+
+fn header(path: &Path) -> std::result::Result<NpyHeader, String> {
     use std::io::{Read, Seek};
     let mut file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let file_len = file.metadata().map_err(|e| e.to_string())?.len();
@@ -115,10 +122,7 @@ where
     D: Dimension,
 {
     let path = dir.join(file);
-    let header = read_npy_header(&path).map_err(|message| FormatError::Npy {
-        path: path.clone(),
-        message,
-    })?;
+    let header = read_npy_header(&path)?;
     if header.shape != expected {
         return Err(FormatError::Shape {
             path,
@@ -251,7 +255,7 @@ mod tests {
                 &format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}"),
                 &[0; 64],
             );
-            let e = read_npy_header(&path).unwrap_err();
+            let e = read_npy_header(&path).unwrap_err().to_string();
             assert!(e.contains(needed) && e.contains("holds 64 bytes"), "{e}");
         }
         let huge = npy(
@@ -262,6 +266,7 @@ mod tests {
         assert!(
             read_npy_header(&huge)
                 .unwrap_err()
+                .to_string()
                 .contains("more than 2^64 bytes")
         );
         let truncated = npy(
@@ -272,15 +277,19 @@ mod tests {
         assert!(
             read_npy_header(&truncated)
                 .unwrap_err()
+                .to_string()
                 .contains("holds 47 bytes")
         );
         std::fs::write(dir.path().join("b.npy"), b"\x93NUMPY\x01\x00\xff\xff{").unwrap();
-        let e = read_npy_header(&dir.path().join("b.npy")).unwrap_err();
+        let e = read_npy_header(&dir.path().join("b.npy"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("claims 65535 bytes"), "{e}");
         std::fs::write(dir.path().join("c.npy"), b"PK\x03\x04").unwrap();
         assert!(
             read_npy_header(&dir.path().join("c.npy"))
                 .unwrap_err()
+                .to_string()
                 .contains("magic")
         );
         let negative = npy(
@@ -291,6 +300,7 @@ mod tests {
         assert!(
             read_npy_header(&negative)
                 .unwrap_err()
+                .to_string()
                 .contains("'-1', not a size")
         );
     }

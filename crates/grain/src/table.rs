@@ -32,31 +32,56 @@ struct Row {
     energy: Option<f64>,
 }
 
+/// Why a [`ForceTable`] is refused: the row (1-based, header excluded) where there is one, and
+/// what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}{message}", row.map_or(String::new(), |r| format!("row {r}: ")))]
+pub struct TableError {
+    /// The row.
+    pub row: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TableError {
+    fn at(row: usize, message: String) -> Self {
+        TableError {
+            row: Some(row),
+            message,
+        }
+    }
+}
+
 impl ForceTable {
     /// Checks lengths (at least 2 rows, equal columns), finiteness and that `eps` increases
-    /// strictly; the message names the row (1-based, header excluded).
-    pub fn validate(&self) -> Result<(), String> {
+    /// strictly; the error names the row.
+    pub fn validate(&self) -> Result<(), TableError> {
         let n = self.eps.len();
         if n < 2 || self.force.len() != n || self.energy.len() != n {
-            return Err(format!(
-                "need at least 2 rows and equal columns, got eps {n}, force {}, energy {}",
-                self.force.len(),
-                self.energy.len()
-            ));
+            return Err(TableError {
+                row: None,
+                message: format!(
+                    "need at least 2 rows and equal columns, got eps {n}, force {}, energy {}",
+                    self.force.len(),
+                    self.energy.len()
+                ),
+            });
         }
         for i in 0..n {
             if ![self.eps[i], self.force[i], self.energy[i]]
                 .iter()
                 .all(|x| x.is_finite())
             {
-                return Err(format!("row {}: non-finite value", i + 1));
+                return Err(TableError::at(i + 1, "non-finite value".into()));
             }
             if i > 0 && self.eps[i] <= self.eps[i - 1] {
-                return Err(format!(
-                    "row {}: eps {} does not increase (previous {})",
+                return Err(TableError::at(
                     i + 1,
-                    self.eps[i],
-                    self.eps[i - 1]
+                    format!(
+                        "eps {} does not increase (previous {})",
+                        self.eps[i],
+                        self.eps[i - 1]
+                    ),
                 ));
             }
         }
@@ -74,13 +99,15 @@ impl ForceTable {
     /// the grain by itself, a negative stiffness), and the energies are the integral of the
     /// forces within [`ForceTable::ENERGY_TOLERANCE`] (else the run's energy ledger and its
     /// dynamics disagree). The message names the row (1-based) and both values.
-    pub fn check_physics(&self) -> Result<(), String> {
+    pub fn check_physics(&self) -> Result<(), TableError> {
         let largest = self.force.iter().fold(0.0f64, |m, f| m.max(f.abs()));
         for (i, (&e, &f)) in self.eps.iter().zip(&self.force).enumerate() {
             if e * f < 0.0 && f.abs() > 1e-9 * largest {
-                return Err(format!(
-                    "row {}: force {f:e} at eps {e:e} pushes away from eps = 0 (a restoring force has the sign of eps): the grain would deform by itself",
-                    i + 1
+                return Err(TableError::at(
+                    i + 1,
+                    format!(
+                        "force {f:e} at eps {e:e} pushes away from eps = 0 (a restoring force has the sign of eps): the grain would deform by itself"
+                    ),
                 ));
             }
         }
@@ -88,10 +115,12 @@ impl ForceTable {
         let scale = integral.iter().fold(0.0f64, |m, u| m.max(u.abs()));
         for (i, (&u, &v)) in self.energy.iter().zip(&integral).enumerate() {
             if (u - v).abs() > ForceTable::ENERGY_TOLERANCE * scale {
-                return Err(format!(
-                    "row {}: energy {u:e}, but the integral of the forces from eps = 0 is {v:e} (more than {} % of the largest energy apart): the energy column contradicts the force",
+                return Err(TableError::at(
                     i + 1,
-                    100.0 * ForceTable::ENERGY_TOLERANCE
+                    format!(
+                        "energy {u:e}, but the integral of the forces from eps = 0 is {v:e} (more than {} % of the largest energy apart): the energy column contradicts the force",
+                        100.0 * ForceTable::ENERGY_TOLERANCE
+                    ),
                 ));
             }
         }
@@ -133,12 +162,13 @@ impl ForceTable {
             missing.push(row.energy.is_none());
             table.energy.push(row.energy.unwrap_or(0.0));
         }
-        let invalid = |m| FormatError::invalid(path, "internal force table", m);
+        let invalid =
+            |e: TableError| FormatError::invalid(path, "internal force table", e.to_string());
         let forces_only = missing.iter().all(|&m| m);
         if let Some(row) = missing.iter().position(|&m| m).filter(|_| !forces_only) {
-            return Err(invalid(format!(
-                "row {}: no energy (give the energy column in every row, or in none)",
-                row + 1
+            return Err(invalid(TableError::at(
+                row + 1,
+                "no energy (give the energy column in every row, or in none)".into(),
             )));
         }
         table.validate().map_err(invalid)?;
@@ -151,7 +181,7 @@ impl ForceTable {
     /// Writes the table atomically (full precision: values round-trip exactly).
     pub fn write_csv(&self, path: &Path) -> Result<()> {
         self.validate()
-            .map_err(|m| FormatError::invalid(path, "internal force table", m))?;
+            .map_err(|e| FormatError::invalid(path, "internal force table", e.to_string()))?;
         write_file_atomically(path, |w| {
             let mut writer = csv::Writer::from_writer(w);
             for i in 0..self.eps.len() {

@@ -142,7 +142,7 @@ pub enum BakeError {
     Format(#[from] grain::FormatError),
     /// A FEM deck or volume mesh could not be read.
     #[error(transparent)]
-    Fem(#[from] fem::DeckError),
+    Fem(#[from] fem::InputError),
 }
 
 impl BakeError {

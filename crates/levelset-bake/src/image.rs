@@ -75,7 +75,7 @@ impl VoxelImage {
         }
         // The header first: a shape the file cannot fill, or an image this machine cannot hold
         // as numbers, is refused before anything is allocated for it.
-        let header = grain::read_npy_header(path).map_err(|e| BakeError::input(path, e))?;
+        let header = grain::read_npy_header(path)?;
         let elements = header.shape.iter().product::<usize>();
         let needed = elements.saturating_mul(size_of::<f64>() + size_of::<bool>());
         if needed > grain::memory::available() {

@@ -21,14 +21,14 @@ use crate::modes::{
     Keep, difference_modes, energy_orthogonalize, generalized_coordinates, largest_snapshot,
     single_mode, snapshot_combination, svd_modes,
 };
-use crate::snapshots::{Probe, Read, SnapshotError, Snapshots};
+use crate::snapshots::{Probe, Read, Snapshots};
 
 /// Why an extraction failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ExtractError {
     /// Reading an input (a snapshot file, a deck, a scalars table) failed.
     #[error(transparent)]
-    Input(#[from] SnapshotError),
+    Input(#[from] fem::InputError),
     /// Building modes from the snapshots failed.
     #[error("{snapshots}: {error}")]
     Modes {
@@ -225,7 +225,7 @@ fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, Ext
 }
 
 fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
-    let bytes = std::fs::read(path).map_err(|source| SnapshotError::Io {
+    let bytes = std::fs::read(path).map_err(|source| fem::InputError::Io {
         path: path.to_path_buf(),
         source,
     })?;

@@ -17,12 +17,8 @@
 use std::path::{Path, PathBuf};
 
 use faer::{ColMut, Mat};
-use fem::{Deck, NodalValues, Part};
+use fem::{Deck, InputError, NodalValues, Part};
 use rayon::prelude::*;
-
-/// Why snapshots could not be read: the errors of every input file (a deck's too): the file,
-/// and the line where there is one.
-pub use fem::DeckError as SnapshotError;
 
 /// Snapshots as one matrix (`3 n x S`): column `j` is snapshot `ids[j]`, row `3 i + c` the
 /// component `c` of node `i`'s displacement. Readers of large data fill it column by column, so
@@ -56,8 +52,8 @@ impl Probe<'_> {
             / u.len() as f64
     }
 
-    fn missing(&self, file: &Path, missing: &[i64]) -> SnapshotError {
-        SnapshotError::file(
+    fn missing(&self, file: &Path, missing: &[i64]) -> InputError {
+        InputError::file(
             file,
             format!(
                 "node set `{}` has no results at {} of its {} nodes ({}): tie eps to a node set that has results (--normalize control=SET:DX,DY,DZ), or to the loaded boundary's displacement in the scalars file (--normalize boundary=NAME --scalars FILE)",
@@ -95,10 +91,10 @@ pub fn read(
     element_set: Option<&str>,
     field: &str,
     probe: Option<Probe<'_>>,
-) -> Result<Read, SnapshotError> {
+) -> Result<Read, InputError> {
     let first = files
         .first()
-        .ok_or_else(|| SnapshotError::file(Path::new("--snapshots"), "no snapshot files"))?;
+        .ok_or_else(|| InputError::file(Path::new("--snapshots"), "no snapshot files"))?;
     let is = |ext: &[&str]| files.iter().all(|p| ext.contains(&fem::kind(p).as_str()));
     if is(&["frd"]) {
         let mut results = Vec::new();
@@ -106,7 +102,7 @@ pub fn read(
         for f in files {
             let frd = fem::read_frd(f)?;
             if deck.is_none() && own.as_ref().is_some_and(|p| *p != frd.part) {
-                return Err(SnapshotError::file(
+                return Err(InputError::file(
                     f,
                     "its mesh differs from the first .frd's (one mesh for all snapshots)",
                 ));
@@ -122,7 +118,7 @@ pub fn read(
     }
     if is(&["rpt", "csv"]) {
         let d = deck.ok_or_else(|| {
-            SnapshotError::file(
+            InputError::file(
                 first,
                 "report and CSV tables need the deck (--mesh) whose nodes they list",
             )
@@ -136,7 +132,7 @@ pub fn read(
     if is(&["vtu", "vtk", "pvd"]) {
         return read_vtk(files, deck, element_set, field, probe);
     }
-    Err(SnapshotError::file(
+    Err(InputError::file(
         first,
         "--snapshots: all files of one kind: .frd, or .vtu/.vtk/.pvd, or .rpt/.csv",
     ))
@@ -148,7 +144,7 @@ fn by_label(
     results: Vec<NodalValues>,
     with_deck: bool,
     probe: Option<Probe<'_>>,
-) -> Result<Read, SnapshotError> {
+) -> Result<Read, InputError> {
     let n = part.node_labels.len();
     let mut matrix = Mat::zeros(3 * n, results.len());
     let mut values = Vec::new();
@@ -170,7 +166,7 @@ fn by_label(
                 Some("") | None => "it".to_string(),
                 Some(increment) => increment.to_string(),
             };
-            SnapshotError::file(
+            InputError::file(
                 &r.file,
                 format!(
                     "{which} has no displacement at {} of {whose} {n} nodes ({}): {advice}",
@@ -216,12 +212,12 @@ fn read_vtk(
     element_set: Option<&str>,
     field: &str,
     probe: Option<Probe<'_>>,
-) -> Result<Read, SnapshotError> {
+) -> Result<Read, InputError> {
     let mut files = Vec::new();
     for p in paths {
         if fem::kind(p) == "pvd" {
             let entries =
-                grain::vtk::read_pvd(p).map_err(|e| SnapshotError::file(p, e.to_string()))?;
+                grain::vtk::read_pvd(p).map_err(|e| InputError::file(p, e.to_string()))?;
             let dir = p.parent().unwrap_or(Path::new("."));
             files.extend(entries.into_iter().map(|e| dir.join(e.file)));
         } else {
@@ -230,13 +226,13 @@ fn read_vtk(
     }
     let first = files
         .first()
-        .ok_or_else(|| SnapshotError::file(&paths[0], "lists no snapshot files"))?;
+        .ok_or_else(|| InputError::file(&paths[0], "lists no snapshot files"))?;
     let (mesh, u) = fem::read_vtu_field(first, field)?;
     // Which point each grain node (and each probe node) is.
     let (part, rows, probe_rows) = match deck {
         None => {
             if let Some(p) = &probe {
-                return Err(SnapshotError::file(
+                return Err(InputError::file(
                     first,
                     format!(
                         "node set `{}`: VTK points have no labels; give the deck (--mesh) the results came from",
@@ -272,7 +268,7 @@ fn read_vtk(
             };
             let part = d.part(element_set)?;
             let rows = locate(&part.node_labels).map_err(|missing| {
-                SnapshotError::file(
+                InputError::file(
                     first,
                     format!(
                         "{} of the grain's {} nodes ({}) are at no point of this file's cells of the same elements: are these VTK files converted from the deck's run?",
@@ -298,7 +294,7 @@ fn read_vtk(
     fill_column(matrix.as_mut().col_mut(0), &u, rows.as_deref());
     let first_probe = probe_value(&u);
     drop(u);
-    let results: Vec<Result<f64, SnapshotError>> = matrix
+    let results: Vec<Result<f64, InputError>> = matrix
         .as_mut()
         .subcols_mut(1, files.len() - 1)
         .par_col_iter_mut()
@@ -306,7 +302,7 @@ fn read_vtk(
         .map(|(col, f)| {
             let (points, u) = fem::read_vtu_points_field(f, field)?;
             if !points.iter().eq(mesh.nodes.iter()) {
-                return Err(SnapshotError::file(
+                return Err(InputError::file(
                     f,
                     "its points differ from the first snapshot's (one mesh for all snapshots)",
                 ));

@@ -540,8 +540,11 @@ impl GrainBundle {
     pub fn read(dir: &Path) -> Result<GrainBundle> {
         let manifest_path = dir.join("grain.json");
         let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA)?;
-        m.grid.validate().map_err(|(field, msg)| {
-            FormatError::invalid(&manifest_path, format!("grid.{field}"), msg)
+        m.grid.validate().map_err(|e| match e {
+            crate::GridError::Spec { field, message } => {
+                FormatError::invalid(&manifest_path, format!("grid.{field}"), message)
+            }
+            other => FormatError::invalid(&manifest_path, "grid", other.to_string()),
         })?;
         let [nx, ny, nz] = m.grid.dims;
         let k = m.node_count;

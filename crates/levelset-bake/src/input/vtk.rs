@@ -10,7 +10,7 @@ use crate::error::BakeError;
 use crate::surface::TriangleMesh;
 
 pub(super) fn read_polydata(path: &Path) -> Result<TriangleMesh, BakeError> {
-    let vtk = fem::import_vtk(path).map_err(|e| BakeError::input(path, e))?;
+    let vtk = fem::import_vtk(path)?;
     let piece: PolyDataPiece = match vtk.data {
         DataSet::PolyData { pieces, .. } => pieces
             .into_iter()
@@ -42,7 +42,7 @@ pub(super) fn read_polydata(path: &Path) -> Result<TriangleMesh, BakeError> {
     let polys = piece
         .polys
         .ok_or_else(|| BakeError::input(path, "polydata has no polygons"))?;
-    let polys = fem::vtk_cells(polys).map_err(|e| BakeError::input(path, e))?;
+    let polys = fem::vtk_cells(path, polys)?;
     let mut triangles = Vec::new();
     for (cell, ids) in polys.iter().enumerate() {
         if ids.len() < 3 {

@@ -14,7 +14,7 @@ use mode_extract::snapshots::{Read, read};
 fn read_vtk(
     files: &[PathBuf],
     field: &str,
-) -> Result<(grain::FemMesh, mode_extract::snapshots::Snapshots), fem::DeckError> {
+) -> Result<(grain::FemMesh, mode_extract::snapshots::Snapshots), fem::InputError> {
     let Read {
         part, snapshots, ..
     } = read(files, None, None, field, None)?;
