@@ -354,10 +354,11 @@ pub fn targets() -> Vec<Target> {
                 use jaeger::replay::{Model, read_movements, replay};
                 let params = jaeger::ContactParams::new(1e-3, 1e-3, 29e9, 0.15, 0.5)
                     .map_err(|e| e.to_string())?;
-                let movements = read_movements(p)?;
+                let movements = read_movements(p).map_err(|e| e.to_string())?;
                 let name = p.display().to_string();
                 for model in [Model::Jaeger, Model::Baseline] {
-                    let csv = replay(&params, model, &movements, &name)?;
+                    let csv =
+                        replay(&params, model, &movements, &name).map_err(|e| e.to_string())?;
                     let numbers = csv.lines().skip(1).flat_map(|l| l.split(','));
                     if let Some(bad) = numbers
                         .map(|x| x.parse::<f64>())

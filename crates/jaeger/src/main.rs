@@ -73,13 +73,14 @@ fn replay(args: &ReplayArgs) -> Result<(), String> {
     )
     .and_then(|p| p.with_approximation(args.approximation))
     .map_err(|e| e.to_string())?;
-    let movements = read_movements(&args.input)?;
+    let movements = read_movements(&args.input).map_err(|e| e.to_string())?;
     let out = jaeger::replay::replay(
         &params,
         args.model,
         &movements,
         &args.input.display().to_string(),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     match &args.out {
         None => std::io::stdout()
             .write_all(out.as_bytes())
