@@ -45,6 +45,9 @@ pub enum ExtractError {
         /// What failed.
         error: crate::modal::ModalError,
     },
+    /// Fitting the internal force to the scalars failed.
+    #[error("--scalars: {0}")]
+    Fit(#[from] crate::fit::FitError),
     /// An option is missing or out of range.
     #[error("{option}: {message}")]
     Option {
@@ -671,7 +674,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         if modes.ncols() == 1 {
             let eps: Vec<f64> = train_idx.iter().map(|&i| coords[(i, 0)]).collect();
             let by_energy = match &scalars.strain_energy {
-                Some(pe) => Some(energy_fit(&eps, &pick(pe)).map_err(|m| option("--scalars", m))?),
+                Some(pe) => Some(energy_fit(&eps, &pick(pe))?),
                 None => None,
             };
             // A boundary that moves back while eps grows does work of the other sign per
@@ -692,9 +695,8 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             let by_force = if walls.is_empty() {
                 None
             } else {
-                let forces =
-                    generalized_forces(&eps, &walls).map_err(|m| option("--scalars", m))?;
-                Some(force_fit(&eps, &forces).map_err(|m| option("--scalars", m))?)
+                let forces = generalized_forces(&eps, &walls)?;
+                Some(force_fit(&eps, &forces)?)
             };
             let table = by_force
                 .clone()
@@ -727,18 +729,15 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 .iter()
                 .map(|&i| (0..modes.ncols()).map(|a| coords[(i, a)]).collect())
                 .collect();
-            let fit_error = |m: String| option("--scalars", m);
             let by_energy = match &scalars.strain_energy {
-                Some(pe) => {
-                    Some(polynomial_energy_fit(&eps, &pick(pe), o.degree).map_err(fit_error)?)
-                }
+                Some(pe) => Some(polynomial_energy_fit(&eps, &pick(pe), o.degree)?),
                 None => None,
             };
             let by_force = if walls.is_empty() {
                 None
             } else {
-                let forces = linear_generalized_forces(&eps, &walls).map_err(fit_error)?;
-                Some(polynomial_force_fit(&eps, &forces, o.degree).map_err(fit_error)?)
+                let forces = linear_generalized_forces(&eps, &walls)?;
+                Some(polynomial_force_fit(&eps, &forces, o.degree)?)
             };
             let law = by_force
                 .clone()

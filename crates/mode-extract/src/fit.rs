@@ -35,23 +35,62 @@ use grain::{EnergyPolynomial, ForceTable, Monomial};
 use nalgebra::{DMatrix, DVector};
 use ndarray::Array2;
 
+/// Why a fit of the internal force was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// Two snapshots at one amplitude: a table is a function of the amplitude.
+    #[error("two snapshots have the same amplitude; a table needs distinct amplitudes")]
+    SameAmplitude,
+    /// Fewer equations than coefficients.
+    #[error(
+        "a degree-{degree} polynomial in {modes} amplitudes has {terms} coefficients, but there are only {equations} equations; add snapshots or lower --degree"
+    )]
+    TooFewEquations {
+        /// The polynomial's degree.
+        degree: u32,
+        /// The amplitudes.
+        modes: usize,
+        /// Its coefficients.
+        terms: usize,
+        /// The equations the snapshots give.
+        equations: usize,
+    },
+    /// The snapshots do not determine every coefficient.
+    #[error(
+        "the snapshots determine only {rank} of the {terms} coefficients of the polynomial (their amplitudes do not vary independently enough); add snapshots or lower --degree"
+    )]
+    Underdetermined {
+        /// The coefficients determined.
+        rank: usize,
+        /// The coefficients.
+        terms: usize,
+    },
+    /// The amplitudes do not vary independently: a boundary's displacement per amplitude is
+    /// undetermined.
+    #[error(
+        "the amplitudes of the snapshots do not vary independently, so the boundaries' displacement per unit of each amplitude is undetermined"
+    )]
+    Dependent,
+    /// The least-squares solve failed (nalgebra's message).
+    #[error("the least-squares solve failed: {0}")]
+    Solve(String),
+}
+
 /// Sorted sample points with the origin added (the undeformed state, zero force and energy).
-fn with_origin(eps: &[f64], values: &[f64]) -> Result<(Vec<f64>, Vec<f64>), String> {
+fn with_origin(eps: &[f64], values: &[f64]) -> Result<(Vec<f64>, Vec<f64>), FitError> {
     let mut pairs: Vec<(f64, f64)> = eps.iter().copied().zip(values.iter().copied()).collect();
     if !pairs.iter().any(|p| p.0 == 0.0) {
         pairs.push((0.0, 0.0));
     }
     pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
     if pairs.windows(2).any(|w| w[1].0 <= w[0].0) {
-        return Err(
-            "two snapshots have the same amplitude; a table needs distinct amplitudes".into(),
-        );
+        return Err(FitError::SameAmplitude);
     }
     Ok(pairs.into_iter().unzip())
 }
 
 /// The energy fit: the table from strain energies `energy[i]` at amplitudes `eps[i]`.
-pub fn energy_fit(eps: &[f64], energy: &[f64]) -> Result<ForceTable, String> {
+pub fn energy_fit(eps: &[f64], energy: &[f64]) -> Result<ForceTable, FitError> {
     let (x, u) = with_origin(eps, energy)?;
     let force = monotone_slopes(&x, &u);
     Ok(ForceTable {
@@ -62,7 +101,7 @@ pub fn energy_fit(eps: &[f64], energy: &[f64]) -> Result<ForceTable, String> {
 }
 
 /// The reaction-force fit: the table from generalized forces `force[i]` at amplitudes `eps[i]`.
-pub fn force_fit(eps: &[f64], force: &[f64]) -> Result<ForceTable, String> {
+pub fn force_fit(eps: &[f64], force: &[f64]) -> Result<ForceTable, FitError> {
     let (x, f) = with_origin(eps, force)?;
     let d = monotone_slopes(&x, &f);
     // The integral from the first row, shifted so that U(0) = 0 (the origin is a row).
@@ -100,7 +139,7 @@ pub fn turns_back(eps: &[f64], displacement: &[f64]) -> Option<(usize, usize)> {
 pub fn generalized_forces(
     eps: &[f64],
     boundaries: &[(Vec<f64>, Vec<f64>)],
-) -> Result<Vec<f64>, String> {
+) -> Result<Vec<f64>, FitError> {
     let mut order: Vec<usize> = (0..eps.len()).collect();
     order.sort_by(|&a, &b| eps[a].total_cmp(&eps[b]));
     let mut total = vec![0.0; eps.len()];
@@ -176,19 +215,19 @@ fn solve_terms(
     rhs: DVector<f64>,
     exponents: Vec<Vec<u32>>,
     s: &[f64],
-) -> Result<EnergyPolynomial, String> {
+) -> Result<EnergyPolynomial, FitError> {
     let terms = exponents.len();
     if design.nrows() < terms {
-        return Err(format!(
-            "a degree-{} polynomial in {} amplitudes has {terms} coefficients, but there are only {} equations; add snapshots or lower --degree",
-            exponents
+        return Err(FitError::TooFewEquations {
+            degree: exponents
                 .iter()
                 .map(|p| p.iter().sum::<u32>())
                 .max()
                 .unwrap_or(0),
-            s.len(),
-            design.nrows()
-        ));
+            modes: s.len(),
+            terms,
+            equations: design.nrows(),
+        });
     }
     // Columns to unit norm, so that the rank test does not depend on the terms' sizes.
     let norms: Vec<f64> = design
@@ -207,11 +246,11 @@ fn solve_terms(
         .filter(|&&v| v > 1e-10 * largest)
         .count();
     if rank < terms {
-        return Err(format!(
-            "the snapshots determine only {rank} of the {terms} coefficients of the polynomial (their amplitudes do not vary independently enough); add snapshots or lower --degree"
-        ));
+        return Err(FitError::Underdetermined { rank, terms });
     }
-    let w = svd.solve(&rhs, 0.0).map_err(|e| e.to_string())?;
+    let w = svd
+        .solve(&rhs, 0.0)
+        .map_err(|e| FitError::Solve(e.to_string()))?;
     Ok(EnergyPolynomial {
         terms: exponents
             .into_iter()
@@ -233,7 +272,7 @@ pub fn polynomial_energy_fit(
     eps: &[Vec<f64>],
     energy: &[f64],
     degree: u32,
-) -> Result<EnergyPolynomial, String> {
+) -> Result<EnergyPolynomial, FitError> {
     let s = scales(eps);
     let exponents = EnergyPolynomial::exponents(s.len(), degree);
     let design = DMatrix::from_fn(eps.len(), exponents.len(), |i, t| {
@@ -249,7 +288,7 @@ pub fn polynomial_force_fit(
     eps: &[Vec<f64>],
     force: &[Vec<f64>],
     degree: u32,
-) -> Result<EnergyPolynomial, String> {
+) -> Result<EnergyPolynomial, FitError> {
     let s = scales(eps);
     let modes = s.len();
     let exponents = EnergyPolynomial::exponents(modes, degree);
@@ -277,21 +316,19 @@ pub fn polynomial_force_fit(
 pub fn linear_generalized_forces(
     eps: &[Vec<f64>],
     boundaries: &[(Vec<f64>, Vec<f64>)],
-) -> Result<Vec<Vec<f64>>, String> {
+) -> Result<Vec<Vec<f64>>, FitError> {
     let modes = eps.first().map_or(0, Vec::len);
     let c = DMatrix::from_fn(eps.len(), modes, |i, a| eps[i][a]);
     let svd = c.clone().svd(true, true);
     let largest = svd.singular_values.max();
     if svd.singular_values.iter().any(|&v| v <= 1e-12 * largest) {
-        return Err(
-            "the amplitudes of the snapshots do not vary independently, so the boundaries' displacement per unit of each amplitude is undetermined".into(),
-        );
+        return Err(FitError::Dependent);
     }
     let mut forces = vec![vec![0.0; modes]; eps.len()];
     for (reaction, displacement) in boundaries {
         let j = svd
             .solve(&DVector::from_column_slice(displacement), 0.0)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| FitError::Solve(e.to_string()))?;
         for (i, f) in forces.iter_mut().enumerate() {
             for a in 0..modes {
                 f[a] += reaction[i] * j[a];
@@ -462,9 +499,14 @@ mod tests {
         let (law, eps) = cubic();
         let energy: Vec<f64> = eps.iter().map(|e| law.energy(e)).collect();
         let e = polynomial_energy_fit(&eps[..5], &energy[..5], 3).unwrap_err();
-        assert!(
-            e.contains("7 coefficients, but there are only 5 equations"),
-            "{e}"
+        assert_eq!(
+            e,
+            FitError::TooFewEquations {
+                degree: 3,
+                modes: 2,
+                terms: 7,
+                equations: 5
+            }
         );
         // Amplitudes that always move together: x y and y^2 cannot be told apart.
         let line: Vec<Vec<f64>> = (1..10)
@@ -472,9 +514,9 @@ mod tests {
             .collect();
         let energy: Vec<f64> = line.iter().map(|e| law.energy(e)).collect();
         let e = polynomial_energy_fit(&line, &energy, 2).unwrap_err();
-        assert!(e.contains("determine only 1 of the 3 coefficients"), "{e}");
+        assert_eq!(e, FitError::Underdetermined { rank: 1, terms: 3 });
         let walls = vec![(vec![1.0; 9], line.iter().map(|e| e[0]).collect())];
         let e = linear_generalized_forces(&line, &walls).unwrap_err();
-        assert!(e.contains("do not vary independently"), "{e}");
+        assert_eq!(e, FitError::Dependent);
     }
 }
