@@ -67,12 +67,12 @@ impl Shape {
     /// box at the median of its longest side, so that clusters are compact on any shape (a
     /// slender beam, a sphere with dense FEM nodes at its poles).
     ///
-    /// Refused (with the reason): no surface node, a modal mass that is not positive definite.
-    /// The body itself (mass, moments, nodes on the level set) is checked where bundles are
-    /// read, `grain::GrainBundle::read`.
-    pub fn from_bundle(b: &GrainBundle) -> Result<Shape, String> {
+    /// Refused ([`ShapeError`]): no surface node, modal matrices that are not definite. The body
+    /// itself (mass, moments, nodes on the level set) is checked where bundles are read,
+    /// `grain::GrainBundle::read`.
+    pub fn from_bundle(b: &GrainBundle) -> Result<Shape, ShapeError> {
         if b.nodes.nrows() == 0 {
-            return Err("the grain has no surface nodes".into());
+            return Err(ShapeError::NoNodes);
         }
         let bundle_nodes: Vec<Vector3<f64>> = b
             .nodes
@@ -131,6 +131,27 @@ impl Shape {
             moments: b.properties.principal_moments,
         })
     }
+}
+
+/// Why a bundle cannot be a grain's shape.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// The bundle has no surface node.
+    #[error("the grain has no surface nodes")]
+    NoNodes,
+    /// `M` is not positive definite.
+    #[error("the modal mass is not positive definite")]
+    Mass,
+    /// `K` is not symmetric positive definite.
+    #[error(
+        "the modal stiffness is not symmetric positive definite (a mode with zero or negative stiffness is no deformation mode)"
+    )]
+    Stiffness,
+    /// `C` is not symmetric positive semi-definite.
+    #[error(
+        "the modal damping is not symmetric positive semi-definite (it would feed energy into the modes)"
+    )]
+    Damping,
 }
 
 /// The most nodes in a cluster.

@@ -40,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::{Body, Shape};
 use crate::law::{Against, ContactLaw, Pair, PairHistory};
 use crate::narrow::PairOutcome;
+use crate::scene::KeyError;
 use crate::scene::{Contact, LawKind};
 use crate::wall::Wall;
 
@@ -111,10 +112,10 @@ enum Other<'a> {
 }
 
 impl ContactLaw for SphereLaw {
-    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), (String, String)> {
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), KeyError> {
         for (i, b) in bodies.iter().enumerate() {
             if shapes[b.shape].sphere_radius.is_none() {
-                return Err((
+                return Err(KeyError::new(
                     "contact.law".into(),
                     format!(
                         "{} needs spherical grains; grain {i} is not a sphere (its nodes are not all at one distance from its centre)",
@@ -123,7 +124,7 @@ impl ContactLaw for SphereLaw {
                 ));
             }
             if b.modes.is_some() {
-                return Err((
+                return Err(KeyError::new(
                     "contact.law".into(),
                     format!(
                         "{} needs rigid spheres; grain {i} is deformable (set its `modes = {{ active = false }}`, or use a node law)",

@@ -62,6 +62,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::{Body, Shape};
 use crate::hertz::{SphereLaw, SpherePair};
 use crate::narrow::{self, NodeShear, PairKey, PairOutcome};
+use crate::scene::KeyError;
 use crate::scene::{Contact, LawKind};
 use crate::view::View;
 use crate::wall::Wall;
@@ -69,7 +70,7 @@ use crate::wall::Wall;
 /// A contact law: one implementation per `contact.law` of the scene.
 pub trait ContactLaw: Send + Sync + std::fmt::Debug {
     /// Refuses a scene whose grains the law cannot handle: `(key, message)` of the first.
-    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), (String, String)>;
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), KeyError>;
 
     /// The stiffness `k` and viscous coefficient `c` (force per velocity) of the stiffest
     /// contact a grain of `shape` is expected to make, for the automatic time step; `patch`
@@ -262,7 +263,7 @@ impl NodeLaw {
 }
 
 impl ContactLaw for NodeLaw {
-    fn check(&self, _: &[Arc<Shape>], _: &[Body]) -> Result<(), (String, String)> {
+    fn check(&self, _: &[Arc<Shape>], _: &[Body]) -> Result<(), KeyError> {
         Ok(())
     }
 

@@ -26,6 +26,7 @@
 
 use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, TableLaw};
 
+use crate::body::ShapeError;
 use crate::levelset::LevelSetUpdate;
 use crate::path::{Bound, Field, ModePath};
 use crate::sim::Limit;
@@ -90,36 +91,27 @@ pub struct ModalShape {
 
 impl ModalShape {
     /// The modal data of a bundle; `order` maps the shape's node order to the bundle's. Refused:
-    /// a modal mass that is not positive definite.
+    /// a modal mass that is not positive definite, a stiffness that is not, a damping that is
+    /// not positive semi-definite.
     pub fn new(
         d: &Deformation,
         order: &[usize],
         levelset: &LevelSetGrid,
-    ) -> Result<ModalShape, String> {
+    ) -> Result<ModalShape, ShapeError> {
         let phi0 = levelset.values();
         let band = BAND_CELLS * levelset.spec().spacing;
         let a = d.modal_mass.nrows();
         let matrix = |m: &ndarray::Array2<f64>| DMatrix::from_fn(a, a, |i, j| m[[i, j]]);
         let mass = matrix(&d.modal_mass);
-        let mass_inverse = mass
-            .clone()
-            .cholesky()
-            .ok_or("the modal mass is not positive definite")?
-            .inverse();
+        let mass_inverse = mass.clone().cholesky().ok_or(ShapeError::Mass)?.inverse();
         let (stiffness, damping) = (matrix(&d.modal_stiffness), matrix(&d.modal_damping));
         // A mode without stiffness is a rigid motion or a mechanism, and negative damping feeds
         // energy in: both run to plausible, wrong results.
         if !definite(&stiffness, false) {
-            return Err(
-                "the modal stiffness is not symmetric positive definite (a mode with zero or negative stiffness is no deformation mode)"
-                    .into(),
-            );
+            return Err(ShapeError::Stiffness);
         }
         if !definite(&damping, true) {
-            return Err(
-                "the modal damping is not symmetric positive semi-definite (it would feed energy into the modes)"
-                    .into(),
-            );
+            return Err(ShapeError::Damping);
         }
         // A field of the bundle, `(.., k, 3)` at the nodes and `(.., nx, ny, nz, 3)` on the grid,
         // index `m` of the leading axis, in the shape's node order.

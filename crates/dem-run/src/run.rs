@@ -53,6 +53,7 @@ use grain::vtk::{PointData, PvdEntry, read_pvd, write_pvd, write_vtp};
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
+use crate::scene::KeyError;
 use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError, TimeStep};
 use crate::sim::{Excursion, Simulation, State};
 use crate::view::View;
@@ -333,9 +334,10 @@ fn run_in_pool(
                 sim.dt = c.dt;
             }
             new_dt = sim.dt != c.dt;
-            sim.restore(c.state).map_err(|e| file_error(path, e))?;
+            sim.restore(c.state)
+                .map_err(|e| file_error(path, e.to_string()))?;
             sim.check_wall_steps()
-                .map_err(|(key, message)| file_error(path, format!("{key}: {message}")))?;
+                .map_err(|e| file_error(path, e.to_string()))?;
             eprintln!(
                 "dem-run: restart from {} at step {} (t = {:e}): the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law, outputs and end are the scene's",
                 path.display(),
@@ -357,11 +359,12 @@ fn run_in_pool(
         }
         None => None,
     };
-    let followed = modal_grains(scene, &sim).map_err(|(key, message)| SceneError::Key {
-        path: scene_path.to_path_buf(),
-        key,
-        message,
-    })?;
+    let followed =
+        modal_grains(scene, &sim).map_err(|KeyError { key, message }| SceneError::Key {
+            path: scene_path.to_path_buf(),
+            key,
+            message,
+        })?;
     let duration = scene.run.duration.unwrap_or(0.0);
     let steps = match scene.run.steps {
         Some(n) => n as f64,
@@ -530,7 +533,7 @@ fn progress(show: bool, total: u64, at: u64) -> Option<indicatif::ProgressBar> {
 
 /// The deformable grains history.csv follows: the scene's list (each checked), or the first
 /// [`MODAL_COLUMNS_DEFAULT`] whose modes are on.
-fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, (String, String)> {
+fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, KeyError> {
     match &scene.output.modal_grains {
         None => Ok((0..sim.bodies.len())
             .filter(|&i| sim.bodies[i].modes.is_some())
@@ -539,7 +542,7 @@ fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, (String, 
         Some(list) => {
             for (k, &i) in list.iter().enumerate() {
                 if i >= sim.bodies.len() || sim.bodies[i].modes.is_none() {
-                    return Err((
+                    return Err(KeyError::new(
                         format!("output.modal_grains[{k}]"),
                         format!(
                             "grain {i} is not a grain whose modes are on (the scene has {} grains)",

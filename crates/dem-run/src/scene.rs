@@ -81,6 +81,32 @@ use serde::{Deserialize, Serialize};
 use crate::levelset::LevelSetUpdate;
 use crate::modal::ModalDamping;
 
+/// A scene key that is refused, and why (its file is added by [`SceneError::Key`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct KeyError {
+    /// The key's path, e.g. `grains[2].position`.
+    pub key: String,
+    /// What was expected.
+    pub message: String,
+}
+
+impl KeyError {
+    /// Key `key` refused for `message`.
+    pub fn new(key: String, message: String) -> Self {
+        KeyError { key, message }
+    }
+
+    /// The scene error of this key in the scene file `path`.
+    pub fn in_scene(self, path: &std::path::Path) -> SceneError {
+        SceneError::Key {
+            path: path.to_path_buf(),
+            key: self.key,
+            message: self.message,
+        }
+    }
+}
+
 /// Why a scene could not be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum SceneError {
@@ -512,18 +538,20 @@ impl Scene {
                 message: e.into_inner().message().trim().to_string(),
             }
         })?;
-        scene.check().map_err(|(key, message)| SceneError::Key {
-            path: path.to_path_buf(),
-            key,
-            message,
-        })?;
+        scene
+            .check()
+            .map_err(|KeyError { key, message }| SceneError::Key {
+                path: path.to_path_buf(),
+                key,
+                message,
+            })?;
         Ok(scene)
     }
 
     /// The consistency checks serde cannot make: `(key, message)` of the first failure.
-    fn check(&self) -> Result<(), (String, String)> {
-        let fail = |key: &str, message: String| Err((key.to_string(), message));
-        let finite = |key: &str, v: &[f64]| -> Result<(), (String, String)> {
+    fn check(&self) -> Result<(), KeyError> {
+        let fail = |key: &str, message: String| Err(KeyError::new(key.to_string(), message));
+        let finite = |key: &str, v: &[f64]| -> Result<(), KeyError> {
             if v.iter().all(|x| x.is_finite()) {
                 Ok(())
             } else {
@@ -668,7 +696,7 @@ impl Scene {
                 .and_then(|n| n.checked_add(grains))
                 .filter(|&n| n <= MAX_GRAINS)
                 .ok_or_else(|| {
-                    (
+                    KeyError::new(
                         format!("lattices[{i}].counts"),
                         format!(
                             "the scene's grains and lattices make more than {MAX_GRAINS} grains (this lattice: {:?})",
@@ -805,8 +833,8 @@ impl Scene {
 
 /// The checks of a modes table that need no bundle (counts and ranges are checked against the
 /// bundle when the grains are built).
-fn check_modes(m: &ModesSpec, key: &str) -> Result<(), (String, String)> {
-    let fail = |k: &str, message: String| Err((format!("{key}.{k}"), message));
+fn check_modes(m: &ModesSpec, key: &str) -> Result<(), KeyError> {
+    let fail = |k: &str, message: String| Err(KeyError::new(format!("{key}.{k}"), message));
     if !m.active
         && (m.amplitudes.is_some()
             || m.rates.is_some()
@@ -839,25 +867,28 @@ fn check_modes(m: &ModesSpec, key: &str) -> Result<(), (String, String)> {
     }
 }
 
-fn check_motion(m: &Motion, key: &str) -> Result<(), (String, String)> {
+fn check_motion(m: &Motion, key: &str) -> Result<(), KeyError> {
     match m {
-        Motion::Velocity(v) if !v.iter().all(|x| x.is_finite()) => Err((
+        Motion::Velocity(v) if !v.iter().all(|x| x.is_finite()) => Err(KeyError::new(
             format!("{key}.velocity"),
             format!("finite numbers expected, got {v:?}"),
         )),
         Motion::Table(rows) => {
             if rows.is_empty() {
-                return Err((format!("{key}.table"), "at least one row".into()));
+                return Err(KeyError::new(
+                    format!("{key}.table"),
+                    "at least one row".into(),
+                ));
             }
             for (r, row) in rows.iter().enumerate() {
                 if !row.iter().all(|x| x.is_finite()) {
-                    return Err((
+                    return Err(KeyError::new(
                         format!("{key}.table[{r}]"),
                         format!("finite numbers expected, got {row:?}"),
                     ));
                 }
                 if r > 0 && row[0] <= rows[r - 1][0] {
-                    return Err((
+                    return Err(KeyError::new(
                         format!("{key}.table[{r}]"),
                         format!("times must increase: {} follows {}", row[0], rows[r - 1][0]),
                     ));

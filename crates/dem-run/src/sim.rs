@@ -30,6 +30,7 @@ use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
 use crate::levelset::LevelSetFault;
 use crate::modal::{InternalLaw, Modes, PerMode, refill};
 use crate::narrow::{self, NodeRecord, PairKey, PairOutcome, Partner};
+use crate::scene::KeyError;
 use crate::scene::{ModesSpec, Motion, NodeRole, NodeRoles, Scene, SceneError, TimeStep, held};
 use crate::timestep;
 use crate::view::View;
@@ -271,15 +272,11 @@ pub struct Simulation {
 
 /// A grain's modal state from its scene entry, checked against its bundle: `Ok(None)` when the
 /// grain runs rigid.
-fn modes_of(
-    spec: Option<&ModesSpec>,
-    shape: &Shape,
-    key: &str,
-) -> Result<Option<Modes>, (String, String)> {
-    let fail = |k: &str, m: String| Err((format!("{key}.{k}"), m));
+fn modes_of(spec: Option<&ModesSpec>, shape: &Shape, key: &str) -> Result<Option<Modes>, KeyError> {
+    let fail = |k: &str, m: String| Err(KeyError::new(format!("{key}.{k}"), m));
     let Some(modal) = &shape.modal else {
         return match spec {
-            Some(_) => Err((
+            Some(_) => Err(KeyError::new(
                 key.to_string(),
                 "the bundle is rigid (no modes): a deformable option needs a deformable bundle"
                     .into(),
@@ -296,7 +293,7 @@ fn modes_of(
     let vector = |k: &str, v: &Option<Vec<f64>>| match v {
         None => Ok(vec![0.0; a]),
         Some(v) if v.len() == a => Ok(v.clone()),
-        Some(v) => Err((
+        Some(v) => Err(KeyError::new(
             format!("{key}.{k}"),
             format!("one value per mode ({a}), got {}", v.len()),
         )),
@@ -348,7 +345,7 @@ impl Simulation {
         /// How far from the origin, in its own radii, a grain may be placed.
         /// The closest a lattice may place its grains, in their radii.
         const CLOSEST: f64 = 1e-3;
-        let key_error = |(key, message): (String, String)| SceneError::Key {
+        let key_error = |KeyError { key, message }: KeyError| SceneError::Key {
             path: path.to_path_buf(),
             key,
             message,
@@ -434,7 +431,7 @@ impl Simulation {
         }
         for (key, position, shape) in &places {
             if let Some(message) = too_far(position, &shapes[*shape]) {
-                return Err(key_error((key.clone(), message)));
+                return Err(key_error(KeyError::new(key.clone(), message)));
             }
         }
         // Grains of a lattice closer than CLOSEST of their radius lie on top of each other (the
@@ -443,7 +440,7 @@ impl Simulation {
         for (i, spacing, counts, shape) in spacings {
             let r = shapes[shape].bounding_radius;
             if let Some(d) = (0..3).find(|&d| counts[d] > 1 && spacing[d] < CLOSEST * r) {
-                return Err(key_error((
+                return Err(key_error(KeyError::new(
                     format!("lattices[{i}].spacing"),
                     format!(
                         "{:e} along {} puts the grains on top of each other: at least {CLOSEST:e} times their radius {r:e} expected",
@@ -483,8 +480,8 @@ impl Simulation {
             largest_contact: (0.0, 0.0),
         };
         for (i, (_, key)) in modal_specs.iter().enumerate() {
-            if let Some(message) = sim.behind_wall(i) {
-                return Err(key_error((
+            if let Some(message) = behind_wall(&sim.bodies[i], &sim.walls) {
+                return Err(key_error(KeyError::new(
                     key.trim_end_matches(".modes").to_string(),
                     message,
                 )));
@@ -515,14 +512,14 @@ impl Simulation {
     /// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
     /// its contacts, and the grains meet it deep inside, with forces of no physical meaning.
     /// The error is the wall's scene key and the reason.
-    pub fn check_wall_steps(&self) -> Result<(), (String, String)> {
+    pub fn check_wall_steps(&self) -> Result<(), KeyError> {
         let smallest = (self.shapes.iter())
             .map(|s| s.bounding_radius)
             .fold(f64::INFINITY, f64::min);
         for (w, wall) in self.walls.iter().enumerate() {
             let speed = wall.motion.as_ref().map_or(0.0, Motion::largest_speed);
             if speed * self.dt > WALL_STEP * smallest {
-                return Err((
+                return Err(KeyError::new(
                     format!("walls[{w}].motion"),
                     format!(
                         "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
@@ -533,20 +530,6 @@ impl Simulation {
             }
         }
         Ok(())
-    }
-
-    /// Why body `i`'s centre is behind a wall, if it is: the wall would launch it.
-    fn behind_wall(&self, i: usize) -> Option<String> {
-        let b = &self.bodies[i];
-        self.walls.iter().enumerate().find_map(|(w, wall)| {
-            let (d, _) = wall.distance(&b.position);
-            (d < 0.0).then(|| {
-                format!(
-                    "a grain's centre is {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
-                    -d
-                )
-            })
-        })
     }
 
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
@@ -947,28 +930,45 @@ impl Simulation {
     /// with their modes on or off alike) and walls; motions, level-set updates and modal
     /// damping come from the scene, so a continuation may change the loading. A checkpoint that
     /// does not fit the scene is refused with the first mismatch, and nothing is changed.
-    pub fn restore(&mut self, mut state: State) -> Result<(), String> {
+    pub fn restore(&mut self, mut state: State) -> Result<(), KeyError> {
+        let refuse = |key: String, message: String| Err(KeyError::new(key, message));
         if state.bodies.len() != self.bodies.len() || state.walls.len() != self.walls.len() {
-            return Err(format!(
-                "the checkpoint has {} grains and {} walls, the scene {} and {}",
-                state.bodies.len(),
-                state.walls.len(),
-                self.bodies.len(),
-                self.walls.len()
-            ));
+            return refuse(
+                "state".into(),
+                format!(
+                    "the checkpoint has {} grains and {} walls, the scene {} and {}",
+                    state.bodies.len(),
+                    state.walls.len(),
+                    self.bodies.len(),
+                    self.walls.len()
+                ),
+            );
+        }
+        for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
+            saved.geometry = scene.geometry.clone();
+            saved.motion = scene.motion.clone();
         }
         for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.bodies).enumerate() {
+            let key = |k: &str| format!("state.bodies[{i}]{k}");
             if saved.shape != scene.shape {
-                return Err(format!("grain {i} has another bundle in the scene"));
+                return refuse(key(".shape"), "another bundle than the scene's".into());
             }
             if !finite_state(saved) {
-                return Err(format!("grain {i} has a non-finite state"));
+                return refuse(key(""), "a non-finite state".into());
             }
             let q = saved.orientation.coords.norm();
             if (q - 1.0).abs() > 1e-6 {
-                return Err(format!(
-                    "grain {i}'s orientation quaternion has norm {q}, not 1: it is not a rotation"
-                ));
+                return refuse(
+                    key(".orientation"),
+                    format!("a quaternion of norm {q}, not 1: it is not a rotation"),
+                );
+            }
+            // The restored state is checked as a scene's is (issue #23: an edited checkpoint ran
+            // as written); the caller checks the walls' steps at the step it runs with.
+            let placed = too_far(&saved.position.into(), &self.shapes[saved.shape])
+                .or_else(|| behind_wall(saved, &state.walls));
+            if let Some(message) = placed {
+                return refuse(key(".position"), message);
             }
             match (&mut saved.modes, &scene.modes) {
                 (None, None) => {}
@@ -977,19 +977,16 @@ impl Simulation {
                     s.damping = m.damping.clone();
                 }
                 _ => {
-                    return Err(format!(
-                        "grain {i}'s modes are on in one of the checkpoint and the scene and off in the other, or have another count"
-                    ));
+                    return refuse(
+                        key(".modes"),
+                        "on in one of the checkpoint and the scene and off in the other, or of another count".into(),
+                    );
                 }
             }
             saved.drive = scene.drive.clone();
         }
-        for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
-            saved.geometry = scene.geometry.clone();
-            saved.motion = scene.motion.clone();
-        }
         if !state.histories.is_sorted_by_key(|(k, _)| *k) {
-            return Err("the contact histories are not sorted by pair".into());
+            return refuse("state.histories".into(), "not sorted by pair".into());
         }
         for (key, history) in &state.histories {
             let bodies = self.bodies.len() as u32;
@@ -1012,13 +1009,17 @@ impl Simulation {
                     PairHistory::Sphere(_) => true,
                 };
             if key.a >= bodies || !partner_ok || !history_ok {
-                return Err(format!(
-                    "the contact history of pair {key:?} does not fit the scene or its contact law"
-                ));
+                return refuse(
+                    "state.histories".into(),
+                    format!("pair {key:?} does not fit the scene or its contact law"),
+                );
             }
         }
         if !(state.time.is_finite() && state.time >= 0.0) {
-            return Err(format!("time {} is not a finite number >= 0", state.time));
+            return refuse(
+                "state.time".into(),
+                format!("{} is not a finite number >= 0", state.time),
+            );
         }
         self.step = state.step;
         self.time = state.time;
@@ -1026,17 +1027,21 @@ impl Simulation {
         self.walls = state.walls;
         self.histories = state.histories;
         self.ledger = state.ledger;
-        // The restored state is checked as a scene's is (issue #23: an edited checkpoint ran
-        // as written); the caller checks the walls' steps at the step it runs with.
-        for (i, b) in self.bodies.iter().enumerate() {
-            if let Some(message) =
-                too_far(&b.position.into(), &self.shapes[b.shape]).or_else(|| self.behind_wall(i))
-            {
-                return Err(format!("grain {i}: {message}"));
-            }
-        }
         Ok(())
     }
+}
+
+/// Why `body`'s centre is behind one of `walls`, if it is: the wall would launch it.
+fn behind_wall(body: &Body, walls: &[Wall]) -> Option<String> {
+    walls.iter().enumerate().find_map(|(w, wall)| {
+        let (d, _) = wall.distance(&body.position);
+        (d < 0.0).then(|| {
+            format!(
+                "a grain's centre is {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
+                -d
+            )
+        })
+    })
 }
 
 /// Beyond this many of its radii from the origin, f64 resolves less than about 2e-8 of a grain:

@@ -234,10 +234,7 @@ fn a_checkpoint_that_does_not_fit_the_scene_is_refused() {
     let histories = value["state"]["histories"].as_array_mut().unwrap();
     histories[0][1]["Nodes"][0]["node"] = 100_000.into();
     let e = restart(&value.to_string());
-    assert!(
-        e.contains("edited.json: the contact history of pair"),
-        "{e}"
-    );
+    assert!(e.contains("edited.json: state.histories: pair"), "{e}");
     // One grain fewer.
     let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
     value["state"]["bodies"].as_array_mut().unwrap().pop();
@@ -685,14 +682,17 @@ fn an_edited_checkpoint_is_checked_like_a_scene() {
     let e = restart(&|b| b["position"] = serde_json::json!([0.0, 0.0, -0.3]));
     assert!(
         e.contains("edited.json")
-            && e.contains("grain 3: a grain's centre is 3e-1 behind walls[0]"),
+            && e.contains("state.bodies[3].position: a grain's centre is 3e-1 behind walls[0]"),
         "{e}"
     );
     let e = restart(&|b| b["position"] = serde_json::json!([0.0, 0.0, 1e300]));
-    assert!(e.contains("grain 3: the grain would sit at"), "{e}");
+    assert!(
+        e.contains("state.bodies[3].position: the grain would sit at"),
+        "{e}"
+    );
     let e = restart(&|b| b["orientation"] = serde_json::json!([0.0, 0.0, 0.0, 2.0]));
     assert!(
-        e.contains("grain 3's orientation quaternion has norm 2, not 1"),
+        e.contains("state.bodies[3].orientation: a quaternion of norm 2, not 1"),
         "{e}"
     );
     run(

@@ -123,7 +123,9 @@ fn bad_images_are_refused() {
         .unwrap_err()
         .to_string();
     assert!(
-        e.contains("text.npy: cannot read array: not a .npy file (no \\x93NUMPY magic string at its start)"),
+        e.contains(
+            "text.npy: cannot read array: not a .npy file (no \\x93NUMPY magic string at its start)"
+        ),
         "{e}"
     );
 }
