@@ -9,7 +9,7 @@
 //! 2. move walls;
 //! 3. contacts: one [`view::View`] of each body (pose, current nodes, reach, level-set
 //!    queries, generalized forces), the broad phase on the views' reach ([`broad`]), the
-//!    narrow phase and the contact law per pair ([`law::ContactLaw`]; [`narrow`]), pairs in
+//!    narrow phase and the contact law per pair ([`law::ContactLaw`]; [`law::node`]), pairs in
 //!    parallel;
 //! 4. reduce: pair forces onto grains, walls and modes in pair order (the same bits for any
 //!    thread count);
@@ -30,9 +30,10 @@
 //! mode vectors are in the grain's local frame, generalized forces in energy per unit amplitude.
 //!
 //! Pages: the scene file ([`scene`]), the run directory and restarts ([`mod@run`]), the contact
-//! laws, one page each ([`law`]: the interface, `linear-springs`, `area-tractions`; [`hertz`]:
-//! `hertz-jaeger`), the walls ([`wall`]), the modes ([`modal`]), the deformed level sets
-//! ([`view`]), the time step ([`timestep`]).
+//! laws, one page each ([`law`]: the interface and the registry; [`law::linear_springs`],
+//! [`law::area_tractions`], [`law::hertz_jaeger`], [`law::hertz_mindlin`]), the walls
+//! ([`wall`]), the modes ([`modal`]), the deformed level sets ([`view`]), the time step
+//! ([`timestep`]).
 //!
 //! ```no_run
 //! use std::sync::atomic::AtomicBool;
@@ -52,11 +53,9 @@
 
 pub mod body;
 pub mod broad;
-pub mod hertz;
 pub mod law;
 pub mod levelset;
 pub mod modal;
-pub mod narrow;
 pub mod path;
 pub mod run;
 pub mod scene;

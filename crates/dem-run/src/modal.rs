@@ -12,7 +12,7 @@
 //! `(M + h/2 C) eps'_n+1 = M eps'_n+1/2 + h/2 (F_eps - F_int)` (the trapezoidal rule on the
 //! damping, second order and stable for any damping; with the half-step rate instead, the
 //! damped free vibration of the tests was first order, 4.6e-4 off after 10 periods). `F_eps` is the
-//! generalized contact force (`crate::narrow`: Eq. 41 for the grain that gives a node, the
+//! generalized contact force (`crate::law::node`: Eq. 41 for the grain that gives a node, the
 //! derivative of the contact energy for the grain whose level set is penetrated).
 //!
 //! The internal force comes from the bundle ([`InternalLaw`]): `K eps` (Eq. 3), a one-mode table

@@ -13,7 +13,7 @@
 //! checkpoint_every = 0
 //! modal_grains = [0, 3]  # grains whose amplitudes history.csv carries (default: the first 16)
 //!
-//! [contact]              # one law for every contact (LAMMPS-style: see crate::law)
+//! [contact]              # one law for every contact; its keys are the law's (crate::law)
 //! law = "linear-springs" # or "area-tractions", "hertz-jaeger", "hertz-mindlin" (spheres)
 //! kn = 1e5               # normal stiffness: force/length per node, or force/length^3 (areas)
 //! ks = 5e4               # shear stiffness, same units as kn
@@ -74,10 +74,12 @@
 //! `grains[2].position`) with what was expected.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
+use crate::law::ContactLaw;
 use crate::levelset::LevelSetUpdate;
 use crate::modal::ModalDamping;
 
@@ -140,17 +142,18 @@ pub enum SceneError {
     },
 }
 
-/// The scene as written in the file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The scene: as written in the file (`Scene<toml::Table>`, the `[contact]` table unread), and
+/// checked, its contact law read (`Scene`).
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Scene {
+pub struct Scene<C = Contact> {
     /// Time stepping and stop condition.
     pub run: Run,
     /// Output cadences.
     #[serde(default)]
     pub output: Output,
     /// The contact law and its parameters.
-    pub contact: Contact,
+    pub contact: C,
     /// Single grains.
     #[serde(default)]
     pub grains: Vec<GrainSpec>,
@@ -247,21 +250,6 @@ impl Default for Output {
     }
 }
 
-/// The contact laws (crate::law documents each).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LawKind {
-    /// Linear node springs (Kawamoto et al. 2016).
-    LinearSprings,
-    /// Area-scaled node tractions (Feldfogel et al. 2024).
-    AreaTractions,
-    /// Hertz and Jäger between spherical grains (and plane walls), through the `jaeger` crate.
-    HertzJaeger,
-    /// Hertz and an incremental Mindlin spring capped by Coulomb friction, the standard law of
-    /// granular DEM codes, on the same sphere contacts as `HertzJaeger`.
-    HertzMindlin,
-}
-
 /// Which grain of a pair gives the surface nodes tested against the other's level set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -314,43 +302,51 @@ pub fn held(hold: &[Dof]) -> ([bool; 3], bool) {
     )
 }
 
-/// `[contact]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[contact]`: the law (its keys are its own, [`crate::law`]) and Cundall's local damping.
+#[derive(Debug, Clone)]
 pub struct Contact {
-    /// The law.
-    pub law: LawKind,
-    /// Normal stiffness `k_n` (force/length per node, or force/length^3 for area tractions).
-    #[serde(default)]
-    pub kn: f64,
-    /// Shear stiffness `k_s` (same units as `kn`).
-    #[serde(default)]
-    pub ks: f64,
-    /// Coulomb friction coefficient `mu`.
-    #[serde(default)]
-    pub friction: f64,
-    /// Normal viscous damping coefficient (force*time/length per node, or per unit area).
-    #[serde(default)]
-    pub normal_damping: f64,
-    /// Cundall's local damping fraction.
-    #[serde(default)]
+    /// The law, read and checked.
+    pub law: Arc<dyn ContactLaw>,
+    /// Cundall's local damping fraction, in `[0, 1)`.
     pub local_damping: f64,
-    /// Node roles in grain pairs.
-    #[serde(default = "default_roles")]
-    pub nodes: NodeRoles,
-    /// Shear modulus `G` of the grains (hertz-jaeger and hertz-mindlin).
-    pub shear_modulus: Option<f64>,
-    /// Poisson's ratio `nu` of the grains (hertz-jaeger and hertz-mindlin).
-    pub poisson_ratio: Option<f64>,
-    /// Kuhn's approximate-history threshold `pdif` (hertz-jaeger; 0 = exact).
-    #[serde(default)]
-    pub approximation: f64,
-    /// Coefficient of restitution of the viscous damping (hertz-mindlin; absent: undamped).
-    pub restitution: Option<f64>,
 }
 
-fn default_roles() -> NodeRoles {
-    NodeRoles::Both
+impl Contact {
+    /// The `[contact]` table: `law`, `local_damping` and the law's keys; `walls` for the laws
+    /// that meet some kinds only.
+    fn read(mut table: toml::Table, walls: &[WallSpec]) -> Result<Contact, KeyError> {
+        let local_damping = match table.remove("local_damping") {
+            None => 0.0,
+            Some(v) => f64::deserialize(v).map_err(|e| {
+                KeyError::new("contact.local_damping".into(), e.message().trim().into())
+            })?,
+        };
+        if !(0.0..1.0).contains(&local_damping) {
+            return Err(KeyError::new(
+                "contact.local_damping".into(),
+                format!("a fraction in [0, 1), got {local_damping}"),
+            ));
+        }
+        let law = match table.remove("law") {
+            Some(toml::Value::String(name)) => name,
+            Some(v) => {
+                return Err(KeyError::new(
+                    "contact.law".into(),
+                    format!("a law's name (a string), got {v}"),
+                ));
+            }
+            None => {
+                return Err(KeyError::new(
+                    "contact.law".into(),
+                    "missing: the contact law's name".into(),
+                ));
+            }
+        };
+        Ok(Contact {
+            law: crate::law::from_table(&law, table, walls)?,
+            local_damping,
+        })
+    }
 }
 
 /// A prescribed motion (grains or walls): a constant velocity, or a piecewise linear
@@ -526,7 +522,7 @@ impl Scene {
             key: "(syntax)".into(),
             message: e.to_string().trim().replace('\n', " "),
         })?;
-        let scene: Scene = serde_path_to_error::deserialize(de).map_err(|e| {
+        let raw: Scene<toml::Table> = serde_path_to_error::deserialize(de).map_err(|e| {
             let key = e.path().to_string();
             SceneError::Key {
                 path: path.to_path_buf(),
@@ -538,13 +534,16 @@ impl Scene {
                 message: e.into_inner().message().trim().to_string(),
             }
         })?;
-        scene
-            .check()
-            .map_err(|KeyError { key, message }| SceneError::Key {
-                path: path.to_path_buf(),
-                key,
-                message,
-            })?;
+        let in_scene = |e: KeyError| e.in_scene(path);
+        let scene = Scene {
+            contact: Contact::read(raw.contact, &raw.walls).map_err(in_scene)?,
+            run: raw.run,
+            output: raw.output,
+            grains: raw.grains,
+            lattices: raw.lattices,
+            walls: raw.walls,
+        };
+        scene.check().map_err(in_scene)?;
         Ok(scene)
     }
 
@@ -582,109 +581,6 @@ impl Scene {
             return fail(
                 "run.threads",
                 format!("at most {MAX_THREADS} (0: one per core), got {}", r.threads),
-            );
-        }
-        let c = &self.contact;
-        for (key, v) in [
-            ("contact.kn", c.kn),
-            ("contact.ks", c.ks),
-            ("contact.friction", c.friction),
-            ("contact.normal_damping", c.normal_damping),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return fail(key, format!("a number >= 0, got {v}"));
-            }
-        }
-        match c.law {
-            LawKind::LinearSprings | LawKind::AreaTractions => {
-                if c.kn == 0.0 {
-                    return fail("contact.kn", "a stiffness > 0".into());
-                }
-                for (key, given) in [
-                    ("contact.shear_modulus", c.shear_modulus.is_some()),
-                    ("contact.poisson_ratio", c.poisson_ratio.is_some()),
-                    ("contact.approximation", c.approximation != 0.0),
-                    ("contact.restitution", c.restitution.is_some()),
-                ] {
-                    if given {
-                        return fail(
-                            key,
-                            "only used by law = \"hertz-jaeger\" or \"hertz-mindlin\"".into(),
-                        );
-                    }
-                }
-            }
-            LawKind::HertzJaeger | LawKind::HertzMindlin => {
-                let name = match c.law {
-                    LawKind::HertzJaeger => "hertz-jaeger",
-                    _ => "hertz-mindlin",
-                };
-                let params = jaeger::ContactParams::new(
-                    1.0,
-                    1.0,
-                    c.shear_modulus.unwrap_or(f64::NAN),
-                    c.poisson_ratio.unwrap_or(f64::NAN),
-                    c.friction,
-                )
-                .and_then(|p| p.with_approximation(c.approximation));
-                if let Err(e) = params {
-                    let key = match e {
-                        jaeger::ParamError::ShearModulus(_) => "contact.shear_modulus",
-                        jaeger::ParamError::PoissonRatio(_) => "contact.poisson_ratio",
-                        jaeger::ParamError::Approximation(_) => "contact.approximation",
-                        jaeger::ParamError::NonFinite { name: "G", .. } => "contact.shear_modulus",
-                        jaeger::ParamError::NonFinite { name: "nu", .. } => "contact.poisson_ratio",
-                        _ => "contact",
-                    };
-                    return fail(
-                        key,
-                        format!("{e} ({name} needs shear_modulus and poisson_ratio)"),
-                    );
-                }
-                match (c.law, c.restitution) {
-                    (LawKind::HertzJaeger, Some(_)) => {
-                        return fail(
-                            "contact.restitution",
-                            "not used by law = \"hertz-jaeger\"".into(),
-                        );
-                    }
-                    (LawKind::HertzMindlin, Some(e)) if !(e > 0.0 && e <= 1.0) => {
-                        return fail(
-                            "contact.restitution",
-                            format!("a coefficient of restitution in (0, 1], got {e}"),
-                        );
-                    }
-                    _ => {}
-                }
-                if c.law == LawKind::HertzMindlin && c.approximation != 0.0 {
-                    return fail(
-                        "contact.approximation",
-                        "only used by law = \"hertz-jaeger\"".into(),
-                    );
-                }
-                for (key, given) in [
-                    ("contact.kn", c.kn != 0.0),
-                    ("contact.ks", c.ks != 0.0),
-                    ("contact.normal_damping", c.normal_damping != 0.0),
-                ] {
-                    if given {
-                        return fail(key, format!("not used by law = \"{name}\""));
-                    }
-                }
-                for (i, w) in self.walls.iter().enumerate() {
-                    if matches!(w, WallSpec::Cylinder { .. }) {
-                        return fail(
-                            &format!("walls[{i}]"),
-                            format!("{name} meets plane walls only"),
-                        );
-                    }
-                }
-            }
-        }
-        if !(0.0..1.0).contains(&c.local_damping) {
-            return fail(
-                "contact.local_damping",
-                format!("a fraction in [0, 1), got {}", c.local_damping),
             );
         }
         let mut grains = self.grains.len();

@@ -26,12 +26,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
 use crate::broad;
-use crate::law::{self, Against, ContactLaw, Histories, Pair, PairHistory};
+use crate::law::{
+    Against, ContactLaw, Histories, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
+};
 use crate::levelset::LevelSetFault;
 use crate::modal::{InternalLaw, Modes, PerMode, refill};
-use crate::narrow::{self, NodeRecord, PairKey, PairOutcome, Partner};
 use crate::scene::KeyError;
-use crate::scene::{ModesSpec, Motion, NodeRole, NodeRoles, Scene, SceneError, TimeStep, held};
+use crate::scene::{ModesSpec, Motion, NodeRole, Scene, SceneError, TimeStep, held};
 use crate::timestep;
 use crate::view::View;
 use crate::wall::Wall;
@@ -49,8 +50,9 @@ pub struct State {
     pub bodies: Vec<Body>,
     /// The walls.
     pub walls: Vec<Wall>,
-    /// Shear histories, sorted by pair.
-    pub histories: Histories,
+    /// The contact histories, sorted by pair, each in its law's checkpoint form
+    /// ([`crate::law::History::save`]).
+    pub histories: Vec<(PairKey, serde_json::Value)>,
     /// The energy ledger.
     pub ledger: Ledger,
 }
@@ -232,9 +234,7 @@ pub struct Simulation {
     /// Shear histories by pair.
     pub histories: Histories,
     /// The contact law.
-    pub law: Box<dyn ContactLaw>,
-    /// Node roles in grain pairs: the scene's rule.
-    pub roles: NodeRoles,
+    pub law: Arc<dyn ContactLaw>,
     /// Each body's own node role (`[[grains]] nodes`).
     pub node_roles: Vec<Option<NodeRole>>,
     /// Cundall's local damping fraction.
@@ -453,7 +453,7 @@ impl Simulation {
         for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
             b.modes = modes_of(*spec, &shapes[b.shape], key).map_err(key_error)?;
         }
-        let law = law::from_scene(&scene.contact);
+        let law = scene.contact.law.clone();
         law.check(&shapes, &bodies).map_err(key_error)?;
         let mut sim = Simulation {
             shapes,
@@ -461,7 +461,6 @@ impl Simulation {
             walls: scene.walls.iter().map(Wall::from_spec).collect(),
             histories: Histories::new(),
             law,
-            roles: scene.contact.nodes,
             node_roles,
             local_damping: scene.contact.local_damping,
             gravity: Vector3::from(scene.run.gravity),
@@ -652,21 +651,18 @@ impl Simulation {
                 Partner::Body(j) => Against::Body(&views[j as usize]),
                 Partner::Wall(w) => Against::Wall(&self.walls[w as usize]),
             };
-            let role = |i: usize| {
-                let b = &self.bodies[i];
-                (self.node_roles[i], shapes[b.shape].node_density)
-            };
-            let a_gives = match key.b {
-                Partner::Body(j) => {
-                    narrow::a_gives(self.roles, role(key.a as usize), role(j as usize))
-                }
-                Partner::Wall(_) => Some(true),
-            };
+            let roles = (
+                self.node_roles[key.a as usize],
+                match key.b {
+                    Partner::Body(j) => self.node_roles[j as usize],
+                    Partner::Wall(_) => None,
+                },
+            );
             let pair = Pair {
                 key: *key,
                 a: &views[key.a as usize],
                 b,
-                a_gives,
+                roles,
                 record,
             };
             self.law.pair(&pair, old, dt)
@@ -921,7 +917,9 @@ impl Simulation {
             time: self.time,
             bodies: self.bodies.clone(),
             walls: self.walls.clone(),
-            histories: self.histories.clone(),
+            histories: (self.histories.iter())
+                .map(|(k, h)| (*k, h.save()))
+                .collect(),
             ledger: self.ledger,
         }
     }
@@ -988,31 +986,28 @@ impl Simulation {
         if !state.histories.is_sorted_by_key(|(k, _)| *k) {
             return refuse("state.histories".into(), "not sorted by pair".into());
         }
-        for (key, history) in &state.histories {
-            let bodies = self.bodies.len() as u32;
+        let bodies = self.bodies.len() as u32;
+        let nodes =
+            |i: u32| (self.bodies.get(i as usize)).map_or(0, |b| self.shapes[b.shape].nodes.len());
+        let mut histories = Histories::with_capacity(state.histories.len());
+        for (key, saved) in state.histories {
             let partner_ok = match key.b {
                 Partner::Body(j) => key.a < j && j < bodies,
                 Partner::Wall(w) => (w as usize) < self.walls.len(),
             };
-            let history_ok = self.law.accepts(history)
-                && match history {
-                    PairHistory::Nodes(list) => list.iter().all(|s| {
-                        let giver = match (s.side, key.b) {
-                            (0, _) => key.a,
-                            (1, Partner::Body(j)) => j,
-                            _ => return false,
-                        };
-                        giver < bodies
-                            && (s.node as usize)
-                                < self.shapes[self.bodies[giver as usize].shape].nodes.len()
-                    }),
-                    PairHistory::Sphere(_) => true,
-                };
-            if key.a >= bodies || !partner_ok || !history_ok {
-                return refuse(
-                    "state.histories".into(),
-                    format!("pair {key:?} does not fit the scene or its contact law"),
-                );
+            let history = if key.a < bodies && partner_ok {
+                self.law.load(&key, saved, &nodes)
+            } else {
+                Err("its bodies or wall are not the scene's".into())
+            };
+            match history {
+                Ok(h) => histories.push((key, h)),
+                Err(why) => {
+                    return refuse(
+                        "state.histories".into(),
+                        format!("pair {key:?} does not fit the scene or its contact law: {why}"),
+                    );
+                }
             }
         }
         if !(state.time.is_finite() && state.time >= 0.0) {
@@ -1025,7 +1020,7 @@ impl Simulation {
         self.time = state.time;
         self.bodies = state.bodies;
         self.walls = state.walls;
-        self.histories = state.histories;
+        self.histories = histories;
         self.ledger = state.ledger;
         Ok(())
     }

@@ -1,0 +1,597 @@
+//! What the node laws share (docs/physics.md section 4): the narrow phase of surface nodes in a
+//! level set, the spring at each node, its shear history and its keys. The laws differ in how a
+//! node is weighted ([`NodeWeight`]: [`super::linear_springs`], [`super::area_tractions`]).
+//!
+//! # Keys
+//! `kn` (> 0), `ks`, `friction` (`mu`), `normal_damping` (`c_n`), all `>= 0` and 0 unless given,
+//! in the law's units; `nodes = "both"` (default) or `"finer"`: which grain of a grain pair gives
+//! the nodes ([`a_gives`], with the grains' own `nodes` roles).
+//!
+//! # The spring at a node
+//! Each node in contact gives:
+//! - the penetration `d = -phi >= 0` (length) of the node into the other side's level set `phi`;
+//! - the unit normal `n = grad phi / |grad phi|` (global frame) of that level set, pointing out of
+//!   the other side, so that the normal force on the node's body is along `+n`, and `|grad phi|`;
+//! - the node's velocity relative to the other side's material point at the node, `v_rel`;
+//! - the node's shear displacement `s` from the previous step (global frame), if it was in
+//!   contact then;
+//!
+//! and the law returns, with the node's weight `w` (its law's: 1, or the node's area; times 1/2
+//! when both grains of a pair give nodes), the force on the node's body (global frame; the other
+//! side gets `-f` at the same point) `f = w (k_n d |grad phi| n - c_n v_n n - k_s s)`,
+//! `v_n = v_rel . n`, the new shear displacement and the stored elastic energy. The elastic part
+//! is `-grad (1/2 k_n phi^2)`, so that contacts conserve energy: it is Kawamoto's `k_n d n` where
+//! `phi` is an exact distance (`|grad phi| = 1`), and differs from it only by the grid's
+//! interpolation error elsewhere. (With the unit normal instead, an undamped box of grains
+//! drifted 14 times more: 2.1e-3 against 1.5e-4 of its energy in 20,000 steps.)
+//!
+//! # Shear
+//! An incremental spring per node contact: the previous `s` is turned into the current tangent
+//! plane (its length kept), then `s += v_t dt` with `v_t = v_rel - v_n n`; the shear force (per
+//! weight) is `-k_s s`, capped at `mu k_n d` (Coulomb on the elastic normal part): when the cap
+//! is reached, `s` is shortened to the slip value `mu k_n d / k_s`. The history is dropped when
+//! the node leaves contact. Normal damping does not enter the cap, and the normal force is not
+//! clipped at zero: with `c_n > 0` a separating node may pull slightly.
+//!
+//! Energy (for the run's ledger): `w (1/2 k_n d^2 + 1/2 k_s |s|^2)` per node; the viscous force
+//! dissipates `w c_n v_n^2` per unit time, the Coulomb cap the spring energy it removes,
+//! `w/2 k_s (|s_trial|^2 - |s|^2)`.
+//!
+//! # Deformable grains
+//! The node's body takes `Phi_a(x0_k) . R^T f` on its modes (Eq. 41); the body whose level set is
+//! penetrated takes `-dE/d eps_a = w k_n d dphi/d eps_a` for the elastic normal force, the exact
+//! derivative of the contact energy through its level set's update, and the virtual work
+//! `Phi_a(y0) . R^T (-f)` of the rest (damping and shear).
+//!
+//! # The narrow phase
+//! A node `x_k` (local, current configuration) of body `p` is tested against the other side
+//! through [`Surface::touch`]: for a body `q`, in `q`'s local frame, `y = R_q^T (X_p + R_p x_k -
+//! X_q)`, computed as `y = R_pq x_k + t_pq` with the pair's relative rotation and translation
+//! formed once. Node clusters out of reach (grown by the largest node displacement) are skipped
+//! whole; nodes outside `q`'s reach are rejected before the grid is read.
+//!
+//! Restart: the shears `s` are the whole history, saved in checkpoints (`{"Nodes": [...]}`).
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use nalgebra::Vector3;
+use serde::{Deserialize, Serialize};
+
+use super::surface::{Scratch, Surface};
+use super::{
+    Against, ContactLaw, History, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
+    downcast,
+};
+use crate::body::{Body, Cluster, Shape};
+use crate::modal::PerMode;
+use crate::scene::{KeyError, NodeRole, NodeRoles, WallSpec};
+use crate::view::View;
+
+/// How a node law weights a node: the one thing its laws do not share.
+pub trait NodeWeight: Send + Sync + std::fmt::Debug + 'static {
+    /// The law's name in scene files.
+    const NAME: &'static str;
+
+    /// The node's weight `w`: 1, or its `area`; times `weight` (1/2 when both grains of a pair
+    /// give nodes).
+    fn scale(area: f64, weight: f64) -> f64;
+
+    /// The weight of a contact patch of area `cap` on a grain of `shape` (for the automatic
+    /// step): its node count (at least one), or its area (at least one node's).
+    fn patch(shape: &Shape, cap: f64) -> f64;
+}
+
+/// A node law: its keys (module docs) and its weighting `W`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, bound = "")]
+pub struct NodeLaw<W> {
+    /// `k_n`: force/length per node, or force/length^3 per area.
+    pub kn: f64,
+    /// `k_s`, in `k_n`'s units.
+    #[serde(default)]
+    pub ks: f64,
+    /// `mu`.
+    #[serde(default)]
+    pub friction: f64,
+    /// `c_n`: force*time/length per node, or per area.
+    #[serde(default)]
+    pub normal_damping: f64,
+    /// Which grain of a grain pair gives the nodes.
+    #[serde(default = "both")]
+    pub nodes: NodeRoles,
+    #[serde(skip)]
+    weight: PhantomData<W>,
+}
+
+fn both() -> NodeRoles {
+    NodeRoles::Both
+}
+
+/// The result for one node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeForce {
+    /// Force on the node's body, global.
+    pub force: Vector3<f64>,
+    /// Its elastic normal part, `k_n d |grad phi| n` (times the weight).
+    pub elastic: Vector3<f64>,
+    /// `dE/d phi = -k_n d` (times the weight): the elastic energy's slope in the level set.
+    pub energy_slope: f64,
+    /// The new shear displacement (zero without friction).
+    pub shear: Vector3<f64>,
+    /// Elastic energy stored in this node's springs.
+    pub energy: f64,
+    /// Power of the viscous force, `c_n v_n^2` (times the weight).
+    pub viscous_power: f64,
+    /// Spring energy removed by the Coulomb cap in this step.
+    pub slip_loss: f64,
+}
+
+/// The shear displacement of one node contact. `side` 0: a node of body `a` in the partner;
+/// 1: a node of partner body `b` in body `a`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NodeShear {
+    /// Which body gives the node.
+    pub side: u8,
+    /// The node's index in its shape.
+    pub node: u32,
+    /// Shear displacement `s`, global.
+    pub shear: Vector3<f64>,
+}
+
+/// A node-law pair's history: the shear of each node in contact, sorted by `(side, node)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NodeHistory {
+    /// The node contacts with a shear.
+    #[serde(rename = "Nodes")]
+    pub shears: Vec<NodeShear>,
+}
+
+impl History for NodeHistory {
+    fn bytes(&self) -> usize {
+        size_of::<Self>() + self.shears.capacity() * size_of::<NodeShear>()
+    }
+
+    fn save(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("shears serialize")
+    }
+
+    fn boxed_clone(&self) -> PairHistory {
+        Box::new(self.clone())
+    }
+}
+
+impl<W: NodeWeight> NodeLaw<W> {
+    /// The law with these parameters and `nodes = "both"`.
+    pub fn new(kn: f64, ks: f64, friction: f64, normal_damping: f64) -> Self {
+        NodeLaw {
+            kn,
+            ks,
+            friction,
+            normal_damping,
+            nodes: NodeRoles::Both,
+            weight: PhantomData,
+        }
+    }
+
+    /// Whether contacts carry a shear history.
+    pub fn has_shear(&self) -> bool {
+        self.ks > 0.0 && self.friction > 0.0
+    }
+
+    /// Whether the force depends on the relative velocity (damping or shear).
+    pub fn uses_velocity(&self) -> bool {
+        self.has_shear() || self.normal_damping > 0.0
+    }
+
+    /// The force on one node (module docs): penetration `d`, unit normal `n`, `|grad phi|`,
+    /// relative velocity `v_rel`, previous shear `shear` (zero if new), node weight `scale`
+    /// ([`NodeWeight::scale`]), step `dt`.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn node_force(
+        &self,
+        d: f64,
+        n: &Vector3<f64>,
+        grad_norm: f64,
+        v_rel: &Vector3<f64>,
+        shear: &Vector3<f64>,
+        scale: f64,
+        dt: f64,
+    ) -> NodeForce {
+        let v_n = v_rel.dot(n);
+        let normal = self.kn * d;
+        let mut force = n * (scale * (normal * grad_norm - self.normal_damping * v_n));
+        let elastic = n * (scale * normal * grad_norm);
+        let mut energy = 0.5 * scale * normal * d;
+        let mut slip_loss = 0.0;
+        let mut s = Vector3::zeros();
+        if self.has_shear() {
+            // Turn the old shear into the new tangent plane, keeping its length.
+            let old = shear.norm();
+            let projected = shear - n * shear.dot(n);
+            let p = projected.norm();
+            if p > 0.0 {
+                s = projected * (old / p);
+            }
+            s += (v_rel - n * v_n) * dt;
+            let cap = self.friction * normal;
+            let spring = self.ks * s.norm();
+            if spring > cap {
+                let trial = s.norm_squared();
+                s *= cap / spring;
+                slip_loss = 0.5 * scale * self.ks * (trial - s.norm_squared());
+            }
+            force -= s * (scale * self.ks);
+            energy += 0.5 * scale * self.ks * s.norm_squared();
+        }
+        NodeForce {
+            force,
+            elastic,
+            energy_slope: -scale * normal,
+            shear: s,
+            energy,
+            viscous_power: scale * self.normal_damping * v_n * v_n,
+            slip_loss,
+        }
+    }
+}
+
+impl<W: NodeWeight> ContactLaw for NodeLaw<W> {
+    fn name(&self) -> &'static str {
+        W::NAME
+    }
+
+    fn check_scene(&self, _: &[WallSpec]) -> Result<(), KeyError> {
+        for (key, v) in [
+            ("kn", self.kn),
+            ("ks", self.ks),
+            ("friction", self.friction),
+            ("normal_damping", self.normal_damping),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(KeyError::new(
+                    format!("contact.{key}"),
+                    format!("a number >= 0, got {v}"),
+                ));
+            }
+        }
+        if self.kn == 0.0 {
+            return Err(KeyError::new("contact.kn".into(), "a stiffness > 0".into()));
+        }
+        Ok(())
+    }
+
+    fn check(&self, _: &[Arc<Shape>], _: &[Body]) -> Result<(), KeyError> {
+        Ok(())
+    }
+
+    /// A patch of nodes: a grain of bounding radius `r` pressed by `delta` (1 % of `r`, or the
+    /// deepest initial penetration if larger) touches over a cap of area `2 pi r delta`; the
+    /// patch carries `k_n` times its weight ([`NodeWeight::patch`]), or the largest patch of
+    /// the initial state if that is larger. The viscous coefficient scales alike.
+    fn stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64) {
+        let r = shape.bounding_radius;
+        let cap = 2.0 * std::f64::consts::PI * r * (0.01 * r).max(overlap);
+        let weight = W::patch(shape, cap).max(patch);
+        (self.kn * weight, self.normal_damping * weight)
+    }
+
+    fn load(
+        &self,
+        key: &PairKey,
+        saved: serde_json::Value,
+        nodes: &dyn Fn(u32) -> usize,
+    ) -> Result<PairHistory, String> {
+        let h: NodeHistory = serde_json::from_value(saved)
+            .map_err(|e| format!("not a history of law = \"{}\": {e}", W::NAME))?;
+        for s in &h.shears {
+            let giver = match (s.side, key.b) {
+                (0, _) => key.a,
+                (1, Partner::Body(j)) => j,
+                _ => return Err(format!("side {} does not fit the pair", s.side)),
+            };
+            if s.node as usize >= nodes(giver) {
+                return Err(format!("node {} is not one of body {giver}'s", s.node));
+            }
+        }
+        if !h.shears.is_sorted_by_key(|s| (s.side, s.node)) {
+            return Err("node shears not sorted by side and node".into());
+        }
+        Ok(Box::new(h))
+    }
+
+    fn pair(
+        &self,
+        pair: &Pair,
+        old: Option<PairHistory>,
+        dt: f64,
+    ) -> (PairOutcome, Option<PairHistory>) {
+        let mut history = downcast::<NodeHistory>(old).unwrap_or_default();
+        let (out, shears) = node_pair(self, pair, &history.shears, dt);
+        if shears.is_empty() {
+            return (out, None);
+        }
+        history.shears = shears;
+        (out, Some(history))
+    }
+}
+
+/// One direction of a pair: the nodes of `giver` in the other side's level set.
+struct Side<'a> {
+    /// 0 or 1 (see [`NodeShear`]).
+    side: u8,
+    /// Index of the body giving nodes.
+    index: u32,
+    /// The body giving nodes.
+    giver: &'a View<'a>,
+    /// The law's weight (1/2 when both directions count).
+    weight: f64,
+}
+
+/// The nodes of the clusters that pass `reaches`, in order.
+fn near<'a>(
+    clusters: &'a [Cluster],
+    reaches: impl Fn(&Cluster) -> bool + 'a,
+) -> impl Iterator<Item = usize> + 'a {
+    clusters
+        .iter()
+        .filter(move |c| reaches(c))
+        .flat_map(|c| c.range.clone())
+}
+
+/// The node-law contacts of one pair (both directions, or the finer grain's nodes, by the
+/// scene's node roles) and the new shears (sorted).
+fn node_pair<W: NodeWeight>(
+    law: &NodeLaw<W>,
+    pair: &Pair,
+    old: &[NodeShear],
+    dt: f64,
+) -> (PairOutcome, Vec<NodeShear>) {
+    let a = pair.a;
+    let mut out = PairOutcome {
+        modal_a: smallvec::smallvec![0.0; a.mode_count()],
+        ..PairOutcome::default()
+    };
+    if let Against::Body(b) = pair.b {
+        out.modal_b = smallvec::smallvec![0.0; b.mode_count()];
+    }
+    let mut acc = Acc {
+        law,
+        old,
+        dt,
+        record: pair.record,
+        out,
+        shears: Vec::new(),
+    };
+    let side = |side: u8, index: u32, giver, weight| Side {
+        side,
+        index,
+        giver,
+        weight,
+    };
+    match pair.b {
+        Against::Wall(wall) => acc.side_contacts(&side(0, pair.key.a, a, 1.0), wall),
+        Against::Body(b) => {
+            let Partner::Body(j) = pair.key.b else {
+                unreachable!("a body partner has a body key")
+            };
+            let a_gives = a_gives(
+                law.nodes,
+                (pair.roles.0, a.shape.node_density),
+                (pair.roles.1, b.shape.node_density),
+            );
+            let weight = if a_gives.is_none() { 0.5 } else { 1.0 };
+            if a_gives != Some(false) {
+                acc.side_contacts(&side(0, pair.key.a, a, weight), b);
+            }
+            if a_gives != Some(true) {
+                acc.side_contacts(&side(1, j, b, weight), a);
+            }
+        }
+    }
+    (acc.out, acc.shears)
+}
+
+/// Which body of a grain pair gives the nodes: `Some(true)` body `a`, `Some(false)` its
+/// partner, `None` both (each weighted 1/2). A grain's own role decides unless its partner claims
+/// the same one; otherwise the law's rule, where the finer sampling gives (ties: `a`).
+pub fn a_gives(
+    rule: NodeRoles,
+    (role_a, density_a): (Option<NodeRole>, f64),
+    (role_b, density_b): (Option<NodeRole>, f64),
+) -> Option<bool> {
+    use NodeRole::{Give, Receive};
+    match (role_a, role_b) {
+        (Some(Give), b) if b != Some(Give) => Some(true),
+        (Some(Receive), b) if b != Some(Receive) => Some(false),
+        (None, Some(Give)) => Some(false),
+        (None, Some(Receive)) => Some(true),
+        _ => match rule {
+            NodeRoles::Both => None,
+            NodeRoles::Finer => Some(density_a >= density_b),
+        },
+    }
+}
+
+/// A pair's node contacts being added up.
+struct Acc<'a, W> {
+    law: &'a NodeLaw<W>,
+    /// The pair's previous shears (sorted).
+    old: &'a [NodeShear],
+    dt: f64,
+    record: bool,
+    out: PairOutcome,
+    /// The new shears, appended in node order.
+    shears: Vec<NodeShear>,
+}
+
+impl<W: NodeWeight> Acc<'_, W> {
+    /// Tests the nodes of `side` against `surface` and adds their forces.
+    fn side_contacts<S: Surface>(&mut self, side: &Side, surface: &S) {
+        let p = side.giver;
+        self.out.node_candidates += p.shape.nodes.len() as u64;
+        let mut old = self.old.iter().filter(|s| s.side == side.side).peekable();
+        // The node's previous shear (zero if it was not in contact): the old list is sorted by
+        // node, like the hits, so one forward walk serves the whole side.
+        let mut previous = |node: u32| -> Vector3<f64> {
+            while old.next_if(|s| s.node < node).is_some() {}
+            old.next_if(|s| s.node == node)
+                .map_or(Vector3::zeros(), |s| s.shear)
+        };
+        let grow = p.node_shift;
+        let frame = surface.frame(p);
+        let mut scratch = Scratch::default();
+        let velocity = self.law.uses_velocity();
+        for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
+            self.out.node_tests += 1;
+            let x0 = p.node_local(k);
+            let Some(t) = surface.touch(&frame, p, &x0, velocity, &mut scratch) else {
+                continue;
+            };
+            let v_rel = p.node_velocity(k, &t.x) - t.velocity;
+            let shear = previous(k as u32);
+            let f = self.apply(side, surface, k, &t, &v_rel, &shear);
+            let (_, _, _, modal_q) = split(&mut self.out, side.side);
+            surface.react(&scratch, f.energy_slope, &(f.elastic - f.force), modal_q);
+            self.tally(side, k, t.d, &f);
+        }
+    }
+
+    /// The law at a node in contact: its force on the giver (force, torque, modes) and the
+    /// opposite on the other side (torque about its centre, none for a wall).
+    fn apply<S: Surface>(
+        &mut self,
+        side: &Side,
+        surface: &S,
+        k: usize,
+        t: &super::surface::Touch,
+        v_rel: &Vector3<f64>,
+        shear: &Vector3<f64>,
+    ) -> NodeForce {
+        let p = side.giver;
+        let scale = W::scale(p.shape.areas[k], side.weight);
+        let f = self
+            .law
+            .node_force(t.d, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
+        let (on_p, on_q, modal_p, _) = split(&mut self.out, side.side);
+        on_p.0 += f.force;
+        on_p.1 += (t.x - p.body.position).cross(&f.force);
+        on_q.0 -= f.force;
+        if let Some(centre) = surface.centre() {
+            on_q.1 -= (t.x - centre).cross(&f.force);
+        }
+        p.add_node_force(k, &f.force, modal_p);
+        f
+    }
+
+    /// Counts a node contact: energy, dissipation, patch, shear history and record.
+    fn tally(&mut self, side: &Side, k: usize, d: f64, f: &NodeForce) {
+        let out = &mut self.out;
+        out.nodes_in_contact += 1;
+        out.energy += f.energy;
+        out.viscous_power += f.viscous_power;
+        out.friction_loss += f.slip_loss;
+        out.patch += W::scale(side.giver.shape.areas[k], side.weight);
+        out.deepest = out.deepest.max(d);
+        if self.law.has_shear() {
+            self.shears.push(NodeShear {
+                side: side.side,
+                node: k as u32,
+                shear: f.shear,
+            });
+        }
+        if self.record {
+            out.records.push(NodeRecord {
+                body: side.index,
+                node: k as u32,
+                force: f.force,
+            });
+        }
+    }
+}
+
+type Wrench = (Vector3<f64>, Vector3<f64>);
+
+/// The giver's and the other side's force, torque and modal accumulators for a side.
+fn split(
+    out: &mut PairOutcome,
+    side: u8,
+) -> (
+    &mut Wrench,
+    &mut Wrench,
+    &mut PerMode<f64>,
+    &mut PerMode<f64>,
+) {
+    if side == 0 {
+        (
+            &mut out.on_a,
+            &mut out.on_b,
+            &mut out.modal_a,
+            &mut out.modal_b,
+        )
+    } else {
+        (
+            &mut out.on_b,
+            &mut out.on_a,
+            &mut out.modal_b,
+            &mut out.modal_a,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::law::area_tractions::PerArea;
+    use crate::law::linear_springs::PerNode;
+
+    fn law<W: NodeWeight>() -> NodeLaw<W> {
+        NodeLaw::new(100.0, 50.0, 0.5, 0.0)
+    }
+
+    #[test]
+    fn shear_spring_sticks_then_slips_at_the_coulomb_cap() {
+        let l = law::<PerNode>();
+        let n = Vector3::z();
+        let v = Vector3::new(1.0, 0.0, 0.0);
+        // d = 0.01: normal force 1, cap 0.5, reached at s = 0.01.
+        let mut s = Vector3::zeros();
+        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
+        assert!((f.force - Vector3::new(-50.0 * 0.004, 0.0, 1.0)).norm() < 1e-15);
+        s = f.shear;
+        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
+        assert!((f.force - Vector3::new(-0.4, 0.0, 1.0)).norm() < 1e-15);
+        s = f.shear;
+        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
+        assert!(
+            (f.force - Vector3::new(-0.5, 0.0, 1.0)).norm() < 1e-15,
+            "capped"
+        );
+        assert!((f.shear.x - 0.01).abs() < 1e-15);
+        // Area tractions: the same times the area.
+        let scale = PerArea::scale(0.3, 1.0);
+        let a = law::<PerArea>().node_force(0.01, &n, 1.0, &v, &Vector3::zeros(), scale, 0.004);
+        assert!((a.force - Vector3::new(-0.3 * 0.2, 0.0, 0.3)).norm() < 1e-15);
+    }
+
+    #[test]
+    fn old_shear_turns_with_the_normal() {
+        let l = law::<PerNode>();
+        // Shear along x under normal z; the normal tilts to (sin t, 0, cos t): the shear keeps
+        // its length in the new tangent plane.
+        let t: f64 = 0.1;
+        let n = Vector3::new(t.sin(), 0.0, t.cos());
+        let f = l.node_force(
+            1.0,
+            &n,
+            1.0,
+            &Vector3::zeros(),
+            &Vector3::new(0.002, 0.0, 0.0),
+            1.0,
+            1.0,
+        );
+        assert!(f.shear.dot(&n).abs() < 1e-18);
+        assert!((f.shear.norm() - 0.002).abs() < 1e-17);
+    }
+}

@@ -1,0 +1,262 @@
+//! What a contact law asks of the other side of a pair, a body (its [`View`]) or a wall: one
+//! query interface for both, as parry's shape pairs answer one set of queries whatever the
+//! shapes. The laws are written once, generic over [`Surface`], and each kind answers in its own
+//! arithmetic: a body in its local frame through its level set (the node laws' hot loop), a wall
+//! through its closed form.
+//!
+//! Conventions: points and vectors global unless said; a surface's level set `phi` is positive
+//! outside the body (on the grains' side of a wall), and normals point out of it.
+
+use nalgebra::{Matrix3, Point3, Vector3};
+
+use crate::body::Cluster;
+use crate::modal::PerMode;
+use crate::view::View;
+use crate::wall::Wall;
+
+/// A node of the giving body inside a surface.
+pub struct Touch {
+    /// The node's global position.
+    pub x: Vector3<f64>,
+    /// Its penetration `d = -phi > 0`.
+    pub d: f64,
+    /// The unit normal out of the surface.
+    pub n: Vector3<f64>,
+    /// `|grad phi|` of the surface's level set there (1 for a wall).
+    pub grad_norm: f64,
+    /// The velocity of the surface's material point under the node.
+    pub velocity: Vector3<f64>,
+}
+
+/// What a body's surface keeps of one node query for the reaction on its modes: the level set's
+/// amplitude derivative and the material point's mode vectors (empty for rigid bodies and
+/// walls).
+#[derive(Default)]
+pub struct Scratch {
+    /// `d phi / d eps_a` at the node (one per mode of the surface's body).
+    pub derivative: PerMode<f64>,
+    /// The mode vectors `Phi_a` of the material point under the node.
+    pub modes: PerMode<Vector3<f64>>,
+}
+
+/// The other side of a pair.
+pub trait Surface: Sync {
+    /// What the node tests of one giving body share (its pose relative to this surface).
+    type Frame;
+
+    /// The frame of `giver`'s nodes against this surface.
+    fn frame(&self, giver: &View) -> Self::Frame;
+
+    /// Whether a cluster of `giver`'s nodes (bounding sphere in the giver's frame, grown by
+    /// `grow`, the largest node displacement) may reach inside.
+    fn reaches(&self, frame: &Self::Frame, giver: &View, cluster: &Cluster, grow: f64) -> bool;
+
+    /// Node `k` of `giver` (local position `x0`), if it is inside; `velocity` asks for the
+    /// material velocity of a deformable surface (its rigid part is always given), and
+    /// `scratch` keeps what [`Surface::react`] needs.
+    fn touch(
+        &self,
+        frame: &Self::Frame,
+        giver: &View,
+        x0: &Vector3<f64>,
+        velocity: bool,
+        scratch: &mut Scratch,
+    ) -> Option<Touch>;
+
+    /// The centre the reaction's torque is taken about (none for a wall).
+    fn centre(&self) -> Option<&Vector3<f64>>;
+
+    /// Number of modes whose generalized forces the surface takes (0: rigid or a wall).
+    fn mode_count(&self) -> usize;
+
+    /// Adds to `modal` the generalized forces of the reaction at the last touch: minus the
+    /// elastic energy's derivative through the level set (`energy_slope = dE/d phi`) and the
+    /// virtual work of `rest` (the non-elastic part of the reaction, global).
+    fn react(&self, scratch: &Scratch, energy_slope: f64, rest: &Vector3<f64>, modal: &mut [f64]);
+
+    /// For a sphere of radius `r` centred at `centre`: the total overlap `delta` with this
+    /// surface (a sphere grain's, or a plane's) and the unit normal from the sphere towards it.
+    fn sphere_overlap(&self, centre: &Vector3<f64>, r: f64) -> (f64, Vector3<f64>);
+
+    /// Radius of curvature for a sphere contact (none: a plane).
+    fn sphere_radius(&self) -> Option<f64>;
+
+    /// The surface's angular velocity (zero for walls, which translate).
+    fn spin(&self) -> Vector3<f64>;
+
+    /// Velocity of its (rigid) motion at global point `x`.
+    fn velocity_at(&self, x: &Vector3<f64>) -> Vector3<f64>;
+
+    /// Its mass, if it is a free grain (walls and prescribed grains are not moved by forces).
+    fn free_mass(&self) -> Option<f64>;
+}
+
+/// A body's frame for one giver: `y = R_pq x0 + t_pq` in its local frame, its reach squared,
+/// and its centre in the giver's frame.
+pub struct BodyFrame {
+    rot_pq: Matrix3<f64>,
+    t_pq: Vector3<f64>,
+    reach: f64,
+    reach2: f64,
+    centre: Vector3<f64>,
+}
+
+impl Surface for View<'_> {
+    type Frame = BodyFrame;
+
+    fn frame(&self, p: &View) -> BodyFrame {
+        let rot_pq = self.rotation.transpose() * p.rotation;
+        let t_pq = self.rotation.transpose() * (p.body.position - self.body.position);
+        BodyFrame {
+            rot_pq,
+            t_pq,
+            reach: self.reach,
+            reach2: self.reach * self.reach,
+            centre: rot_pq.transpose() * (-t_pq),
+        }
+    }
+
+    #[inline]
+    fn reaches(&self, f: &BodyFrame, _: &View, c: &Cluster, grow: f64) -> bool {
+        (c.centre - f.centre).norm_squared() < (c.radius + grow + f.reach).powi(2)
+    }
+
+    #[inline]
+    fn touch(
+        &self,
+        f: &BodyFrame,
+        p: &View,
+        x0: &Vector3<f64>,
+        velocity: bool,
+        scratch: &mut Scratch,
+    ) -> Option<Touch> {
+        let y = f.rot_pq * x0 + f.t_pq;
+        if y.norm_squared() >= f.reach2 {
+            return None;
+        }
+        let y = Point3::from(y);
+        if scratch.derivative.len() != self.mode_count() {
+            scratch.derivative = smallvec::smallvec![0.0; self.mode_count()];
+        }
+        let hit = self.probe(&y, &mut scratch.derivative)?;
+        let g = hit.grad.norm();
+        let x = p.body.position + p.rotation * x0;
+        let n = self.rotation * (hit.grad / g);
+        // The material point under the node: its mode vectors are needed for its velocity and
+        // the virtual work of the non-elastic forces.
+        if velocity {
+            self.modes_at(&y, hit.material.as_ref(), &mut scratch.modes);
+        }
+        Some(Touch {
+            x,
+            d: -hit.phi,
+            n,
+            grad_norm: g,
+            velocity: self.material_velocity(&x, &scratch.modes),
+        })
+    }
+
+    fn centre(&self) -> Option<&Vector3<f64>> {
+        Some(&self.body.position)
+    }
+
+    fn mode_count(&self) -> usize {
+        View::mode_count(self)
+    }
+
+    #[inline]
+    fn react(&self, s: &Scratch, energy_slope: f64, rest: &Vector3<f64>, modal: &mut [f64]) {
+        if !self.is_deformable() {
+            return;
+        }
+        // Elastic part: -dE/d eps through the level set; the rest: virtual work.
+        for (m, d) in modal.iter_mut().zip(&s.derivative) {
+            *m -= energy_slope * d;
+        }
+        self.add_point_force(&s.modes, rest, modal);
+    }
+
+    fn sphere_overlap(&self, centre: &Vector3<f64>, r: f64) -> (f64, Vector3<f64>) {
+        let d = self.body.position - centre;
+        let dist = d.norm();
+        (r + self.sphere_radius().unwrap_or(0.0) - dist, d / dist)
+    }
+
+    fn sphere_radius(&self) -> Option<f64> {
+        self.shape.sphere_radius
+    }
+
+    fn spin(&self) -> Vector3<f64> {
+        self.spin
+    }
+
+    fn velocity_at(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self.body.point_velocity(&self.spin, x)
+    }
+
+    fn free_mass(&self) -> Option<f64> {
+        self.body.is_free().then_some(self.shape.mass)
+    }
+}
+
+impl Surface for Wall {
+    type Frame = ();
+
+    fn frame(&self, _: &View) {}
+
+    #[inline]
+    fn reaches(&self, _: &(), p: &View, c: &Cluster, grow: f64) -> bool {
+        self.distance(&(p.body.position + p.rotation * c.centre)).0 < c.radius + grow
+    }
+
+    #[inline]
+    fn touch(
+        &self,
+        _: &(),
+        p: &View,
+        x0: &Vector3<f64>,
+        _: bool,
+        _: &mut Scratch,
+    ) -> Option<Touch> {
+        let x = p.body.position + p.rotation * x0;
+        let (phi, n) = self.distance(&x);
+        (phi < 0.0).then_some(Touch {
+            x,
+            d: -phi,
+            n,
+            grad_norm: 1.0,
+            velocity: self.velocity,
+        })
+    }
+
+    fn centre(&self) -> Option<&Vector3<f64>> {
+        None
+    }
+
+    fn mode_count(&self) -> usize {
+        0
+    }
+
+    fn react(&self, _: &Scratch, _: f64, _: &Vector3<f64>, _: &mut [f64]) {}
+
+    fn sphere_overlap(&self, centre: &Vector3<f64>, r: f64) -> (f64, Vector3<f64>) {
+        let (phi, normal) = self.distance(centre);
+        (r - phi, -normal)
+    }
+
+    fn sphere_radius(&self) -> Option<f64> {
+        None
+    }
+
+    fn spin(&self) -> Vector3<f64> {
+        Vector3::zeros()
+    }
+
+    fn velocity_at(&self, _: &Vector3<f64>) -> Vector3<f64> {
+        self.velocity
+    }
+
+    fn free_mass(&self) -> Option<f64> {
+        None
+    }
+}
