@@ -312,6 +312,18 @@ impl Body {
         self.velocity + spin.cross(&(x - self.position))
     }
 
+    /// Whether its pose, velocities and amplitudes are finite numbers.
+    pub fn is_finite(&self) -> bool {
+        [self.position, self.velocity, self.angular_velocity]
+            .iter()
+            .all(|v| v.iter().all(|x| x.is_finite()))
+            && self.orientation.coords.iter().all(|x| x.is_finite())
+            && self
+                .modes
+                .as_ref()
+                .is_none_or(|m| m.eps.iter().chain(&m.rate).all(|x| x.is_finite()))
+    }
+
     /// Whether the forces move it.
     pub fn is_free(&self) -> bool {
         matches!(self.drive, Drive::Free | Drive::Held { .. })

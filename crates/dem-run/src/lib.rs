@@ -2,20 +2,23 @@
 //! nodes meet each other's level sets and analytic walls, rigid or deformable through modal
 //! amplitudes (the deformable LS-DEM of Henzel and Karapiperis: Eqs. 1, 36-50 of their paper).
 //!
-//! One step ([`sim::Simulation::step`]), in the rapier manner, named stages:
+//! One step ([`sim::Simulation::step`]), in the rapier manner, named stages, each a function
+//! taking its data as arguments:
 //! 1. integrate (first half): half kick and drift of the free grains (velocity Verlet;
-//!    rotations by an exact splitting of Euler's equations, [`sim`]; modal amplitudes,
+//!    rotations by an exact splitting of Euler's equations, [`integrate`]; modal amplitudes,
 //!    [`modal`]); prescribed grains moved to the new time;
 //! 2. move walls;
-//! 3. contacts: one [`view::View`] of each body (pose, current nodes, reach, level-set
-//!    queries, generalized forces), the broad phase on the views' reach ([`broad`]), the
-//!    narrow phase and the contact law per pair ([`law::ContactLaw`]; [`law::node`]), pairs in
-//!    parallel;
-//! 4. reduce: pair forces onto grains, walls and modes in pair order (the same bits for any
+//! 3. views: one [`view::View`] of each body (pose, current nodes, reach, level-set queries,
+//!    generalized forces);
+//! 4. broad phase on the views' reach ([`broad`]);
+//! 5. narrow phase: the contact law per pair ([`law::ContactLaw`]), pairs in parallel;
+//! 6. reduce: pair forces onto grains, walls and modes in pair order (the same bits for any
 //!    thread count);
-//! 5. body forces: gravity, local damping, modal internal forces;
-//! 6. integrate (second half): the second half kick (implicit in the modal damping);
-//! 7. account: the energy ledger (work of the boundaries, dissipation).
+//! 7. body forces: gravity, local damping, modal internal forces;
+//! 8. integrate (second half): the second half kick (implicit in the modal damping);
+//! 9. the energy ledger ([`ledger`]: work of the boundaries, dissipation).
+//!
+//! The scene becomes a simulation in [`build`]; checkpoints' state is [`checkpoint`]'s.
 //!
 //! Deformable grains ([`modal`], [`view`]): amplitudes `eps_a` and rates per grain, set in the
 //! scene (`modes = { ... }`); surface nodes at `x0 + eps_a Phi_a(x0)`; level sets `rigid`,
@@ -23,7 +26,7 @@
 //! grain) and of the contact energy's derivative (the grain whose level set is penetrated);
 //! internal forces `K eps`, a one-mode table or a polynomial energy; modal damping. The
 //! automatic step ([`timestep`]) covers contact patches, viscous and modal damping and modal
-//! frequencies; a run whose energy outgrows its supply stops ([`sim::Ledger::runaway`]).
+//! frequencies; a run whose energy outgrows its supply stops ([`ledger::Ledger::runaway`]).
 //!
 //! Units are the scene's and the bundles' (never converted). Forces are global; a node's
 //! penetration is `d = -phi >= 0` into the other body; a sphere pair's overlap is the total one;
@@ -53,7 +56,11 @@
 
 pub mod body;
 pub mod broad;
+pub mod build;
+pub mod checkpoint;
+pub mod integrate;
 pub mod law;
+pub mod ledger;
 pub mod levelset;
 pub mod modal;
 pub mod path;

@@ -3,10 +3,10 @@
 //!
 //! `<out>/history.csv`: one row every `output.history_every` steps (and the first and last):
 //! - `step,time`;
-//! - the energies (crate::sim::Energies, docs/physics.md section 3): `kinetic_translational,
+//! - the energies (crate::ledger::Energies, docs/physics.md section 3): `kinetic_translational,
 //!   kinetic_rotational,potential_gravity,elastic_contact,kinetic_modal,elastic_modal,
 //!   energy_total`;
-//! - the ledger (crate::sim::Ledger): `work_boundaries` (work done on the grains by walls and
+//! - the ledger (crate::ledger::Ledger): `work_boundaries` (work done on the grains by walls and
 //!   prescribed grains), `dissipated_local,dissipated_viscous,dissipated_modal,
 //!   dissipated_friction`, and `energy_residual` = `energy_total` - its initial value -
 //!   `work_boundaries` + the dissipated terms (zero up to the integration error);
@@ -37,10 +37,11 @@
 //! `<out>/summary.json` at the end, with `excursions`: each grain's amplitude that went beyond a
 //! range its model rests on (the internal-force table, the precomputed level sets, a path
 //! mode's snapshots: `crate::sim::Limit`), the step it first did and the amplitude farthest out.
-//! The run also says so on standard error at the step it happens.
+//! The run also says so on standard error at the step it happens. `timings` splits the
+//! invocation's wall-clock seconds by stage of the step (`crate::sim::Timings`).
 //!
 //! A run stops with an error when a grain's state becomes non-finite, or when its energy grows
-//! beyond what the run can supply (crate::sim::Ledger::runaway): both mean a time step too large
+//! beyond what the run can supply (crate::ledger::Ledger::runaway): both mean a time step too large
 //! for the scene. Every file but history.csv is written atomically; history.csv
 //! grows by whole rows, flushed at checkpoints and at the end.
 
@@ -53,9 +54,10 @@ use grain::vtk::{PointData, PvdEntry, read_pvd, write_pvd, write_vtp};
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
+use crate::checkpoint::State;
 use crate::scene::KeyError;
 use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError, TimeStep};
-use crate::sim::{Excursion, Simulation, State};
+use crate::sim::{Excursion, Simulation, Timings};
 use crate::view::View;
 
 /// The checkpoint format version (2: modal states and the energy ledger).
@@ -248,6 +250,9 @@ pub struct Summary {
     pub wall_seconds: f64,
     /// Steps per second of this invocation.
     pub steps_per_second: f64,
+    /// Wall-clock seconds of this invocation's steps, by stage of the step
+    /// ([`crate::sim::Timings`]; the rest of `wall_seconds` is output and checks).
+    pub timings: Timings,
     /// Node contacts at the end.
     pub node_contacts: usize,
     /// Kinetic + potential + contact + modal energy at the end.
@@ -255,7 +260,7 @@ pub struct Summary {
     /// The energy ledger's residual at the end.
     pub energy_residual: f64,
     /// The ledger error of this invocation's steps: the largest `|residual|` over the most the
-    /// run supplied ([`crate::sim::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
+    /// run supplied ([`crate::ledger::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
     #[serde(default)]
     pub ledger_error: f64,
     /// Amplitudes beyond a range their grain's model rests on (module docs).
@@ -408,6 +413,7 @@ fn run_in_pool(
     }
     let bar = progress(options.progress, total, sim.step);
     let started = Instant::now();
+    sim.timings = Timings::default();
     let first = sim.step;
     let mut last_checkpoint = None;
     let mut interrupted = false;
@@ -502,6 +508,7 @@ fn run_in_pool(
         threads,
         wall_seconds: wall,
         steps_per_second: (sim.step - first) as f64 / wall.max(1e-12),
+        timings: sim.timings,
         node_contacts: sim.contacts,
         energy_total: sim.energies().total(),
         energy_residual: sim.ledger.residual(&sim.energies()),

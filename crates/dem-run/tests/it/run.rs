@@ -211,6 +211,30 @@ fn a_raised_stop_flag_checkpoints_and_reports_the_interruption() {
 }
 
 #[test]
+fn the_summary_splits_the_steps_time_by_stage() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = scene(dir.path(), 1, 200);
+    let out = dir.path().join("run");
+    let s = run(&scene, &options(&out, None), &AtomicBool::new(false)).unwrap();
+    let t = s.timings;
+    let stages = [
+        t.integrate,
+        t.views,
+        t.broad,
+        t.narrow,
+        t.reduce,
+        t.body_forces,
+        t.ledger,
+    ];
+    assert!(stages.iter().all(|&x| x > 0.0), "{t:?}");
+    // The stages are timed inside the steps, which are inside the run's wall-clock time.
+    assert!(stages.iter().sum::<f64>() <= s.wall_seconds, "{t:?} {}", s.wall_seconds);
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["timings"]["narrow"], t.narrow);
+}
+
+#[test]
 fn a_checkpoint_that_does_not_fit_the_scene_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let scene = scene(dir.path(), 1, 500);

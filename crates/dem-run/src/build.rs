@@ -1,0 +1,325 @@
+//! The scene-to-world build: a checked [`Scene`] and its bundles become a [`Simulation`], its
+//! grains placed (single grains, then lattices, in the scene's order), their modal states read
+//! and checked against their bundles, its walls made, and its initial forces and time step
+//! evaluated. What a scene cannot honour is refused with its key (docs/hardening.md).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use nalgebra::Vector3;
+
+use crate::body::{Body, Drive, Shape};
+use crate::law::Histories;
+use crate::ledger::{Dissipation, Ledger};
+use crate::modal::{InternalLaw, Modes};
+use crate::scene::{KeyError, ModesSpec, Motion, Scene, SceneError, TimeStep, held};
+use crate::sim::{Simulation, Timings};
+use crate::wall::Wall;
+
+/// The most a wall may move in one step, in radii of the smallest grain.
+pub const WALL_STEP: f64 = 0.1;
+
+/// A grain's modal state from its scene entry, checked against its bundle: `Ok(None)` when the
+/// grain runs rigid.
+fn modes_of(spec: Option<&ModesSpec>, shape: &Shape, key: &str) -> Result<Option<Modes>, KeyError> {
+    let fail = |k: &str, m: String| Err(KeyError::new(format!("{key}.{k}"), m));
+    let Some(modal) = &shape.modal else {
+        return match spec {
+            Some(_) => Err(KeyError::new(
+                key.to_string(),
+                "the bundle is rigid (no modes): a deformable option needs a deformable bundle"
+                    .into(),
+            )),
+            None => Ok(None),
+        };
+    };
+    let default = ModesSpec::default();
+    let spec = spec.unwrap_or(&default);
+    if !spec.active {
+        return Ok(None);
+    }
+    let a = modal.count;
+    let vector = |k: &str, v: &Option<Vec<f64>>| match v {
+        None => Ok(vec![0.0; a]),
+        Some(v) if v.len() == a => Ok(v.clone()),
+        Some(v) => Err(KeyError::new(
+            format!("{key}.{k}"),
+            format!("one value per mode ({a}), got {}", v.len()),
+        )),
+    };
+    let eps = vector("amplitudes", &spec.amplitudes)?;
+    let rate = vector("rates", &spec.rates)?;
+    if spec.levelset == crate::levelset::LevelSetUpdate::Precomputed && !modal.has_samples() {
+        return fail(
+            "levelset",
+            "\"precomputed\" needs level sets baked at sampled amplitudes (levelset-bake --samples); this bundle has none for some mode".into(),
+        );
+    }
+    if let InternalLaw::Table(t) = &modal.law {
+        let (lo, hi) = t.range();
+        if eps[0] < lo || eps[0] > hi {
+            return fail(
+                "amplitudes",
+                format!(
+                    "amplitude {} is outside the internal-force table's range [{lo}, {hi}]",
+                    eps[0]
+                ),
+            );
+        }
+    }
+    if let crate::modal::ModalDamping::Matrix(rows) = &spec.damping
+        && (rows.len() != a
+            || rows.iter().any(|r| r.len() != a)
+            || !crate::modal::definite(&nalgebra::DMatrix::from_fn(a, a, |i, j| rows[i][j]), true))
+    {
+        return fail(
+            "damping.matrix",
+            format!(
+                "a symmetric, positive semi-definite {a} x {a} matrix (one row per mode; negative damping feeds energy in)"
+            ),
+        );
+    }
+    Ok(Some(Modes::new(
+        eps,
+        rate,
+        spec.levelset,
+        spec.damping.clone(),
+    )))
+}
+
+impl Simulation {
+    /// Builds the initial state of a scene (`path`: the scene file, for relative bundle paths
+    /// and messages) and evaluates the initial forces.
+    pub fn from_scene(scene: &Scene, path: &Path) -> Result<Simulation, SceneError> {
+        /// How far from the origin, in its own radii, a grain may be placed.
+        /// The closest a lattice may place its grains, in their radii.
+        const CLOSEST: f64 = 1e-3;
+        let key_error = |KeyError { key, message }: KeyError| SceneError::Key {
+            path: path.to_path_buf(),
+            key,
+            message,
+        };
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let mut shapes: Vec<Arc<Shape>> = Vec::new();
+        let mut by_path: HashMap<std::path::PathBuf, usize> = HashMap::new();
+        let mut shape_of = |bundle: &Path, key: String| -> Result<usize, SceneError> {
+            let full = dir.join(bundle);
+            if let Some(&i) = by_path.get(&full) {
+                return Ok(i);
+            }
+            let b = grain::GrainBundle::read(&full).map_err(|source| SceneError::Bundle {
+                path: path.to_path_buf(),
+                key: key.clone(),
+                source: Box::new(source),
+            })?;
+            let shape = Shape::from_bundle(&b).map_err(|message| SceneError::Key {
+                path: path.to_path_buf(),
+                key: key.clone(),
+                message: format!("{}: {message}", full.display()),
+            })?;
+            shapes.push(Arc::new(shape));
+            by_path.insert(full, shapes.len() - 1);
+            Ok(shapes.len() - 1)
+        };
+        let mut bodies = Vec::new();
+        let mut modal_specs: Vec<(Option<&ModesSpec>, String)> = Vec::new();
+        let mut node_roles = Vec::new();
+        // Where each body was placed, for the check below: its key, position and shape.
+        let mut places: Vec<(String, [f64; 3], usize)> = Vec::new();
+        // Each lattice's index, spacing, counts and shape, for the check below.
+        let mut spacings = Vec::new();
+        for (i, g) in scene.grains.iter().enumerate() {
+            let shape = shape_of(&g.bundle, format!("grains[{i}].bundle"))?;
+            places.push((format!("grains[{i}].position"), g.position, shape));
+            let drive = match &g.motion {
+                None => free_drive(&g.hold),
+                Some(m) => Drive::Prescribed {
+                    origin: g.position,
+                    motion: m.clone(),
+                },
+            };
+            bodies.push(Body::new(
+                shape,
+                g.position,
+                g.orientation,
+                g.velocity,
+                g.angular_velocity,
+                drive,
+            ));
+            modal_specs.push((g.modes.as_ref(), format!("grains[{i}].modes")));
+            node_roles.push(g.nodes);
+        }
+        for (i, l) in scene.lattices.iter().enumerate() {
+            let shape = shape_of(&l.bundle, format!("lattices[{i}].bundle"))?;
+            // Its farthest grains are at its two extreme corners.
+            let far = [0, 1, 2]
+                .map(|d| l.origin[d] + l.counts[d].saturating_sub(1) as f64 * l.spacing[d]);
+            for corner in [l.origin, far] {
+                places.push((format!("lattices[{i}].origin"), corner, shape));
+            }
+            spacings.push((i, l.spacing, l.counts, shape));
+            for a in 0..l.counts[0] {
+                for b in 0..l.counts[1] {
+                    for c in 0..l.counts[2] {
+                        let offset = [a, b, c];
+                        let position =
+                            [0, 1, 2].map(|d| l.origin[d] + offset[d] as f64 * l.spacing[d]);
+                        bodies.push(Body::new(
+                            shape,
+                            position,
+                            [1.0, 0.0, 0.0, 0.0],
+                            l.velocity,
+                            [0.0; 3],
+                            free_drive(&l.hold),
+                        ));
+                        modal_specs.push((l.modes.as_ref(), format!("lattices[{i}].modes")));
+                        node_roles.push(None);
+                    }
+                }
+            }
+        }
+        for (key, position, shape) in &places {
+            if let Some(message) = too_far(position, &shapes[*shape]) {
+                return Err(key_error(KeyError::new(key.clone(), message)));
+            }
+        }
+        // Grains of a lattice closer than CLOSEST of their radius lie on top of each other (the
+        // fuzz campaign's 1e-320), and the first step runs for minutes; even plates stacked
+        // along their thickness are farther apart.
+        for (i, spacing, counts, shape) in spacings {
+            let r = shapes[shape].bounding_radius;
+            if let Some(d) = (0..3).find(|&d| counts[d] > 1 && spacing[d] < CLOSEST * r) {
+                return Err(key_error(KeyError::new(
+                    format!("lattices[{i}].spacing"),
+                    format!(
+                        "{:e} along {} puts the grains on top of each other: at least {CLOSEST:e} times their radius {r:e} expected",
+                        spacing[d],
+                        ["x", "y", "z"][d]
+                    ),
+                )));
+            }
+        }
+        for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
+            b.modes = modes_of(*spec, &shapes[b.shape], key).map_err(key_error)?;
+        }
+        let law = scene.contact.law.clone();
+        law.check(&shapes, &bodies).map_err(key_error)?;
+        let mut sim = Simulation {
+            shapes,
+            bodies,
+            walls: scene.walls.iter().map(Wall::from_spec).collect(),
+            histories: Histories::new(),
+            law,
+            node_roles,
+            local_damping: scene.contact.local_damping,
+            gravity: Vector3::from(scene.run.gravity),
+            dt: 0.0,
+            step: 0,
+            time: 0.0,
+            contacts: 0,
+            node_tests: 0,
+            node_candidates: 0,
+            contact_energy: 0.0,
+            records: Vec::new(),
+            ledger: Ledger::default(),
+            excursions: Vec::new(),
+            fault: None,
+            timings: Timings::default(),
+            dissipation: Dissipation::default(),
+            largest_contact: (0.0, 0.0),
+        };
+        for (i, (_, key)) in modal_specs.iter().enumerate() {
+            if let Some(message) = behind_wall(&sim.bodies[i], &sim.walls) {
+                return Err(key_error(KeyError::new(
+                    key.trim_end_matches(".modes").to_string(),
+                    message,
+                )));
+            }
+        }
+        // The initial forces, with node records for a first output; no time has passed, so no
+        // shear increment and no dissipation.
+        sim.evaluate_forces(true, 0.0, &mut std::time::Instant::now());
+        for b in &mut sim.bodies {
+            if let (Some(m), Some(modal)) = (&mut b.modes, &sim.shapes[b.shape].modal) {
+                m.set_damping_force(modal);
+            }
+        }
+        let e = sim.energies();
+        sim.ledger = Ledger {
+            initial: e.total(),
+            initial_gravity: e.gravity,
+            ..Ledger::default()
+        };
+        sim.dt = match scene.run.dt {
+            TimeStep::Fixed(dt) => dt,
+            TimeStep::Auto(_) => scene.run.safety * sim.critical_step(),
+        };
+        sim.check_wall_steps().map_err(key_error)?;
+        Ok(sim)
+    }
+
+    /// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
+    /// its contacts, and the grains meet it deep inside, with forces of no physical meaning.
+    /// The error is the wall's scene key and the reason.
+    pub fn check_wall_steps(&self) -> Result<(), KeyError> {
+        let smallest = (self.shapes.iter())
+            .map(|s| s.bounding_radius)
+            .fold(f64::INFINITY, f64::min);
+        for (w, wall) in self.walls.iter().enumerate() {
+            let speed = wall.motion.as_ref().map_or(0.0, Motion::largest_speed);
+            if speed * self.dt > WALL_STEP * smallest {
+                return Err(KeyError::new(
+                    format!("walls[{w}].motion"),
+                    format!(
+                        "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
+                        speed * self.dt,
+                        self.dt
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why `body`'s centre is behind one of `walls`, if it is: the wall would launch it.
+pub(crate) fn behind_wall(body: &Body, walls: &[Wall]) -> Option<String> {
+    walls.iter().enumerate().find_map(|(w, wall)| {
+        let (d, _) = wall.distance(&body.position);
+        (d < 0.0).then(|| {
+            format!(
+                "a grain's centre is {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
+                -d
+            )
+        })
+    })
+}
+
+/// Beyond this many of its radii from the origin, f64 resolves less than about 2e-8 of a grain:
+/// its contact geometry would be rounding noise, and a lattice's grains would fall onto each
+/// other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on one point, and the
+/// first step ran for minutes).
+const FARTHEST: f64 = 1e8;
+
+/// Why a grain of `shape` at `position` is too far from the origin ([`FARTHEST`]), if it is.
+pub(crate) fn too_far(position: &[f64; 3], shape: &Shape) -> Option<String> {
+    let r = shape.bounding_radius;
+    position.iter().any(|x| x.abs() > FARTHEST * r).then(|| {
+        format!(
+            "the grain would sit at {position:?}, more than {FARTHEST:e} times its radius {r:e} from the origin, where floating point cannot resolve it; move the scene nearer the origin"
+        )
+    })
+}
+
+/// The drive of a free grain holding `hold`.
+fn free_drive(hold: &[crate::scene::Dof]) -> Drive {
+    if hold.is_empty() {
+        return Drive::Free;
+    }
+    let (translation, rotation) = held(hold);
+    Drive::Held {
+        translation,
+        rotation,
+    }
+}

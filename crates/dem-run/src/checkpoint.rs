@@ -1,0 +1,150 @@
+//! Checkpoints' state: everything that changes during a run, saved whole so that a restart
+//! continues bit for bit, and put back only when it fits the scene and passes the scene's own
+//! checks (the run directory and its files: [`mod@crate::run`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::body::Body;
+use crate::build::{behind_wall, too_far};
+use crate::law::{Histories, PairKey, Partner};
+use crate::ledger::Ledger;
+use crate::scene::KeyError;
+use crate::sim::Simulation;
+use crate::wall::Wall;
+
+/// Everything that changes during a run: saved whole in checkpoints, so that a restart
+/// continues bit for bit. (Compare two states by their serializations: a Jäger history arena
+/// has no equality of its own.)
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// Steps taken.
+    pub step: u64,
+    /// Time.
+    pub time: f64,
+    /// The grains.
+    pub bodies: Vec<Body>,
+    /// The walls.
+    pub walls: Vec<Wall>,
+    /// The contact histories, sorted by pair, each in its law's checkpoint form
+    /// ([`crate::law::History::save`]).
+    pub histories: Vec<(PairKey, serde_json::Value)>,
+    /// The energy ledger.
+    pub ledger: Ledger,
+}
+
+impl Simulation {
+    /// The mutable state, for a checkpoint.
+    pub fn state(&self) -> State {
+        State {
+            step: self.step,
+            time: self.time,
+            bodies: self.bodies.clone(),
+            walls: self.walls.clone(),
+            histories: (self.histories.iter())
+                .map(|(k, h)| (*k, h.save()))
+                .collect(),
+            ledger: self.ledger,
+        }
+    }
+
+    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order,
+    /// with their modes on or off alike) and walls; motions, level-set updates and modal
+    /// damping come from the scene, so a continuation may change the loading. A checkpoint that
+    /// does not fit the scene is refused with the first mismatch, and nothing is changed.
+    pub fn restore(&mut self, mut state: State) -> Result<(), KeyError> {
+        let refuse = |key: String, message: String| Err(KeyError::new(key, message));
+        if state.bodies.len() != self.bodies.len() || state.walls.len() != self.walls.len() {
+            return refuse(
+                "state".into(),
+                format!(
+                    "the checkpoint has {} grains and {} walls, the scene {} and {}",
+                    state.bodies.len(),
+                    state.walls.len(),
+                    self.bodies.len(),
+                    self.walls.len()
+                ),
+            );
+        }
+        for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
+            saved.geometry = scene.geometry.clone();
+            saved.motion = scene.motion.clone();
+        }
+        for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.bodies).enumerate() {
+            let key = |k: &str| format!("state.bodies[{i}]{k}");
+            if saved.shape != scene.shape {
+                return refuse(key(".shape"), "another bundle than the scene's".into());
+            }
+            if !saved.is_finite() {
+                return refuse(key(""), "a non-finite state".into());
+            }
+            let q = saved.orientation.coords.norm();
+            if (q - 1.0).abs() > 1e-6 {
+                return refuse(
+                    key(".orientation"),
+                    format!("a quaternion of norm {q}, not 1: it is not a rotation"),
+                );
+            }
+            // The restored state is checked as a scene's is (issue #23: an edited checkpoint ran
+            // as written); the caller checks the walls' steps at the step it runs with.
+            let placed = too_far(&saved.position.into(), &self.shapes[saved.shape])
+                .or_else(|| behind_wall(saved, &state.walls));
+            if let Some(message) = placed {
+                return refuse(key(".position"), message);
+            }
+            match (&mut saved.modes, &scene.modes) {
+                (None, None) => {}
+                (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
+                    s.levelset = m.levelset;
+                    s.damping = m.damping.clone();
+                }
+                _ => {
+                    return refuse(
+                        key(".modes"),
+                        "on in one of the checkpoint and the scene and off in the other, or of another count".into(),
+                    );
+                }
+            }
+            saved.drive = scene.drive.clone();
+        }
+        if !state.histories.is_sorted_by_key(|(k, _)| *k) {
+            return refuse("state.histories".into(), "not sorted by pair".into());
+        }
+        let bodies = self.bodies.len() as u32;
+        let nodes =
+            |i: u32| (self.bodies.get(i as usize)).map_or(0, |b| self.shapes[b.shape].nodes.len());
+        let mut histories = Histories::with_capacity(state.histories.len());
+        for (key, saved) in state.histories {
+            let partner_ok = match key.b {
+                Partner::Body(j) => key.a < j && j < bodies,
+                Partner::Wall(w) => (w as usize) < self.walls.len(),
+            };
+            let history = if key.a < bodies && partner_ok {
+                self.law.load(&key, saved, &nodes)
+            } else {
+                Err("its bodies or wall are not the scene's".into())
+            };
+            match history {
+                Ok(h) => histories.push((key, h)),
+                Err(why) => {
+                    return refuse(
+                        "state.histories".into(),
+                        format!("pair {key:?} does not fit the scene or its contact law: {why}"),
+                    );
+                }
+            }
+        }
+        if !(state.time.is_finite() && state.time >= 0.0) {
+            return refuse(
+                "state.time".into(),
+                format!("{} is not a finite number >= 0", state.time),
+            );
+        }
+        self.step = state.step;
+        self.time = state.time;
+        self.bodies = state.bodies;
+        self.walls = state.walls;
+        self.histories = histories;
+        self.ledger = state.ledger;
+        Ok(())
+    }
+}
