@@ -4,6 +4,7 @@
 
 pub mod grain;
 pub mod modes;
+mod scale;
 
 pub use grain::{
     Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, ModePath, RigidTransform,

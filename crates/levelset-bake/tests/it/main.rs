@@ -7,4 +7,5 @@ mod image;
 mod inputs;
 mod mass;
 mod nodes;
+mod scale;
 mod sdf;
