@@ -228,7 +228,11 @@ fn the_summary_splits_the_steps_time_by_stage() {
     ];
     assert!(stages.iter().all(|&x| x > 0.0), "{t:?}");
     // The stages are timed inside the steps, which are inside the run's wall-clock time.
-    assert!(stages.iter().sum::<f64>() <= s.wall_seconds, "{t:?} {}", s.wall_seconds);
+    assert!(
+        stages.iter().sum::<f64>() <= s.wall_seconds,
+        "{t:?} {}",
+        s.wall_seconds
+    );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["timings"]["narrow"], t.narrow);
