@@ -173,7 +173,7 @@ impl<'a> View<'a> {
     /// with the exact early-out of the module docs. For a deformable body, `derivative` (one
     /// entry per mode) then holds `d phi / d eps_a` at fixed `y`, exact for the update's
     /// interpolant (zero for the rigid update).
-    #[inline]
+    #[inline(always)]
     pub fn probe(&self, y: &Point3<f64>, derivative: &mut [f64]) -> Option<Evaluation> {
         self.evaluate(y, true, derivative)
             .filter(|e| e.phi < 0.0 && e.grad.norm() != 0.0)
@@ -192,7 +192,7 @@ impl<'a> View<'a> {
     /// The level set at `y`, and its amplitude derivative if it is negative; `None` if
     /// `early_out` and the update's bound shows `y` outside, or if the query failed (then the
     /// view records the fault).
-    #[inline]
+    #[inline(always)]
     fn evaluate(
         &self,
         y: &Point3<f64>,

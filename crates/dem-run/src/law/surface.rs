@@ -116,12 +116,12 @@ impl Surface for View<'_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn reaches(&self, f: &BodyFrame, _: &View, c: &Cluster, grow: f64) -> bool {
         (c.centre - f.centre).norm_squared() < (c.radius + grow + f.reach).powi(2)
     }
 
-    #[inline]
+    #[inline(always)]
     fn touch(
         &self,
         f: &BodyFrame,
@@ -204,12 +204,12 @@ impl Surface for Wall {
 
     fn frame(&self, _: &View) {}
 
-    #[inline]
+    #[inline(always)]
     fn reaches(&self, _: &(), p: &View, c: &Cluster, grow: f64) -> bool {
         self.distance(&(p.body.position + p.rotation * c.centre)).0 < c.radius + grow
     }
 
-    #[inline]
+    #[inline(always)]
     fn touch(
         &self,
         _: &(),
