@@ -26,6 +26,8 @@ pub struct Shape {
     pub clusters: Vec<Cluster>,
     /// Surface area carried by each node `a_k` (they sum to the surface area).
     pub areas: Vec<f64>,
+    /// Volume `V` (of the reference shape).
+    pub volume: f64,
     /// Mass `m`.
     pub mass: f64,
     /// Principal moments of inertia `I_1, I_2, I_3` (local x, y, z).
@@ -127,6 +129,7 @@ impl Shape {
             nodes,
             clusters,
             areas,
+            volume: b.properties.volume,
             mass: b.properties.mass,
             moments: b.properties.principal_moments,
         })

@@ -4,7 +4,7 @@
 //! evaluated. What a scene cannot honour is refused with its key (docs/hardening.md).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use nalgebra::Vector3;
@@ -13,7 +13,8 @@ use crate::body::{Body, Drive, Shape};
 use crate::law::Histories;
 use crate::ledger::{Dissipation, Ledger};
 use crate::modal::{InternalLaw, Modes};
-use crate::scene::{KeyError, ModesSpec, Motion, Scene, SceneError, TimeStep, held};
+use crate::packing::Generated;
+use crate::scene::{GrainSpec, KeyError, ModesSpec, Motion, Scene, SceneError, TimeStep, held};
 use crate::sim::{Simulation, Timings};
 use crate::wall::Wall;
 
@@ -92,6 +93,12 @@ impl Simulation {
     /// Builds the initial state of a scene (`path`: the scene file, for relative bundle paths
     /// and messages) and evaluates the initial forces.
     pub fn from_scene(scene: &Scene, path: &Path) -> Result<Simulation, SceneError> {
+        Simulation::build(scene, path).map(|(sim, _)| sim)
+    }
+
+    /// [`Simulation::from_scene`], with the scene's packings as generated (one per
+    /// `[[packings]]`, in order).
+    pub fn build(scene: &Scene, path: &Path) -> Result<(Simulation, Vec<Generated>), SceneError> {
         /// How far from the origin, in its own radii, a grain may be placed.
         /// The closest a lattice may place its grains, in their radii.
         const CLOSEST: f64 = 1e-3;
@@ -100,63 +107,29 @@ impl Simulation {
             key,
             message,
         };
-        let dir = path.parent().unwrap_or(Path::new("."));
-        let mut shapes: Vec<Arc<Shape>> = Vec::new();
-        let mut by_path: HashMap<std::path::PathBuf, usize> = HashMap::new();
-        let mut shape_of = |bundle: &Path, key: String| -> Result<usize, SceneError> {
-            let full = dir.join(bundle);
-            if let Some(&i) = by_path.get(&full) {
-                return Ok(i);
-            }
-            let b = grain::GrainBundle::read(&full).map_err(|source| SceneError::Bundle {
-                path: path.to_path_buf(),
-                key: key.clone(),
-                source: Box::new(source),
-            })?;
-            let shape = Shape::from_bundle(&b).map_err(|message| SceneError::Key {
-                path: path.to_path_buf(),
-                key: key.clone(),
-                message: format!("{}: {message}", full.display()),
-            })?;
-            shapes.push(Arc::new(shape));
-            by_path.insert(full, shapes.len() - 1);
-            Ok(shapes.len() - 1)
+        let mut library = Library {
+            dir: path.parent().unwrap_or(Path::new(".")),
+            scene: path,
+            bundles: HashMap::new(),
+            shapes: Vec::new(),
+            by_key: HashMap::new(),
         };
-        let mut bodies = Vec::new();
-        let mut modal_specs: Vec<(Option<&ModesSpec>, String)> = Vec::new();
-        let mut node_roles = Vec::new();
-        // Where each body was placed, for the check below: its key, position and shape.
-        let mut places: Vec<(String, [f64; 3], usize)> = Vec::new();
+        let mut placed = Placed::default();
+        for (i, g) in scene.grains.iter().enumerate() {
+            let shape = library.shape(&g.bundle, g.scale, format!("grains[{i}].bundle"))?;
+            placed.grain(g, format!("grains[{i}]"), shape);
+        }
         // Each lattice's index, spacing, counts and shape, for the check below.
         let mut spacings = Vec::new();
-        for (i, g) in scene.grains.iter().enumerate() {
-            let shape = shape_of(&g.bundle, format!("grains[{i}].bundle"))?;
-            places.push((format!("grains[{i}].position"), g.position, shape));
-            let drive = match &g.motion {
-                None => free_drive(&g.hold),
-                Some(m) => Drive::Prescribed {
-                    origin: g.position,
-                    motion: m.clone(),
-                },
-            };
-            bodies.push(Body::new(
-                shape,
-                g.position,
-                g.orientation,
-                g.velocity,
-                g.angular_velocity,
-                drive,
-            ));
-            modal_specs.push((g.modes.as_ref(), format!("grains[{i}].modes")));
-            node_roles.push(g.nodes);
-        }
         for (i, l) in scene.lattices.iter().enumerate() {
-            let shape = shape_of(&l.bundle, format!("lattices[{i}].bundle"))?;
+            let shape = library.shape(&l.bundle, l.scale, format!("lattices[{i}].bundle"))?;
             // Its farthest grains are at its two extreme corners.
             let far = [0, 1, 2]
                 .map(|d| l.origin[d] + l.counts[d].saturating_sub(1) as f64 * l.spacing[d]);
             for corner in [l.origin, far] {
-                places.push((format!("lattices[{i}].origin"), corner, shape));
+                placed
+                    .places
+                    .push((format!("lattices[{i}].origin"), corner, shape));
             }
             spacings.push((i, l.spacing, l.counts, shape));
             for a in 0..l.counts[0] {
@@ -165,7 +138,7 @@ impl Simulation {
                         let offset = [a, b, c];
                         let position =
                             [0, 1, 2].map(|d| l.origin[d] + offset[d] as f64 * l.spacing[d]);
-                        bodies.push(Body::new(
+                        placed.bodies.push(Body::new(
                             shape,
                             position,
                             [1.0, 0.0, 0.0, 0.0],
@@ -173,12 +146,49 @@ impl Simulation {
                             [0.0; 3],
                             free_drive(&l.hold),
                         ));
-                        modal_specs.push((l.modes.as_ref(), format!("lattices[{i}].modes")));
-                        node_roles.push(None);
+                        placed
+                            .modal_specs
+                            .push((l.modes.clone(), format!("lattices[{i}].modes")));
+                        placed.node_roles.push(None);
                     }
                 }
             }
         }
+        let walls: Vec<Wall> = scene.walls.iter().map(Wall::from_spec).collect();
+        let mut packed = Vec::new();
+        for (i, p) in scene.packings.iter().enumerate() {
+            let key = format!("packings[{i}]");
+            let class_shapes = (p.classes().iter())
+                .map(|c| {
+                    let bundle = &p.bundles[c.ingredient].bundle;
+                    library.shape(
+                        bundle,
+                        c.scale,
+                        format!("{key}.bundles[{}].bundle", c.ingredient),
+                    )
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let generated = crate::packing::generate(
+                p,
+                &key,
+                &library.shapes,
+                &class_shapes,
+                &placed.bodies,
+                &walls,
+            )
+            .map_err(key_error)?;
+            for g in &generated.grains {
+                placed.grain(&g.spec, format!("{key}.bundles[{}]", g.ingredient), g.shape);
+            }
+            packed.push(generated);
+        }
+        let Placed {
+            mut bodies,
+            modal_specs,
+            node_roles,
+            places,
+        } = placed;
+        let shapes = library.shapes;
         for (key, position, shape) in &places {
             if let Some(message) = too_far(position, &shapes[*shape]) {
                 return Err(key_error(KeyError::new(key.clone(), message)));
@@ -201,14 +211,14 @@ impl Simulation {
             }
         }
         for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
-            b.modes = modes_of(*spec, &shapes[b.shape], key).map_err(key_error)?;
+            b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         }
         let law = scene.contact.law.clone();
         law.check(&shapes, &bodies).map_err(key_error)?;
         let mut sim = Simulation {
             shapes,
             bodies,
-            walls: scene.walls.iter().map(Wall::from_spec).collect(),
+            walls,
             histories: Histories::new(),
             law,
             node_roles,
@@ -256,7 +266,7 @@ impl Simulation {
             TimeStep::Auto(_) => scene.run.safety * sim.critical_step(),
         };
         sim.check_wall_steps().map_err(key_error)?;
-        Ok(sim)
+        Ok((sim, packed))
     }
 
     /// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
@@ -280,6 +290,92 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+}
+
+/// The shapes of a scene: each bundle read once, each bundle at each scale made a shape once.
+struct Library<'a> {
+    /// The scene file's directory, which bundle paths are relative to.
+    dir: &'a Path,
+    /// The scene file, for messages.
+    scene: &'a Path,
+    bundles: HashMap<PathBuf, grain::GrainBundle>,
+    shapes: Vec<Arc<Shape>>,
+    /// Shape indices by bundle path and scale (its bits).
+    by_key: HashMap<(PathBuf, u64), usize>,
+}
+
+impl Library<'_> {
+    /// The index of the shape of `bundle` at `scale`, read and made if new (`key` names the
+    /// bundle's scene key in errors).
+    fn shape(&mut self, bundle: &Path, scale: f64, key: String) -> Result<usize, SceneError> {
+        let full = self.dir.join(bundle);
+        if let Some(&i) = self.by_key.get(&(full.clone(), scale.to_bits())) {
+            return Ok(i);
+        }
+        let scene = self.scene;
+        let b = match self.bundles.entry(full.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                grain::GrainBundle::read(&full).map_err(|source| SceneError::Bundle {
+                    path: scene.to_path_buf(),
+                    key: key.clone(),
+                    source: Box::new(source),
+                })?,
+            ),
+        };
+        let refuse = |message: String| SceneError::Key {
+            path: scene.to_path_buf(),
+            key: key.clone(),
+            message: format!("{}: {message}", full.display()),
+        };
+        let shape = if scale == 1.0 {
+            Shape::from_bundle(b)
+        } else {
+            Shape::from_bundle(&b.scaled(scale).map_err(|e| refuse(e.to_string()))?)
+        }
+        .map_err(|e| refuse(e.to_string()))?;
+        self.shapes.push(Arc::new(shape));
+        self.by_key
+            .insert((full, scale.to_bits()), self.shapes.len() - 1);
+        Ok(self.shapes.len() - 1)
+    }
+}
+
+/// The bodies placed so far, with what the build checks of each.
+#[derive(Default)]
+struct Placed {
+    bodies: Vec<Body>,
+    /// Each body's modes table and its key.
+    modal_specs: Vec<(Option<ModesSpec>, String)>,
+    node_roles: Vec<Option<crate::scene::NodeRole>>,
+    /// Where each grain (a lattice: its corners) was placed: its key, position and shape.
+    places: Vec<(String, [f64; 3], usize)>,
+}
+
+impl Placed {
+    /// Places grain `g` (scene key `key`, shape `shape`).
+    fn grain(&mut self, g: &GrainSpec, key: String, shape: usize) {
+        self.places
+            .push((format!("{key}.position"), g.position, shape));
+        let drive = match &g.motion {
+            None => free_drive(&g.hold),
+            Some(m) => Drive::Prescribed {
+                origin: g.position,
+                motion: m.clone(),
+            },
+        };
+        self.bodies.push(Body::new(
+            shape,
+            g.position,
+            g.orientation,
+            g.velocity,
+            g.angular_velocity,
+            drive,
+        ));
+        self.modal_specs
+            .push((g.modes.clone(), format!("{key}.modes")));
+        self.node_roles.push(g.nodes);
     }
 }
 

@@ -32,7 +32,7 @@
 //! penetration is `d = -phi >= 0` into the other body; a sphere pair's overlap is the total one;
 //! mode vectors are in the grain's local frame, generalized forces in energy per unit amplitude.
 //!
-//! Pages: the scene file ([`scene`]), the run directory and restarts ([`mod@run`]), the contact
+//! Pages: the scene file ([`scene`]), random packings ([`packing`]), the run directory and restarts ([`mod@run`]), the contact
 //! laws, one page each ([`law`]: the interface and the registry; [`law::linear_springs`],
 //! [`law::area_tractions`], [`law::hertz_jaeger`], [`law::hertz_mindlin`]), the walls
 //! ([`wall`]), the modes ([`modal`]), the deformed level sets ([`view`]), the time step
@@ -63,6 +63,7 @@ pub mod law;
 pub mod ledger;
 pub mod levelset;
 pub mod modal;
+pub mod packing;
 pub mod path;
 pub mod run;
 pub mod scene;

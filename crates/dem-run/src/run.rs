@@ -34,6 +34,10 @@
 //! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
 //! scene (other grains, walls, node indices or contact law) is refused.
 //!
+//! `<out>/grains.toml`, for a scene with `[[packings]]`: the grains the packings placed, as
+//! `[[grains]]` entries (bundle paths as in the scene, relative to its directory): put in place
+//! of the `[[packings]]` sections, they start the same run (crate::packing).
+//!
 //! `<out>/summary.json` at the end, with `excursions`: each grain's amplitude that went beyond a
 //! range its model rests on (the internal-force table, the precomputed level sets, a path
 //! mode's snapshots: `crate::sim::Limit`), the step it first did and the amplitude farthest out.
@@ -313,7 +317,21 @@ fn run_in_pool(
     let out = &options.out;
     let _lock = own_directory(out, options.restart.is_some(), options.overwrite)?;
     std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
-    let mut sim = Simulation::from_scene(scene, scene_path)?;
+    let (mut sim, packed) = Simulation::build(scene, scene_path)?;
+    if !packed.is_empty() && options.restart.is_none() {
+        for (i, g) in packed.iter().enumerate() {
+            eprintln!(
+                "dem-run: packings[{i}]: {} grains placed in {} attempts, solid fraction {:.4} of the region",
+                g.grains.len(),
+                g.attempts,
+                g.solid_fraction
+            );
+        }
+        let path = out.join("grains.toml");
+        let text = crate::packing::grains_toml(scene_path, &packed);
+        grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
+            .map_err(|e| file_error(&path, e))?;
+    }
     let history_path = out.join("history.csv");
     let mut pvd: Vec<PvdEntry> = Vec::new();
     // Whether a restart runs at another step than its checkpoint.

@@ -34,6 +34,7 @@
 //!
 //! [[grains]]             # one grain; bundle paths are relative to the scene file
 //! bundle = "sphere.grain"
+//! scale = 1.0            # optional: the same grain s times larger, same material (physics.md 10)
 //! position = [0, 0, 0]
 //! orientation = [1, 0, 0, 0]   # unit quaternion (w, x, y, z) from local to global frame
 //! velocity = [0, 0, 0]
@@ -56,6 +57,13 @@
 //! velocity = [0, 0, 0]
 //! modes = { levelset = "precomputed" }  # every grain of the lattice (deformable bundles)
 //! hold = ["rotation"]    # for every grain of the lattice
+//!
+//! [[packings]]           # random packings with size distributions (crate::packing)
+//! seed = 7
+//! count = 500
+//! region = { kind = "box", min = [0, 0, 0], max = [10, 10, 10] }
+//! bundles = [{ bundle = "sphere.grain" }]
+//! sizes = [[0.8, 0.5], [1.2, 0.5]]   # [scale, fraction]
 //!
 //! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
 //! kind = "plane"
@@ -82,6 +90,7 @@ use serde::{Deserialize, Serialize};
 use crate::law::ContactLaw;
 use crate::levelset::LevelSetUpdate;
 use crate::modal::ModalDamping;
+pub use crate::packing::Packing;
 
 /// A scene key that is refused, and why (its file is added by [`SceneError::Key`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -160,6 +169,9 @@ pub struct Scene<C = Contact> {
     /// Lattices of grains.
     #[serde(default)]
     pub lattices: Vec<Lattice>,
+    /// Random packings.
+    #[serde(default)]
+    pub packings: Vec<Packing>,
     /// Analytic boundaries.
     #[serde(default)]
     pub walls: Vec<WallSpec>,
@@ -382,6 +394,10 @@ impl Motion {
 pub struct GrainSpec {
     /// The grain bundle directory (relative to the scene file).
     pub bundle: PathBuf,
+    /// The bundle's scale factor `s`: the same grain `s` times larger, of the same material
+    /// ([`grain::GrainBundle::scaled`]; default 1).
+    #[serde(default = "unit_scale", skip_serializing_if = "is_unit_scale")]
+    pub scale: f64,
     /// Centre of mass.
     pub position: [f64; 3],
     /// Orientation, unit quaternion `(w, x, y, z)`, local to global.
@@ -400,8 +416,28 @@ pub struct GrainSpec {
     /// Its node role in grain pairs (default: the `[contact] nodes` rule).
     pub nodes: Option<NodeRole>,
     /// Degrees of freedom held at their initial values (free grains only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hold: Vec<Dof>,
+}
+
+fn unit_scale() -> f64 {
+    1.0
+}
+
+fn is_unit_scale(s: &f64) -> bool {
+    *s == 1.0
+}
+
+/// Refuses a scale factor that is not finite and positive.
+fn check_scale(s: f64, key: &str) -> Result<(), KeyError> {
+    if s.is_finite() && s > 0.0 {
+        Ok(())
+    } else {
+        Err(KeyError::new(
+            key.to_string(),
+            format!("a finite scale factor > 0, got {s}"),
+        ))
+    }
 }
 
 /// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle
@@ -460,6 +496,9 @@ fn identity_quaternion() -> [f64; 4] {
 pub struct Lattice {
     /// The grain bundle directory (relative to the scene file).
     pub bundle: PathBuf,
+    /// The bundle's scale factor (as for a single grain).
+    #[serde(default = "unit_scale", skip_serializing_if = "is_unit_scale")]
+    pub scale: f64,
     /// Centre of the first grain.
     pub origin: [f64; 3],
     /// Grains along x, y, z.
@@ -541,6 +580,7 @@ impl Scene {
             output: raw.output,
             grains: raw.grains,
             lattices: raw.lattices,
+            packings: raw.packings,
             walls: raw.walls,
         };
         scene.check().map_err(in_scene)?;
@@ -601,6 +641,21 @@ impl Scene {
                     )
                 })?;
         }
+        for (i, p) in self.packings.iter().enumerate() {
+            p.check(&format!("packings[{i}]"))?;
+            grains = grains
+                .checked_add(p.count)
+                .filter(|&n| n <= MAX_GRAINS)
+                .ok_or_else(|| {
+                    KeyError::new(
+                        format!("packings[{i}].count"),
+                        format!(
+                            "the scene's grains, lattices and packings make more than {MAX_GRAINS} grains (this packing: {})",
+                            p.count
+                        ),
+                    )
+                })?;
+        }
         if grains == 0 {
             return fail("grains", "the scene has no grain".into());
         }
@@ -611,10 +666,12 @@ impl Scene {
         );
         if needed > available {
             return fail(
-                if self.lattices.is_empty() {
-                    "grains"
-                } else {
+                if !self.packings.is_empty() {
+                    "packings"
+                } else if !self.lattices.is_empty() {
                     "lattices"
+                } else {
+                    "grains"
                 },
                 format!(
                     "{grains} grains need about {:.1} GB ({BYTES_PER_GRAIN} bytes each), more than the {:.1} GB available to this process: fewer grains, or a larger machine",
@@ -625,6 +682,7 @@ impl Scene {
         }
         for (i, g) in self.grains.iter().enumerate() {
             let key = |k: &str| format!("grains[{i}].{k}");
+            check_scale(g.scale, &key("scale"))?;
             finite(&key("position"), &g.position)?;
             finite(&key("velocity"), &g.velocity)?;
             finite(&key("angular_velocity"), &g.angular_velocity)?;
@@ -669,6 +727,7 @@ impl Scene {
         }
         for (i, l) in self.lattices.iter().enumerate() {
             let key = |k: &str| format!("lattices[{i}].{k}");
+            check_scale(l.scale, &key("scale"))?;
             finite(&key("origin"), &l.origin)?;
             finite(&key("velocity"), &l.velocity)?;
             if !l.spacing.iter().all(|s| s.is_finite() && *s > 0.0) {
@@ -686,6 +745,14 @@ impl Scene {
                     &key("velocity"),
                     format!("0 along the held axes {:?}, got {:?}", l.hold, l.velocity),
                 );
+            }
+        }
+        for (i, p) in self.packings.iter().enumerate() {
+            let key = format!("packings[{i}]");
+            for (b, ingredient) in p.bundles.iter().enumerate() {
+                if let Some(m) = &ingredient.modes {
+                    check_modes(m, &format!("{key}.bundles[{b}].modes"))?;
+                }
             }
         }
         for (i, w) in self.walls.iter().enumerate() {

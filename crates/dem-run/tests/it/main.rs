@@ -8,6 +8,7 @@ mod deformable;
 mod energy;
 mod hertz;
 mod motion;
+mod packing;
 mod rolling;
 mod run;
 mod scene;

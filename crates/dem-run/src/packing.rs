@@ -1,0 +1,731 @@
+//! `[[packings]]`: random packings of grains from one or more bundles, with a size distribution,
+//! random orientations, in a region, without overlap, from a seed (docs/experiments.md
+//! section 1).
+//!
+//! ```toml
+//! [[packings]]
+//! seed = 7                 # same seed, same packing (on any machine, any thread count)
+//! count = 500              # grains in all
+//! by = "count"             # the fractions below are of the count (default) or of the "mass"
+//! region = { kind = "box", min = [0, 0, 0], max = [10, 10, 10] }
+//! # region = { kind = "cylinder", point = [0, 0, 0], axis = [0, 0, 1], radius = 5, length = 20 }
+//! bundles = [              # each as a [[grains]] entry's bundle, modes, nodes and hold
+//!   { bundle = "sphere.grain", fraction = 0.7 },
+//!   { bundle = "ellipsoid.grain", fraction = 0.3, modes = { levelset = "precomputed" } },
+//! ]
+//! sizes = [[0.8, 0.25], [1.0, 0.5], [1.25, 0.25]]  # discrete classes: [scale, fraction]
+//! # or a grading curve (cumulative fraction passing against scale, piecewise linear) cut
+//! # into `classes` classes of equal fraction:
+//! # sieve = [[0.8, 0.0], [1.0, 0.4], [1.25, 1.0]]
+//! # classes = 8
+//! velocity = [0, 0, 0]     # every grain's initial velocity
+//! attempts = 1000          # random places tried per grain before the packing gives up
+//! ```
+//!
+//! The scales multiply the bundle's lengths ([`grain::GrainBundle::scaled`]: the same grain, of
+//! the same material, `s` times larger). Sizes are discrete classes, one shape (one level-set
+//! grid) per bundle and class: a continuous distribution would cost one grid per grain; a
+//! grading curve is cut into `classes` classes, each of an equal share, represented by the
+//! scale at the middle of its share, so that the packing's distribution differs from the curve
+//! by at most `1 / (2 classes)` (the Kolmogorov-Smirnov distance) plus the rounding of counts.
+//!
+//! Counts: class `c` (bundle `b`, size `j`) has the share `f_c = f_b f_j` (each list
+//! normalized to 1) of the count, or of the mass; then `n_c` is proportional to `f_c`, or to
+//! `f_c / m_c` (`m_c` its grain's mass), and the `count` is split by largest remainders
+//! (Hamilton's method: every class within one grain of its exact share, ties to the first
+//! class).
+//!
+//! Placement is random sequential addition, largest grains first (the way YADE's makeCloud
+//! fills a distribution): a uniform centre in the region, a uniform orientation (Shoemake's
+//! quaternion), accepted if the grain touches nothing, as the solver's contact detection judges
+//! it: no surface node of either grain inside the other's level set, no node beyond the
+//! region's faces or the scene's walls, and for spheres no overlap of the spheres themselves.
+//! The packing therefore starts with no contact. Grains already in the scene (single grains,
+//! lattices, earlier packings) are obstacles. Random sequential addition jams near a solid
+//! fraction of 0.38 for equal spheres: denser samples are made by compressing a loose one.
+//! Deformable grains are placed in their reference shape, at rest: a packing's `modes` take no
+//! amplitudes or rates.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use nalgebra::{Point3, UnitQuaternion, Vector3};
+use rand::{Rng, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::body::{Body, Drive, Shape};
+use crate::law::surface::{Scratch, Surface};
+use crate::scene::{Dof, GrainSpec, KeyError, ModesSpec, NodeRole, WallSpec};
+use crate::view::View;
+use crate::wall::Wall;
+
+/// `[[packings]]` (module docs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Packing {
+    /// The random generator's seed.
+    pub seed: u64,
+    /// Grains in all.
+    pub count: usize,
+    /// What the fractions are of.
+    #[serde(default)]
+    pub by: Basis,
+    /// Where the grains go.
+    pub region: Region,
+    /// The bundles and their fractions.
+    pub bundles: Vec<Ingredient>,
+    /// Discrete size classes `[scale, fraction]` (default: one class, scale 1).
+    pub sizes: Option<Vec<[f64; 2]>>,
+    /// A grading curve `[scale, cumulative fraction]`, instead of `sizes`.
+    pub sieve: Option<Vec<[f64; 2]>>,
+    /// How many classes the grading curve is cut into.
+    pub classes: Option<usize>,
+    /// Every grain's initial velocity.
+    #[serde(default)]
+    pub velocity: [f64; 3],
+    /// Random places tried per grain.
+    #[serde(default = "default_attempts")]
+    pub attempts: u64,
+}
+
+fn default_attempts() -> u64 {
+    1000
+}
+
+/// The most classes a grading curve is cut into (each is a level-set grid per bundle).
+pub const MAX_CLASSES: usize = 64;
+
+/// What the fractions of a packing are of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Basis {
+    /// Of the number of grains.
+    #[default]
+    Count,
+    /// Of the solid mass.
+    Mass,
+}
+
+/// One bundle of a packing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ingredient {
+    /// The grain bundle directory (relative to the scene file).
+    pub bundle: PathBuf,
+    /// Its share (normalized over the bundles; default 1).
+    #[serde(default = "one")]
+    pub fraction: f64,
+    /// Its grains' modes (as `[[grains]]`, without amplitudes or rates).
+    pub modes: Option<ModesSpec>,
+    /// Its grains' node role (as `[[grains]]`).
+    pub nodes: Option<NodeRole>,
+    /// Degrees of freedom its grains hold (as `[[grains]]`).
+    #[serde(default)]
+    pub hold: Vec<Dof>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// Where a packing puts its grains: every surface node inside.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+pub enum Region {
+    /// The box `min <= x <= max`.
+    Box {
+        /// Lower corner.
+        min: [f64; 3],
+        /// Upper corner.
+        max: [f64; 3],
+    },
+    /// A circular cylinder: its base's centre, axis, radius and length along the axis.
+    Cylinder {
+        /// Centre of the base.
+        point: [f64; 3],
+        /// Axis, from the base into the cylinder.
+        axis: [f64; 3],
+        /// Radius.
+        radius: f64,
+        /// Length.
+        length: f64,
+    },
+}
+
+/// One size class of one bundle: grains of `ingredient` at `scale`, `share` of the count or
+/// mass.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Class {
+    /// Index into [`Packing::bundles`].
+    pub ingredient: usize,
+    /// The scale factor.
+    pub scale: f64,
+    /// Its share of the count or mass (the shares sum to 1).
+    pub share: f64,
+}
+
+impl Packing {
+    /// The size classes `[scale, share]`: `sizes` normalized, or the grading curve cut into
+    /// `classes` equal shares, each at the scale where the curve passes its share's middle.
+    pub fn sizes(&self) -> Vec<[f64; 2]> {
+        match (&self.sizes, &self.sieve) {
+            (_, Some(curve)) => {
+                let k = self.classes.unwrap_or(1);
+                (0..k)
+                    .map(|j| [inverse(curve, (j as f64 + 0.5) / k as f64), 1.0 / k as f64])
+                    .collect()
+            }
+            (Some(sizes), None) => {
+                let total: f64 = sizes.iter().map(|s| s[1]).sum();
+                sizes.iter().map(|s| [s[0], s[1] / total]).collect()
+            }
+            (None, None) => vec![[1.0, 1.0]],
+        }
+    }
+
+    /// Every class, bundle-major.
+    pub fn classes(&self) -> Vec<Class> {
+        let total: f64 = self.bundles.iter().map(|b| b.fraction).sum();
+        let sizes = self.sizes();
+        (self.bundles.iter().enumerate())
+            .flat_map(|(ingredient, b)| {
+                sizes.iter().map(move |&[scale, share]| Class {
+                    ingredient,
+                    scale,
+                    share: b.fraction / total * share,
+                })
+            })
+            .collect()
+    }
+
+    /// The checks serde cannot make, `key` being this packing's (`packings[2]`).
+    pub fn check(&self, key: &str) -> Result<(), KeyError> {
+        let fail = |k: &str, message: String| Err(KeyError::new(format!("{key}.{k}"), message));
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        if self.count == 0 {
+            return fail("count", "at least one grain".into());
+        }
+        if self.attempts == 0 {
+            return fail("attempts", "at least one".into());
+        }
+        if !self.velocity.iter().all(|v| v.is_finite()) {
+            return fail(
+                "velocity",
+                format!("finite numbers expected, got {:?}", self.velocity),
+            );
+        }
+        match &self.region {
+            Region::Box { min, max } => {
+                if !(min.iter().chain(max).all(|x| x.is_finite())
+                    && (0..3).all(|d| min[d] < max[d]))
+                {
+                    return fail(
+                        "region",
+                        format!(
+                            "finite corners with min < max on every axis, got {min:?} and {max:?}"
+                        ),
+                    );
+                }
+            }
+            Region::Cylinder {
+                point,
+                axis,
+                radius,
+                length,
+            } => {
+                let norm = Vector3::from(*axis).norm();
+                if !(point.iter().all(|x| x.is_finite()) && positive(norm)) {
+                    return fail(
+                        "region",
+                        format!("a finite point and a non-zero axis, got {point:?} and {axis:?}"),
+                    );
+                }
+                if !(positive(*radius) && positive(*length)) {
+                    return fail(
+                        "region",
+                        format!("a radius and a length > 0, got {radius} and {length}"),
+                    );
+                }
+            }
+        }
+        if self.bundles.is_empty() {
+            return fail("bundles", "at least one bundle".into());
+        }
+        for (b, ingredient) in self.bundles.iter().enumerate() {
+            if !(ingredient.fraction.is_finite() && ingredient.fraction >= 0.0) {
+                return fail(
+                    &format!("bundles[{b}].fraction"),
+                    format!("a fraction >= 0, got {}", ingredient.fraction),
+                );
+            }
+            let (translation, _) = crate::scene::held(&ingredient.hold);
+            if (0..3).any(|k| translation[k] && self.velocity[k] != 0.0) {
+                return fail(
+                    &format!("bundles[{b}].hold"),
+                    format!(
+                        "the packing's velocity {:?} moves the held axes {:?}",
+                        self.velocity, ingredient.hold
+                    ),
+                );
+            }
+            if let Some(m) = &ingredient.modes
+                && (m.amplitudes.is_some() || m.rates.is_some())
+            {
+                return fail(
+                    &format!("bundles[{b}].modes"),
+                    "a packing places its grains at rest in their reference shape: no amplitudes or rates".into(),
+                );
+            }
+        }
+        if self.bundles.iter().map(|b| b.fraction).sum::<f64>() <= 0.0 {
+            return fail("bundles", "fractions that sum to more than 0".into());
+        }
+        match (&self.sizes, &self.sieve, self.classes) {
+            (Some(_), Some(_), _) => fail("sieve", "give `sizes` or `sieve`, not both".into()),
+            (_, None, Some(_)) => fail("classes", "`classes` cuts a `sieve` curve".into()),
+            (_, Some(_), None) => fail(
+                "classes",
+                "missing: how many classes the `sieve` curve is cut into".into(),
+            ),
+            (_, Some(_), Some(k)) if !(1..=MAX_CLASSES).contains(&k) => fail(
+                "classes",
+                format!(
+                    "between 1 and {MAX_CLASSES} (each class is a level-set grid per bundle), got {k}"
+                ),
+            ),
+            (_, Some(curve), Some(_)) => {
+                check_sieve(curve).map_err(|m| KeyError::new(format!("{key}.sieve"), m))
+            }
+            (Some(sizes), None, None) => {
+                if sizes.is_empty() || sizes.len() > MAX_CLASSES {
+                    return fail(
+                        "sizes",
+                        format!("between 1 and {MAX_CLASSES} classes, got {}", sizes.len()),
+                    );
+                }
+                if let Some((j, s)) = sizes
+                    .iter()
+                    .enumerate()
+                    .find(|(_, s)| !(positive(s[0]) && s[1].is_finite() && s[1] >= 0.0))
+                {
+                    return fail(
+                        &format!("sizes[{j}]"),
+                        format!("[scale > 0, fraction >= 0], got {s:?}"),
+                    );
+                }
+                if sizes.iter().map(|s| s[1]).sum::<f64>() <= 0.0 {
+                    return fail("sizes", "fractions that sum to more than 0".into());
+                }
+                Ok(())
+            }
+            (None, None, None) => Ok(()),
+        }
+    }
+
+    /// The region's volume.
+    pub fn region_volume(&self) -> f64 {
+        match &self.region {
+            Region::Box { min, max } => (0..3).map(|d| max[d] - min[d]).product(),
+            Region::Cylinder { radius, length, .. } => {
+                std::f64::consts::PI * radius * radius * length
+            }
+        }
+    }
+}
+
+/// Why a grading curve is refused, if it is.
+fn check_sieve(curve: &[[f64; 2]]) -> Result<(), String> {
+    if curve.len() < 2 {
+        return Err(format!(
+            "at least two points [scale, passing], got {}",
+            curve.len()
+        ));
+    }
+    for (i, p) in curve.iter().enumerate() {
+        if !(p[0].is_finite() && p[0] > 0.0 && (0.0..=1.0).contains(&p[1])) {
+            return Err(format!(
+                "[{i}]: a scale > 0 and a passing fraction in [0, 1], got {p:?}"
+            ));
+        }
+        if i > 0 && !(p[0] > curve[i - 1][0] && p[1] >= curve[i - 1][1]) {
+            return Err(format!(
+                "[{i}]: scales increase and passing fractions do not decrease, got {p:?} after {:?}",
+                curve[i - 1]
+            ));
+        }
+    }
+    let (first, last) = (curve[0][1], curve[curve.len() - 1][1]);
+    if first != 0.0 || last != 1.0 {
+        return Err(format!(
+            "the curve starts at 0 passing and ends at 1 (all of the sample), got {first} and {last}"
+        ));
+    }
+    Ok(())
+}
+
+/// The scale at which the piecewise linear grading curve passes `p` in (0, 1).
+fn inverse(curve: &[[f64; 2]], p: f64) -> f64 {
+    let i = curve
+        .partition_point(|q| q[1] < p)
+        .clamp(1, curve.len() - 1);
+    let (a, b) = (curve[i - 1], curve[i]);
+    a[0] + (b[0] - a[0]) * (p - a[1]) / (b[1] - a[1])
+}
+
+/// Grains per class: `total` split in proportion to `weights` by largest remainders (ties to
+/// the first class). The weights are the count shares, or the mass shares over the grains'
+/// masses.
+pub fn counts(weights: &[f64], total: usize) -> Vec<usize> {
+    let sum: f64 = weights.iter().sum();
+    let exact: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
+    let mut n: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|&i, &j| {
+        (exact[j] - exact[j].floor())
+            .total_cmp(&(exact[i] - exact[i].floor()))
+            .then(i.cmp(&j))
+    });
+    let missing = total - n.iter().sum::<usize>();
+    for &c in order.iter().take(missing) {
+        n[c] += 1;
+    }
+    n
+}
+
+/// A generated packing: its grains, and how it went.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// The grains, largest first.
+    pub grains: Vec<Packed>,
+    /// Random places tried in all.
+    pub attempts: u64,
+    /// The grains' volume over the region's.
+    pub solid_fraction: f64,
+}
+
+/// One grain of a packing.
+#[derive(Debug, Clone)]
+pub struct Packed {
+    /// As a `[[grains]]` entry.
+    pub spec: GrainSpec,
+    /// Its bundle's index in [`Packing::bundles`].
+    pub ingredient: usize,
+    /// Its shape's index.
+    pub shape: usize,
+}
+
+/// A uniform double in [0, 1) from 53 random bits (spelled out so that a seed's packing does not
+/// change with the `rand` crate's version).
+fn uniform(rng: &mut impl Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// A uniformly distributed rotation (K. Shoemake, Uniform random rotations, Graphics Gems III,
+/// 1992), as `(w, x, y, z)`.
+fn orientation(rng: &mut impl Rng) -> [f64; 4] {
+    let (u1, u2, u3) = (uniform(rng), uniform(rng), uniform(rng));
+    let tau = std::f64::consts::TAU;
+    let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
+    let q = UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+        b * (tau * u3).cos(),
+        a * (tau * u2).sin(),
+        a * (tau * u2).cos(),
+        b * (tau * u3).sin(),
+    ));
+    [q.w, q.i, q.j, q.k]
+}
+
+impl Region {
+    /// The walls that bound the region (their insides are the region's).
+    pub fn walls(&self) -> Vec<Wall> {
+        let plane = |point: Vector3<f64>, normal: Vector3<f64>| {
+            Wall::from_spec(&WallSpec::Plane {
+                point: point.into(),
+                normal: normal.into(),
+                motion: None,
+            })
+        };
+        match self {
+            Region::Box { min, max } => (0..3)
+                .flat_map(|d| {
+                    let e = Vector3::ith(d, 1.0);
+                    [
+                        plane(Vector3::from(*min), e),
+                        plane(Vector3::from(*max), -e),
+                    ]
+                })
+                .collect(),
+            Region::Cylinder {
+                point,
+                axis,
+                radius,
+                length,
+            } => {
+                let a = Vector3::from(*axis).normalize();
+                let p = Vector3::from(*point);
+                vec![
+                    Wall::from_spec(&WallSpec::Cylinder {
+                        point: *point,
+                        axis: *axis,
+                        radius: *radius,
+                        motion: None,
+                    }),
+                    plane(p, a),
+                    plane(p + a * *length, -a),
+                ]
+            }
+        }
+    }
+
+    /// A uniform point of the region shrunk by `inner` on every side (`None` if nothing is
+    /// left of it).
+    fn sample(&self, inner: f64, rng: &mut impl Rng) -> Option<Vector3<f64>> {
+        match self {
+            Region::Box { min, max } => {
+                if (0..3).any(|d| max[d] - min[d] < 2.0 * inner) {
+                    return None;
+                }
+                let u = [uniform(rng), uniform(rng), uniform(rng)];
+                Some(Vector3::from_fn(|d, _| {
+                    min[d] + inner + u[d] * (max[d] - min[d] - 2.0 * inner)
+                }))
+            }
+            Region::Cylinder {
+                point,
+                axis,
+                radius,
+                length,
+            } => {
+                if *radius < inner || *length < 2.0 * inner {
+                    return None;
+                }
+                let a = Vector3::from(*axis).normalize();
+                let e1 = a
+                    .cross(&Vector3::x())
+                    .try_normalize(1e-6)
+                    .unwrap_or_else(|| a.cross(&Vector3::y()).normalize());
+                let e2 = a.cross(&e1);
+                let (u, v, w) = (uniform(rng), uniform(rng), uniform(rng));
+                let r = (radius - inner) * u.sqrt();
+                let theta = std::f64::consts::TAU * v;
+                Some(
+                    Vector3::from(*point)
+                        + a * (inner + w * (length - 2.0 * inner))
+                        + (e1 * theta.cos() + e2 * theta.sin()) * r,
+                )
+            }
+        }
+    }
+}
+
+/// Whether `giver` touches `surface` as the solver's contact detection judges it: one of its
+/// surface nodes inside, or, for a sphere against a sphere or a wall, the spheres' overlap.
+fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
+    if let Some(r) = giver.shape.sphere_radius
+        && (surface.centre().is_none() || surface.sphere_radius().is_some())
+        && surface.sphere_overlap(&giver.body.position, r).0 > 0.0
+    {
+        return true;
+    }
+    let frame = surface.frame(giver);
+    let mut scratch = Scratch::default();
+    giver.shape.clusters.iter().any(|c| {
+        surface.reaches(&frame, giver, c, 0.0)
+            && c.range.clone().any(|k| {
+                surface
+                    .touch(&frame, giver, &giver.shape.nodes[k], false, &mut scratch)
+                    .is_some()
+            })
+    })
+}
+
+/// Bodies binned by their centres in cubes of side `cell` (at least the largest sum of two
+/// bounding radii), so that the grains that may touch a grain are in the 27 cubes about its
+/// own.
+struct Bins {
+    cell: f64,
+    bins: HashMap<[i64; 3], Vec<usize>>,
+}
+
+impl Bins {
+    fn key(&self, x: &Vector3<f64>) -> [i64; 3] {
+        [0, 1, 2].map(|d| (x[d] / self.cell).floor() as i64)
+    }
+
+    fn insert(&mut self, x: &Vector3<f64>, i: usize) {
+        let key = self.key(x);
+        self.bins.entry(key).or_default().push(i);
+    }
+
+    fn near(&self, x: &Vector3<f64>) -> impl Iterator<Item = usize> + '_ {
+        let [a, b, c] = self.key(x);
+        (-1..=1)
+            .flat_map(move |i| {
+                (-1..=1).flat_map(move |j| (-1..=1).map(move |k| [a + i, b + j, c + k]))
+            })
+            .filter_map(|key| self.bins.get(&key))
+            .flatten()
+            .copied()
+    }
+}
+
+/// Places packing `p` (its key `key`, its classes' shapes `class_shapes`, aligned with
+/// [`Packing::classes`]) among `obstacles` (bodies already
+/// placed, with `shapes`) inside `walls` (the scene's). The grains are returned largest first.
+/// Refused with `key.count` when a grain finds no free place in `attempts` tries.
+pub fn generate(
+    p: &Packing,
+    key: &str,
+    shapes: &[Arc<Shape>],
+    class_shapes: &[usize],
+    obstacles: &[Body],
+    walls: &[Wall],
+) -> Result<Generated, KeyError> {
+    let classes = p.classes();
+    let weights: Vec<f64> = (classes.iter().zip(class_shapes))
+        .map(|(c, &s)| match p.by {
+            Basis::Count => c.share,
+            Basis::Mass => c.share / shapes[s].mass,
+        })
+        .collect();
+    let n = counts(&weights, p.count);
+    // Largest first; equal radii in class order.
+    let mut order: Vec<usize> = (0..classes.len()).collect();
+    order.sort_by(|&i, &j| {
+        let r = |c: usize| shapes[class_shapes[c]].bounding_radius;
+        r(j).total_cmp(&r(i)).then(i.cmp(&j))
+    });
+    let largest = (obstacles.iter().map(|b| shapes[b.shape].bounding_radius))
+        .chain(class_shapes.iter().map(|&s| shapes[s].bounding_radius))
+        .fold(0.0, f64::max);
+    let mut bins = Bins {
+        cell: 2.0 * largest,
+        bins: HashMap::new(),
+    };
+    let mut bodies: Vec<Body> = obstacles.to_vec();
+    for (i, b) in bodies.iter().enumerate() {
+        bins.insert(&b.position, i);
+    }
+    let mut walls: Vec<Wall> = walls.to_vec();
+    walls.extend(p.region.walls());
+    let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(p.seed);
+    let (mut grains, mut attempts, mut volume) = (Vec::with_capacity(p.count), 0, 0.0);
+    for &c in &order {
+        let shape_index = class_shapes[c];
+        let shape = &shapes[shape_index];
+        // No place nearer a face than the centre's depth inside the grain fits it.
+        let grid = &shape.levelset;
+        let (centre_phi, _) = grid.sample(&grid.locate(&Point3::origin()), |k| grid.values()[k]);
+        let inner = (-centre_phi).max(0.0);
+        let ingredient = &p.bundles[classes[c].ingredient];
+        for _ in 0..n[c] {
+            let mut tries = 0;
+            let (body, q) = loop {
+                if tries == p.attempts {
+                    return Err(KeyError::new(
+                        format!("{key}.count"),
+                        format!(
+                            "placed {} of {} grains; the next ({}, scale {}, bounding radius {:e}) found no free place in {} attempts, at a solid fraction of {:.3}: a larger region, fewer or smaller grains, or more attempts",
+                            grains.len(),
+                            p.count,
+                            ingredient.bundle.display(),
+                            classes[c].scale,
+                            shape.bounding_radius,
+                            p.attempts,
+                            volume / p.region_volume()
+                        ),
+                    ));
+                }
+                tries += 1;
+                let Some(x) = p.region.sample(inner, &mut rng) else {
+                    return Err(KeyError::new(
+                        format!("{key}.region"),
+                        format!(
+                            "too small for {} at scale {}",
+                            ingredient.bundle.display(),
+                            classes[c].scale
+                        ),
+                    ));
+                };
+                let q = orientation(&mut rng);
+                let body = Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
+                if free(&body, shape, &bodies, shapes, &bins, &walls) {
+                    break (body, q);
+                }
+            };
+            attempts += tries;
+            volume += shape.volume;
+            grains.push(Packed {
+                ingredient: classes[c].ingredient,
+                shape: shape_index,
+                spec: GrainSpec {
+                    bundle: ingredient.bundle.clone(),
+                    scale: classes[c].scale,
+                    position: body.position.into(),
+                    orientation: q,
+                    velocity: p.velocity,
+                    angular_velocity: [0.0; 3],
+                    motion: None,
+                    modes: ingredient.modes.clone(),
+                    nodes: ingredient.nodes,
+                    hold: ingredient.hold.clone(),
+                },
+            });
+            bins.insert(&body.position, bodies.len());
+            bodies.push(body);
+        }
+    }
+    Ok(Generated {
+        grains,
+        attempts,
+        solid_fraction: volume / p.region_volume(),
+    })
+}
+
+/// Whether `body` (of `shape`) touches none of `bodies` (binned in `bins`) and none of `walls`.
+fn free(
+    body: &Body,
+    shape: &Shape,
+    bodies: &[Body],
+    shapes: &[Arc<Shape>],
+    bins: &Bins,
+    walls: &[Wall],
+) -> bool {
+    let view = View::new(body, shape);
+    if walls.iter().any(|w| touches(w, &view)) {
+        return false;
+    }
+    bins.near(&body.position).all(|j| {
+        let other = &bodies[j];
+        let other_shape = &shapes[other.shape];
+        let reach = shape.bounding_radius + other_shape.bounding_radius;
+        if (other.position - body.position).norm_squared() >= reach * reach {
+            return true;
+        }
+        let other_view = View::new(other, other_shape);
+        !(touches(&other_view, &view) || touches(&view, &other_view))
+    })
+}
+
+/// The grains of `packed` (the packings of the scene `scene`) as the text of `[[grains]]`
+/// entries, one packing after the other. Numbers are written to round trip: the same grains
+/// read back are the same bodies, bit for bit.
+pub fn grains_toml(scene: &std::path::Path, packed: &[Generated]) -> String {
+    #[derive(Serialize)]
+    struct Grains<'a> {
+        grains: Vec<&'a GrainSpec>,
+    }
+    let mut text = format!(
+        "# The grains of the [[packings]] of {}, as dem-run placed them; bundle paths are\n# relative to that scene's directory. In place of its [[packings]], they start the same run.\n",
+        scene.display()
+    );
+    for (i, g) in packed.iter().enumerate() {
+        let grains = Grains {
+            grains: g.grains.iter().map(|p| &p.spec).collect(),
+        };
+        text.push_str(&format!("\n# packings[{i}]: {} grains\n", g.grains.len()));
+        text.push_str(&toml::to_string(&grains).expect("grains serialize to TOML"));
+    }
+    text
+}
