@@ -54,6 +54,7 @@ use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
+use crate::broad::CellList;
 use crate::law::surface::{Scratch, Surface};
 use crate::scene::{Dof, GrainSpec, KeyError, ModesSpec, NodeRole, WallSpec};
 use crate::view::View;
@@ -558,87 +559,6 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
     })
 }
 
-/// A cell list (the linked cells of molecular dynamics): bodies binned by their centres in
-/// cubes of side `cell` (at least the largest sum of two bounding radii) over the region's
-/// bounding box, centres outside it binned in its nearest cell, so that the bodies that may
-/// touch a grain are in the (up to) 27 cells about its own. Each entry keeps the body's centre
-/// and bounding radius, so that the bounding-sphere filter reads the list alone. A dense list,
-/// not a hash map: at 10^5 grains the map's scattered buckets made each grain cost twice as much
-/// as at 10^4.
-struct Bins {
-    origin: Vector3<f64>,
-    cell: f64,
-    dims: [usize; 3],
-    /// The last body binned in each cell (`NONE`: none).
-    head: Vec<u32>,
-    /// Per body: the body binned before it in its cell.
-    next: Vec<u32>,
-    /// Per body: centre and bounding radius.
-    spheres: Vec<(Vector3<f64>, f64)>,
-}
-
-const NONE: u32 = u32::MAX;
-
-impl Bins {
-    /// Cells of at least `cell` over the box `lo..hi`, no more than about `4 * bodies` of them.
-    fn new(lo: Vector3<f64>, hi: Vector3<f64>, cell: f64, bodies: usize) -> Bins {
-        let volume: f64 = (hi - lo).iter().product();
-        let cell = cell.max((volume / (4.0 * bodies as f64)).cbrt());
-        let dims = [0, 1, 2].map(|d| ((hi[d] - lo[d]) / cell).ceil().max(1.0) as usize);
-        Bins {
-            origin: lo,
-            cell,
-            dims,
-            head: vec![NONE; dims.iter().product()],
-            next: Vec::with_capacity(bodies),
-            spheres: Vec::with_capacity(bodies),
-        }
-    }
-
-    fn cell_of(&self, x: &Vector3<f64>) -> [usize; 3] {
-        [0, 1, 2].map(|d| {
-            let k = ((x[d] - self.origin[d]) / self.cell).floor();
-            k.clamp(0.0, (self.dims[d] - 1) as f64) as usize
-        })
-    }
-
-    fn linear(&self, [i, j, k]: [usize; 3]) -> usize {
-        (i * self.dims[1] + j) * self.dims[2] + k
-    }
-
-    /// Bins body `spheres.len()` (bodies are binned in index order).
-    fn insert(&mut self, x: &Vector3<f64>, radius: f64) {
-        let c = self.linear(self.cell_of(x));
-        self.next.push(self.head[c]);
-        self.head[c] = self.spheres.len() as u32;
-        self.spheres.push((*x, radius));
-    }
-
-    /// The bodies whose bounding spheres meet the sphere of `radius` about `x`.
-    fn near(&self, x: &Vector3<f64>, radius: f64) -> impl Iterator<Item = usize> + '_ {
-        let centre = self.cell_of(x);
-        let range =
-            move |d: usize| centre[d].saturating_sub(1)..=(centre[d] + 1).min(self.dims[d] - 1);
-        let x = *x;
-        range(0)
-            .flat_map(move |i| range(1).flat_map(move |j| range(2).map(move |k| [i, j, k])))
-            .flat_map(move |c| {
-                let mut b = self.head[self.linear(c)];
-                std::iter::from_fn(move || {
-                    (b != NONE).then(|| {
-                        let here = b as usize;
-                        b = self.next[here];
-                        here
-                    })
-                })
-            })
-            .filter(move |&b| {
-                let (y, r) = self.spheres[b];
-                (y - x).norm_squared() < (r + radius).powi(2)
-            })
-    }
-}
-
 /// Places packing `p` (its key `key`, its classes' shapes `class_shapes`, aligned with
 /// [`Packing::classes`]) among `obstacles` (bodies already
 /// placed, with `shapes`) inside `walls` (the scene's). The grains are returned largest first.
@@ -669,10 +589,10 @@ pub fn generate(
         .chain(class_shapes.iter().map(|&s| shapes[s].bounding_radius))
         .fold(0.0, f64::max);
     let (lo, hi) = p.region.bounds();
-    let mut bins = Bins::new(lo, hi, 2.0 * largest, obstacles.len() + p.count);
+    let mut cells = CellList::new(lo, hi, 2.0 * largest, obstacles.len() + p.count);
     let mut bodies: Vec<Body> = obstacles.to_vec();
     for b in &bodies {
-        bins.insert(&b.position, shapes[b.shape].bounding_radius);
+        cells.insert(&b.position, shapes[b.shape].bounding_radius);
     }
     let mut walls: Vec<Wall> = walls.to_vec();
     walls.extend(p.region.walls());
@@ -717,7 +637,7 @@ pub fn generate(
                 };
                 let q = orientation(&mut rng);
                 let body = Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
-                if free(&body, shape, &bodies, shapes, &bins, &walls) {
+                if free(&body, shape, &bodies, shapes, &cells, &walls) {
                     break (body, q);
                 }
             };
@@ -739,7 +659,7 @@ pub fn generate(
                     hold: ingredient.hold.clone(),
                 },
             });
-            bins.insert(&body.position, shape.bounding_radius);
+            cells.insert(&body.position, shape.bounding_radius);
             bodies.push(body);
         }
     }
@@ -750,20 +670,20 @@ pub fn generate(
     })
 }
 
-/// Whether `body` (of `shape`) touches none of `bodies` (binned in `bins`) and none of `walls`.
+/// Whether `body` (of `shape`) touches none of `bodies` (binned in `cells`) and none of `walls`.
 fn free(
     body: &Body,
     shape: &Shape,
     bodies: &[Body],
     shapes: &[Arc<Shape>],
-    bins: &Bins,
+    cells: &CellList,
     walls: &[Wall],
 ) -> bool {
     let view = View::new(body, shape);
     if walls.iter().any(|w| touches(w, &view)) {
         return false;
     }
-    bins.near(&body.position, shape.bounding_radius).all(|j| {
+    cells.near(&body.position, shape.bounding_radius).all(|j| {
         let other = &bodies[j];
         let other_view = View::new(other, &shapes[other.shape]);
         !(touches(&other_view, &view) || touches(&view, &other_view))
