@@ -238,6 +238,7 @@ impl Simulation {
             timings: Timings::default(),
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
+            sample_sums: Default::default(),
         };
         for (i, (_, key)) in modal_specs.iter().enumerate() {
             if let Some(message) = behind_wall(&sim.bodies[i], &sim.walls) {

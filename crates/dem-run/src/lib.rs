@@ -62,6 +62,7 @@ pub mod integrate;
 pub mod law;
 pub mod ledger;
 pub mod levelset;
+pub mod measure;
 pub mod modal;
 pub mod packing;
 pub mod path;

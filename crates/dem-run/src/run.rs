@@ -59,6 +59,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
 use crate::checkpoint::State;
+use crate::measure;
 use crate::scene::KeyError;
 use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError, TimeStep};
 use crate::sim::{Excursion, Simulation, Timings};
@@ -332,6 +333,11 @@ fn run_in_pool(
         grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
             .map_err(|e| file_error(&path, e))?;
     }
+    if options.restart.is_none() && measure::sample_volume(&sim.walls).is_none() {
+        eprintln!(
+            "dem-run: the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
+        );
+    }
     let history_path = out.join("history.csv");
     let mut pvd: Vec<PvdEntry> = Vec::new();
     // Whether a restart runs at another step than its checkpoint.
@@ -587,6 +593,8 @@ struct History {
     file: std::io::BufWriter<std::fs::File>,
     /// The deformable grains it follows.
     followed: Vec<usize>,
+    /// Whether the sample has a volume (its stress and solid fraction are written).
+    sample: bool,
 }
 
 impl History {
@@ -620,6 +628,7 @@ impl History {
             path: path.to_path_buf(),
             file: std::io::BufWriter::new(file),
             followed: followed.to_vec(),
+            sample: measure::sample_volume(&sim.walls).is_some(),
         })
     }
 
@@ -667,6 +676,41 @@ impl History {
                 .expect("followed grains have modes");
             for a in 0..m.eps.len() {
                 values.extend([m.eps[a], m.rate[a], m.contact[a], m.internal[a]]);
+            }
+        }
+        let m = measure::measures(sim);
+        let f = m.fabric;
+        values.extend([
+            m.coordination,
+            m.mechanical_coordination,
+            m.rattlers as f64,
+            m.unbalanced,
+            f[(0, 0)],
+            f[(1, 1)],
+            f[(2, 2)],
+            f[(0, 1)],
+            f[(1, 2)],
+            f[(2, 0)],
+        ]);
+        if self.sample {
+            // A volume lost mid-run (walls crossed) is a non-finite column: the run stops.
+            match &m.sample {
+                Some(v) => {
+                    let s = v.stress;
+                    values.extend([
+                        v.volume,
+                        s[(0, 0)],
+                        s[(1, 1)],
+                        s[(2, 2)],
+                        s[(0, 1)],
+                        s[(1, 2)],
+                        s[(2, 0)],
+                        v.pressure(),
+                        v.deviator(),
+                        v.solid_fraction,
+                    ]);
+                }
+                None => values.extend([f64::NAN; 10]),
             }
         }
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
@@ -729,6 +773,10 @@ fn header(sim: &Simulation, followed: &[usize]) -> String {
         for a in 0..count {
             h += &format!(",grain{j}_eps{a},grain{j}_rate{a},grain{j}_feps{a},grain{j}_fint{a}");
         }
+    }
+    h += ",coordination,mechanical_coordination,rattlers,unbalanced,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_yz,fabric_zx";
+    if measure::sample_volume(&sim.walls).is_some() {
+        h += ",volume,stress_xx,stress_yy,stress_zz,stress_xy,stress_yz,stress_zx,pressure,deviator,solid_fraction";
     }
     h.push('\n');
     h

@@ -36,6 +36,7 @@ use crate::law::{
 };
 use crate::ledger::{self, Dissipation, Energies, Ledger};
 use crate::levelset::LevelSetFault;
+use crate::measure::ContactSums;
 use crate::modal::{PerMode, refill};
 use crate::scene::NodeRole;
 use crate::timestep;
@@ -189,6 +190,8 @@ pub struct Simulation {
     pub(crate) dissipation: Dissipation,
     /// The largest contact patch and penetration of the last evaluation.
     pub(crate) largest_contact: (f64, f64),
+    /// The last evaluation's sums for the sample measures ([`crate::measure`]).
+    pub sample_sums: ContactSums,
 }
 
 impl Simulation {
@@ -276,7 +279,10 @@ impl Simulation {
                 *t += f;
             }
         };
+        let mut sums = ContactSums::default();
+        let mut count = vec![0u32; self.bodies.len()];
         for (key, (o, history)) in keys.iter().zip(outcomes) {
+            sums.add(key, &o, &mut count);
             let a = &mut self.bodies[key.a as usize];
             a.force += o.on_a.0;
             a.torque += o.on_a.1;
@@ -304,6 +310,8 @@ impl Simulation {
             }
         }
         self.histories = histories;
+        sums.finish(&count, &self.bodies);
+        self.sample_sums = sums;
         for (b, g) in self.bodies.iter_mut().zip(generalized) {
             if let Some(m) = &mut b.modes {
                 refill(&mut m.contact, &g);

@@ -38,7 +38,7 @@ pub mod surface;
 use std::any::Any;
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -254,6 +254,13 @@ pub struct PairOutcome {
     pub patch: f64,
     /// Deepest penetration (or overlap) of the pair.
     pub deepest: f64,
+    /// `sum f (x - X)^T` over the pair's forces on grains: each force `f` on a grain, at its
+    /// point `x`, times its lever from that grain's centre `X` (both grains of a grain pair,
+    /// the grain alone against a wall): the pair's part of the sample's stress (Love-Weber,
+    /// crate::measure).
+    pub dipole: Matrix3<f64>,
+    /// The normal forces on body `a` summed: the pair's contact normal, for the fabric.
+    pub normal: Vector3<f64>,
     /// Node forces, when asked for.
     pub records: Vec<NodeRecord>,
 }

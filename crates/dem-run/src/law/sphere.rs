@@ -30,7 +30,7 @@
 use std::sync::Arc;
 
 use jaeger::{ContactFrame, ContactParams};
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -316,6 +316,11 @@ impl<M: SphereModel> SphereLaw<M> {
                 .centre()
                 .map_or(Vector3::zeros(), |c| (x_c - c).cross(&-on_a)),
         );
+        out.dipole = on_a * (x_c - a.position).transpose()
+            + other
+                .centre()
+                .map_or(Matrix3::zeros(), |c| -on_a * (x_c - c).transpose());
+        out.normal = -n * step.normal;
         out.viscous_power = step.viscous_power;
         out.nodes_in_contact = 1;
         out.energy = 0.4 * step.elastic * delta;

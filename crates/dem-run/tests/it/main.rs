@@ -7,6 +7,7 @@ mod contact;
 mod deformable;
 mod energy;
 mod hertz;
+mod measure;
 mod motion;
 mod packing;
 mod rolling;

@@ -1,0 +1,263 @@
+//! Sample measures (docs/experiments.md section 2): the stress tensor of the sample
+//! (Love-Weber), its solid fraction, the mean and mechanical coordination numbers, the fabric
+//! tensor and the unbalanced-force ratio, written to history.csv.
+//!
+//! Stress. Each grain `p` in equilibrium carries the mean stress
+//! `V_p sigma_p = sum_k f_k (x_k - X_p)^T` over the forces `f_k` on it at their points `x_k`
+//! (the divergence theorem with `div sigma = 0`; Love 1927, Weber 1966), and the sample's is
+//! `sigma = (1 / V) sum_p sum_k f_k (x_k - X_p)^T`, taken symmetric. Tension is positive. A
+//! grain pair's forces act at one point on both grains (a node, or the sphere contact point),
+//! so its two terms sum to `F (X_a - X_b)^T` with `F` the force on `b`: the branch-vector form,
+//! with the branch vector across a periodic face being the image's. Against a wall the lever is
+//! the contact point's. Deformable grains: the same sum, at the current contact points and
+//! centres of mass (the modes are mass-orthogonal to the rigid motions and keep the centre of
+//! mass); the modes enter through the forces and where they act. The grain's own internal
+//! forces are in equilibrium with its contact forces and add nothing. Dropped: the inertial
+//! terms (`sum m v v^T` and the grains' accelerations), negligible in quasi-static loading
+//! (their ratio to the contact stress is the inertial number squared).
+//!
+//! Sample volume `V`: the periodic cell's, or the volume the scene's walls enclose when they
+//! are three pairs of parallel planes (a parallelepiped, at their current positions) or a
+//! cylinder and two planes across its axis; otherwise the stress and solid fraction are not
+//! written (the run says so).
+
+use nalgebra::{Matrix3, Vector3};
+
+use crate::body::{Body, Drive, Shape};
+use crate::law::{PairKey, PairOutcome, Partner};
+use crate::modal::ModalShape;
+use crate::path::Configuration;
+use crate::sim::Simulation;
+use crate::wall::{Geometry, Wall};
+
+/// What the force reduction keeps of one evaluation for the sample measures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ContactSums {
+    /// `sum_p sum_k f_k (x_k - X_p)^T` over the contacts.
+    pub dipole: Matrix3<f64>,
+    /// `sum n n^T` over grain-grain contacts (`n` the unit contact normal).
+    pub fabric: Matrix3<f64>,
+    /// Grain-grain contacts `C`.
+    pub grain_contacts: usize,
+    /// Grains with no grain-grain contact `N_0`, and with one `N_1`.
+    pub rattlers: (usize, usize),
+    /// `sum |F|` over the pairs in contact (grains and walls), `F` the force on body `a`.
+    pub contact_force: f64,
+    /// Pairs in contact (grains and walls).
+    pub contact_pairs: usize,
+    /// `sum |F_p|` over the free grains of their net force (contacts and gravity).
+    pub unbalanced_force: f64,
+    /// Free grains.
+    pub free_grains: usize,
+}
+
+impl ContactSums {
+    /// Adds a pair's outcome; `count` keeps each grain's grain-grain contacts.
+    pub fn add(&mut self, key: &PairKey, o: &PairOutcome, count: &mut [u32]) {
+        if o.nodes_in_contact == 0 {
+            return;
+        }
+        self.dipole += o.dipole;
+        self.contact_force += o.on_a.0.norm();
+        self.contact_pairs += 1;
+        if let Partner::Body(j) = key.b {
+            self.grain_contacts += 1;
+            count[key.a as usize] += 1;
+            count[j as usize] += 1;
+            if let Some(n) = o.normal.try_normalize(0.0) {
+                self.fabric += n * n.transpose();
+            }
+        }
+    }
+
+    /// Closes the sums with the grains' contact counts and `bodies` after the reduction
+    /// (their forces the contacts' and gravity's).
+    pub fn finish(&mut self, count: &[u32], bodies: &[Body]) {
+        self.rattlers = (
+            count.iter().filter(|&&c| c == 0).count(),
+            count.iter().filter(|&&c| c == 1).count(),
+        );
+        for b in bodies.iter().filter(|b| matches!(b.drive, Drive::Free)) {
+            self.unbalanced_force += b.force.norm();
+            self.free_grains += 1;
+        }
+    }
+}
+
+/// The sample measures of a state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measures {
+    /// Mean coordination number `Z = 2 C / N` (grain-grain contacts, all grains).
+    pub coordination: f64,
+    /// Mechanical coordination number `Z_m = (2 C - N_1) / (N - N_0 - N_1)`, rattlers (grains
+    /// with fewer than two grain-grain contacts) excluded (Thornton 2000); 0 with no grain
+    /// left.
+    pub mechanical_coordination: f64,
+    /// Rattlers `N_0 + N_1`.
+    pub rattlers: usize,
+    /// Fabric tensor `(1 / C) sum n n^T` (trace 1; zero without contacts).
+    pub fabric: Matrix3<f64>,
+    /// Mean net force on the free grains over the mean contact force (0 without contacts).
+    pub unbalanced: f64,
+    /// The sample's volume, stress and solid fraction, when it has a volume.
+    pub sample: Option<SampleState>,
+}
+
+/// The measures that need the sample's volume.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SampleState {
+    /// The volume `V`.
+    pub volume: f64,
+    /// Love-Weber stress (symmetric, tension positive).
+    pub stress: Matrix3<f64>,
+    /// The grains' volume (deformed) over `V`.
+    pub solid_fraction: f64,
+}
+
+impl SampleState {
+    /// Mean stress `p = -tr(sigma) / 3` (compression positive).
+    pub fn pressure(&self) -> f64 {
+        -self.stress.trace() / 3.0
+    }
+
+    /// Deviatoric stress `q = sqrt(3/2 s : s)`, `s = sigma + p I`.
+    pub fn deviator(&self) -> f64 {
+        let s = self.stress + Matrix3::identity() * self.pressure();
+        (1.5 * s.component_mul(&s).sum()).sqrt()
+    }
+}
+
+/// The measures of the simulation's last force evaluation.
+pub fn measures(sim: &Simulation) -> Measures {
+    let s = &sim.sample_sums;
+    let n = sim.bodies.len();
+    let (n0, n1) = s.rattlers;
+    let c = s.grain_contacts as f64;
+    let kept = n - n0 - n1;
+    let mean = |sum: f64, count: usize| if count > 0 { sum / count as f64 } else { 0.0 };
+    let contact = mean(s.contact_force, s.contact_pairs);
+    Measures {
+        coordination: 2.0 * c / n as f64,
+        mechanical_coordination: if kept > 0 {
+            (2.0 * c - n1 as f64) / kept as f64
+        } else {
+            0.0
+        },
+        rattlers: n0 + n1,
+        fabric: if s.grain_contacts > 0 {
+            s.fabric / c
+        } else {
+            Matrix3::zeros()
+        },
+        unbalanced: if contact > 0.0 {
+            mean(s.unbalanced_force, s.free_grains) / contact
+        } else {
+            0.0
+        },
+        sample: sample_volume(&sim.walls).map(|volume| {
+            let solid: f64 = (sim.bodies.iter())
+                .map(|b| grain_volume(&sim.shapes[b.shape], b))
+                .sum();
+            SampleState {
+                volume,
+                stress: (s.dipole + s.dipole.transpose()) / (2.0 * volume),
+                solid_fraction: solid / volume,
+            }
+        }),
+    }
+}
+
+/// The volume the walls enclose: three pairs of parallel planes facing each other (a
+/// parallelepiped), or a cylinder and two planes across its axis; `None` for any other set.
+pub fn sample_volume(walls: &[Wall]) -> Option<f64> {
+    let planes: Vec<(Vector3<f64>, Vector3<f64>)> = walls
+        .iter()
+        .filter_map(|w| match &w.geometry {
+            Geometry::Plane { point, normal } => Some((point + w.displacement, *normal)),
+            Geometry::Cylinder { .. } => None,
+        })
+        .collect();
+    let cylinders: Vec<(f64, Vector3<f64>)> = walls
+        .iter()
+        .filter_map(|w| match &w.geometry {
+            Geometry::Cylinder { axis, radius, .. } => Some((*radius, *axis)),
+            Geometry::Plane { .. } => None,
+        })
+        .collect();
+    // The gaps between planes facing each other along each normal.
+    let mut gaps: Vec<(f64, Vector3<f64>)> = Vec::new();
+    let mut used = vec![false; planes.len()];
+    for i in 0..planes.len() {
+        for j in i + 1..planes.len() {
+            let ((p, n), (q, m)) = (planes[i], planes[j]);
+            if used[i] || used[j] || n.dot(&m) > -1.0 + 1e-9 {
+                continue;
+            }
+            let gap = (q - p).dot(&n);
+            if gap > 0.0 {
+                gaps.push((gap, n));
+                used[i] = true;
+                used[j] = true;
+            }
+        }
+    }
+    if used.iter().any(|u| !u) {
+        return None;
+    }
+    match (gaps.as_slice(), cylinders.as_slice()) {
+        ([(a, na), (b, nb), (c, nc)], []) => {
+            let det = na.dot(&nb.cross(nc)).abs();
+            (det > 1e-9).then(|| a * b * c / det)
+        }
+        ([(h, n)], [(r, axis)]) if n.dot(axis).abs() > 1.0 - 1e-9 => {
+            Some(std::f64::consts::PI * r * r * h)
+        }
+        _ => None,
+    }
+}
+
+/// A grain's volume in its current shape: the reference volume, plus for a deformable grain
+/// the change `int (det(I + grad u) - 1) dV` over the reference shape, `u` the displacement of
+/// its amplitudes, integrated over the grid's cells weighted by the part of each inside
+/// (`clamp(1/2 - phi_c / h, 0, 1)` from the level set at the cell's centre; exact for a
+/// homogeneous deformation up to that weighting, which is second order in the amplitude over
+/// the boundary cells).
+pub fn grain_volume(shape: &Shape, body: &Body) -> f64 {
+    match (&shape.modal, &body.modes) {
+        (Some(modal), Some(modes)) => shape.volume + volume_change(shape, modal, &modes.eps),
+        _ => shape.volume,
+    }
+}
+
+fn volume_change(shape: &Shape, modal: &ModalShape, eps: &[f64]) -> f64 {
+    let config = Configuration::new(&modal.paths, eps);
+    let grid = &shape.levelset;
+    let spec = grid.spec();
+    let [nx, ny, nz] = spec.dims;
+    let h = spec.spacing;
+    let phi = grid.values();
+    let mut change = 0.0;
+    for i in 0..nx.saturating_sub(1) {
+        for j in 0..ny.saturating_sub(1) {
+            for k in 0..nz.saturating_sub(1) {
+                let corner = |c: usize| spec.index(i + (c >> 2), j + ((c >> 1) & 1), k + (c & 1));
+                let centre: f64 = (0..8).map(|c| phi[corner(c)]).sum::<f64>() / 8.0;
+                let weight = (0.5 - centre / h).clamp(0.0, 1.0);
+                if weight == 0.0 {
+                    continue;
+                }
+                // The trilinear displacement's gradient at the cell's centre: along each axis,
+                // the mean of the four edge differences.
+                let mut g = Matrix3::zeros();
+                for c in 0..8 {
+                    let u = config.grid_displacement(corner(c));
+                    let sign = |bit: usize| if c & bit != 0 { 1.0 } else { -1.0 };
+                    let column = Vector3::new(sign(4), sign(2), sign(1)) / (4.0 * h);
+                    g += u * column.transpose();
+                }
+                change += weight * ((Matrix3::identity() + g).determinant() - 1.0);
+            }
+        }
+    }
+    change * h * h * h
+}

@@ -1,0 +1,185 @@
+//! Sample measures (dem_run::measure): the Love-Weber stress of a walled box at rest against the
+//! walls' forces over their areas; coordination and fabric of a cubic lattice in closed form;
+//! the volume of a dilated deformable grain.
+
+use dem_run::measure::{self, grain_volume};
+
+use crate::common::{TestMode, deformable_sphere, simulation, sphere};
+
+/// A 3 x 3 x 3 simple cubic lattice of unit spheres, touching, between six walls that close in
+/// by `dx` (x walls), `dy`, `dz` over the first half of the run and then hold.
+fn squeezed_lattice(dir: &std::path::Path, [dx, dy, dz]: [f64; 3]) -> dem_run::Simulation {
+    sphere(dir, "ball", 1.0, 0.2, 400);
+    let mut walls = String::new();
+    for (axis, d) in [dx, dy, dz].into_iter().enumerate() {
+        for side in [-1.0, 1.0] {
+            let mut point = [0.0; 3];
+            point[axis] = 3.0 * side;
+            let mut normal = [0.0; 3];
+            normal[axis] = -side;
+            let mut moved = [0.0; 3];
+            moved[axis] = -side * d;
+            walls += &format!(
+                "[[walls]]\nkind = \"plane\"\npoint = {point:?}\nnormal = {normal:?}\nmotion = {{ table = [[0, 0, 0, 0], [1.5, {}, {}, {}]] }}\n",
+                moved[0], moved[1], moved[2]
+            );
+        }
+    }
+    simulation(
+        dir,
+        &format!(
+            r#"
+[run]
+dt = 2e-3
+steps = 1
+[contact]
+law = "linear-springs"
+kn = 1e4
+ks = 0.0
+friction = 0.0
+local_damping = 0.7
+[[lattices]]
+bundle = "ball.grain"
+origin = [-2, -2, -2]
+counts = [3, 3, 3]
+spacing = [2, 2, 2]
+{walls}"#
+        ),
+    )
+}
+
+#[test]
+fn the_stress_of_a_walled_box_at_rest_is_its_wall_forces_over_their_areas() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = squeezed_lattice(dir.path(), [0.015, 0.02, 0.03]);
+    while sim.time < 3.0 {
+        sim.step(false);
+    }
+    let m = measure::measures(&sim);
+    let sample = m.sample.as_ref().expect("six walls enclose a box");
+    // The box from the walls' positions: x walls are 0 and 1, y 2 and 3, z 4 and 5.
+    let side = |axis: usize| {
+        let (lo, hi) = (&sim.walls[2 * axis], &sim.walls[2 * axis + 1]);
+        (6.0 + hi.displacement[axis] - lo.displacement[axis]).abs()
+    };
+    let (lx, ly, lz) = (side(0), side(1), side(2));
+    assert!((sample.volume - lx * ly * lz).abs() < 1e-12 * sample.volume);
+    // The reference: each wall pair's mean normal force over its face's area (compression
+    // negative), from the forces the grains exert on the walls.
+    let area = [ly * lz, lx * lz, lx * ly];
+    let walls_stress = |axis: usize| {
+        let f = (sim.walls[2 * axis].force[axis] - sim.walls[2 * axis + 1].force[axis]) / 2.0;
+        f / area[axis]
+    };
+    // Love-Weber equals the walls' stress for grains in equilibrium with contact points on the
+    // walls' planes. The two departures, bounded from the state: the grains' net forces
+    // (sum |X_p| |F_p| / V about the box's centre) and the penetration of the nodes beyond the
+    // planes (deepest penetration times the walls' summed force over V).
+    let residual: f64 = sim
+        .bodies
+        .iter()
+        .map(|b| b.position.norm() * b.force.norm())
+        .sum::<f64>()
+        / sample.volume;
+    let penetration = (sim.bodies.iter())
+        .flat_map(|b| {
+            let nodes = &sim.shapes[b.shape].nodes;
+            nodes.iter().map(|x0| b.to_global(x0))
+        })
+        .flat_map(|x| sim.walls.iter().map(move |w| -w.distance(&x).0))
+        .fold(0.0, f64::max);
+    let deepest =
+        sim.walls.iter().map(|w| w.force.norm()).sum::<f64>() * penetration / sample.volume;
+    for axis in 0..3 {
+        let (lw, reference) = (sample.stress[(axis, axis)], walls_stress(axis));
+        println!(
+            "sigma_{axis}{axis}: Love-Weber {lw:.6e}, walls {reference:.6e}, bound {residual:.2e} + {deepest:.2e} (penetration {penetration:.2e})"
+        );
+        assert!(reference < 0.0, "the box is compressed along {axis}");
+        assert!(
+            (lw - reference).abs() <= residual + deepest,
+            "axis {axis}: {lw} against {reference}"
+        );
+    }
+    // At rest: the bounds are small against the stress itself, so the comparison has teeth.
+    let smallest = (0..3)
+        .map(|a| walls_stress(a).abs())
+        .fold(f64::MAX, f64::min);
+    assert!(
+        residual + deepest < 0.05 * smallest,
+        "{residual} {deepest} {smallest}"
+    );
+    // Near rest by the usual criterion of quasi-static DEM (YADE's unbalancedForce < 0.01).
+    assert!(m.unbalanced < 0.01, "{}", m.unbalanced);
+}
+
+#[test]
+fn a_cubic_lattice_has_coordination_four_and_an_isotropic_fabric() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut sim = squeezed_lattice(dir.path(), [0.02, 0.02, 0.02]);
+    while sim.time < 2.0 {
+        sim.step(false);
+    }
+    let m = measure::measures(&sim);
+    // 3 x 3 x 3 simple cubic: 3 x (2 x 3 x 3) = 54 contacts among 27 grains, Z = 4; every grain
+    // has at least three, so no rattler and Z_m = Z.
+    assert_eq!(sim.sample_sums.grain_contacts, 54);
+    assert_eq!(m.coordination, 4.0);
+    assert_eq!(m.rattlers, 0);
+    assert_eq!(m.mechanical_coordination, 4.0);
+    // Normals along the axes, a third each: F = I / 3.
+    for i in 0..3 {
+        for j in 0..3 {
+            let expected = if i == j { 1.0 / 3.0 } else { 0.0 };
+            assert!((m.fabric[(i, j)] - expected).abs() < 1e-6, "{}", m.fabric);
+        }
+    }
+    // The solid fraction: 27 grains of the baked ball's volume in the box.
+    let sample = m.sample.unwrap();
+    let expected = 27.0 * sim.shapes[0].volume / sample.volume;
+    assert!((sample.solid_fraction - expected).abs() < 1e-12);
+}
+
+#[test]
+fn a_dilated_grain_has_the_dilated_volume() {
+    let dir = tempfile::tempdir().unwrap();
+    deformable_sphere(
+        dir.path(),
+        "soft",
+        1.0,
+        0.1,
+        300,
+        TestMode::Dilation,
+        [1.0, 1e3, 0.0],
+        &[],
+    );
+    let eps: f64 = 0.05;
+    let sim = simulation(
+        dir.path(),
+        &format!(
+            r#"
+[run]
+dt = 1e-4
+steps = 1
+[contact]
+law = "linear-springs"
+kn = 100
+[[grains]]
+bundle = "soft.grain"
+position = [0, 0, 0]
+modes = {{ amplitudes = [{eps}] }}
+"#
+        ),
+    );
+    let v0 = sim.shapes[0].volume;
+    let v = grain_volume(&sim.shapes[0], &sim.bodies[0]);
+    // u = eps x: det(I + grad u) = (1 + eps)^3 everywhere. The change is integrated over the
+    // grid's cells weighted by their inside part, which matches the shape's volume to the
+    // level set's resolution: within 1 % of the change.
+    let expected = v0 * (1.0 + eps).powi(3);
+    println!("volume {v:.6}, expected {expected:.6}, reference {v0:.6}");
+    assert!(
+        (v - expected).abs() < 0.01 * (expected - v0),
+        "{v} against {expected}"
+    );
+}
