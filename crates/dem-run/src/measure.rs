@@ -22,11 +22,13 @@
 //! written (the run says so).
 
 use nalgebra::{Matrix3, Vector3};
+use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
 use crate::law::{PairKey, PairOutcome, Partner};
 use crate::modal::ModalShape;
 use crate::path::Configuration;
+use crate::scene::KeyError;
 use crate::sim::Simulation;
 use crate::wall::{Geometry, Wall};
 
@@ -260,4 +262,104 @@ fn volume_change(shape: &Shape, modal: &ModalShape, eps: &[f64]) -> f64 {
         }
     }
     change * h * h * h
+}
+
+/// `[stop]`: ends a run before its steps or duration when every condition given holds, checked
+/// every `every` steps from step `after` on (docs/experiments.md section 2):
+///
+/// ```toml
+/// [stop]
+/// unbalanced = 0.01     # the unbalanced-force ratio at most this
+/// pressure = 1e5        # the mean stress p = -tr(sigma) / 3 at least this (compression positive)
+/// solid_fraction = 0.6  # at least this
+/// after = 1000          # not before this step (default 0)
+/// every = 100           # checked every this many steps (default 100)
+/// ```
+///
+/// `pressure` and `solid_fraction` need a sample volume (the walls enclose a box or a closed
+/// cylinder).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stop {
+    /// The unbalanced-force ratio at most this.
+    pub unbalanced: Option<f64>,
+    /// The mean stress at least this.
+    pub pressure: Option<f64>,
+    /// The solid fraction at least this.
+    pub solid_fraction: Option<f64>,
+    /// No stop before this step.
+    #[serde(default)]
+    pub after: u64,
+    /// Checked every this many steps.
+    #[serde(default = "hundred")]
+    pub every: u64,
+}
+
+fn hundred() -> u64 {
+    100
+}
+
+impl Stop {
+    /// The checks serde cannot make.
+    pub fn check(&self) -> Result<(), KeyError> {
+        let fail = |k: &str, m: String| Err(KeyError::new(format!("stop.{k}"), m));
+        if self.unbalanced.is_none() && self.pressure.is_none() && self.solid_fraction.is_none() {
+            return fail(
+                "unbalanced",
+                "a condition: unbalanced, pressure or solid_fraction".into(),
+            );
+        }
+        for (k, v) in [
+            ("unbalanced", self.unbalanced),
+            ("pressure", self.pressure),
+            ("solid_fraction", self.solid_fraction),
+        ] {
+            if let Some(v) = v
+                && !v.is_finite()
+            {
+                return fail(k, format!("a finite number, got {v}"));
+            }
+        }
+        if self.every == 0 {
+            return fail("every", "at least 1".into());
+        }
+        Ok(())
+    }
+
+    /// Refuses conditions on the sample's volume when the walls enclose none.
+    pub fn check_volume(&self, walls: &[Wall]) -> Result<(), KeyError> {
+        let needs = [
+            ("pressure", self.pressure),
+            ("solid_fraction", self.solid_fraction),
+        ];
+        match needs.iter().find(|(_, v)| v.is_some()) {
+            Some((k, _)) if sample_volume(walls).is_none() => Err(KeyError::new(
+                format!("stop.{k}"),
+                "needs the sample's volume: walls that enclose a box (three pairs of facing planes) or a cylinder closed by two planes".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the run stops at `step` with measures `m`: the conditions met, as a sentence.
+    pub fn reached(&self, step: u64, m: &Measures) -> Option<String> {
+        if step < self.after || !step.is_multiple_of(self.every) {
+            return None;
+        }
+        let mut met = Vec::new();
+        if let Some(limit) = self.unbalanced {
+            (m.unbalanced <= limit)
+                .then(|| met.push(format!("unbalanced {:.3e} <= {limit:e}", m.unbalanced)))?;
+        }
+        let sample = m.sample.as_ref();
+        if let Some(target) = self.pressure {
+            let p = sample?.pressure();
+            (p >= target).then(|| met.push(format!("pressure {p:.4e} >= {target:e}")))?;
+        }
+        if let Some(target) = self.solid_fraction {
+            let f = sample?.solid_fraction;
+            (f >= target).then(|| met.push(format!("solid fraction {f:.4} >= {target}")))?;
+        }
+        Some(met.join(", "))
+    }
 }

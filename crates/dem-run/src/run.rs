@@ -272,6 +272,9 @@ pub struct Summary {
     pub excursions: Vec<Excursion>,
     /// Stopped by Ctrl-C (a checkpoint was written).
     pub interrupted: bool,
+    /// Ended early by the scene's `[stop]` conditions: the step and the conditions met.
+    #[serde(default)]
+    pub stopped: Option<String>,
     /// The last checkpoint written, if any.
     pub last_checkpoint: Option<PathBuf>,
 }
@@ -441,6 +444,7 @@ fn run_in_pool(
     let first = sim.step;
     let mut last_checkpoint = None;
     let mut interrupted = false;
+    let mut stopped = None;
     let mut reported = 0;
     let (mut largest_residual, mut largest_supplied) = (0.0f64, 0.0f64);
     while sim.step < total {
@@ -499,6 +503,20 @@ fn run_in_pool(
         if let Some(b) = &bar {
             b.set_position(sim.step);
         }
+        if let Some(met) =
+            (scene.stop.as_ref()).and_then(|s| s.reached(sim.step, &measure::measures(&sim)))
+        {
+            let line = format!("dem-run: stop conditions met at step {}: {met}", sim.step);
+            match &bar {
+                Some(b) => b.println(line),
+                None => eprintln!("{line}"),
+            }
+            if !every(o.history_every, sim.step) && sim.step != total {
+                history.row(&sim)?;
+            }
+            stopped = Some(format!("step {}: {met}", sim.step));
+            break;
+        }
         if stop.load(Ordering::Relaxed) {
             interrupted = true;
             if !every(o.history_every, sim.step) && sim.step != total {
@@ -539,6 +557,7 @@ fn run_in_pool(
         ledger_error,
         excursions: sim.excursions.clone(),
         interrupted,
+        stopped,
         last_checkpoint,
     };
     let path = out.join("summary.json");

@@ -65,6 +65,10 @@
 //! bundles = [{ bundle = "sphere.grain" }]
 //! sizes = [[0.8, 0.5], [1.2, 0.5]]   # [scale, fraction]
 //!
+//! [stop]                 # optional: end early when every condition holds (crate::measure::Stop)
+//! unbalanced = 0.01      # the unbalanced-force ratio at most this
+//! pressure = 1e5         # the sample's mean stress at least this (needs walls enclosing it)
+//!
 //! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
 //! kind = "plane"
 //! point = [0, 0, 0]
@@ -89,6 +93,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::law::ContactLaw;
 use crate::levelset::LevelSetUpdate;
+pub use crate::measure::Stop;
 use crate::modal::ModalDamping;
 pub use crate::packing::Packing;
 
@@ -175,6 +180,8 @@ pub struct Scene<C = Contact> {
     /// Analytic boundaries.
     #[serde(default)]
     pub walls: Vec<WallSpec>,
+    /// Conditions on the sample measures that end the run early.
+    pub stop: Option<Stop>,
 }
 
 /// The time step: a number, or `"auto"`.
@@ -582,6 +589,7 @@ impl Scene {
             lattices: raw.lattices,
             packings: raw.packings,
             walls: raw.walls,
+            stop: raw.stop,
         };
         scene.check().map_err(in_scene)?;
         Ok(scene)
@@ -789,6 +797,15 @@ impl Scene {
             if let Some(m) = motion {
                 check_motion(m, &key("motion"))?;
             }
+        }
+        if let Some(stop) = &self.stop {
+            stop.check()?;
+            let walls: Vec<crate::wall::Wall> = self
+                .walls
+                .iter()
+                .map(crate::wall::Wall::from_spec)
+                .collect();
+            stop.check_volume(&walls)?;
         }
         Ok(())
     }

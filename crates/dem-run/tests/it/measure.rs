@@ -4,11 +4,20 @@
 
 use dem_run::measure::{self, grain_volume};
 
-use crate::common::{TestMode, deformable_sphere, simulation, sphere};
+use std::sync::atomic::AtomicBool;
+
+use dem_run::{RunOptions, Scene};
+
+use crate::common::{TestMode, deformable_sphere, scene_file, simulation, sphere};
 
 /// A 3 x 3 x 3 simple cubic lattice of unit spheres, touching, between six walls that close in
 /// by `dx` (x walls), `dy`, `dz` over the first half of the run and then hold.
-fn squeezed_lattice(dir: &std::path::Path, [dx, dy, dz]: [f64; 3]) -> dem_run::Simulation {
+fn squeezed_lattice(dir: &std::path::Path, d: [f64; 3]) -> dem_run::Simulation {
+    simulation(dir, &squeezed_scene(dir, d, ""))
+}
+
+/// The scene of [`squeezed_lattice`], `extra` appended.
+fn squeezed_scene(dir: &std::path::Path, [dx, dy, dz]: [f64; 3], extra: &str) -> String {
     sphere(dir, "ball", 1.0, 0.2, 400);
     let mut walls = String::new();
     for (axis, d) in [dx, dy, dz].into_iter().enumerate() {
@@ -25,10 +34,8 @@ fn squeezed_lattice(dir: &std::path::Path, [dx, dy, dz]: [f64; 3]) -> dem_run::S
             );
         }
     }
-    simulation(
-        dir,
-        &format!(
-            r#"
+    format!(
+        r#"
 [run]
 dt = 2e-3
 steps = 1
@@ -43,8 +50,7 @@ bundle = "ball.grain"
 origin = [-2, -2, -2]
 counts = [3, 3, 3]
 spacing = [2, 2, 2]
-{walls}"#
-        ),
+{walls}{extra}"#
     )
 }
 
@@ -182,4 +188,63 @@ modes = {{ amplitudes = [{eps}] }}
         (v - expected).abs() < 0.01 * (expected - v0),
         "{v} against {expected}"
     );
+}
+
+#[test]
+fn a_run_stops_when_its_stop_conditions_first_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = squeezed_scene(
+        dir.path(),
+        [0.02, 0.02, 0.02],
+        "[stop]\nunbalanced = 0.01\npressure = 4.0\nafter = 200\nevery = 50\n[output]\nhistory_every = 50\n",
+    )
+    .replace("steps = 1", "duration = 20");
+    let path = scene_file(dir.path(), &text);
+    let out = dir.path().join("run");
+    let options = RunOptions {
+        out: out.clone(),
+        threads: Some(1),
+        restart: None,
+        progress: false,
+        overwrite: false,
+    };
+    let s = dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap();
+    let stopped = s
+        .stopped
+        .expect("the conditions are met within the duration");
+    assert!(s.steps < 10_000, "{}", s.steps);
+    // Every row from step 200 on fails a condition but the last, which meets both.
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    let mut lines = history.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (step, unbalanced, pressure) = (column("step"), column("unbalanced"), column("pressure"));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    let meets = |r: &Vec<f64>| r[unbalanced] <= 0.01 && r[pressure] >= 4.0;
+    let last = rows.last().unwrap();
+    assert_eq!(last[step] as u64, s.steps, "{stopped}");
+    assert!(meets(last), "{stopped}");
+    for r in &rows[..rows.len() - 1] {
+        assert!(
+            r[step] < 200.0 || !meets(r),
+            "step {} met them first",
+            r[step]
+        );
+    }
+    println!("{stopped}");
+}
+
+#[test]
+fn a_stop_on_the_pressure_needs_a_sample_volume() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 200);
+    let path = scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 10\n[contact]\nlaw = \"linear-springs\"\nkn = 100\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\n[stop]\npressure = 1.0\n",
+    );
+    let e = Scene::read(&path).unwrap_err().to_string();
+    assert!(e.contains("stop.pressure") && e.contains("volume"), "{e}");
 }
