@@ -278,7 +278,9 @@ impl Simulation {
             .map(|s| s.bounding_radius)
             .fold(f64::INFINITY, f64::min);
         for (w, wall) in self.walls.iter().enumerate() {
-            let speed = wall.motion.as_ref().map_or(0.0, Motion::largest_speed);
+            let speed = (wall.motion.as_ref().map(Motion::largest_speed))
+                .or(wall.servo.as_ref().map(|s| s.max_speed))
+                .unwrap_or(0.0);
             if speed * self.dt > WALL_STEP * smallest {
                 return Err(KeyError::new(
                     format!("walls[{w}].motion"),

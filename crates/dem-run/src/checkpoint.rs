@@ -68,6 +68,7 @@ impl Simulation {
         for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
             saved.geometry = scene.geometry.clone();
             saved.motion = scene.motion.clone();
+            saved.servo = scene.servo.clone();
         }
         for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.bodies).enumerate() {
             let key = |k: &str| format!("state.bodies[{i}]{k}");

@@ -172,10 +172,27 @@ pub fn measures(sim: &Simulation) -> Measures {
 /// The volume the walls enclose: three pairs of parallel planes facing each other (a
 /// parallelepiped), or a cylinder and two planes across its axis; `None` for any other set.
 pub fn sample_volume(walls: &[Wall]) -> Option<f64> {
-    let planes: Vec<(Vector3<f64>, Vector3<f64>)> = walls
-        .iter()
-        .filter_map(|w| match &w.geometry {
-            Geometry::Plane { point, normal } => Some((point + w.displacement, *normal)),
+    enclosure(walls).map(|e| e.volume)
+}
+
+/// The area of wall `w`'s face of the enclosure: the volume over the gap between `w` and the
+/// plane facing it (`None` if the walls enclose nothing or `w` is not a plane of it).
+pub fn face_area(walls: &[Wall], w: usize) -> Option<f64> {
+    let e = enclosure(walls)?;
+    let &(_, _, gap) = e.gaps.iter().find(|(i, j, _)| *i == w || *j == w)?;
+    Some(e.volume / gap)
+}
+
+/// An enclosure of walls: its volume, and its pairs of facing planes with their gaps.
+struct Enclosure {
+    volume: f64,
+    gaps: Vec<(usize, usize, f64)>,
+}
+
+fn enclosure(walls: &[Wall]) -> Option<Enclosure> {
+    let planes: Vec<(usize, Vector3<f64>, Vector3<f64>)> = (walls.iter().enumerate())
+        .filter_map(|(i, w)| match &w.geometry {
+            Geometry::Plane { point, normal } => Some((i, point + w.displacement, *normal)),
             Geometry::Cylinder { .. } => None,
         })
         .collect();
@@ -187,35 +204,38 @@ pub fn sample_volume(walls: &[Wall]) -> Option<f64> {
         })
         .collect();
     // The gaps between planes facing each other along each normal.
-    let mut gaps: Vec<(f64, Vector3<f64>)> = Vec::new();
+    let mut gaps: Vec<(usize, usize, f64)> = Vec::new();
+    let mut normals: Vec<Vector3<f64>> = Vec::new();
     let mut used = vec![false; planes.len()];
-    for i in 0..planes.len() {
-        for j in i + 1..planes.len() {
-            let ((p, n), (q, m)) = (planes[i], planes[j]);
-            if used[i] || used[j] || n.dot(&m) > -1.0 + 1e-9 {
+    for a in 0..planes.len() {
+        for b in a + 1..planes.len() {
+            let ((i, p, n), (j, q, m)) = (planes[a], planes[b]);
+            if used[a] || used[b] || n.dot(&m) > -1.0 + 1e-9 {
                 continue;
             }
             let gap = (q - p).dot(&n);
             if gap > 0.0 {
-                gaps.push((gap, n));
-                used[i] = true;
-                used[j] = true;
+                gaps.push((i, j, gap));
+                normals.push(n);
+                used[a] = true;
+                used[b] = true;
             }
         }
     }
     if used.iter().any(|u| !u) {
         return None;
     }
-    match (gaps.as_slice(), cylinders.as_slice()) {
-        ([(a, na), (b, nb), (c, nc)], []) => {
-            let det = na.dot(&nb.cross(nc)).abs();
-            (det > 1e-9).then(|| a * b * c / det)
+    let volume = match (gaps.as_slice(), cylinders.as_slice()) {
+        ([a, b, c], []) => {
+            let det = normals[0].dot(&normals[1].cross(&normals[2])).abs();
+            (det > 1e-9).then(|| a.2 * b.2 * c.2 / det)
         }
-        ([(h, n)], [(r, axis)]) if n.dot(axis).abs() > 1.0 - 1e-9 => {
+        ([(_, _, h)], [(r, axis)]) if normals[0].dot(axis).abs() > 1.0 - 1e-9 => {
             Some(std::f64::consts::PI * r * r * h)
         }
         _ => None,
-    }
+    }?;
+    Some(Enclosure { volume, gaps })
 }
 
 /// A grain's volume in its current shape: the reference volume, plus for a deformable grain

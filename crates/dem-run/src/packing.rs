@@ -444,6 +444,7 @@ impl Region {
                 point: point.into(),
                 normal: normal.into(),
                 motion: None,
+                servo: None,
             })
         };
         match self {

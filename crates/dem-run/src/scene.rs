@@ -74,6 +74,8 @@
 //! point = [0, 0, 0]
 //! normal = [0, 0, 1]
 //! motion = { table = [[0, 0, 0, 0], [1, 0, 0, -0.1]] }  # time, displacement x, y, z
+//! # or, instead of a motion, a servo to a normal stress (crate::wall::Servo):
+//! # servo = { pressure = 1e5, max_speed = 0.01, gain = 0.5 }
 //!
 //! [[walls]]
 //! kind = "cylinder"      # grains inside
@@ -96,6 +98,7 @@ use crate::levelset::LevelSetUpdate;
 pub use crate::measure::Stop;
 use crate::modal::ModalDamping;
 pub use crate::packing::Packing;
+use crate::wall::Servo;
 
 /// A scene key that is refused, and why (its file is added by [`SceneError::Key`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -534,6 +537,8 @@ pub enum WallSpec {
         normal: [f64; 3],
         /// Prescribed motion.
         motion: Option<Motion>,
+        /// Servo to a normal stress, instead of a motion.
+        servo: Option<Servo>,
     },
     /// The inside of an infinite circular cylinder holds the grains.
     Cylinder {
@@ -770,8 +775,18 @@ impl Scene {
                     point,
                     normal,
                     motion,
+                    servo,
                 } => {
                     finite(&key("point"), point)?;
+                    if let Some(servo) = servo {
+                        if motion.is_some() {
+                            return fail(
+                                &key("servo"),
+                                "a wall follows its motion or its servo, not both".into(),
+                            );
+                        }
+                        servo.check(&key("servo"))?;
+                    }
                     (normal, "normal", motion)
                 }
                 WallSpec::Cylinder {
@@ -798,14 +813,25 @@ impl Scene {
                 check_motion(m, &key("motion"))?;
             }
         }
+        let walls: Vec<crate::wall::Wall> = self
+            .walls
+            .iter()
+            .map(crate::wall::Wall::from_spec)
+            .collect();
         if let Some(stop) = &self.stop {
             stop.check()?;
-            let walls: Vec<crate::wall::Wall> = self
-                .walls
-                .iter()
-                .map(crate::wall::Wall::from_spec)
-                .collect();
             stop.check_volume(&walls)?;
+        }
+        for (i, w) in walls.iter().enumerate() {
+            if let Some(servo) = &w.servo
+                && servo.area.is_none()
+                && crate::measure::face_area(&walls, i).is_none()
+            {
+                return fail(
+                    &format!("walls[{i}].servo.area"),
+                    "missing, and the walls enclose no box (three pairs of facing planes) or closed cylinder whose face this wall is: give the face's area".into(),
+                );
+            }
         }
         Ok(())
     }

@@ -267,6 +267,7 @@ impl Simulation {
         }
         for w in &mut self.walls {
             w.force = Vector3::zeros();
+            w.stiffness = 0.0;
         }
         let mut histories = Histories::with_capacity(self.histories.len());
         self.contacts = 0;
@@ -294,7 +295,11 @@ impl Simulation {
                     b.torque += o.on_b.1;
                     add(&mut generalized[j as usize], &o.modal_b);
                 }
-                Partner::Wall(w) => self.walls[w as usize].force += o.on_b.0,
+                Partner::Wall(w) => {
+                    let wall = &mut self.walls[w as usize];
+                    wall.force += o.on_b.0;
+                    wall.stiffness += o.stiffness;
+                }
             }
             self.contacts += o.nodes_in_contact;
             self.node_tests += o.node_tests;
@@ -413,8 +418,17 @@ impl Simulation {
 
 /// Stage 2: walls to their positions at time `t` (`dt`: the step just taken).
 fn move_walls(walls: &mut [Wall], t: f64, dt: f64) {
-    for w in walls {
-        w.move_to(t, dt);
+    // Servos press on their faces' areas, from every wall's position before the move.
+    let areas: Vec<Option<f64>> = (0..walls.len())
+        .map(|i| {
+            walls[i]
+                .servo
+                .as_ref()
+                .and_then(|_| crate::measure::face_area(walls, i))
+        })
+        .collect();
+    for (w, area) in walls.iter_mut().zip(areas) {
+        w.move_to(t, dt, area);
     }
 }
 

@@ -1,5 +1,6 @@
 //! Analytic boundaries with closed-form level sets (docs/physics.md section 4), positive on the side
-//! that holds the grains, with prescribed motion (translation only).
+//! that holds the grains, with prescribed motion (translation only), or servo-controlled to a
+//! normal stress ([`Servo`], plane walls).
 
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
@@ -40,6 +41,69 @@ pub struct Wall {
     pub velocity: Vector3<f64>,
     /// Force the grains exert on it in the last evaluation (the reaction), global.
     pub force: Vector3<f64>,
+    /// Its servo (instead of a motion).
+    #[serde(default)]
+    pub servo: Option<Servo>,
+    /// The summed normal stiffness of its contacts in the last evaluation (force per length).
+    #[serde(default)]
+    pub stiffness: f64,
+}
+
+/// `servo = { pressure = 1e5, max_speed = 0.01, gain = 0.5 }` on a plane wall: the wall moves
+/// along its normal so that the grains press on it with `pressure` (compression positive, force
+/// per area) over its face's area `A` (`area`, or the sample's volume over the gap to the
+/// facing plane, docs/experiments.md section 3). Each step, from the last evaluation's force `F`
+/// (the grains' push `F_n = -F . n`) and the summed normal stiffness `K` of the wall's
+/// contacts, the wall moves along `n` by
+///
+/// `du = g (pressure A - F_n) / K`, capped at `max_speed dt` either way,
+///
+/// and at `max_speed` towards the grains while it touches none (YADE's TriaxialStressController,
+/// without its velocity memory). With a stiffness measured each step, `g < 1` closes the error
+/// by the factor `1 - g` per step in quasi-static loading; the cap keeps the wall's speed below
+/// what the grains can follow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Servo {
+    /// Target normal stress on the wall, `>= 0` (compression positive).
+    pub pressure: f64,
+    /// The wall's largest speed (length per time), `> 0`.
+    pub max_speed: f64,
+    /// The gain `g`, in `(0, 1]`.
+    #[serde(default = "half")]
+    pub gain: f64,
+    /// The face's area; default: the sample's volume over the gap to the facing wall.
+    pub area: Option<f64>,
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+impl Servo {
+    /// The checks of its keys (`key` names it).
+    pub fn check(&self, key: &str) -> Result<(), crate::scene::KeyError> {
+        let fail = |k: &str, m: String| Err(crate::scene::KeyError::new(format!("{key}.{k}"), m));
+        if !(self.pressure.is_finite() && self.pressure >= 0.0) {
+            return fail(
+                "pressure",
+                format!(
+                    "a stress >= 0 (compression positive), got {}",
+                    self.pressure
+                ),
+            );
+        }
+        if !(self.max_speed.is_finite() && self.max_speed > 0.0) {
+            return fail("max_speed", format!("a speed > 0, got {}", self.max_speed));
+        }
+        if !(self.gain > 0.0 && self.gain <= 1.0) {
+            return fail("gain", format!("in (0, 1], got {}", self.gain));
+        }
+        match self.area {
+            Some(a) if !(a.is_finite() && a > 0.0) => fail("area", format!("an area > 0, got {a}")),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Wall {
@@ -51,6 +115,7 @@ impl Wall {
                 point,
                 normal,
                 motion,
+                ..
             } => (
                 Geometry::Plane {
                     point: Vector3::from(*point),
@@ -72,12 +137,18 @@ impl Wall {
                 motion,
             ),
         };
+        let servo = match spec {
+            WallSpec::Plane { servo, .. } => servo.clone(),
+            WallSpec::Cylinder { .. } => None,
+        };
         Wall {
             geometry,
             motion: motion.clone(),
             displacement: Vector3::zeros(),
             velocity: Vector3::zeros(),
             force: Vector3::zeros(),
+            servo,
+            stiffness: 0.0,
         }
     }
 
@@ -110,12 +181,28 @@ impl Wall {
         }
     }
 
-    /// Moves the wall to time `t` (from the start), with `dt` the step just taken.
-    pub fn move_to(&mut self, t: f64, dt: f64) {
+    /// Moves the wall to time `t` (from the start), with `dt` the step just taken: along its
+    /// prescribed motion, or its servo's step (`area`: its face's area).
+    pub fn move_to(&mut self, t: f64, dt: f64, area: Option<f64>) {
         if let Some(m) = &self.motion {
             let d = Vector3::from(m.displacement(t));
             self.velocity = (d - self.displacement) / dt;
             self.displacement = d;
+        }
+        if let (Some(servo), Geometry::Plane { normal, .. }) = (&self.servo, &self.geometry) {
+            let cap = servo.max_speed * dt;
+            let du = if self.stiffness > 0.0 {
+                let area = servo
+                    .area
+                    .or(area)
+                    .expect("a servo's area is checked with the scene");
+                let push = -self.force.dot(normal);
+                (servo.gain * (servo.pressure * area - push) / self.stiffness).clamp(-cap, cap)
+            } else {
+                cap
+            };
+            self.velocity = normal * (du / dt);
+            self.displacement += normal * du;
         }
     }
 }

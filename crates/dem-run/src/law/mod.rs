@@ -261,6 +261,9 @@ pub struct PairOutcome {
     pub dipole: Matrix3<f64>,
     /// The normal forces on body `a` summed: the pair's contact normal, for the fabric.
     pub normal: Vector3<f64>,
+    /// The pair's normal contact stiffness now, `dF_n / d delta` (force per length): the
+    /// servo walls' gain (crate::wall::Servo).
+    pub stiffness: f64,
     /// Node forces, when asked for.
     pub records: Vec<NodeRecord>,
 }

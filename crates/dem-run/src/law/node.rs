@@ -390,6 +390,8 @@ fn node_pair<W: NodeWeight>(
             }
         }
     }
+    // Each node's spring, kn per node or per area, over the summed node scales.
+    acc.out.stiffness = law.kn * acc.out.patch;
     (acc.out, acc.shears)
 }
 

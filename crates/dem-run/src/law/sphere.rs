@@ -321,6 +321,11 @@ impl<M: SphereModel> SphereLaw<M> {
                 .centre()
                 .map_or(Matrix3::zeros(), |c| -on_a * (x_c - c).transpose());
         out.normal = -n * step.normal;
+        // Hertz's tangent stiffness at the overlap, with the pair's effective radius.
+        let r_eff = other
+            .sphere_radius()
+            .map_or(r_a, |r_b| r_a * r_b / (r_a + r_b));
+        out.stiffness = self.0.material().hertz_stiffness(r_eff, delta);
         out.viscous_power = step.viscous_power;
         out.nodes_in_contact = 1;
         out.energy = 0.4 * step.elastic * delta;

@@ -13,3 +13,4 @@ mod packing;
 mod rolling;
 mod run;
 mod scene;
+mod servo;

@@ -1,0 +1,142 @@
+//! Servo walls (dem_run::wall::Servo): a wall pressed to a target stress reaches it and stays,
+//! alone and while the other axes are strained; restarts and thread counts keep every bit.
+
+use std::sync::atomic::AtomicBool;
+
+use dem_run::RunOptions;
+
+use crate::common::{scene_file, simulation, sphere};
+
+/// A 3 x 3 x 3 cubic lattice of unit spheres, touching, between walls at -3 and 3 on x and y,
+/// -3 below and `top` above; `x_walls` and `top_wall` are the extra keys of those walls.
+fn scene(top: f64, x_walls: [&str; 2], top_wall: &str) -> String {
+    let plane = |point: [f64; 3], normal: [f64; 3], extra: &str| {
+        format!("[[walls]]\nkind = \"plane\"\npoint = {point:?}\nnormal = {normal:?}\n{extra}\n")
+    };
+    let walls = [
+        plane([-3.0, 0.0, 0.0], [1.0, 0.0, 0.0], x_walls[0]),
+        plane([3.0, 0.0, 0.0], [-1.0, 0.0, 0.0], x_walls[1]),
+        plane([0.0, -3.0, 0.0], [0.0, 1.0, 0.0], ""),
+        plane([0.0, 3.0, 0.0], [0.0, -1.0, 0.0], ""),
+        plane([0.0, 0.0, -3.0], [0.0, 0.0, 1.0], ""),
+        plane([0.0, 0.0, top], [0.0, 0.0, -1.0], top_wall),
+    ]
+    .concat();
+    format!(
+        r#"
+[run]
+dt = 2e-3
+steps = 4000
+[contact]
+law = "linear-springs"
+kn = 1e4
+local_damping = 0.7
+[[lattices]]
+bundle = "ball.grain"
+origin = [-2, -2, -2]
+counts = [3, 3, 3]
+spacing = [2, 2, 2]
+{walls}"#
+    )
+}
+
+/// The grains' push on the top wall over the area of the box's face, from the walls' positions.
+fn top_stress(sim: &dem_run::Simulation) -> f64 {
+    let gap = |a: usize| {
+        let (lo, hi) = (&sim.walls[2 * a], &sim.walls[2 * a + 1]);
+        6.0 + hi.displacement[a] - lo.displacement[a]
+    };
+    sim.walls[5].force.z / (gap(0) * gap(1))
+}
+
+const PRESSURE: f64 = 0.5;
+
+#[test]
+fn a_servo_wall_reaches_its_pressure_and_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let servo = format!("servo = {{ pressure = {PRESSURE}, max_speed = 0.05 }}");
+    let mut sim = simulation(dir.path(), &scene(3.2, ["", ""], &servo));
+    // It first closes the 0.2 gap at its largest speed: 0.2 / 0.05 = 4 time units.
+    let mut first_touch = None;
+    let mut path = Vec::new();
+    while sim.time < 8.0 {
+        sim.step(false);
+        if first_touch.is_none() && sim.walls[5].force.z != 0.0 {
+            first_touch = Some(sim.time);
+        }
+        path.push((sim.time, top_stress(&sim)));
+    }
+    let touch = first_touch.expect("the wall reaches the grains");
+    assert!((touch - 4.0).abs() < 0.1, "first contact at t = {touch}");
+    // After the impact's transient, it enters 1 % of the target and never leaves it: settled
+    // from the last step outside the band on, within 3 time units of the first contact.
+    let outside = |s: f64| (s / PRESSURE - 1.0).abs() >= 0.01;
+    let last_out = path.iter().rposition(|&(_, s)| outside(s)).unwrap();
+    let settled = path[last_out + 1].0;
+    let end = path.last().unwrap().1;
+    println!(
+        "first contact at t = {touch:.3}; settled within 1 % from t = {settled:.3}; at the end {end:.6}"
+    );
+    assert!(settled < touch + 3.0, "settled at {settled}");
+    assert!((end / PRESSURE - 1.0).abs() < 1e-6, "{end}");
+}
+
+#[test]
+fn a_servo_wall_holds_its_pressure_while_the_box_is_strained_sideways() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    // The x walls open by 0.5 each over t in [2, 6]: the face's area grows by a third, the
+    // grains spread, and the servo must follow the new target force.
+    let x = [
+        "motion = { table = [[0, 0, 0, 0], [2, 0, 0, 0], [6, -0.5, 0, 0]] }",
+        "motion = { table = [[0, 0, 0, 0], [2, 0, 0, 0], [6, 0.5, 0, 0]] }",
+    ];
+    let servo = format!("servo = {{ pressure = {PRESSURE}, max_speed = 0.05 }}");
+    let mut sim = simulation(dir.path(), &scene(3.0, x, &servo));
+    let mut worst: f64 = 0.0;
+    while sim.time < 10.0 {
+        sim.step(false);
+        if sim.time >= 8.0 {
+            worst = worst.max((top_stress(&sim) / PRESSURE - 1.0).abs());
+        }
+    }
+    let area = (6.0 + sim.walls[1].displacement.x - sim.walls[0].displacement.x) * 6.0;
+    println!("face area {area}, largest error from t = 8: {worst:.2e}");
+    assert!((area - 42.0).abs() < 1e-9, "{area}");
+    assert!(worst < 0.01, "{worst}");
+}
+
+#[test]
+fn servo_runs_restart_and_thread_counts_give_the_same_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let servo = format!("servo = {{ pressure = {PRESSURE}, max_speed = 0.05 }}");
+    let text = scene(3.2, ["", ""], &servo).replace(
+        "steps = 4000",
+        "steps = 4000\n[output]\ncheckpoint_every = 2500\nhistory_every = 100",
+    );
+    let path = scene_file(dir.path(), &text);
+    let run = |out: &str, threads: usize, restart: Option<std::path::PathBuf>| {
+        let options = RunOptions {
+            out: dir.path().join(out),
+            threads: Some(threads),
+            restart,
+            progress: false,
+            overwrite: false,
+        };
+        dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap();
+        std::fs::read_to_string(dir.path().join(out).join("history.csv")).unwrap()
+    };
+    let one = run("one", 1, None);
+    let two = run("two", 2, None);
+    assert!(one == two, "1 and 2 threads differ");
+    let checkpoint = dir.path().join("one/checkpoint/step_0000002500.json");
+    let restarted = run("restarted", 2, Some(checkpoint));
+    // Restarted elsewhere, the history starts at the checkpoint: its rows are the end of the
+    // first run's.
+    let rows = |h: &str| h.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
+    let (all, tail) = (rows(&one), rows(&restarted));
+    assert_eq!(tail.len(), 15, "rows after step 2500");
+    assert!(all.ends_with(&tail), "the restart departs from the run");
+}
