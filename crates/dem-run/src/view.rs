@@ -21,7 +21,7 @@
 //! converge) is recorded as the view's fault ([`View::fault`]); the query answers "outside"
 //! and the run stops after the step with the fault's message.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use grain::Located;
 use nalgebra::{Matrix3, Point3, Vector3};
@@ -31,12 +31,18 @@ use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFaul
 use crate::modal::{ModalShape, Modes, PerMode};
 use crate::path::Configuration;
 
-/// A body as the narrow phase sees it during one force evaluation.
+/// A body as the narrow phase sees it during one force evaluation, or one of its periodic
+/// images ([`View::image`]: the same body displaced by a cell vector, sharing its deformation).
+#[derive(Clone)]
 pub struct View<'a> {
     /// The body.
     pub body: &'a Body,
     /// Its shape.
     pub shape: &'a Shape,
+    /// Its centre of mass, global: the body's, or its image's.
+    pub position: Vector3<f64>,
+    /// The centre's velocity, global: the body's, or its image's.
+    pub velocity: Vector3<f64>,
     /// `R(q)`, local to global.
     pub rotation: Matrix3<f64>,
     /// Angular velocity, global.
@@ -47,7 +53,7 @@ pub struct View<'a> {
     /// Bound on the displacement of any surface node from its reference position.
     pub node_shift: f64,
     /// The deformation, if the body's modes are on.
-    modes: Option<Deformed<'a>>,
+    modes: Option<Arc<Deformed<'a>>>,
 }
 
 /// The deformation part of a view.
@@ -75,6 +81,8 @@ impl<'a> View<'a> {
                 return View {
                     body,
                     shape,
+                    position: body.position,
+                    velocity: body.velocity,
                     rotation,
                     spin,
                     reach: shape.bounding_radius,
@@ -90,19 +98,38 @@ impl<'a> View<'a> {
         View {
             body,
             shape,
+            position: body.position,
+            velocity: body.velocity,
             rotation,
             spin,
             reach: shape.bounding_radius + node_shift.max(early.all),
             node_shift,
-            modes: Some(Deformed {
+            modes: Some(Arc::new(Deformed {
                 shape: modal,
                 state,
                 config,
                 levelset,
                 early,
                 fault: OnceLock::new(),
-            }),
+            })),
         }
+    }
+
+    /// The view of the body's image displaced by `shift` and moving `velocity` faster (a
+    /// periodic cell's image: a cell vector, and the cell's velocity gradient times it). It
+    /// shares the body's deformation and records its level-set faults in the body's view.
+    pub fn image(&self, shift: Vector3<f64>, velocity: Vector3<f64>) -> View<'a> {
+        View {
+            position: self.position + shift,
+            velocity: self.velocity + velocity,
+            ..self.clone()
+        }
+    }
+
+    /// Velocity of the rigid motion at global point `x`: `v + omega x (x - X)`.
+    #[inline]
+    pub fn point_velocity(&self, x: &Vector3<f64>) -> Vector3<f64> {
+        self.velocity + self.spin.cross(&(x - self.position))
     }
 
     /// The first level-set query of this step that could not be answered, if any.
@@ -135,7 +162,7 @@ impl<'a> View<'a> {
     /// Global position of node `k` (current configuration).
     #[inline]
     pub fn node_global(&self, k: usize) -> Vector3<f64> {
-        self.body.position + self.rotation * self.node_local(k)
+        self.position + self.rotation * self.node_local(k)
     }
 
     /// Velocity of node `k` at its global position `x`: the rigid motion plus
@@ -143,7 +170,7 @@ impl<'a> View<'a> {
     /// mode).
     #[inline]
     pub fn node_velocity(&self, k: usize, x: &Vector3<f64>) -> Vector3<f64> {
-        let rigid = self.body.point_velocity(&self.spin, x);
+        let rigid = self.point_velocity(x);
         match &self.modes {
             None => rigid,
             Some(m) => {
@@ -258,7 +285,7 @@ impl<'a> View<'a> {
     /// Velocity of the body's material point at global position `x` (local `y`): the rigid
     /// motion plus `R eps'_a Phi_a(y0)` (`modes` from [`View::modes_at`]).
     pub fn material_velocity(&self, x: &Vector3<f64>, modes: &[Vector3<f64>]) -> Vector3<f64> {
-        let rigid = self.body.point_velocity(&self.spin, x);
+        let rigid = self.point_velocity(x);
         match &self.modes {
             None => rigid,
             Some(m) => {

@@ -478,7 +478,7 @@ impl<W: NodeWeight> Acc<'_, W> {
             .node_force(t.d, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
         // The sample's stress and fabric (crate::measure): the force on the giver at the node,
         // the opposite on the other side's grain at the same point.
-        self.out.dipole += f.force * (t.x - p.body.position).transpose();
+        self.out.dipole += f.force * (t.x - p.position).transpose();
         if let Some(centre) = surface.centre() {
             self.out.dipole -= f.force * (t.x - centre).transpose();
         }
@@ -486,7 +486,7 @@ impl<W: NodeWeight> Acc<'_, W> {
         self.out.normal += if side.side == 0 { normal } else { -normal };
         let (on_p, on_q, modal_p, _) = split(&mut self.out, side.side);
         on_p.0 += f.force;
-        on_p.1 += (t.x - p.body.position).cross(&f.force);
+        on_p.1 += (t.x - p.position).cross(&f.force);
         on_q.0 -= f.force;
         if let Some(centre) = surface.centre() {
             on_q.1 -= (t.x - centre).cross(&f.force);

@@ -255,7 +255,7 @@ impl<M: SphereModel> SphereLaw<M> {
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>) {
         let radius = |r: Option<f64>| r.expect("spheres checked with the scene");
-        let (a, shape) = (pair.a.body, pair.a.shape);
+        let (a, shape) = (pair.a, pair.a.shape);
         let r_a = radius(shape.sphere_radius);
         let mass = match other.free_mass() {
             Some(m_b) => shape.mass * m_b / (shape.mass + m_b),
@@ -268,8 +268,8 @@ impl<M: SphereModel> SphereLaw<M> {
         }
         let spin_other = other.spin();
         let x_c = a.position + n * (r_a - 0.5 * delta);
-        let spin_a = a.spin();
-        let v_rel = a.point_velocity(&spin_a, &x_c) - other.velocity_at(&x_c);
+        let spin_a = a.spin;
+        let v_rel = a.point_velocity(&x_c) - other.velocity_at(&x_c);
         let normal = [n.x, n.y, n.z];
         let mut state = match old {
             Some(mut s) => {

@@ -106,7 +106,7 @@ impl Surface for View<'_> {
 
     fn frame(&self, p: &View) -> BodyFrame {
         let rot_pq = self.rotation.transpose() * p.rotation;
-        let t_pq = self.rotation.transpose() * (p.body.position - self.body.position);
+        let t_pq = self.rotation.transpose() * (p.position - self.position);
         BodyFrame {
             rot_pq,
             t_pq,
@@ -140,7 +140,7 @@ impl Surface for View<'_> {
         }
         let hit = self.probe(&y, &mut scratch.derivative)?;
         let g = hit.grad.norm();
-        let x = p.body.position + p.rotation * x0;
+        let x = p.position + p.rotation * x0;
         let n = self.rotation * (hit.grad / g);
         // The material point under the node: its mode vectors are needed for its velocity and
         // the virtual work of the non-elastic forces.
@@ -157,7 +157,7 @@ impl Surface for View<'_> {
     }
 
     fn centre(&self) -> Option<&Vector3<f64>> {
-        Some(&self.body.position)
+        Some(&self.position)
     }
 
     fn mode_count(&self) -> usize {
@@ -177,7 +177,7 @@ impl Surface for View<'_> {
     }
 
     fn sphere_overlap(&self, centre: &Vector3<f64>, r: f64) -> (f64, Vector3<f64>) {
-        let d = self.body.position - centre;
+        let d = self.position - centre;
         let dist = d.norm();
         (r + self.sphere_radius().unwrap_or(0.0) - dist, d / dist)
     }
@@ -191,7 +191,7 @@ impl Surface for View<'_> {
     }
 
     fn velocity_at(&self, x: &Vector3<f64>) -> Vector3<f64> {
-        self.body.point_velocity(&self.spin, x)
+        self.point_velocity(x)
     }
 
     fn free_mass(&self) -> Option<f64> {
@@ -206,7 +206,7 @@ impl Surface for Wall {
 
     #[inline(always)]
     fn reaches(&self, _: &(), p: &View, c: &Cluster, grow: f64) -> bool {
-        self.distance(&(p.body.position + p.rotation * c.centre)).0 < c.radius + grow
+        self.distance(&(p.position + p.rotation * c.centre)).0 < c.radius + grow
     }
 
     #[inline(always)]
@@ -218,7 +218,7 @@ impl Surface for Wall {
         _: bool,
         _: &mut Scratch,
     ) -> Option<Touch> {
-        let x = p.body.position + p.rotation * x0;
+        let x = p.position + p.rotation * x0;
         let (phi, n) = self.distance(&x);
         (phi < 0.0).then_some(Touch {
             x,
