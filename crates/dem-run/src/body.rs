@@ -262,6 +262,14 @@ pub struct Body {
     /// Modal state, for a grain whose deformation is on (a prescribed grain keeps its
     /// amplitudes).
     pub modes: Option<Modes>,
+    /// How many cell vectors it was wrapped back by in a periodic cell: its unwrapped position
+    /// is `position + H image` (crate::cell; LAMMPS's image flags).
+    #[serde(default, skip_serializing_if = "is_origin")]
+    pub image: [i32; 3],
+}
+
+fn is_origin(n: &[i32; 3]) -> bool {
+    *n == [0; 3]
 }
 
 impl Body {
@@ -286,6 +294,7 @@ impl Body {
             torque: Vector3::zeros(),
             drive,
             modes: None,
+            image: [0; 3],
         }
     }
 

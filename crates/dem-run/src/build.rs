@@ -10,6 +10,7 @@ use std::sync::Arc;
 use nalgebra::Vector3;
 
 use crate::body::{Body, Drive, Shape};
+use crate::cell::Cell;
 use crate::law::Histories;
 use crate::ledger::{Dissipation, Ledger};
 use crate::modal::{InternalLaw, Modes};
@@ -213,6 +214,17 @@ impl Simulation {
         for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
             b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         }
+        let cell = scene.cell.as_ref().map(|c| c.cell());
+        if let Some(cell) = &cell {
+            check_cell(cell, &shapes).map_err(key_error)?;
+            // Free grains start in the cell: one placed outside is its image inside, its
+            // unwrapped position where the scene put it.
+            for b in bodies.iter_mut().filter(|b| b.is_free()) {
+                let m = cell.wrap(&b.position);
+                b.position -= cell.shift(m);
+                b.image = m;
+            }
+        }
         let law = scene.contact.law.clone();
         law.check(&shapes, &bodies).map_err(key_error)?;
         let mut sim = Simulation {
@@ -239,6 +251,7 @@ impl Simulation {
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
             sample_sums: Default::default(),
+            cell,
         };
         for (i, (_, key)) in modal_specs.iter().enumerate() {
             if let Some(message) = behind_wall(&sim.bodies[i], &sim.walls) {
@@ -293,6 +306,26 @@ impl Simulation {
             }
         }
         Ok(())
+    }
+}
+
+/// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis
+/// (crate::cell): a pair could meet through two images, or a grain its own.
+fn check_cell(cell: &Cell, shapes: &[Arc<Shape>]) -> Result<(), KeyError> {
+    let largest = shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max);
+    let widths = cell.widths();
+    match (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) {
+        Some(k) => Err(KeyError::new(
+            "cell".into(),
+            format!(
+                "{:e} across periodic axis {} (a_{}), less than twice the largest grain's diameter {:e}: a larger cell",
+                widths[k],
+                k + 1,
+                k + 1,
+                4.0 * largest
+            ),
+        )),
+        None => Ok(()),
     }
 }
 

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::Body;
 use crate::build::{behind_wall, too_far};
+use crate::cell::Cell;
 use crate::law::{Histories, PairKey, Partner};
 use crate::ledger::Ledger;
 use crate::scene::KeyError;
@@ -30,6 +31,9 @@ pub struct State {
     pub histories: Vec<(PairKey, serde_json::Value)>,
     /// The energy ledger.
     pub ledger: Ledger,
+    /// The periodic cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<Cell>,
 }
 
 impl Simulation {
@@ -44,6 +48,7 @@ impl Simulation {
                 .map(|(k, h)| (*k, h.save()))
                 .collect(),
             ledger: self.ledger,
+            cell: self.cell.clone(),
         }
     }
 
@@ -134,6 +139,31 @@ impl Simulation {
                 }
             }
         }
+        // The cell: the scene's, or its state in the checkpoint (a deformed cell), with the
+        // scene's periodic axes.
+        if state.cell.is_some() != self.cell.is_some() {
+            return refuse(
+                "state.cell".into(),
+                "the checkpoint and the scene differ in having a periodic cell".into(),
+            );
+        }
+        if let (Some(saved), Some(scene)) = (&mut state.cell, &self.cell) {
+            saved.periodic = scene.periodic;
+            let finite = saved
+                .origin
+                .iter()
+                .chain(saved.vectors.iter())
+                .all(|x| x.is_finite());
+            let volume = saved.vectors.determinant();
+            if !(finite && volume.is_finite() && volume > 0.0) {
+                return refuse(
+                    "state.cell".into(),
+                    format!(
+                        "a cell of finite numbers and positive volume, got the volume {volume}"
+                    ),
+                );
+            }
+        }
         if !(state.time.is_finite() && state.time >= 0.0) {
             return refuse(
                 "state.time".into(),
@@ -146,6 +176,7 @@ impl Simulation {
         self.walls = state.walls;
         self.histories = histories;
         self.ledger = state.ledger;
+        self.cell = state.cell;
         Ok(())
     }
 }

@@ -8,6 +8,7 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Shape};
+use crate::cell::Cell;
 use crate::wall::Wall;
 
 /// Energies of the current state (docs/physics.md section 3, "Energy ledger").
@@ -110,12 +111,14 @@ pub struct Dissipation {
 }
 
 /// The energies of `bodies` (of `shapes`) under `gravity`, with `contact` the elastic energy
-/// of the last force evaluation.
+/// of the last force evaluation; in a periodic `cell`, gravity's at the grains' unwrapped
+/// positions (a grain wrapped across a face keeps its potential energy).
 pub fn energies(
     bodies: &[Body],
     shapes: &[Arc<Shape>],
     gravity: &Vector3<f64>,
     contact: f64,
+    cell: Option<&Cell>,
 ) -> Energies {
     let mut e = Energies {
         contact,
@@ -137,7 +140,8 @@ pub fn energies(
             * (0..3)
                 .map(|k| s.moments[k] * b.angular_velocity[k].powi(2))
                 .sum::<f64>();
-        e.gravity -= s.mass * gravity.dot(&b.position);
+        let unwrapped = cell.map_or(b.position, |c| b.position + c.shift(b.image));
+        e.gravity -= s.mass * gravity.dot(&unwrapped);
     }
     e
 }

@@ -57,6 +57,7 @@
 pub mod body;
 pub mod broad;
 pub mod build;
+pub mod cell;
 pub mod checkpoint;
 pub mod integrate;
 pub mod law;

@@ -25,6 +25,7 @@ use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
+use crate::cell::Cell;
 use crate::law::{PairKey, PairOutcome, Partner};
 use crate::modal::ModalShape;
 use crate::path::Configuration;
@@ -156,7 +157,7 @@ pub fn measures(sim: &Simulation) -> Measures {
         } else {
             0.0
         },
-        sample: sample_volume(&sim.walls).map(|volume| {
+        sample: volume(sim.cell.as_ref(), &sim.walls).map(|volume| {
             let solid: f64 = (sim.bodies.iter())
                 .map(|b| grain_volume(&sim.shapes[b.shape], b))
                 .sum();
@@ -166,6 +167,15 @@ pub fn measures(sim: &Simulation) -> Measures {
                 solid_fraction: solid / volume,
             }
         }),
+    }
+}
+
+/// The sample's volume: a cell's periodic along its three vectors, or what the walls enclose
+/// ([`sample_volume`]).
+pub fn volume(cell: Option<&Cell>, walls: &[Wall]) -> Option<f64> {
+    match cell {
+        Some(c) if c.periodic == [true; 3] => Some(c.volume()),
+        _ => sample_volume(walls),
     }
 }
 
@@ -346,16 +356,16 @@ impl Stop {
         Ok(())
     }
 
-    /// Refuses conditions on the sample's volume when the walls enclose none.
-    pub fn check_volume(&self, walls: &[Wall]) -> Result<(), KeyError> {
+    /// Refuses conditions on the sample's volume when it has none.
+    pub fn check_volume(&self, cell: Option<&Cell>, walls: &[Wall]) -> Result<(), KeyError> {
         let needs = [
             ("pressure", self.pressure),
             ("solid_fraction", self.solid_fraction),
         ];
         match needs.iter().find(|(_, v)| v.is_some()) {
-            Some((k, _)) if sample_volume(walls).is_none() => Err(KeyError::new(
+            Some((k, _)) if volume(cell, walls).is_none() => Err(KeyError::new(
                 format!("stop.{k}"),
-                "needs the sample's volume: walls that enclose a box (three pairs of facing planes) or a cylinder closed by two planes".into(),
+                "needs the sample's volume: a cell periodic on its three axes, or walls that enclose a box (three pairs of facing planes) or a cylinder closed by two planes".into(),
             )),
             _ => Ok(()),
         }

@@ -336,9 +336,9 @@ fn run_in_pool(
         grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
             .map_err(|e| file_error(&path, e))?;
     }
-    if options.restart.is_none() && measure::sample_volume(&sim.walls).is_none() {
+    if options.restart.is_none() && measure::volume(sim.cell.as_ref(), &sim.walls).is_none() {
         eprintln!(
-            "dem-run: the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
+            "dem-run: no cell periodic on its three axes, and the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
         );
     }
     let history_path = out.join("history.csv");
@@ -647,7 +647,7 @@ impl History {
             path: path.to_path_buf(),
             file: std::io::BufWriter::new(file),
             followed: followed.to_vec(),
-            sample: measure::sample_volume(&sim.walls).is_some(),
+            sample: measure::volume(sim.cell.as_ref(), &sim.walls).is_some(),
         })
     }
 
@@ -794,7 +794,7 @@ fn header(sim: &Simulation, followed: &[usize]) -> String {
         }
     }
     h += ",coordination,mechanical_coordination,rattlers,unbalanced,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_yz,fabric_zx";
-    if measure::sample_volume(&sim.walls).is_some() {
+    if measure::volume(sim.cell.as_ref(), &sim.walls).is_some() {
         h += ",volume,stress_xx,stress_yy,stress_zz,stress_xy,stress_yz,stress_zx,pressure,deviator,solid_fraction";
     }
     h.push('\n');

@@ -65,6 +65,11 @@
 //! bundles = [{ bundle = "sphere.grain" }]
 //! sizes = [[0.8, 0.5], [1.2, 0.5]]   # [scale, fraction]
 //!
+//! [cell]                 # optional: a periodic cell (crate::cell)
+//! origin = [0, 0, 0]
+//! size = [10, 10, 10]    # or vectors = [[10, 0, 0], [0, 10, 0], [0, 0, 10]]
+//! periodic = [true, true, false]
+//!
 //! [stop]                 # optional: end early when every condition holds (crate::measure::Stop)
 //! unbalanced = 0.01      # the unbalanced-force ratio at most this
 //! pressure = 1e5         # the sample's mean stress at least this (needs walls enclosing it)
@@ -93,6 +98,7 @@ use std::sync::Arc;
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
+pub use crate::cell::CellSpec;
 use crate::law::ContactLaw;
 use crate::levelset::LevelSetUpdate;
 pub use crate::measure::Stop;
@@ -185,6 +191,8 @@ pub struct Scene<C = Contact> {
     pub walls: Vec<WallSpec>,
     /// Conditions on the sample measures that end the run early.
     pub stop: Option<Stop>,
+    /// The periodic cell.
+    pub cell: Option<CellSpec>,
 }
 
 /// The time step: a number, or `"auto"`.
@@ -595,6 +603,7 @@ impl Scene {
             packings: raw.packings,
             walls: raw.walls,
             stop: raw.stop,
+            cell: raw.cell,
         };
         scene.check().map_err(in_scene)?;
         Ok(scene)
@@ -813,6 +822,9 @@ impl Scene {
                 check_motion(m, &key("motion"))?;
             }
         }
+        if let Some(cell) = &self.cell {
+            cell.check()?;
+        }
         let walls: Vec<crate::wall::Wall> = self
             .walls
             .iter()
@@ -820,7 +832,8 @@ impl Scene {
             .collect();
         if let Some(stop) = &self.stop {
             stop.check()?;
-            stop.check_volume(&walls)?;
+            let cell = self.cell.as_ref().map(CellSpec::cell);
+            stop.check_volume(cell.as_ref(), &walls)?;
         }
         for (i, w) in walls.iter().enumerate() {
             if let Some(servo) = &w.servo

@@ -5,7 +5,8 @@
 //! 1. [`integrate::first_half`]: half kick and drift of the free grains (velocity Verlet:
 //!    translations, rotations by an exact splitting of Euler's equations, amplitudes),
 //!    prescribed grains moved to the new time;
-//! 2. `move_walls`;
+//! 2. `move_walls`; [`wrap`]: free grains that left a periodic cell back into it, their pairs'
+//!    image shifts corrected ([`crate::cell`]);
 //! 3. [`views`]: one [`View`] of each body (pose, current nodes, reach, level-set queries);
 //! 4. [`broad_phase`]: the candidate pairs, on the views' reach ([`broad`]);
 //! 5. [`narrow_phase`]: the contact law per pair with its history (pairs in parallel);
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Shape};
 use crate::broad;
+use crate::cell::Cell;
 use crate::integrate::{self, PARALLEL_BODIES};
 use crate::law::{
     Against, ContactLaw, Histories, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
@@ -192,6 +194,8 @@ pub struct Simulation {
     pub(crate) largest_contact: (f64, f64),
     /// The last evaluation's sums for the sample measures ([`crate::measure`]).
     pub sample_sums: ContactSums,
+    /// The periodic cell, if any.
+    pub cell: Option<Cell>,
 }
 
 impl Simulation {
@@ -205,6 +209,9 @@ impl Simulation {
         self.timings.ledger += lap(&mut clock);
         integrate::first_half(&mut self.bodies, &self.shapes, t, dt);
         move_walls(&mut self.walls, t, dt);
+        if let Some(cell) = &self.cell {
+            wrap(cell, &mut self.bodies, &mut self.histories);
+        }
         self.timings.integrate += lap(&mut clock);
         self.evaluate_forces(record, dt, &mut clock);
         integrate::second_half(&mut self.bodies, &self.shapes, dt);
@@ -231,10 +238,11 @@ impl Simulation {
         let old = std::mem::take(&mut self.histories);
         let views = views(&self.bodies, &self.shapes);
         self.timings.views += lap(clock);
-        let keys = broad_phase(&self.bodies, &views, &self.walls);
+        let keys = broad_phase(&self.bodies, &views, &self.walls, self.cell.as_ref());
         self.timings.broad += lap(clock);
         let contacts = Contacts {
             views: &views,
+            cell: self.cell.as_ref(),
             walls: &self.walls,
             roles: &self.node_roles,
             law: self.law.as_ref(),
@@ -403,6 +411,7 @@ impl Simulation {
             &self.shapes,
             &self.gravity,
             self.contact_energy,
+            self.cell.as_ref(),
         )
     }
 
@@ -449,23 +458,39 @@ pub fn views<'a>(bodies: &'a [Body], shapes: &'a [Arc<Shape>]) -> Vec<View<'a>> 
 
 /// Stage 4: the pairs whose reaches overlap, in key order: each body's grain partners (one of
 /// the two free), then the walls within its reach (prescribed grains meet walls too, their
-/// reactions are an output). The list is sorted like the histories.
-pub fn broad_phase(bodies: &[Body], views: &[View], walls: &[Wall]) -> Vec<PairKey> {
+/// reactions are an output). The list is sorted like the histories. In a periodic cell, the
+/// grain partners include images across its faces ([`periodic_neighbours`]).
+pub fn broad_phase(
+    bodies: &[Body],
+    views: &[View],
+    walls: &[Wall],
+    cell: Option<&Cell>,
+) -> Vec<PairKey> {
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
     let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
-    let neighbours = broad::neighbours(&centres, &radii);
+    let neighbours: Vec<Vec<(u32, [i32; 3])>> = match cell {
+        None => broad::neighbours(&centres, &radii)
+            .into_iter()
+            .map(|js| js.into_iter().map(|j| (j, [0; 3])).collect())
+            .collect(),
+        Some(cell) => periodic_neighbours(cell, &centres, &radii),
+    };
     let pairs_of = |i: usize| -> Vec<PairKey> {
         let a = &bodies[i];
         let grains = neighbours[i]
             .iter()
-            .filter(|&&j| a.is_free() || bodies[j as usize].is_free())
-            .map(|&j| Partner::Body(j));
+            .filter(|(j, _)| a.is_free() || bodies[*j as usize].is_free())
+            .map(|&(j, shift)| (Partner::Body(j), shift));
         let walls = (0..walls.len())
             .filter(|&w| walls[w].distance(&a.position).0 < radii[i])
-            .map(|w| Partner::Wall(w as u32));
+            .map(|w| (Partner::Wall(w as u32), [0; 3]));
         grains
             .chain(walls)
-            .map(|b| PairKey { a: i as u32, b })
+            .map(|(b, shift)| PairKey {
+                a: i as u32,
+                b,
+                shift,
+            })
             .collect()
     };
     let keys: Vec<PairKey> = if bodies.len() >= PARALLEL_BODIES {
@@ -480,10 +505,120 @@ pub fn broad_phase(bodies: &[Body], views: &[View], walls: &[Wall]) -> Vec<PairK
     keys
 }
 
+/// The grain pairs of a periodic cell: for each body `i`, its partners `j > i` with the image
+/// `s` of `j` that meets it (`|X_j + H s - X_i| < r_i + r_j`), sorted. Each body near a periodic
+/// face (within twice the largest reach, in the face's normal direction) gets ghost copies
+/// displaced by the cell vectors across it; the cell list of [`broad::neighbours`] runs over
+/// the bodies and their ghosts, and each pair found is keyed by its two bodies and the relative
+/// image (a pair found twice, from either ghost, is kept once).
+pub fn periodic_neighbours(
+    cell: &Cell,
+    centres: &[Vector3<f64>],
+    radii: &[f64],
+) -> Vec<Vec<(u32, [i32; 3])>> {
+    let n = centres.len();
+    let margin = 2.0 * radii.iter().copied().fold(0.0, f64::max);
+    let widths = cell.widths();
+    let inverse = cell
+        .vectors
+        .try_inverse()
+        .expect("a cell of positive volume");
+    // Every copy: its body, its image, its centre and reach.
+    let mut copies: Vec<(u32, [i32; 3])> = (0..n as u32).map(|i| (i, [0; 3])).collect();
+    let (mut ghost_centres, mut ghost_radii) = (centres.to_vec(), radii.to_vec());
+    for i in 0..n {
+        let s = inverse * (centres[i] - cell.origin);
+        // Per axis, the images to make: none, or the one across the near face.
+        let across = [0, 1, 2].map(|k| {
+            if !cell.periodic[k] {
+                0
+            } else if s[k] * widths[k] < margin {
+                1
+            } else if (1.0 - s[k]) * widths[k] < margin {
+                -1
+            } else {
+                0
+            }
+        });
+        for m in 1..8u32 {
+            let image = [0, 1, 2].map(|k| if m >> k & 1 == 1 { across[k] } else { 0 });
+            if (0..3).any(|k| (m >> k & 1 == 1) && across[k] == 0) {
+                continue;
+            }
+            copies.push((i as u32, image));
+            ghost_centres.push(centres[i] + cell.shift(image));
+            ghost_radii.push(radii[i]);
+        }
+    }
+    let found = broad::neighbours(&ghost_centres, &ghost_radii);
+    let mut pairs: Vec<Vec<(u32, [i32; 3])>> = vec![Vec::new(); n];
+    for (p, qs) in found.iter().enumerate() {
+        let (i, ni) = copies[p];
+        for &q in qs {
+            let (j, nj) = copies[q as usize];
+            let relative = [0, 1, 2].map(|k| nj[k] - ni[k]);
+            match i.cmp(&j) {
+                std::cmp::Ordering::Less => pairs[i as usize].push((j, relative)),
+                std::cmp::Ordering::Greater => {
+                    pairs[j as usize].push((i, relative.map(|r| -r)));
+                }
+                // A grain meets no image of its own in a cell wide enough (checked).
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+    }
+    for p in &mut pairs {
+        p.sort_unstable();
+        p.dedup();
+    }
+    pairs
+}
+
+/// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
+/// it (`X -> X - H m`, their image count `+ m`), and their pairs' image shifts corrected so that
+/// each pair keeps its history: `s - m` where the grain is the pair's first, `s + m` where it
+/// is the partner.
+pub fn wrap(cell: &Cell, bodies: &mut [Body], histories: &mut Histories) {
+    let mut moved = Vec::new();
+    for (i, b) in bodies.iter_mut().enumerate() {
+        if !b.is_free() {
+            continue;
+        }
+        let m = cell.wrap(&b.position);
+        if m != [0; 3] {
+            b.position -= cell.shift(m);
+            b.image = [0, 1, 2].map(|k| b.image[k] + m[k]);
+            moved.push((i as u32, m));
+        }
+    }
+    if moved.is_empty() {
+        return;
+    }
+    let shift_of = |i: u32| {
+        moved
+            .binary_search_by_key(&i, |e| e.0)
+            .ok()
+            .map(|k| moved[k].1)
+    };
+    for (key, _) in histories.iter_mut() {
+        if let Some(m) = shift_of(key.a) {
+            key.shift = [0, 1, 2].map(|k| key.shift[k] - m[k]);
+        }
+        if let Partner::Body(j) = key.b
+            && let Some(m) = shift_of(j)
+        {
+            key.shift = [0, 1, 2].map(|k| key.shift[k] + m[k]);
+        }
+    }
+    histories.sort_by_key(|h| h.0);
+}
+
 /// What the narrow phase reads: the views, the walls, the grains' node roles and the law.
 pub struct Contacts<'a> {
     /// One per body.
     pub views: &'a [View<'a>],
+    /// The periodic cell, whose images pairs may meet.
+    pub cell: Option<&'a Cell>,
     /// The walls.
     pub walls: &'a [Wall],
     /// Each body's own node role (`[[grains]] nodes`).
@@ -511,7 +646,13 @@ pub fn narrow_phase(
         })
         .collect();
     let pair = |(key, old): (&PairKey, Option<PairHistory>)| {
+        let image;
         let (b, role_b) = match key.b {
+            Partner::Body(j) if key.shift != [0; 3] => {
+                let cell = c.cell.expect("image shifts come from a cell");
+                image = c.views[j as usize].image(cell.shift(key.shift), Vector3::zeros());
+                (Against::Body(&image), c.roles[j as usize])
+            }
             Partner::Body(j) => (Against::Body(&c.views[j as usize]), c.roles[j as usize]),
             Partner::Wall(w) => (Against::Wall(&c.walls[w as usize]), None),
         };

@@ -210,6 +210,14 @@ pub struct PairKey {
     pub a: u32,
     /// The partner.
     pub b: Partner,
+    /// The partner body's periodic image: it meets `a` displaced by `H shift`
+    /// ([`crate::cell`]; zero without a cell, and for walls).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub shift: [i32; 3],
+}
+
+fn is_zero(n: &[i32; 3]) -> bool {
+    *n == [0; 3]
 }
 
 /// A node's contact force, kept for output.

@@ -10,6 +10,7 @@ mod hertz;
 mod measure;
 mod motion;
 mod packing;
+mod periodic;
 mod rolling;
 mod run;
 mod scene;
