@@ -371,9 +371,15 @@ impl Stop {
         }
     }
 
+    /// Whether the conditions are checked at `step` (the measures cost a pass over the grains:
+    /// they are computed only then).
+    pub fn due(&self, step: u64) -> bool {
+        step >= self.after && step.is_multiple_of(self.every)
+    }
+
     /// Whether the run stops at `step` with measures `m`: the conditions met, as a sentence.
     pub fn reached(&self, step: u64, m: &Measures) -> Option<String> {
-        if step < self.after || !step.is_multiple_of(self.every) {
+        if !self.due(step) {
             return None;
         }
         let mut met = Vec::new();

@@ -323,14 +323,10 @@ impl Packing {
         }
     }
 
-    /// The region's volume.
+    /// The region's volume: the volume its walls enclose (crate::measure).
     pub fn region_volume(&self) -> f64 {
-        match &self.region {
-            Region::Box { min, max } => (0..3).map(|d| max[d] - min[d]).product(),
-            Region::Cylinder { radius, length, .. } => {
-                std::f64::consts::PI * radius * radius * length
-            }
-        }
+        crate::measure::sample_volume(&self.region.walls())
+            .expect("a box or a closed cylinder encloses its volume")
     }
 }
 

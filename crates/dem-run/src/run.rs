@@ -503,8 +503,8 @@ fn run_in_pool(
         if let Some(b) = &bar {
             b.set_position(sim.step);
         }
-        if let Some(met) =
-            (scene.stop.as_ref()).and_then(|s| s.reached(sim.step, &measure::measures(&sim)))
+        if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.step)))
+            .and_then(|s| s.reached(sim.step, &measure::measures(&sim)))
         {
             let line = format!("dem-run: stop conditions met at step {}: {met}", sim.step);
             match &bar {
