@@ -311,7 +311,7 @@ impl Simulation {
 
 /// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis
 /// (crate::cell): a pair could meet through two images, or a grain its own.
-fn check_cell(cell: &Cell, shapes: &[Arc<Shape>]) -> Result<(), KeyError> {
+pub(crate) fn check_cell(cell: &Cell, shapes: &[Arc<Shape>]) -> Result<(), KeyError> {
     let largest = shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max);
     let widths = cell.widths();
     match (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) {

@@ -19,7 +19,26 @@
 //!
 //! Along each periodic axis the cell must be at least twice the largest grain's diameter across
 //! (the distance between its faces `V / |a_j x a_k|` at least `4 r_max`, YADE's rule): then a
-//! pair meets through one image at most, and no grain meets its own.
+//! pair meets through one image at most, and no grain meets its own. A deforming cell that gets
+//! narrower stops the run (there is no re-choice of skewed cell vectors, YADE's `flipCell`).
+//!
+//! # A deforming cell
+//!
+//! ```toml
+//! [cell]
+//! size = [10, 10, 10]
+//! velocity_gradient = [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]]   # L (rows): simple shear dv_x/dy
+//! servo = { pressure = [1e5, 1e5, 1e5], axes = [true, true, true], max_rate = 0.1, gain = 0.5 }
+//! ```
+//!
+//! The cell vectors move at the rate `H' = L H` (docs/experiments.md section 4): `L` the
+//! `velocity_gradient`, its diagonal entries on the servo's axes set each step by the servo
+//! ([`CellServo`]). Over a step `dt` the rate is constant and `H += H' dt`. The images move with
+//! the cell: image `n` of a grain is at `X + H n` with the velocity `v + H' n`. Grain
+//! velocities are absolute: when the rate changes by `dH'`, each free grain's velocity changes
+//! by `dH' H^-1 (X - origin)`, the change of the affine velocity field at its place (YADE's
+//! `homoDeform`), so that grains on the affine field stay on it exactly; a grain wrapped by
+//! `m` keeps its fluctuation about the field (`v -= H' m`, LAMMPS's `remap v`).
 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -40,6 +59,43 @@ pub struct CellSpec {
     /// Which cell vectors are periodic.
     #[serde(default = "all_periodic")]
     pub periodic: [bool; 3],
+    /// The velocity gradient `L` (rows: `L_ij = dv_i / dx_j`), constant.
+    pub velocity_gradient: Option<[[f64; 3]; 3]>,
+    /// A servo of the normal stresses.
+    pub servo: Option<CellServo>,
+}
+
+/// `servo` in `[cell]`: the diagonal entries `L_kk` of the velocity gradient on its axes, set
+/// each step so that the sample's normal stress `-sigma_kk` (compression positive, the
+/// Love-Weber stress of crate::measure) reaches `pressure[k]`.
+///
+/// The strain increment that would close the stress error if the grains followed the cell
+/// affinely, `(sigma_target - sigma_kk) / C_kk`, with `C_kk = (1 / V) sum k_n (n_k l_k)^2` over
+/// the grain contacts (`k_n` the contact's normal stiffness, `n` its unit normal, `l` its branch
+/// vector: the affine stiffness of the contact springs, Voigt's bound of the sample's), times
+/// `gain`, over the step: `L_kk = gain (sigma_target - sigma_kk) / (C_kk dt)`, capped at
+/// `max_rate` in magnitude (at the cap while no contact carries load). The affine stiffness
+/// bounds the real one from above, so the error shrinks monotonically for `gain <= 1` in a
+/// quasi-static sample (YADE's PeriTriaxController, with its mean stiffness replaced by the
+/// affine one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CellServo {
+    /// The target normal stress on each axis, compression positive (only the servo's axes are
+    /// read).
+    pub pressure: [f64; 3],
+    /// The axes whose `L_kk` the servo sets (default all three).
+    #[serde(default = "all_periodic")]
+    pub axes: [bool; 3],
+    /// The largest `|L_kk|` (1/time).
+    pub max_rate: f64,
+    /// The fraction of the stress error closed per step, `(0, 1]`.
+    #[serde(default = "half")]
+    pub gain: f64,
+}
+
+fn half() -> f64 {
+    0.5
 }
 
 fn all_periodic() -> [bool; 3] {
@@ -55,6 +111,21 @@ pub struct Cell {
     pub vectors: Matrix3<f64>,
     /// Which cell vectors are periodic.
     pub periodic: [bool; 3],
+    /// `H'`: the cell vectors' rate over the last step.
+    #[serde(default)]
+    pub rate: Matrix3<f64>,
+    /// Its loading (the scene's: a restart takes it from its scene).
+    #[serde(default)]
+    pub loading: Loading,
+}
+
+/// How a cell deforms: its velocity gradient, and the servo of some of its diagonal entries.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Loading {
+    /// `L`.
+    pub velocity_gradient: Matrix3<f64>,
+    /// The servo.
+    pub servo: Option<CellServo>,
 }
 
 impl CellSpec {
@@ -93,6 +164,47 @@ impl CellSpec {
                 ),
             );
         }
+        if let Some(l) = self.velocity_gradient
+            && !l.iter().flatten().all(|x| x.is_finite())
+        {
+            return fail("velocity_gradient", "finite numbers expected".into());
+        }
+        if let Some(servo) = &self.servo {
+            if self.periodic != [true; 3] {
+                return fail(
+                    "servo",
+                    "a cell periodic on its three axes (the stress is the cell's)".into(),
+                );
+            }
+            if !servo.axes.iter().any(|a| *a) {
+                return fail("servo.axes", "at least one axis".into());
+            }
+            if !servo.pressure.iter().all(|p| p.is_finite()) {
+                return fail("servo.pressure", "finite numbers expected".into());
+            }
+            if !(servo.max_rate.is_finite() && servo.max_rate > 0.0) {
+                return fail(
+                    "servo.max_rate",
+                    format!("a rate > 0 expected, got {}", servo.max_rate),
+                );
+            }
+            if !(servo.gain > 0.0 && servo.gain <= 1.0) {
+                return fail(
+                    "servo.gain",
+                    format!("a fraction in (0, 1] expected, got {}", servo.gain),
+                );
+            }
+            let l = self.velocity_gradient.unwrap_or_default();
+            if let Some(k) = (0..3).find(|&k| servo.axes[k] && l[k][k] != 0.0) {
+                return fail(
+                    "velocity_gradient",
+                    format!(
+                        "L_{k}{k} is set by the servo on axis {k}: 0 expected there, got {}",
+                        l[k][k]
+                    ),
+                );
+            }
+        }
         Ok(())
     }
 
@@ -103,15 +215,52 @@ impl CellSpec {
             (None, Some(v)) => Matrix3::from_columns(&v.map(Vector3::from)),
             (None, None) => unreachable!("checked: size or vectors"),
         };
+        let rows = self.velocity_gradient.unwrap_or_default();
         Cell {
             origin: Vector3::from(self.origin),
             vectors,
             periodic: self.periodic,
+            rate: Matrix3::zeros(),
+            loading: Loading {
+                velocity_gradient: Matrix3::from_fn(|i, j| rows[i][j]),
+                servo: self.servo.clone(),
+            },
         }
     }
 }
 
 impl Cell {
+    /// Whether it ever deforms.
+    pub fn deforms(&self) -> bool {
+        self.loading.servo.is_some() || self.loading.velocity_gradient != Matrix3::zeros()
+    }
+
+    /// The rate `H' = L H` of the next step, `L` the loading's with the servo's entries from the
+    /// last evaluation's `stress` (Love-Weber, tension positive) and affine stiffness
+    /// `stiffness` (`C_kk`, [`CellServo`]), for a step `dt`.
+    pub fn next_rate(
+        &self,
+        stress: &Matrix3<f64>,
+        stiffness: &Vector3<f64>,
+        dt: f64,
+    ) -> Matrix3<f64> {
+        let mut l = self.loading.velocity_gradient;
+        if let Some(servo) = &self.loading.servo {
+            for k in (0..3).filter(|&k| servo.axes[k]) {
+                let error = -servo.pressure[k] - stress[(k, k)];
+                let cap = servo.max_rate;
+                l[(k, k)] = if stiffness[k] > 0.0 {
+                    (servo.gain * error / (stiffness[k] * dt)).clamp(-cap, cap)
+                } else if error != 0.0 {
+                    cap * error.signum()
+                } else {
+                    0.0
+                };
+            }
+        }
+        l * self.vectors
+    }
+
     /// The displacement `H n` of image `n`.
     #[inline]
     pub fn shift(&self, n: [i32; 3]) -> Vector3<f64> {

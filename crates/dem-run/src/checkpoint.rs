@@ -139,8 +139,8 @@ impl Simulation {
                 }
             }
         }
-        // The cell: the scene's, or its state in the checkpoint (a deformed cell), with the
-        // scene's periodic axes.
+        // The cell: its state in the checkpoint (a deformed cell, its rate), with the scene's
+        // periodic axes and loading.
         if state.cell.is_some() != self.cell.is_some() {
             return refuse(
                 "state.cell".into(),
@@ -149,10 +149,12 @@ impl Simulation {
         }
         if let (Some(saved), Some(scene)) = (&mut state.cell, &self.cell) {
             saved.periodic = scene.periodic;
+            saved.loading = scene.loading.clone();
             let finite = saved
                 .origin
                 .iter()
                 .chain(saved.vectors.iter())
+                .chain(saved.rate.iter())
                 .all(|x| x.is_finite());
             let volume = saved.vectors.determinant();
             if !(finite && volume.is_finite() && volume > 0.0) {

@@ -52,23 +52,45 @@ pub struct ContactSums {
     pub unbalanced_force: f64,
     /// Free grains.
     pub free_grains: usize,
+    /// `sum k_n (n_k l_k)^2` over grain-grain contacts, per axis `k` (`k_n` the normal
+    /// stiffness, `l` the branch vector): `V` times the affine stiffness `C_kk` of a periodic
+    /// cell's servo (crate::cell::CellServo).
+    pub stiffness: Vector3<f64>,
+    /// `sum F_b s^T` over the pairs that meet across a periodic cell's faces (`F_b` the force
+    /// on the partner's image `s`): their power is `-H' : (sum F_b s^T)` as the cell deforms
+    /// (the work of the cell in the energy ledger).
+    pub images: Matrix3<f64>,
 }
 
 impl ContactSums {
-    /// Adds a pair's outcome; `count` keeps each grain's grain-grain contacts.
-    pub fn add(&mut self, key: &PairKey, o: &PairOutcome, count: &mut [u32]) {
+    /// Adds a pair's outcome; `branch` is the branch vector `X_b + H s - X_a` of a grain pair;
+    /// `count` keeps each grain's grain-grain contacts.
+    pub fn add(
+        &mut self,
+        key: &PairKey,
+        o: &PairOutcome,
+        branch: Option<Vector3<f64>>,
+        count: &mut [u32],
+    ) {
         if o.nodes_in_contact == 0 {
             return;
         }
         self.dipole += o.dipole;
         self.contact_force += o.on_a.0.norm();
         self.contact_pairs += 1;
+        if key.shift != [0; 3] {
+            let s = Vector3::from(key.shift.map(f64::from));
+            self.images += o.on_b.0 * s.transpose();
+        }
         if let Partner::Body(j) = key.b {
             self.grain_contacts += 1;
             count[key.a as usize] += 1;
             count[j as usize] += 1;
             if let Some(n) = o.normal.try_normalize(0.0) {
                 self.fabric += n * n.transpose();
+                if let Some(l) = branch {
+                    self.stiffness += o.stiffness * n.component_mul(&l).map(|x| x * x);
+                }
             }
         }
     }

@@ -126,6 +126,16 @@ pub enum RunError {
         /// What failed.
         fault: crate::levelset::LevelSetFault,
     },
+    /// A deforming cell got too narrow for its grains.
+    #[error("the run stopped at step {step} (t = {time:e}): the deformed cell is {message}")]
+    Cell {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+        /// Its width against the grains'.
+        message: String,
+    },
     /// An output or checkpoint could not be written or read.
     #[error("{}: {message}", path.display())]
     File {
@@ -459,6 +469,18 @@ fn run_in_pool(
                 time: sim.time,
                 grain,
                 fault,
+            });
+        }
+        if let Some(Err(e)) = (sim.cell.as_ref())
+            .filter(|c| c.deforms())
+            .map(|c| crate::build::check_cell(c, &sim.shapes))
+        {
+            history.row(&sim)?;
+            history.flush()?;
+            return Err(RunError::Cell {
+                step: sim.step,
+                time: sim.time,
+                message: e.message,
             });
         }
         if !sim.is_finite() {

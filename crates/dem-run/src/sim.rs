@@ -29,7 +29,7 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::body::{Body, Shape};
+use crate::body::{Body, Drive, Shape};
 use crate::broad;
 use crate::cell::Cell;
 use crate::integrate::{self, PARALLEL_BODIES};
@@ -206,11 +206,16 @@ impl Simulation {
         let mut clock = Instant::now();
         let before = ledger::boundary_loads(&self.bodies, &self.walls, &self.shapes, &self.gravity);
         let modal_power = ledger::modal_damping_power(&self.bodies);
+        let images_before = self.sample_sums.images;
         self.timings.ledger += lap(&mut clock);
+        if let Some(cell) = &mut self.cell {
+            self.ledger.work += deform_cell(cell, &self.sample_sums, &mut self.bodies, &self.shapes, dt);
+        }
         integrate::first_half(&mut self.bodies, &self.shapes, t, dt);
         move_walls(&mut self.walls, t, dt);
-        if let Some(cell) = &self.cell {
-            wrap(cell, &mut self.bodies, &mut self.histories);
+        if let Some(cell) = &mut self.cell {
+            cell.vectors += cell.rate * dt;
+            self.ledger.work += wrap(cell, &mut self.bodies, &self.shapes, &mut self.histories);
         }
         self.timings.integrate += lap(&mut clock);
         self.evaluate_forces(record, dt, &mut clock);
@@ -227,6 +232,11 @@ impl Simulation {
             (modal_power, ledger::modal_damping_power(&self.bodies)),
             dt,
         );
+        if let Some(cell) = &self.cell {
+            // The images' power -H' : sum F_b s^T, by the trapezoid rule over the step.
+            let images = 0.5 * (images_before + self.sample_sums.images);
+            self.ledger.work -= cell.rate.component_mul(&images).sum() * dt;
+        }
         self.timings.ledger += lap(&mut clock);
         self.step += 1;
         self.time = t;
@@ -291,7 +301,14 @@ impl Simulation {
         let mut sums = ContactSums::default();
         let mut count = vec![0u32; self.bodies.len()];
         for (key, (o, history)) in keys.iter().zip(outcomes) {
-            sums.add(key, &o, &mut count);
+            let branch = match key.b {
+                Partner::Body(j) => Some(
+                    self.bodies[j as usize].position - self.bodies[key.a as usize].position
+                        + self.cell.as_ref().map_or(Vector3::zeros(), |c| c.shift(key.shift)),
+                ),
+                Partner::Wall(_) => None,
+            };
+            sums.add(key, &o, branch, &mut count);
             let a = &mut self.bodies[key.a as usize];
             a.force += o.on_a.0;
             a.torque += o.on_a.1;
@@ -574,25 +591,74 @@ pub fn periodic_neighbours(
     pairs
 }
 
+/// Stage 1a: the cell's rate for the step ([`Cell::next_rate`], from the last evaluation's
+/// `sums`), and the change of the affine velocity field added to the free grains
+/// (`v += dH' H^-1 (X - origin)`, crate::cell); returns the kinetic energy this gives them (work
+/// of the cell in the ledger).
+pub fn deform_cell(
+    cell: &mut Cell,
+    sums: &ContactSums,
+    bodies: &mut [Body],
+    shapes: &[Arc<Shape>],
+    dt: f64,
+) -> f64 {
+    if !cell.deforms() {
+        return 0.0;
+    }
+    let volume = cell.volume();
+    let stress = (sums.dipole + sums.dipole.transpose()) / (2.0 * volume);
+    let rate = cell.next_rate(&stress, &(sums.stiffness / volume), dt);
+    let change = rate - cell.rate;
+    cell.rate = rate;
+    if change == nalgebra::Matrix3::zeros() {
+        return 0.0;
+    }
+    let field = change
+        * cell
+            .vectors
+            .try_inverse()
+            .expect("a cell of positive volume");
+    let mut work = 0.0;
+    for b in bodies.iter_mut().filter(|b| matches!(b.drive, Drive::Free)) {
+        let before = b.velocity.norm_squared();
+        b.velocity += field * (b.position - cell.origin);
+        work += 0.5 * shapes[b.shape].mass * (b.velocity.norm_squared() - before);
+    }
+    work
+}
+
 /// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
-/// it (`X -> X - H m`, their image count `+ m`), and their pairs' image shifts corrected so that
-/// each pair keeps its history: `s - m` where the grain is the pair's first, `s + m` where it
-/// is the partner.
-pub fn wrap(cell: &Cell, bodies: &mut [Body], histories: &mut Histories) {
+/// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`), and their pairs' image shifts
+/// corrected so that each pair keeps its history: `s - m` where the grain is the pair's first,
+/// `s + m` where it is the partner. Returns the kinetic energy the velocities' change gives the
+/// grains (zero in a cell at rest; work of the cell in the ledger).
+pub fn wrap(
+    cell: &Cell,
+    bodies: &mut [Body],
+    shapes: &[Arc<Shape>],
+    histories: &mut Histories,
+) -> f64 {
     let mut moved = Vec::new();
+    let mut work = 0.0;
     for (i, b) in bodies.iter_mut().enumerate() {
         if !b.is_free() {
             continue;
         }
         let m = cell.wrap(&b.position);
         if m != [0; 3] {
-            b.position -= cell.shift(m);
+            let n = Vector3::from(m.map(f64::from));
+            b.position -= cell.vectors * n;
+            if cell.rate != nalgebra::Matrix3::zeros() {
+                let before = b.velocity.norm_squared();
+                b.velocity -= cell.rate * n;
+                work += 0.5 * shapes[b.shape].mass * (b.velocity.norm_squared() - before);
+            }
             b.image = [0, 1, 2].map(|k| b.image[k] + m[k]);
             moved.push((i as u32, m));
         }
     }
     if moved.is_empty() {
-        return;
+        return work;
     }
     let shift_of = |i: u32| {
         moved
@@ -611,6 +677,7 @@ pub fn wrap(cell: &Cell, bodies: &mut [Body], histories: &mut Histories) {
         }
     }
     histories.sort_by_key(|h| h.0);
+    work
 }
 
 /// What the narrow phase reads: the views, the walls, the grains' node roles and the law.
@@ -650,7 +717,8 @@ pub fn narrow_phase(
         let (b, role_b) = match key.b {
             Partner::Body(j) if key.shift != [0; 3] => {
                 let cell = c.cell.expect("image shifts come from a cell");
-                image = c.views[j as usize].image(cell.shift(key.shift), Vector3::zeros());
+                let n = Vector3::from(key.shift.map(f64::from));
+                image = c.views[j as usize].image(cell.vectors * n, cell.rate * n);
                 (Against::Body(&image), c.roles[j as usize])
             }
             Partner::Body(j) => (Against::Body(&c.views[j as usize]), c.roles[j as usize]),
