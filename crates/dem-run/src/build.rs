@@ -157,6 +157,7 @@ impl Simulation {
         }
         let walls: Vec<Wall> = scene.walls.iter().map(Wall::from_spec).collect();
         let mut packed = Vec::new();
+        let cell = scene.cell.as_ref().map(|c| c.cell());
         for (i, p) in scene.packings.iter().enumerate() {
             let key = format!("packings[{i}]");
             let class_shapes = (p.classes().iter())
@@ -176,6 +177,7 @@ impl Simulation {
                 &class_shapes,
                 &placed.bodies,
                 &walls,
+                cell.as_ref(),
             )
             .map_err(key_error)?;
             for g in &generated.grains {
@@ -214,7 +216,6 @@ impl Simulation {
         for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
             b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         }
-        let cell = scene.cell.as_ref().map(|c| c.cell());
         if let Some(cell) = &cell {
             check_cell(cell, &shapes).map_err(key_error)?;
             // Free grains start in the cell: one placed outside is its image inside, its

@@ -9,6 +9,7 @@
 //! by = "count"             # the fractions below are of the count (default) or of the "mass"
 //! region = { kind = "box", min = [0, 0, 0], max = [10, 10, 10] }
 //! # region = { kind = "cylinder", point = [0, 0, 0], axis = [0, 0, 1], radius = 5, length = 20 }
+//! # region = { kind = "cell" }   # the scene's periodic cell (periodic on its three axes)
 //! bundles = [              # each as a [[grains]] entry's bundle, modes, nodes and hold
 //!   { bundle = "sphere.grain", fraction = 0.7 },
 //!   { bundle = "ellipsoid.grain", fraction = 0.3, modes = { levelset = "precomputed" } },
@@ -40,7 +41,9 @@
 //! quaternion), accepted if the grain touches nothing, as the solver's contact detection judges
 //! it: no surface node of either grain inside the other's level set, no node beyond the
 //! region's faces or the scene's walls, and for spheres no overlap of the spheres themselves.
-//! The packing therefore starts with no contact. Grains already in the scene (single grains,
+//! In a periodic cell, a grain's images count (any region): a grain near a face is judged
+//! against the grains near the opposite face, displaced by the cell vector. The packing
+//! therefore starts with no contact. Grains already in the scene (single grains,
 //! lattices, earlier packings) are obstacles. Random sequential addition jams near a solid
 //! fraction of 0.38 for equal spheres: denser samples are made by compressing a loose one.
 //! Deformable grains are placed in their reference shape, at rest: a packing's `modes` take no
@@ -55,6 +58,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
 use crate::broad::CellList;
+use crate::cell::Cell;
 use crate::law::surface::{Scratch, Surface};
 use crate::scene::{Dof, GrainSpec, KeyError, ModesSpec, NodeRole, WallSpec};
 use crate::view::View;
@@ -151,6 +155,8 @@ pub enum Region {
         /// Length.
         length: f64,
     },
+    /// The scene's periodic cell (`[cell]`, periodic on its three axes).
+    Cell,
 }
 
 /// One size class of one bundle: grains of `ingredient` at `scale`, `share` of the count or
@@ -248,6 +254,8 @@ impl Packing {
                     );
                 }
             }
+            // Checked with the scene's cell (crate::scene).
+            Region::Cell => {}
         }
         if self.bundles.is_empty() {
             return fail("bundles", "at least one bundle".into());
@@ -323,10 +331,14 @@ impl Packing {
         }
     }
 
-    /// The region's volume: the volume its walls enclose (crate::measure).
-    pub fn region_volume(&self) -> f64 {
-        crate::measure::sample_volume(&self.region.walls())
-            .expect("a box or a closed cylinder encloses its volume")
+    /// The region's volume: the cell's, or the volume its walls enclose (crate::measure).
+    pub fn region_volume(&self, cell: Option<&Cell>) -> f64 {
+        match (&self.region, cell) {
+            (Region::Cell, Some(cell)) => cell.volume(),
+            (Region::Cell, None) => unreachable!("checked: a cell region has a cell"),
+            _ => crate::measure::sample_volume(&self.region.walls())
+                .expect("a box or a closed cylinder encloses its volume"),
+        }
     }
 }
 
@@ -472,12 +484,22 @@ impl Region {
                     plane(p + a * *length, -a),
                 ]
             }
+            Region::Cell => Vec::new(),
         }
     }
 
-    /// The region's bounding box.
-    fn bounds(&self) -> (Vector3<f64>, Vector3<f64>) {
+    /// The region's bounding box (`cell`: the scene's).
+    fn bounds(&self, cell: Option<&Cell>) -> (Vector3<f64>, Vector3<f64>) {
         match self {
+            Region::Cell => {
+                let cell = cell.expect("checked: a cell region has a cell");
+                let corners = (0..8).map(|c| {
+                    cell.origin + cell.vectors * Vector3::from_fn(|k, _| f64::from(c >> k & 1))
+                });
+                corners.fold((cell.origin, cell.origin), |(lo, hi), x| {
+                    (lo.inf(&x), hi.sup(&x))
+                })
+            }
             Region::Box { min, max } => (Vector3::from(*min), Vector3::from(*max)),
             Region::Cylinder {
                 point,
@@ -495,9 +517,14 @@ impl Region {
     }
 
     /// A uniform point of the region shrunk by `inner` on every side (`None` if nothing is
-    /// left of it).
-    fn sample(&self, inner: f64, rng: &mut impl Rng) -> Option<Vector3<f64>> {
+    /// left of it); a periodic cell is not shrunk.
+    fn sample(&self, inner: f64, cell: Option<&Cell>, rng: &mut impl Rng) -> Option<Vector3<f64>> {
         match self {
+            Region::Cell => {
+                let cell = cell.expect("checked: a cell region has a cell");
+                let u = [uniform(rng), uniform(rng), uniform(rng)];
+                Some(cell.origin + cell.vectors * Vector3::from(u))
+            }
             Region::Box { min, max } => {
                 if (0..3).any(|d| max[d] - min[d] < 2.0 * inner) {
                     return None;
@@ -540,7 +567,7 @@ impl Region {
 fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
     if let Some(r) = giver.shape.sphere_radius
         && (surface.centre().is_none() || surface.sphere_radius().is_some())
-        && surface.sphere_overlap(&giver.body.position, r).0 > 0.0
+        && surface.sphere_overlap(&giver.position, r).0 > 0.0
     {
         return true;
     }
@@ -558,7 +585,8 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
 
 /// Places packing `p` (its key `key`, its classes' shapes `class_shapes`, aligned with
 /// [`Packing::classes`]) among `obstacles` (bodies already
-/// placed, with `shapes`) inside `walls` (the scene's). The grains are returned largest first.
+/// placed, with `shapes`) inside `walls` (the scene's), in the scene's periodic `cell` if it
+/// has one. The grains are returned largest first.
 /// Refused with `key.count` when a grain finds no free place in `attempts` tries.
 pub fn generate(
     p: &Packing,
@@ -567,6 +595,7 @@ pub fn generate(
     class_shapes: &[usize],
     obstacles: &[Body],
     walls: &[Wall],
+    cell: Option<&Cell>,
 ) -> Result<Generated, KeyError> {
     let classes = p.classes();
     let weights: Vec<f64> = (classes.iter().zip(class_shapes))
@@ -585,14 +614,22 @@ pub fn generate(
     let largest = (obstacles.iter().map(|b| shapes[b.shape].bounding_radius))
         .chain(class_shapes.iter().map(|&s| shapes[s].bounding_radius))
         .fold(0.0, f64::max);
-    let (lo, hi) = p.region.bounds();
+    let (lo, hi) = p.region.bounds(cell);
+    let place = Place {
+        shapes,
+        walls: &walls
+            .iter()
+            .cloned()
+            .chain(p.region.walls())
+            .collect::<Vec<_>>(),
+        cell,
+        largest,
+    };
     let mut cells = CellList::new(lo, hi, 2.0 * largest, obstacles.len() + p.count);
     let mut bodies: Vec<Body> = obstacles.to_vec();
     for b in &bodies {
         cells.insert(&b.position, shapes[b.shape].bounding_radius);
     }
-    let mut walls: Vec<Wall> = walls.to_vec();
-    walls.extend(p.region.walls());
     let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(p.seed);
     let (mut grains, mut attempts, mut volume) = (Vec::with_capacity(p.count), 0, 0.0);
     for &c in &order {
@@ -617,12 +654,12 @@ pub fn generate(
                             classes[c].scale,
                             shape.bounding_radius,
                             p.attempts,
-                            volume / p.region_volume()
+                            volume / p.region_volume(cell)
                         ),
                     ));
                 }
                 tries += 1;
-                let Some(x) = p.region.sample(inner, &mut rng) else {
+                let Some(x) = p.region.sample(inner, cell, &mut rng) else {
                     return Err(KeyError::new(
                         format!("{key}.region"),
                         format!(
@@ -634,7 +671,7 @@ pub fn generate(
                 };
                 let q = orientation(&mut rng);
                 let body = Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
-                if free(&body, shape, &bodies, shapes, &cells, &walls) {
+                if place.free(&body, shape, &bodies, &cells) {
                     break (body, q);
                 }
             };
@@ -663,28 +700,53 @@ pub fn generate(
     Ok(Generated {
         grains,
         attempts,
-        solid_fraction: volume / p.region_volume(),
+        solid_fraction: volume / p.region_volume(cell),
     })
 }
 
-/// Whether `body` (of `shape`) touches none of `bodies` (binned in `cells`) and none of `walls`.
-fn free(
-    body: &Body,
-    shape: &Shape,
-    bodies: &[Body],
-    shapes: &[Arc<Shape>],
-    cells: &CellList,
-    walls: &[Wall],
-) -> bool {
-    let view = View::new(body, shape);
-    if walls.iter().any(|w| touches(w, &view)) {
-        return false;
+/// What a place is judged against besides the grains: their shapes, the walls (the scene's and
+/// the region's), the periodic cell and the largest bounding radius.
+struct Place<'a> {
+    shapes: &'a [Arc<Shape>],
+    walls: &'a [Wall],
+    cell: Option<&'a Cell>,
+    largest: f64,
+}
+
+impl Place<'_> {
+    /// Whether `body` (of `shape`) touches none of `bodies` (binned in `cells`), none of their
+    /// periodic images and none of the walls.
+    fn free(&self, body: &Body, shape: &Shape, bodies: &[Body], cells: &CellList) -> bool {
+        let view = View::new(body, shape);
+        if self.walls.iter().any(|w| touches(w, &view)) {
+            return false;
+        }
+        // The body's images near the faces, each judged against the grains about it (the
+        // grains' images about the body): the images across the near face on each axis.
+        let across = self.cell.map_or([0; 3], |cell| {
+            let s = cell.fractional(&body.position);
+            let widths = cell.widths();
+            let reach = shape.bounding_radius + self.largest;
+            [0, 1, 2].map(|k| match cell.periodic[k] {
+                false => 0,
+                true if s[k] * widths[k] < reach => 1,
+                true if (1.0 - s[k]) * widths[k] < reach => -1,
+                true => 0,
+            })
+        });
+        (0..8u32)
+            .filter(|m| (0..3).all(|k| m >> k & 1 == 0 || across[k] != 0))
+            .all(|m| {
+                let image = [0, 1, 2].map(|k| if m >> k & 1 == 1 { across[k] } else { 0 });
+                let shift = self.cell.map_or(Vector3::zeros(), |c| c.shift(image));
+                let view = view.image(shift, Vector3::zeros());
+                cells.near(&view.position, shape.bounding_radius).all(|j| {
+                    let other = &bodies[j];
+                    let other_view = View::new(other, &self.shapes[other.shape]);
+                    !(touches(&other_view, &view) || touches(&view, &other_view))
+                })
+            })
     }
-    cells.near(&body.position, shape.bounding_radius).all(|j| {
-        let other = &bodies[j];
-        let other_view = View::new(other, &shapes[other.shape]);
-        !(touches(&other_view, &view) || touches(&view, &other_view))
-    })
 }
 
 /// The grains of `packed` (the packings of the scene `scene`) as the text of `[[grains]]`

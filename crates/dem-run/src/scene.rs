@@ -825,6 +825,15 @@ impl Scene {
         if let Some(cell) = &self.cell {
             cell.check()?;
         }
+        for (i, p) in self.packings.iter().enumerate() {
+            let periodic = self.cell.as_ref().is_some_and(|c| c.periodic == [true; 3]);
+            if p.region == crate::packing::Region::Cell && !periodic {
+                return fail(
+                    &format!("packings[{i}].region"),
+                    "a [cell] periodic on its three axes, for the region \"cell\"".into(),
+                );
+            }
+        }
         let walls: Vec<crate::wall::Wall> = self
             .walls
             .iter()

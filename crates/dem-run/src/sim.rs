@@ -209,7 +209,8 @@ impl Simulation {
         let images_before = self.sample_sums.images;
         self.timings.ledger += lap(&mut clock);
         if let Some(cell) = &mut self.cell {
-            self.ledger.work += deform_cell(cell, &self.sample_sums, &mut self.bodies, &self.shapes, dt);
+            self.ledger.work +=
+                deform_cell(cell, &self.sample_sums, &mut self.bodies, &self.shapes, dt);
         }
         integrate::first_half(&mut self.bodies, &self.shapes, t, dt);
         move_walls(&mut self.walls, t, dt);
@@ -304,7 +305,10 @@ impl Simulation {
             let branch = match key.b {
                 Partner::Body(j) => Some(
                     self.bodies[j as usize].position - self.bodies[key.a as usize].position
-                        + self.cell.as_ref().map_or(Vector3::zeros(), |c| c.shift(key.shift)),
+                        + self
+                            .cell
+                            .as_ref()
+                            .map_or(Vector3::zeros(), |c| c.shift(key.shift)),
                 ),
                 Partner::Wall(_) => None,
             };

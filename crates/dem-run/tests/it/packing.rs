@@ -97,6 +97,60 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
     assert_eq!(sim.contacts, 0);
 }
 
+#[test]
+fn spheres_in_a_skewed_periodic_cell_do_not_overlap_any_image_by_the_closed_form() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    let vectors = [[12.0, 0.0, 0.0], [3.0, 12.0, 0.0], [0.0, 2.0, 12.0]];
+    let sim = build(
+        dir.path(),
+        &format!(
+            r#"{HEADER}
+[cell]
+vectors = {vectors:?}
+[[packings]]
+seed = 5
+count = 90
+region = {{ kind = "cell" }}
+bundles = [{{ bundle = "ball.grain" }}]
+sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
+"#
+        ),
+    );
+    let m1 = unit_mass(dir.path(), "ball");
+    let radius: Vec<f64> = (0..90).map(|i| scale_of(&sim, i, m1)).collect();
+    let h = nalgebra::Matrix3::from_columns(&vectors.map(Vector3::from));
+    let inverse = h.try_inverse().unwrap();
+    // Centres in the cell; two spheres apart through every image (the cell vectors' integer
+    // combinations -1, 0, 1, which reach every image within a cell's width):
+    // |X_j + H n - X_i| >= r_i + r_j.
+    let mut across = 0;
+    for i in 0..90 {
+        let x = sim.bodies[i].position;
+        let s = inverse * x;
+        assert!(s.iter().all(|c| (0.0..1.0).contains(c)), "grain {i}: {s:?}");
+        for j in 0..90 {
+            for n in 0..27 {
+                let n = Vector3::new(n % 3, (n / 3) % 3, n / 9).map(|c| c as f64 - 1.0);
+                if i == j && n == Vector3::zeros() {
+                    continue;
+                }
+                let gap = (sim.bodies[j].position + h * n - x).norm() - radius[i] - radius[j];
+                assert!(
+                    gap >= -1e-9,
+                    "grains {i} and {j} (image {n:?}) overlap by {}",
+                    -gap
+                );
+                across += usize::from(n != Vector3::zeros() && gap < 0.5);
+            }
+        }
+    }
+    // The test means something: pairs within half a unit radius of touching across the faces.
+    println!("{across} near pairs across the faces");
+    assert!(across >= 10, "{across}");
+    assert_eq!(sim.contacts, 0);
+}
+
 /// The level set of a cuboid baked by levelset-bake at the scaled size, on a grid of its own.
 fn independent_brick(half: [f64; 3], spacing: f64) -> grain::GrainBundle {
     let options = BakeOptions {

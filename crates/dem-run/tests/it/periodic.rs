@@ -217,7 +217,8 @@ fn a_lattice_in_a_deforming_cell_has_the_stress_of_its_hertz_contacts_in_closed_
     let inverse = cell.vectors.try_inverse().unwrap();
     let mut drift: f64 = 0.0;
     for (i, b) in sim.bodies.iter().enumerate() {
-        let s0 = nalgebra::Vector3::from([i % 3, (i / 3) % 3, i / 9].map(|c| (0.5 + c as f64) / 3.0));
+        let s0 =
+            nalgebra::Vector3::from([i % 3, (i / 3) % 3, i / 9].map(|c| (0.5 + c as f64) / 3.0));
         drift = drift.max((inverse * (b.position - cell.origin) - s0).norm());
     }
     let m = dem_run::measure::measures(&sim);
@@ -237,7 +238,11 @@ fn a_lattice_in_a_deforming_cell_has_the_stress_of_its_hertz_contacts_in_closed_
     assert!(stress_error < 1e-9, "{stress_error:e}");
     // The work of the cell (the images' forces on their moving positions and the affine
     // velocity field's kinetic energy) closes the energy balance to the step's order.
-    assert!(sim.ledger.work.abs() > 0.1 * e.contact, "{}", sim.ledger.work);
+    assert!(
+        sim.ledger.work.abs() > 0.1 * e.contact,
+        "{}",
+        sim.ledger.work
+    );
     assert!(sim.ledger.residual(&e).abs() < 1e-4 * sim.ledger.work.abs());
 }
 
@@ -272,7 +277,8 @@ fn a_pair_across_the_face_of_a_shearing_cell_has_the_forces_of_the_pair_side_by_
         reference.step(false);
         for k in 0..2 {
             let (p, r) = (&periodic.bodies[k], &reference.bodies[k]);
-            worst = worst.max((p.force - r.force).norm().max((p.torque - r.torque).norm()) / weight);
+            worst =
+                worst.max((p.force - r.force).norm().max((p.torque - r.torque).norm()) / weight);
         }
         friction = friction.max(reference.bodies[1].force.x.abs() / weight);
         touching += usize::from(reference.contacts > 10);
