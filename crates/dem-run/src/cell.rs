@@ -117,6 +117,23 @@ pub struct Cell {
     /// Its loading (the scene's: a restart takes it from its scene).
     #[serde(default)]
     pub loading: Loading,
+    /// What the last force evaluation measured for the next step: the sample's Love-Weber
+    /// stress (tension positive), the affine stiffness `C_kk` of its contacts
+    /// ([`CellServo`]) and `sum F_b s^T` over the pairs across the faces (the cell's power,
+    /// crate::measure::ContactSums::images).
+    #[serde(default)]
+    pub measured: Measured,
+}
+
+/// See [`Cell::measured`].
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Measured {
+    /// `sigma`.
+    pub stress: Matrix3<f64>,
+    /// `C_kk`.
+    pub stiffness: Vector3<f64>,
+    /// `sum F_b s^T`.
+    pub images: Matrix3<f64>,
 }
 
 /// How a cell deforms: its velocity gradient, and the servo of some of its diagonal entries.
@@ -225,6 +242,7 @@ impl CellSpec {
                 velocity_gradient: Matrix3::from_fn(|i, j| rows[i][j]),
                 servo: self.servo.clone(),
             },
+            measured: Measured::default(),
         }
     }
 }
@@ -235,15 +253,10 @@ impl Cell {
         self.loading.servo.is_some() || self.loading.velocity_gradient != Matrix3::zeros()
     }
 
-    /// The rate `H' = L H` of the next step, `L` the loading's with the servo's entries from the
-    /// last evaluation's `stress` (Love-Weber, tension positive) and affine stiffness
-    /// `stiffness` (`C_kk`, [`CellServo`]), for a step `dt`.
-    pub fn next_rate(
-        &self,
-        stress: &Matrix3<f64>,
-        stiffness: &Vector3<f64>,
-        dt: f64,
-    ) -> Matrix3<f64> {
+    /// The rate `H' = L H` of the next step `dt`, `L` the loading's with the servo's entries
+    /// from the last evaluation's stress and affine stiffness ([`Cell::measured`]).
+    pub fn next_rate(&self, dt: f64) -> Matrix3<f64> {
+        let (stress, stiffness) = (&self.measured.stress, &self.measured.stiffness);
         let mut l = self.loading.velocity_gradient;
         if let Some(servo) = &self.loading.servo {
             for k in (0..3).filter(|&k| servo.axes[k]) {

@@ -206,11 +206,10 @@ impl Simulation {
         let mut clock = Instant::now();
         let before = ledger::boundary_loads(&self.bodies, &self.walls, &self.shapes, &self.gravity);
         let modal_power = ledger::modal_damping_power(&self.bodies);
-        let images_before = self.sample_sums.images;
+        let images_before = self.cell.as_ref().map(|c| c.measured.images);
         self.timings.ledger += lap(&mut clock);
         if let Some(cell) = &mut self.cell {
-            self.ledger.work +=
-                deform_cell(cell, &self.sample_sums, &mut self.bodies, &self.shapes, dt);
+            self.ledger.work += deform_cell(cell, &mut self.bodies, &self.shapes, dt);
         }
         integrate::first_half(&mut self.bodies, &self.shapes, t, dt);
         move_walls(&mut self.walls, t, dt);
@@ -233,9 +232,9 @@ impl Simulation {
             (modal_power, ledger::modal_damping_power(&self.bodies)),
             dt,
         );
-        if let Some(cell) = &self.cell {
+        if let (Some(cell), Some(before)) = (&self.cell, images_before) {
             // The images' power -H' : sum F_b s^T, by the trapezoid rule over the step.
-            let images = 0.5 * (images_before + self.sample_sums.images);
+            let images = 0.5 * (before + cell.measured.images);
             self.ledger.work -= cell.rate.component_mul(&images).sum() * dt;
         }
         self.timings.ledger += lap(&mut clock);
@@ -345,6 +344,14 @@ impl Simulation {
         }
         self.histories = histories;
         sums.finish(&count, &self.bodies);
+        if let Some(cell) = &mut self.cell {
+            let volume = cell.volume();
+            cell.measured = crate::cell::Measured {
+                stress: (sums.dipole + sums.dipole.transpose()) / (2.0 * volume),
+                stiffness: sums.stiffness / volume,
+                images: sums.images,
+            };
+        }
         self.sample_sums = sums;
         for (b, g) in self.bodies.iter_mut().zip(generalized) {
             if let Some(m) = &mut b.modes {
@@ -358,17 +365,26 @@ impl Simulation {
     fn body_forces(&mut self) {
         if self.local_damping > 0.0 {
             let alpha = self.local_damping;
+            // In a deforming cell, the damping opposes the velocity about the affine field
+            // `H' H^-1 (X - origin)` (YADE's fluctuation velocity), not the field itself.
+            let field = (self.cell.as_ref().filter(|c| c.deforms())).map(|c| {
+                let inverse = c.vectors.try_inverse().expect("a cell of positive volume");
+                (c.rate * inverse, c.origin)
+            });
             for b in self.bodies.iter_mut().filter(|b| b.is_free()) {
                 let spin = b.spin();
-                // Power of the damping: alpha sum |F_i| |v_i| (force and torque).
+                let u = field.map_or(b.velocity, |(l, o)| b.velocity - l * (b.position - o));
+                // Power of the damping, `-F_d . v`: alpha sum |F_i| sign(u_i) v_i (force and
+                // torque; `alpha sum |F_i| |v_i|` out of a deforming cell).
                 self.dissipation.local += alpha
                     * (0..3)
                         .map(|i| {
-                            b.force[i].abs() * b.velocity[i].abs()
+                            let sign = if u[i] == 0.0 { 0.0 } else { u[i].signum() };
+                            b.force[i].abs() * (sign * b.velocity[i])
                                 + b.torque[i].abs() * spin[i].abs()
                         })
                         .sum::<f64>();
-                b.force = cundall(b.force, b.velocity, alpha);
+                b.force = cundall(b.force, u, alpha);
                 b.torque = cundall(b.torque, spin, alpha);
             }
         }
@@ -595,23 +611,14 @@ pub fn periodic_neighbours(
     pairs
 }
 
-/// Stage 1a: the cell's rate for the step ([`Cell::next_rate`], from the last evaluation's
-/// `sums`), and the change of the affine velocity field added to the free grains
+/// Stage 1a: the cell's rate for the step ([`Cell::next_rate`]), and the change of the affine velocity field added to the free grains
 /// (`v += dH' H^-1 (X - origin)`, crate::cell); returns the kinetic energy this gives them (work
 /// of the cell in the ledger).
-pub fn deform_cell(
-    cell: &mut Cell,
-    sums: &ContactSums,
-    bodies: &mut [Body],
-    shapes: &[Arc<Shape>],
-    dt: f64,
-) -> f64 {
+pub fn deform_cell(cell: &mut Cell, bodies: &mut [Body], shapes: &[Arc<Shape>], dt: f64) -> f64 {
     if !cell.deforms() {
         return 0.0;
     }
-    let volume = cell.volume();
-    let stress = (sums.dipole + sums.dipole.transpose()) / (2.0 * volume);
-    let rate = cell.next_rate(&stress, &(sums.stiffness / volume), dt);
+    let rate = cell.next_rate(dt);
     let change = rate - cell.rate;
     cell.rate = rate;
     if change == nalgebra::Matrix3::zeros() {

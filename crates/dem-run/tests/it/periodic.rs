@@ -291,3 +291,135 @@ fn a_pair_across_the_face_of_a_shearing_cell_has_the_forces_of_the_pair_side_by_
     assert!(friction > 0.1, "{friction}");
     assert!(worst < 1e-8, "{worst:e}");
 }
+
+/// A loose packing of 60 spheres of three sizes in a periodic cell 12 on a side, frictional
+/// Hertz, compressed by the cell's servo to `pressure` on every axis; `extra` ends `[cell]`.
+fn compressed(dir: &std::path::Path, pressure: [f64; 3], extra: &str) -> Simulation {
+    simulation(
+        dir,
+        &format!(
+            r#"
+[run]
+dt = 2e-3
+steps = 1
+[contact]
+law = "hertz-mindlin"
+shear_modulus = 1e5
+poisson_ratio = 0.3
+friction = 0.3
+local_damping = 0.3
+[cell]
+size = [12, 12, 12]
+servo = {{ pressure = {pressure:?}, max_rate = 0.2 }}
+{extra}
+[[packings]]
+seed = 2
+count = 60
+region = {{ kind = "cell" }}
+bundles = [{{ bundle = "ball.grain" }}]
+sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
+"#
+        ),
+    )
+}
+
+#[test]
+fn the_cell_servo_reaches_its_stresses_and_holds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.2, 300);
+    // An anisotropic target, 100 on x and y, 150 on z (E* = 1.4e5: overlaps of about 1 % of
+    // the radius).
+    let target = [100.0, 100.0, 150.0];
+    let mut sim = compressed(dir.path(), target, "");
+    let stress = |sim: &Simulation| {
+        let s = dem_run::measure::measures(sim).sample.unwrap().stress;
+        [0, 1, 2].map(|k| -s[(k, k)])
+    };
+    let error = |s: [f64; 3]| {
+        (0..3)
+            .map(|k| (s[k] / target[k] - 1.0).abs())
+            .fold(0.0, f64::max)
+    };
+    // Settled: within 1 % of every target from some step on, and still at the end.
+    let mut path = Vec::new();
+    while sim.time < 8.0 {
+        sim.step(false);
+        path.push((sim.time, error(stress(&sim))));
+    }
+    let last_out = path.iter().rposition(|&(_, e)| e >= 0.01).unwrap_or(0);
+    let settled = path[last_out + 1].0;
+    let m = dem_run::measure::measures(&sim);
+    let sample = m.sample.as_ref().unwrap();
+    println!(
+        "settled within 1 % from t = {settled:.2}; at the end {:?} (error {:.1e}), solid fraction {:.3}, \
+         coordination {:.2}, unbalanced {:.1e}, rate {:?}",
+        stress(&sim),
+        error(stress(&sim)),
+        sample.solid_fraction,
+        m.coordination,
+        m.unbalanced,
+        sim.cell.as_ref().unwrap().rate.diagonal().as_slice()
+    );
+    assert!(settled < 6.0, "{settled}");
+    // Jammed: a solid fraction and coordination of a compressed packing, not a lattice.
+    assert!(sample.solid_fraction > 0.5, "{}", sample.solid_fraction);
+    assert!(
+        m.mechanical_coordination > 4.0,
+        "{}",
+        m.mechanical_coordination
+    );
+}
+
+#[test]
+fn periodic_runs_restart_and_thread_counts_give_the_same_bits() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.2, 300);
+    // The servo on the three axes and a simple shear, grains wrapped through the faces: every
+    // part of a deforming cell's state (its vectors and rate, the grains' image counts, the
+    // re-keyed contact histories) goes through the checkpoint.
+    let text = std::fs::read_to_string({
+        compressed(
+            dir.path(),
+            [100.0; 3],
+            "velocity_gradient = [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]]",
+        );
+        dir.path().join("scene.toml")
+    })
+    .unwrap()
+    .replace("count = 60", "count = 80")
+    .replace(
+        "steps = 1",
+        "steps = 3000\n[output]\ncheckpoint_every = 2000\nhistory_every = 100",
+    );
+    let path = crate::common::scene_file(dir.path(), &text);
+    let run = |out: &str, threads: usize, restart: Option<std::path::PathBuf>| {
+        let options = dem_run::RunOptions {
+            out: dir.path().join(out),
+            threads: Some(threads),
+            restart,
+            progress: false,
+            overwrite: false,
+        };
+        dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap();
+        std::fs::read_to_string(dir.path().join(out).join("history.csv")).unwrap()
+    };
+    let one = run("one", 1, None);
+    let two = run("two", 2, None);
+    assert!(one == two, "1 and 2 threads differ");
+    let checkpoint = dir.path().join("one/checkpoint/step_0000002000.json");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    let wrapped = state["state"]["bodies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["image"] != serde_json::json!([0, 0, 0]))
+        .count();
+    println!("{wrapped} grains wrapped by step 2000");
+    assert!(wrapped > 0);
+    let restarted = run("restarted", 2, Some(checkpoint));
+    let rows = |h: &str| h.lines().skip(1).map(str::to_string).collect::<Vec<_>>();
+    let (all, tail) = (rows(&one), rows(&restarted));
+    assert_eq!(tail.len(), 10, "rows after step 2000");
+    assert!(all.ends_with(&tail), "the restart departs from the run");
+}
