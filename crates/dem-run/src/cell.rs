@@ -280,6 +280,14 @@ impl Cell {
         self.vectors * Vector3::new(n[0] as f64, n[1] as f64, n[2] as f64)
     }
 
+    /// The corners `origin + H c`, `c` in `{0, 1}^3`, corner `c` at the bits of its index
+    /// (bit `k`: along `a_k`).
+    pub fn corners(&self) -> [Vector3<f64>; 8] {
+        std::array::from_fn(|c| {
+            self.origin + self.vectors * Vector3::from_fn(|k, _| f64::from((c >> k & 1) as u8))
+        })
+    }
+
     /// The volume `det H`.
     pub fn volume(&self) -> f64 {
         self.vectors.determinant()

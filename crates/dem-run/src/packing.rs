@@ -493,11 +493,8 @@ impl Region {
         match self {
             Region::Cell => {
                 let cell = cell.expect("checked: a cell region has a cell");
-                let corners = (0..8).map(|c| {
-                    cell.origin + cell.vectors * Vector3::from_fn(|k, _| f64::from(c >> k & 1))
-                });
-                corners.fold((cell.origin, cell.origin), |(lo, hi), x| {
-                    (lo.inf(&x), hi.sup(&x))
+                (cell.corners().iter()).fold((cell.origin, cell.origin), |(lo, hi), x| {
+                    (lo.inf(x), hi.sup(x))
                 })
             }
             Region::Box { min, max } => (Vector3::from(*min), Vector3::from(*max)),

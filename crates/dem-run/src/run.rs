@@ -25,6 +25,8 @@
 //! current (deformed) position, with point data `grain` (index), `force` (its contact force),
 //! `displacement` (its deformation displacement `R eps_a Phi_a`, global) and `eps<a>` (its
 //! grain's amplitude of mode `a`, 0 for rigid grains), listed in `<out>/run.pvd` for ParaView.
+//! With a periodic cell, `<out>/vtk/cell_<step>.vtp` at the same steps: the cell's twelve
+//! edges at its current shape, listed in `<out>/cell.pvd` (open both series in ParaView).
 //!
 //! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps and when the run is
 //! interrupted: the whole mutable state (exact: JSON numbers round-trip f64) and the length of
@@ -54,7 +56,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use grain::vtk::{PointData, PvdEntry, read_pvd, write_pvd, write_vtp};
+use grain::vtk::{PointData, PvdEntry, read_pvd, write_lines, write_pvd, write_vtp};
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
@@ -169,7 +171,7 @@ pub struct RunOptions {
 }
 
 /// The files a run writes in its directory (besides `vtk/` and `checkpoint/`).
-const RUN_FILES: [&str; 3] = ["history.csv", "summary.json", "run.pvd"];
+const RUN_FILES: [&str; 4] = ["history.csv", "summary.json", "run.pvd", "cell.pvd"];
 
 /// Takes the run directory `out` for this run: an exclusive lock on `out/.lock` (held until the
 /// returned file is dropped, released by the system if the process dies), and for a fresh run
@@ -352,7 +354,7 @@ fn run_in_pool(
         );
     }
     let history_path = out.join("history.csv");
-    let mut pvd: Vec<PvdEntry> = Vec::new();
+    let mut pvd = Series::default();
     // Whether a restart runs at another step than its checkpoint.
     let mut new_dt = false;
     let history_bytes = match &options.restart {
@@ -392,10 +394,12 @@ fn run_in_pool(
                     (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
                 }
             );
-            let pvd_path = out.join("run.pvd");
-            if pvd_path.is_file() {
-                pvd = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
-                pvd.retain(|e| e.time <= sim.time);
+            for (name, series) in [("run.pvd", &mut pvd.nodes), ("cell.pvd", &mut pvd.cell)] {
+                let pvd_path = out.join(name);
+                if pvd_path.is_file() {
+                    *series = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
+                    series.retain(|e| e.time <= sim.time);
+                }
             }
             Some(c.history_bytes)
         }
@@ -437,7 +441,7 @@ fn run_in_pool(
     if history_bytes.is_none() {
         history.row(&sim)?;
         if o.vtk_every > 0 {
-            write_nodes(out, &sim, &mut pvd)?;
+            write_vtk(out, &sim, &mut pvd)?;
         }
     }
     if let Some((grain, fault)) = sim.fault.take() {
@@ -517,7 +521,7 @@ fn run_in_pool(
             history.row(&sim)?;
         }
         if record {
-            write_nodes(out, &sim, &mut pvd)?;
+            write_vtk(out, &sim, &mut pvd)?;
         }
         if every(o.checkpoint_every, sim.step) {
             last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
@@ -839,6 +843,59 @@ fn checkpoint(out: &Path, sim: &Simulation, history: &mut History) -> Result<Pat
     Ok(path)
 }
 
+/// The VTK time series of a run: the nodes (`run.pvd`) and the periodic cell (`cell.pvd`).
+#[derive(Default)]
+struct Series {
+    nodes: Vec<PvdEntry>,
+    cell: Vec<PvdEntry>,
+}
+
+/// Writes `file` (under `vtk/`) with `write`, adds it to `series` at the run's time and
+/// rewrites the series' collection `pvd`.
+fn add_to_series(
+    out: &Path,
+    sim: &Simulation,
+    file: String,
+    write: impl FnOnce(&Path) -> grain::Result<()>,
+    series: &mut Vec<PvdEntry>,
+    pvd: &str,
+) -> Result<(), RunError> {
+    let path = out.join("vtk").join(&file);
+    write(&path).map_err(|e| file_error(&path, e))?;
+    series.push(PvdEntry {
+        time: sim.time,
+        file: PathBuf::from("vtk").join(file),
+    });
+    let pvd_path = out.join(pvd);
+    write_pvd(&pvd_path, series).map_err(|e| file_error(&pvd_path, e))
+}
+
+/// The nodes, and the cell if there is one ([`Series`]).
+fn write_vtk(out: &Path, sim: &Simulation, pvd: &mut Series) -> Result<(), RunError> {
+    write_nodes(out, sim, &mut pvd.nodes)?;
+    let Some(cell) = &sim.cell else {
+        return Ok(());
+    };
+    // The eight corners and the twelve edges between corners that differ in one bit.
+    let points: Vec<f64> = cell
+        .corners()
+        .iter()
+        .flat_map(|x| [x.x, x.y, x.z])
+        .collect();
+    let edges: Vec<[u64; 2]> = (0..8u64)
+        .flat_map(|c| (0..3).map(move |k| [c, c | 1 << k]))
+        .filter(|[a, b]| a != b)
+        .collect();
+    add_to_series(
+        out,
+        sim,
+        format!("cell_{:010}.vtp", sim.step),
+        |path| write_lines(path, &points, &edges),
+        &mut pvd.cell,
+        "cell.pvd",
+    )
+}
+
 fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<(), RunError> {
     let modes = sim
         .bodies
@@ -889,13 +946,12 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
             .zip(&amplitudes)
             .map(|(n, v)| PointData::Scalars(n, v)),
     );
-    let name = format!("nodes_{:010}.vtp", sim.step);
-    let path = out.join("vtk").join(&name);
-    write_vtp(&path, &points, &data).map_err(|e| file_error(&path, e))?;
-    pvd.push(PvdEntry {
-        time: sim.time,
-        file: PathBuf::from("vtk").join(name),
-    });
-    let pvd_path = out.join("run.pvd");
-    write_pvd(&pvd_path, pvd).map_err(|e| file_error(&pvd_path, e))
+    add_to_series(
+        out,
+        sim,
+        format!("nodes_{:010}.vtp", sim.step),
+        |path| write_vtp(path, &points, &data),
+        pvd,
+        "run.pvd",
+    )
 }

@@ -169,6 +169,28 @@ pub fn write_vtp(path: &Path, points: &[f64], data: &[PointData]) -> Result<()> 
     export(path, DataSet::inline(piece))
 }
 
+/// Writes line segments (a wireframe): `points` flat `[x0, y0, z0, x1, ...]`, each segment a
+/// pair of point indices.
+pub fn write_lines(path: &Path, points: &[f64], segments: &[[u64; 2]]) -> Result<()> {
+    let n = (points.len() / 3) as u64;
+    if !points.len().is_multiple_of(3) || segments.iter().flatten().any(|&p| p >= n) {
+        return Err(FormatError::invalid(
+            path,
+            "lines",
+            "points not in threes, or a segment's end not among the points",
+        ));
+    }
+    let piece = PolyDataPiece {
+        points: IOBuffer::from(points.to_vec()),
+        lines: Some(VertexNumbers::XML {
+            connectivity: segments.iter().flatten().copied().collect(),
+            offsets: (1..=segments.len() as u64).map(|k| 2 * k).collect(),
+        }),
+        ..Default::default()
+    };
+    export(path, DataSet::inline(piece))
+}
+
 /// Writes a FEM mesh with point data (connectivity in Abaqus order, which VTK shares).
 pub fn write_vtu(path: &Path, mesh: &FemMesh, data: &[PointData]) -> Result<()> {
     let n = mesh.nodes.nrows();

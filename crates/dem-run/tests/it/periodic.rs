@@ -423,3 +423,81 @@ fn periodic_runs_restart_and_thread_counts_give_the_same_bits() {
     assert_eq!(tail.len(), 10, "rows after step 2000");
     assert!(all.ends_with(&tail), "the restart departs from the run");
 }
+
+#[test]
+fn the_run_writes_the_deforming_cell_for_paraview() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    // One grain in a cell sheared at dv_x/dy = 0.5 for 100 steps of 1e-3: the cell's edge
+    // a_2 = (0, 6, 0) tilts to (0.3, 6, 0) (H' = L H: a_2' = (3, 0, 0)).
+    let path = crate::common::scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 100\n[output]\nvtk_every = 50\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+         [cell]\nsize = [6, 6, 6]\nvelocity_gradient = [[0, 0.5, 0], [0, 0, 0], [0, 0, 0]]\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [2.5, 2.5, 2.5]\n",
+    );
+    let out = dir.path().join("out");
+    let options = dem_run::RunOptions {
+        out: out.clone(),
+        threads: Some(1),
+        restart: None,
+        progress: false,
+        overwrite: false,
+    };
+    dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap();
+    let series = grain::vtk::read_pvd(&out.join("cell.pvd")).unwrap();
+    assert_eq!(series.len(), 3, "steps 0, 50 and 100");
+    use vtkio::model::{DataSet, PolyDataPiece, Vtk};
+    let vtk = Vtk::import(out.join(&series[2].file)).unwrap();
+    let DataSet::PolyData { pieces, .. } = vtk.data else {
+        panic!("not poly data")
+    };
+    let piece: PolyDataPiece = pieces[0].clone().into_loaded_piece_data(None).unwrap();
+    let points: Vec<f64> = piece.points.into_vec().unwrap();
+    let lines = piece.lines.unwrap().into_legacy();
+    assert_eq!(lines.0, 12, "twelve edges");
+    // Corner (0, 1, 1) (bits: a_2 and a_3) at a_2 + a_3 = (0.3, 6, 6).
+    let corner = &points[3 * 0b110..3 * 0b110 + 3];
+    println!("corner a_2 + a_3 at {corner:?}");
+    for (c, e) in corner.iter().zip([0.3, 6.0, 6.0]) {
+        assert!((c - e).abs() < 1e-12, "{corner:?}");
+    }
+}
+
+#[test]
+fn a_run_stops_when_its_sheared_cell_gets_too_narrow() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    // A sphere of bounding radius r (1.25 for this bake) in a cell of width 5.5 sheared at
+    // dv_x/dy = 1: the width across a_1, 5.5 / sqrt(1 + t^2), falls below 4 r at
+    // t = sqrt((5.5 / 4 r)^2 - 1) (0.458 for r = 1.25).
+    let path = crate::common::scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 1000\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+         [cell]\nsize = [5.5, 5.5, 5.5]\nvelocity_gradient = [[0, 1, 0], [0, 0, 0], [0, 0, 0]]\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [2.75, 2.75, 2.75]\n",
+    );
+    let options = dem_run::RunOptions {
+        out: dir.path().join("out"),
+        threads: Some(1),
+        restart: None,
+        progress: false,
+        overwrite: false,
+    };
+    let radius = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+        .unwrap()
+        .shapes[0]
+        .bounding_radius;
+    let e = dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
+    let expected = ((5.5 / (4.0 * radius)).powi(2) - 1.0).sqrt();
+    match e {
+        dem_run::RunError::Cell { time, .. } => {
+            println!("{e}");
+            assert!(
+                (time - expected).abs() <= 1.5e-3,
+                "{time} against {expected}"
+            );
+        }
+        other => panic!("{other}"),
+    }
+}
