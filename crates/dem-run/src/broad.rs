@@ -13,6 +13,16 @@ use rayon::prelude::*;
 
 /// For each body `i`, the bodies `j > i` with `|X_i - X_j| < r_i + r_j`, sorted.
 pub fn neighbours(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<Vec<u32>> {
+    neighbours_of_first(centres, radii, centres.len())
+}
+
+/// [`neighbours`] of the first `searching` bodies only (the others' lists are empty): a
+/// periodic cell's grains among their ghosts, whose pairs among themselves repeat the grains'.
+pub fn neighbours_of_first(
+    centres: &[Vector3<f64>],
+    radii: &[f64],
+    searching: usize,
+) -> Vec<Vec<u32>> {
     let n = centres.len();
     let r_max = radii.iter().copied().fold(0.0, f64::max);
     if n < 2 || r_max <= 0.0 {
@@ -54,7 +64,10 @@ pub fn neighbours(centres: &[Vector3<f64>], radii: &[f64]) -> Vec<Vec<u32>> {
         found.sort_unstable();
         found
     };
-    (0..n).into_par_iter().map(of).collect()
+    (0..n)
+        .into_par_iter()
+        .map(|i| if i < searching { of(i) } else { Vec::new() })
+        .collect()
 }
 
 /// The incremental form: a cell list (the linked cells of molecular dynamics) that bodies join

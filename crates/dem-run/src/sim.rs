@@ -544,17 +544,19 @@ pub fn broad_phase(
 
 /// The grain pairs of a periodic cell: for each body `i`, its partners `j > i` with the image
 /// `s` of `j` that meets it (`|X_j + H s - X_i| < r_i + r_j`), sorted. Each body near a periodic
-/// face (within twice the largest reach, in the face's normal direction) gets ghost copies
-/// displaced by the cell vectors across it; the cell list of [`broad::neighbours`] runs over
-/// the bodies and their ghosts, and each pair found is keyed by its two bodies and the relative
-/// image (a pair found twice, from either ghost, is kept once).
+/// face (within its reach plus the largest, in the face's normal direction) gets ghost copies
+/// displaced by the cell vectors across it; the cell list of [`broad::neighbours_of_first`]
+/// finds each body's partners among the bodies and the ghosts (a pair meeting through an image
+/// meets a ghost of one of its grains by the other grain: the ghosts need not search), and each
+/// pair found is keyed by its two bodies and the relative image (a pair found from both
+/// grains is kept once).
 pub fn periodic_neighbours(
     cell: &Cell,
     centres: &[Vector3<f64>],
     radii: &[f64],
 ) -> Vec<Vec<(u32, [i32; 3])>> {
     let n = centres.len();
-    let margin = 2.0 * radii.iter().copied().fold(0.0, f64::max);
+    let largest = radii.iter().copied().fold(0.0, f64::max);
     let widths = cell.widths();
     let inverse = cell
         .vectors
@@ -564,6 +566,7 @@ pub fn periodic_neighbours(
     let mut copies: Vec<(u32, [i32; 3])> = (0..n as u32).map(|i| (i, [0; 3])).collect();
     let (mut ghost_centres, mut ghost_radii) = (centres.to_vec(), radii.to_vec());
     for i in 0..n {
+        let margin = radii[i] + largest;
         let s = inverse * (centres[i] - cell.origin);
         // Per axis, the images to make: none, or the one across the near face.
         let across = [0, 1, 2].map(|k| {
@@ -587,7 +590,7 @@ pub fn periodic_neighbours(
             ghost_radii.push(radii[i]);
         }
     }
-    let found = broad::neighbours(&ghost_centres, &ghost_radii);
+    let found = broad::neighbours_of_first(&ghost_centres, &ghost_radii, n);
     let mut pairs: Vec<Vec<(u32, [i32; 3])>> = vec![Vec::new(); n];
     for (p, qs) in found.iter().enumerate() {
         let (i, ni) = copies[p];
