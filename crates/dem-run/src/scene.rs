@@ -69,6 +69,8 @@
 //! origin = [0, 0, 0]
 //! size = [10, 10, 10]    # or vectors = [[10, 0, 0], [0, 10, 0], [0, 0, 10]]
 //! periodic = [true, true, false]
+//! velocity_gradient = [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]]  # optional: the cell deforms, L (rows)
+//! # servo = { pressure = [1e5, 1e5, 1e5], max_rate = 0.1 }  # optional: L_kk to target stresses
 //!
 //! [stop]                 # optional: end early when every condition holds (crate::measure::Stop)
 //! unbalanced = 0.01      # the unbalanced-force ratio at most this
