@@ -20,7 +20,8 @@ struct Cli {
     /// Threads (default: the scene's `run.threads`, else every core).
     #[arg(long)]
     threads: Option<usize>,
-    /// Continue from a checkpoint written by an earlier run of the same scene.
+    /// Continue from a checkpoint written by an earlier run of the same grains (a checkpoint
+    /// file, or a run directory: its latest checkpoint).
     #[arg(long)]
     restart: Option<PathBuf>,
     /// No progress bar.

@@ -28,11 +28,15 @@
 //! With a periodic cell, `<out>/vtk/cell_<step>.vtp` at the same steps: the cell's twelve
 //! edges at its current shape, listed in `<out>/cell.pvd` (open both series in ParaView).
 //!
-//! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps and when the run is
-//! interrupted: the whole mutable state (exact: JSON numbers round-trip f64) and the length of
-//! history.csv at that moment. `dem-run SCENE --restart CHECKPOINT` continues from it bit for
-//! bit: history.csv and run.pvd are cut back to the checkpoint and continued (in another
-//! `--out` directory they start afresh at the checkpoint). The grains' and walls' motions come
+//! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps, when the run is
+//! interrupted, and when `[stop]` ends it (the state its conditions describe): the whole
+//! mutable state (exact: JSON numbers round-trip f64) and the length of history.csv at that
+//! moment. `dem-run SCENE --restart CHECKPOINT` (or `--restart RUN_DIR`: its latest checkpoint)
+//! continues from it bit for bit: history.csv and run.pvd are cut back to the checkpoint and
+//! continued (in another `--out` directory they start afresh at the checkpoint). With
+//! `run.stage = true` the scene's steps or duration count from the checkpoint: the next stage
+//! of an experiment (compress, then shear) is a scene of its own restarted from the last
+//! stage's run directory. The grains' and walls' motions come
 //! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
 //! scene (other grains, walls, node indices or contact law) is refused.
 //!
@@ -358,7 +362,8 @@ fn run_in_pool(
     // Whether a restart runs at another step than its checkpoint.
     let mut new_dt = false;
     let history_bytes = match &options.restart {
-        Some(path) => {
+        Some(given) => {
+            let path = &latest_checkpoint(given)?;
             let bytes = std::fs::read(path).map_err(|e| file_error(path, e))?;
             let text = grain::text::utf8_text(bytes).map_err(|e| file_error(path, e))?;
             let c: Checkpoint = serde_json::from_str(&text).map_err(|e| file_error(path, e))?;
@@ -394,14 +399,20 @@ fn run_in_pool(
                     (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
                 }
             );
+            // A checkpoint of this run directory continues its files; one of another run
+            // directory (an earlier stage, a copy) starts them afresh: the files here, if any,
+            // belong to another run.
+            let own = (path.parent().and_then(|d| d.parent()))
+                .and_then(|d| d.canonicalize().ok())
+                .is_some_and(|d| out.canonicalize().is_ok_and(|o| o == d));
             for (name, series) in [("run.pvd", &mut pvd.nodes), ("cell.pvd", &mut pvd.cell)] {
                 let pvd_path = out.join(name);
-                if pvd_path.is_file() {
+                if own && pvd_path.is_file() {
                     *series = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
                     series.retain(|e| e.time <= sim.time);
                 }
             }
-            Some(c.history_bytes)
+            own.then_some(c.history_bytes)
         }
         None => None,
     };
@@ -412,8 +423,12 @@ fn run_in_pool(
             message,
         })?;
     let duration = scene.run.duration.unwrap_or(0.0);
+    // A stage counts its steps or duration from the checkpoint it restarts from.
+    let stage = scene.run.stage && options.restart.is_some();
     let steps = match scene.run.steps {
+        Some(n) if stage => sim.step as f64 + n as f64,
         Some(n) => n as f64,
+        None if stage => sim.step as f64 + (duration / sim.dt).ceil(),
         // At a new step the run still ends at its duration (the 1e-9 absorbs the round-off of
         // the time summed so far).
         None if new_dt => sim.step as f64 + ((duration - sim.time) / sim.dt - 1e-9).ceil().max(0.0),
@@ -438,7 +453,9 @@ fn run_in_pool(
     let mut history = History::open(&history_path, &sim, &followed, history_bytes)?;
     let every = |n: u64, step: u64| n > 0 && step.is_multiple_of(n);
     let o = &scene.output;
-    if history_bytes.is_none() {
+    // A restart's first row is the run's next: the checkpoint's state was written by the run
+    // that made it (measures of its last force evaluation that a checkpoint does not keep).
+    if options.restart.is_none() {
         history.row(&sim)?;
         if o.vtk_every > 0 {
             write_vtk(out, &sim, &mut pvd)?;
@@ -540,6 +557,8 @@ fn run_in_pool(
             if !every(o.history_every, sim.step) && sim.step != total {
                 history.row(&sim)?;
             }
+            // The state the conditions describe, for a next stage to restart from.
+            last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
             stopped = Some(format!("step {}: {met}", sim.step));
             break;
         }
@@ -825,6 +844,32 @@ fn header(sim: &Simulation, followed: &[usize]) -> String {
     }
     h.push('\n');
     h
+}
+
+/// The checkpoint `given` names: the file itself, or for a run directory its latest checkpoint
+/// (the greatest step in `checkpoint/`).
+fn latest_checkpoint(given: &Path) -> Result<PathBuf, RunError> {
+    if !given.is_dir() {
+        return Ok(given.to_path_buf());
+    }
+    let dir = given.join("checkpoint");
+    let entries = std::fs::read_dir(&dir).map_err(|e| file_error(&dir, e))?;
+    let mut found: Vec<(u64, PathBuf)> = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| file_error(&dir, e))?.path();
+        let step = (path.file_name().and_then(|n| n.to_str()))
+            .and_then(|n| n.strip_prefix("step_")?.strip_suffix(".json")?.parse().ok());
+        if let Some(step) = step {
+            found.push((step, path));
+        }
+    }
+    let (_, latest) = found.into_iter().max().ok_or_else(|| {
+        file_error(
+            &dir,
+            "no checkpoint (step_<step>.json) in this run directory: give a checkpoint file",
+        )
+    })?;
+    Ok(latest)
 }
 
 fn checkpoint(out: &Path, sim: &Simulation, history: &mut History) -> Result<PathBuf, RunError> {

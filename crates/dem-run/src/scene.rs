@@ -4,6 +4,7 @@
 //! [run]
 //! dt = 1e-6              # or dt = "auto" (with safety = 0.2, docs/physics.md section 6)
 //! steps = 100000         # or duration = 0.1 (time units); one of the two
+//! stage = false          # true: steps or duration count from a restart's checkpoint
 //! gravity = [0, 0, -9.81]
 //! threads = 2            # rayon threads (the command line's --threads overrides it)
 //!
@@ -228,6 +229,11 @@ pub struct Run {
     pub steps: Option<u64>,
     /// Simulated time (exclusive with `steps`).
     pub duration: Option<f64>,
+    /// `steps` and `duration` count from the checkpoint a restart starts from (the next stage
+    /// of an experiment: compress, then shear), not from step 0 (the end of an interrupted
+    /// run). Without a restart, the same.
+    #[serde(default)]
+    pub stage: bool,
     /// Gravity (acceleration, global frame).
     #[serde(default)]
     pub gravity: [f64; 3],

@@ -234,6 +234,28 @@ fn a_run_stops_when_its_stop_conditions_first_hold() {
         );
     }
     println!("{stopped}");
+    // The stop leaves a checkpoint of the state it describes, and a next stage (run.stage)
+    // restarted from the run directory (its latest checkpoint) counts its steps from there.
+    assert_eq!(
+        s.last_checkpoint.unwrap(),
+        out.join(format!("checkpoint/step_{:010}.json", s.steps))
+    );
+    let next = text
+        .replace("duration = 20", "steps = 30\nstage = true")
+        .replace("[stop]", "[stop]\nsolid_fraction = 2.0");
+    let next_path = dir.path().join("next.toml");
+    std::fs::write(&next_path, next).unwrap();
+    let stage = dem_run::run(
+        &next_path,
+        &RunOptions {
+            out: dir.path().join("next"),
+            restart: Some(out.clone()),
+            ..options
+        },
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(stage.steps, s.steps + 30);
 }
 
 #[test]

@@ -287,6 +287,19 @@ fn a_checkpoint_that_does_not_fit_the_scene_is_refused() {
         history.lines().nth(1).unwrap().starts_with("600,"),
         "{history}"
     );
+    // Again into that directory, from the other run's checkpoint: its files are another run's
+    // (the first restart's), and start afresh rather than being cut back to the checkpoint's
+    // history length (which was this directory's history at no time).
+    run(
+        &scene,
+        &options(&again, Some(out.join("checkpoint/step_0000000500.json"))),
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(again.join("history.csv")).unwrap(),
+        history
+    );
 }
 
 /// A step far beyond the critical one blows the state up: the run stops with an error that
