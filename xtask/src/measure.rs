@@ -8,19 +8,26 @@ use anyhow::{Context, Result, bail};
 use crate::plot::{Series, read_columns};
 use crate::suite::{Checked, Row};
 
-/// What a run cost, from its summary.json: steps, wall time, steps per second, threads (the
-/// wall time of the run itself, whoever ran it).
-pub fn run_time(run: &Path) -> Result<String> {
+/// A run's summary.json.
+pub fn summary(run: &Path) -> Result<serde_json::Value> {
     let path = run.join("summary.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let s: serde_json::Value =
-        serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))?;
-    let number = |key: &str| {
-        s.get(key)
-            .and_then(serde_json::Value::as_f64)
-            .with_context(|| format!("{}: no number `{key}`", path.display()))
-    };
+    serde_json::from_str(&text).with_context(|| format!("{}: invalid JSON", path.display()))
+}
+
+/// A number of a run's summary.json.
+pub fn summary_number(run: &Path, key: &str) -> Result<f64> {
+    summary(run)?
+        .get(key)
+        .and_then(serde_json::Value::as_f64)
+        .with_context(|| format!("{}: no number `{key}`", run.join("summary.json").display()))
+}
+
+/// What a run cost, from its summary.json: steps, wall time, steps per second, threads (the
+/// wall time of the run itself, whoever ran it).
+pub fn run_time(run: &Path) -> Result<String> {
+    let number = |key: &str| summary_number(run, key);
     Ok(format!(
         "The run ({}) took {:.0} steps in {:.1} s of wall time ({:.0} steps/s; threads: {}).",
         run.file_name()
@@ -43,15 +50,23 @@ pub fn slope(x: &[f64], y: &[f64]) -> f64 {
 
 /// A number from a scene file, by its table and key.
 pub fn scene_number(scene: &Path, table: &str, key: &str) -> Result<f64> {
+    scene_value(scene, &[table, key])
+}
+
+/// A number from a scene file at a path of keys, array indices as numbers
+/// (`["cell", "servo", "pressure", "0"]`).
+pub fn scene_value(scene: &Path, path: &[&str]) -> Result<f64> {
     let text = std::fs::read_to_string(scene)
         .with_context(|| format!("cannot read {}", scene.display()))?;
     let value: toml::Value =
         toml::from_str(&text).with_context(|| format!("{}: invalid TOML", scene.display()))?;
-    value
-        .get(table)
-        .and_then(|t| t.get(key))
+    path.iter()
+        .try_fold(&value, |v, key| match key.parse::<usize>() {
+            Ok(i) => v.get(i),
+            Err(_) => v.get(*key),
+        })
         .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-        .with_context(|| format!("{}: no number at {table}.{key}", scene.display()))
+        .with_context(|| format!("{}: no number at {}", scene.display(), path.join(".")))
 }
 
 /// Three-point bending of a one-mode beam (the paper's Eq. 52): `delta` is the indenter's
