@@ -501,3 +501,66 @@ fn a_run_stops_when_its_sheared_cell_gets_too_narrow() {
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn a_deformable_pair_across_a_face_deforms_as_the_pair_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two modes (a dilation and a stretch along x), the level sets semi-Lagrangian: the image
+    // shares its grain's deformation (View::image), and its contact forces load both grains'
+    // modes as the pair side by side does.
+    let diagonal = |a: f64, b: f64| ndarray::arr2(&[[a, 0.0], [0.0, b]]);
+    crate::common::deformable_sphere_with(
+        dir.path(),
+        "soft",
+        0.5,
+        0.05,
+        400,
+        crate::common::TestMode::DilationAndStretch,
+        levelset_bake::Modal {
+            mass: diagonal(0.05, 0.05),
+            stiffness: diagonal(20.0, 30.0),
+            damping: diagonal(0.0, 0.0),
+            internal_force: grain::InternalForce::Linear,
+        },
+        &[],
+    );
+    let scene = |b: [f64; 3], cell: &str| {
+        simulation(
+            dir.path(),
+            &format!(
+                "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 50\nks = 20\nfriction = 0.5\n{cell}\
+                 [[grains]]\nbundle = \"soft.grain\"\nposition = [5.5, 3.0, 3.0]\nvelocity = [0.1, 0.0, 0.0]\n\
+                 modes = {{ amplitudes = [0.02, -0.01], rates = [0.0, 0.1] }}\n\
+                 [[grains]]\nbundle = \"soft.grain\"\nposition = {b:?}\nvelocity = [-0.1, 0.02, 0.0]\n\
+                 angular_velocity = [0.0, 0.0, 0.3]\nmodes = {{ amplitudes = [-0.01, 0.0] }}\n"
+            ),
+        )
+    };
+    let b = [6.45, 3.1, 3.05];
+    let mut periodic = scene(b, "[cell]\nsize = [6, 6, 6]\n");
+    let mut reference = scene(b, "");
+    assert_eq!(periodic.bodies[1].image, [1, 0, 0]);
+    let (mut worst, mut moved, mut touching): (f64, f64, usize) = (0.0, 0.0, 0);
+    for _ in 0..200 {
+        periodic.step(false);
+        reference.step(false);
+        touching += usize::from(reference.contacts > 0);
+        for k in 0..2 {
+            let (p, r) = (&periodic.bodies[k], &reference.bodies[k]);
+            let (ep, er) = (
+                &p.modes.as_ref().unwrap().eps,
+                &r.modes.as_ref().unwrap().eps,
+            );
+            worst = worst
+                .max((p.force - r.force).norm())
+                .max((p.torque - r.torque).norm())
+                .max(100.0 * (ep[0] - er[0]).abs().max((ep[1] - er[1]).abs()));
+            moved = moved.max(r.force.norm());
+        }
+    }
+    println!(
+        "largest difference {worst:.1e} against forces up to {moved:.2e}; {touching} steps in contact"
+    );
+    assert!(moved > 0.1 && touching > 20, "{moved}, {touching}");
+    assert!(worst < 1e-9 * moved, "{worst:e}");
+}
