@@ -217,7 +217,18 @@ impl Simulation {
             b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         }
         if let Some(cell) = &cell {
-            check_cell(cell, &shapes).map_err(key_error)?;
+            check_cell(cell, largest_radius(&shapes)).map_err(key_error)?;
+            // The affine field and the wraps of a deforming cell would move a held coordinate.
+            if cell.deforms()
+                && let Some(i) = bodies
+                    .iter()
+                    .position(|b| matches!(b.drive, Drive::Held { .. }))
+            {
+                return Err(key_error(KeyError::new(
+                    places[i].0.replace(".position", ".hold"),
+                    "a held grain in a deforming cell (its velocity_gradient or servo): the cell's affine motion would move its held coordinates; hold nothing, or keep the cell at rest".into(),
+                )));
+            }
             // Free grains start in the cell: one placed outside is its image inside, its
             // unwrapped position where the scene put it.
             for b in bodies.iter_mut().filter(|b| b.is_free()) {
@@ -253,6 +264,7 @@ impl Simulation {
             largest_contact: (0.0, 0.0),
             sample_sums: Default::default(),
             cell,
+            largest_reach: 0.0,
         };
         for (i, (_, key)) in modal_specs.iter().enumerate() {
             if let Some(message) = behind_wall(&sim.bodies[i], &sim.walls) {
@@ -310,10 +322,15 @@ impl Simulation {
     }
 }
 
-/// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis
-/// (crate::cell): a pair could meet through two images, or a grain its own.
-pub(crate) fn check_cell(cell: &Cell, shapes: &[Arc<Shape>]) -> Result<(), KeyError> {
-    let largest = shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max);
+/// The largest bounding radius of `shapes`.
+pub(crate) fn largest_radius(shapes: &[Arc<Shape>]) -> f64 {
+    shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max)
+}
+
+/// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the
+/// grains reaching `largest` from their centres (crate::cell): a pair could meet through two
+/// images, or a grain its own.
+pub(crate) fn check_cell(cell: &Cell, largest: f64) -> Result<(), KeyError> {
     let widths = cell.widths();
     match (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) {
         Some(k) => Err(KeyError::new(

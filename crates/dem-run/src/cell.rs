@@ -75,9 +75,9 @@ pub struct CellSpec {
 /// vector: the affine stiffness of the contact springs, Voigt's bound of the sample's), times
 /// `gain`, over the step: `L_kk = gain (sigma_target - sigma_kk) / (C_kk dt)`, capped at
 /// `max_rate` in magnitude (at the cap while no contact carries load). The affine stiffness
-/// bounds the real one from above, so the error shrinks monotonically for `gain <= 1` in a
-/// quasi-static sample (YADE's PeriTriaxController, with its mean stiffness replaced by the
-/// affine one).
+/// bounds the real one from above, so a sample that followed the cell quasi-statically would
+/// close its error without overshoot for `gain <= 1`; the grains' inertia can still overshoot
+/// (YADE's PeriTriaxController, with its mean stiffness replaced by the affine one).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CellServo {
@@ -181,10 +181,25 @@ impl CellSpec {
                 ),
             );
         }
-        if let Some(l) = self.velocity_gradient
-            && !l.iter().flatten().all(|x| x.is_finite())
-        {
-            return fail("velocity_gradient", "finite numbers expected".into());
+        if let Some(l) = self.velocity_gradient {
+            if !l.iter().flatten().all(|x| x.is_finite()) {
+                return fail("velocity_gradient", "finite numbers expected".into());
+            }
+            // Along an axis that is not periodic the sample is bounded by walls, which do not
+            // follow the cell.
+            let fixed = |k: usize| !self.periodic[k];
+            if let Some((i, j)) = (0..9)
+                .map(|n| (n / 3, n % 3))
+                .find(|&(i, j)| (fixed(i) || fixed(j)) && l[i][j] != 0.0)
+            {
+                return fail(
+                    "velocity_gradient",
+                    format!(
+                        "L_{i}{j} = {} moves the sample along or across an axis that is not periodic, where walls bound it: 0 expected in the rows and columns of axes that are not periodic",
+                        l[i][j]
+                    ),
+                );
+            }
         }
         if let Some(servo) = &self.servo {
             if self.periodic != [true; 3] {
@@ -248,9 +263,15 @@ impl CellSpec {
 }
 
 impl Cell {
-    /// Whether it ever deforms.
+    /// Whether its loading deforms it.
     pub fn deforms(&self) -> bool {
         self.loading.servo.is_some() || self.loading.velocity_gradient != Matrix3::zeros()
+    }
+
+    /// Whether it deforms or still moves (a restart into a scene whose cell is at rest stops
+    /// the checkpoint's rate at the next step).
+    pub fn moving(&self) -> bool {
+        self.deforms() || self.rate != Matrix3::zeros()
     }
 
     /// The rate `H' = L H` of the next step `dt`, `L` the loading's with the servo's entries

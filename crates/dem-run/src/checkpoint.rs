@@ -150,11 +150,16 @@ impl Simulation {
         if let (Some(saved), Some(scene)) = (&mut state.cell, &self.cell) {
             saved.periodic = scene.periodic;
             saved.loading = scene.loading.clone();
-            let finite = saved
-                .origin
-                .iter()
+            let m = &saved.measured;
+            let finite = (saved.origin.iter())
                 .chain(saved.vectors.iter())
                 .chain(saved.rate.iter())
+                .chain(
+                    m.stress
+                        .iter()
+                        .chain(m.stiffness.iter())
+                        .chain(m.images.iter()),
+                )
                 .all(|x| x.is_finite());
             let volume = saved.vectors.determinant();
             if !(finite && volume.is_finite() && volume > 0.0) {

@@ -324,7 +324,7 @@ fn volume_change(shape: &Shape, modal: &ModalShape, eps: &[f64]) -> f64 {
 /// unbalanced = 0.01     # the unbalanced-force ratio at most this
 /// pressure = 1e5        # the mean stress p = -tr(sigma) / 3 at least this (compression positive)
 /// solid_fraction = 0.6  # at least this
-/// after = 1000          # not before this step (default 0)
+/// after = 1000          # not before this step (default 0; counted from step 0, in a stage too)
 /// every = 100           # checked every this many steps (default 100)
 /// ```
 ///

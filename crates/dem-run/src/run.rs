@@ -33,10 +33,12 @@
 //! mutable state (exact: JSON numbers round-trip f64) and the length of history.csv at that
 //! moment. `dem-run SCENE --restart CHECKPOINT` (or `--restart RUN_DIR`: its latest checkpoint)
 //! continues from it bit for bit: history.csv and run.pvd are cut back to the checkpoint and
-//! continued (in another `--out` directory they start afresh at the checkpoint). With
-//! `run.stage = true` the scene's steps or duration count from the checkpoint: the next stage
-//! of an experiment (compress, then shear) is a scene of its own restarted from the last
-//! stage's run directory. The grains' and walls' motions come
+//! continued (in another `--out` directory they start afresh after the checkpoint: the first row
+//! is the first `history_every` step after it). With `run.stage = true` the scene's steps or
+//! duration count from the checkpoint of another run directory it starts from (kept in its own
+//! checkpoints, so that a stage interrupted and resumed in its directory ends where it would
+//! have): the next stage of an experiment (compress, then shear) is a scene of its own
+//! restarted from the last stage's run directory. The grains' and walls' motions come
 //! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
 //! scene (other grains, walls, node indices or contact law) is refused.
 //!
@@ -132,8 +134,11 @@ pub enum RunError {
         /// What failed.
         fault: crate::levelset::LevelSetFault,
     },
-    /// A deforming cell got too narrow for its grains.
-    #[error("the run stopped at step {step} (t = {time:e}): the deformed cell is {message}")]
+    /// A periodic cell got too narrow for its grains (it deformed, or their modes grew their
+    /// reach).
+    #[error(
+        "the run stopped at step {step} (t = {time:e}): the periodic cell (deformed, or its grains' reach grown by their modes) is {message}"
+    )]
     Cell {
         /// The step.
         step: u64,
@@ -244,6 +249,10 @@ struct Checkpoint {
     history_bytes: u64,
     /// The time step (kept: an automatic step is not recomputed on restart).
     dt: f64,
+    /// The step and time the run's `steps` or `duration` count from: 0 but in a stage
+    /// (`run.stage`), where they are those of the checkpoint the stage started from.
+    #[serde(default)]
+    origin: (u64, f64),
     state: State,
 }
 
@@ -361,6 +370,8 @@ fn run_in_pool(
     let mut pvd = Series::default();
     // Whether a restart runs at another step than its checkpoint.
     let mut new_dt = false;
+    // Where the run's steps or duration count from (run.stage).
+    let mut origin = (0, 0.0);
     let history_bytes = match &options.restart {
         Some(given) => {
             let path = &latest_checkpoint(given)?;
@@ -412,6 +423,13 @@ fn run_in_pool(
                     series.retain(|e| e.time <= sim.time);
                 }
             }
+            // A stage resumed in its own directory keeps its origin; started from another
+            // run's checkpoint, it counts from there.
+            origin = match (own, scene.run.stage) {
+                (true, _) => c.origin,
+                (false, true) => (sim.step, sim.time),
+                (false, false) => (0, 0.0),
+            };
             own.then_some(c.history_bytes)
         }
         None => None,
@@ -423,15 +441,16 @@ fn run_in_pool(
             message,
         })?;
     let duration = scene.run.duration.unwrap_or(0.0);
-    // A stage counts its steps or duration from the checkpoint it restarts from.
-    let stage = scene.run.stage && options.restart.is_some();
     let steps = match scene.run.steps {
-        Some(n) if stage => sim.step as f64 + n as f64,
-        Some(n) => n as f64,
-        None if stage => sim.step as f64 + (duration / sim.dt).ceil(),
-        // At a new step the run still ends at its duration (the 1e-9 absorbs the round-off of
-        // the time summed so far).
-        None if new_dt => sim.step as f64 + ((duration - sim.time) / sim.dt - 1e-9).ceil().max(0.0),
+        Some(n) => origin.0 as f64 + n as f64,
+        // A stage, or a run at a new step, ends at its duration from its origin (the 1e-9
+        // absorbs the round-off of the time summed so far).
+        None if origin.0 > 0 || new_dt => {
+            sim.step as f64
+                + ((origin.1 + duration - sim.time) / sim.dt - 1e-9)
+                    .ceil()
+                    .max(0.0)
+        }
         None => (duration / sim.dt).ceil(),
     };
     if steps > MAX_STEPS {
@@ -492,10 +511,9 @@ fn run_in_pool(
                 fault,
             });
         }
-        if let Some(Err(e)) = (sim.cell.as_ref())
-            .filter(|c| c.deforms())
-            .map(|c| crate::build::check_cell(c, &sim.shapes))
-        {
+        // A deforming cell narrows; a deformable grain's reach grows with its amplitudes.
+        let largest = crate::build::largest_radius(&sim.shapes).max(sim.largest_reach);
+        if let Some(Err(e)) = (sim.cell.as_ref()).map(|c| crate::build::check_cell(c, largest)) {
             history.row(&sim)?;
             history.flush()?;
             return Err(RunError::Cell {
@@ -541,7 +559,7 @@ fn run_in_pool(
             write_vtk(out, &sim, &mut pvd)?;
         }
         if every(o.checkpoint_every, sim.step) {
-            last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
+            last_checkpoint = Some(checkpoint(out, &sim, origin, &mut history)?);
         }
         if let Some(b) = &bar {
             b.set_position(sim.step);
@@ -558,7 +576,7 @@ fn run_in_pool(
                 history.row(&sim)?;
             }
             // The state the conditions describe, for a next stage to restart from.
-            last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
+            last_checkpoint = Some(checkpoint(out, &sim, origin, &mut history)?);
             stopped = Some(format!("step {}: {met}", sim.step));
             break;
         }
@@ -567,7 +585,7 @@ fn run_in_pool(
             if !every(o.history_every, sim.step) && sim.step != total {
                 history.row(&sim)?;
             }
-            last_checkpoint = Some(checkpoint(out, &sim, &mut history)?);
+            last_checkpoint = Some(checkpoint(out, &sim, origin, &mut history)?);
             break;
         }
     }
@@ -684,6 +702,15 @@ impl History {
                     .append(true)
                     .open(path)
                     .map_err(io)?;
+                let length = f.metadata().map_err(io)?.len();
+                if length < bytes {
+                    return Err(file_error(
+                        path,
+                        format!(
+                            "{length} bytes, shorter than the {bytes} the checkpoint was written with: it is not this history's (another run in this directory since); restart from a checkpoint of the last run, or into another --out"
+                        ),
+                    ));
+                }
                 f.set_len(bytes).map_err(io)?;
                 f
             }
@@ -872,11 +899,17 @@ fn latest_checkpoint(given: &Path) -> Result<PathBuf, RunError> {
     Ok(latest)
 }
 
-fn checkpoint(out: &Path, sim: &Simulation, history: &mut History) -> Result<PathBuf, RunError> {
+fn checkpoint(
+    out: &Path,
+    sim: &Simulation,
+    origin: (u64, f64),
+    history: &mut History,
+) -> Result<PathBuf, RunError> {
     let c = Checkpoint {
         schema: CHECKPOINT_SCHEMA,
         history_bytes: history.flush()?,
         dt: sim.dt,
+        origin,
         state: sim.state(),
     };
     let dir = out.join("checkpoint");

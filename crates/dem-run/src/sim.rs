@@ -2,11 +2,13 @@
 //! `PhysicsPipeline::step`: named stages, each a function taking what it reads and writes, the
 //! data flow in one screen ([`Simulation::step`]):
 //!
+//! 0. [`deform_cell`]: a periodic cell's rate for the step, and the change of the affine
+//!    velocity field given to the grains (crate::cell);
 //! 1. [`integrate::first_half`]: half kick and drift of the free grains (velocity Verlet:
 //!    translations, rotations by an exact splitting of Euler's equations, amplitudes),
 //!    prescribed grains moved to the new time;
-//! 2. `move_walls`; [`wrap`]: free grains that left a periodic cell back into it, their pairs'
-//!    image shifts corrected ([`crate::cell`]);
+//! 2. `move_walls`; the cell's vectors moved; [`wrap`]: free grains that left a periodic cell
+//!    back into it, their pairs' image shifts corrected ([`crate::cell`]);
 //! 3. [`views`]: one [`View`] of each body (pose, current nodes, reach, level-set queries);
 //! 4. [`broad_phase`]: the candidate pairs, on the views' reach ([`broad`]);
 //! 5. [`narrow_phase`]: the contact law per pair with its history (pairs in parallel);
@@ -14,7 +16,7 @@
 //!    bits for any thread count);
 //! 7. `body_forces`: gravity first, local damping, the modal internal and damping forces;
 //! 8. [`integrate::second_half`]: the second half kick;
-//! 9. the ledger ([`Ledger::book`]): work of walls and prescribed grains, dissipation.
+//! 9. the ledger ([`Ledger::book`]): work of walls, prescribed grains and the cell, dissipation.
 //!
 //! The wall-clock time of each stage is counted ([`Timings`], in summary.json).
 //!
@@ -196,6 +198,9 @@ pub struct Simulation {
     pub sample_sums: ContactSums,
     /// The periodic cell, if any.
     pub cell: Option<Cell>,
+    /// The largest reach of the last evaluation's views (a deformable grain's grows with its
+    /// amplitudes): what a periodic cell's width is checked against during a run.
+    pub(crate) largest_reach: f64,
 }
 
 impl Simulation {
@@ -213,13 +218,33 @@ impl Simulation {
         }
         integrate::first_half(&mut self.bodies, &self.shapes, t, dt);
         move_walls(&mut self.walls, t, dt);
+        let mut remapped = Vec::new();
         if let Some(cell) = &mut self.cell {
-            cell.vectors += cell.rate * dt;
-            self.ledger.work += wrap(cell, &mut self.bodies, &self.shapes, &mut self.histories);
+            let step = cell.rate * dt;
+            cell.vectors += step;
+            // Gravity's potential is taken at the unwrapped position X + H image, which the
+            // cell's motion moves: the cell's work.
+            if self.gravity != Vector3::zeros() && step != nalgebra::Matrix3::zeros() {
+                self.ledger.work -= (self.bodies.iter().filter(|b| b.is_free()))
+                    .map(|b| {
+                        let image = Vector3::from(b.image.map(f64::from));
+                        self.shapes[b.shape].mass * self.gravity.dot(&(step * image))
+                    })
+                    .sum::<f64>();
+            }
+            remapped = wrap(cell, &mut self.bodies, &mut self.histories);
         }
         self.timings.integrate += lap(&mut clock);
         self.evaluate_forces(record, dt, &mut clock);
         integrate::second_half(&mut self.bodies, &self.shapes, dt);
+        // The wraps' velocity changes `dv`, booked at the step's end velocities as velocity
+        // Verlet's kinetic energy counts them: 1/2 m (|v|^2 - |v - dv|^2).
+        for (i, dv) in remapped {
+            let b = &self.bodies[i as usize];
+            let v = b.velocity;
+            self.ledger.work +=
+                0.5 * self.shapes[b.shape].mass * (v.norm_squared() - (v - dv).norm_squared());
+        }
         self.timings.integrate += lap(&mut clock);
         let after = ledger::boundary_loads(&self.bodies, &self.walls, &self.shapes, &self.gravity);
         let spins = (self.bodies.iter())
@@ -247,6 +272,7 @@ impl Simulation {
     pub(crate) fn evaluate_forces(&mut self, record: bool, dt: f64, clock: &mut Instant) {
         let old = std::mem::take(&mut self.histories);
         let views = views(&self.bodies, &self.shapes);
+        self.largest_reach = views.iter().map(|v| v.reach).fold(0.0, f64::max);
         self.timings.views += lap(clock);
         let keys = broad_phase(&self.bodies, &views, &self.walls, self.cell.as_ref());
         self.timings.broad += lap(clock);
@@ -367,7 +393,7 @@ impl Simulation {
             let alpha = self.local_damping;
             // In a deforming cell, the damping opposes the velocity about the affine field
             // `H' H^-1 (X - origin)` (YADE's fluctuation velocity), not the field itself.
-            let field = (self.cell.as_ref().filter(|c| c.deforms())).map(|c| {
+            let field = (self.cell.as_ref().filter(|c| c.moving())).map(|c| {
                 let inverse = c.vectors.try_inverse().expect("a cell of positive volume");
                 (c.rate * inverse, c.origin)
             });
@@ -618,7 +644,7 @@ pub fn periodic_neighbours(
 /// (`v += dH' H^-1 (X - origin)`, crate::cell); returns the kinetic energy this gives them (work
 /// of the cell in the ledger).
 pub fn deform_cell(cell: &mut Cell, bodies: &mut [Body], shapes: &[Arc<Shape>], dt: f64) -> f64 {
-    if !cell.deforms() {
+    if !cell.moving() {
         return 0.0;
     }
     let rate = cell.next_rate(dt);
@@ -644,16 +670,15 @@ pub fn deform_cell(cell: &mut Cell, bodies: &mut [Body], shapes: &[Arc<Shape>], 
 /// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
 /// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`), and their pairs' image shifts
 /// corrected so that each pair keeps its history: `s - m` where the grain is the pair's first,
-/// `s + m` where it is the partner. Returns the kinetic energy the velocities' change gives the
-/// grains (zero in a cell at rest; work of the cell in the ledger).
+/// `s + m` where it is the partner. Returns the velocity changes `(grain, -H' m)` (none in a
+/// cell at rest), whose kinetic energy is the cell's work in the ledger.
 pub fn wrap(
     cell: &Cell,
     bodies: &mut [Body],
-    shapes: &[Arc<Shape>],
     histories: &mut Histories,
-) -> f64 {
+) -> Vec<(u32, Vector3<f64>)> {
     let mut moved = Vec::new();
-    let mut work = 0.0;
+    let mut remapped = Vec::new();
     for (i, b) in bodies.iter_mut().enumerate() {
         if !b.is_free() {
             continue;
@@ -663,16 +688,16 @@ pub fn wrap(
             let n = Vector3::from(m.map(f64::from));
             b.position -= cell.vectors * n;
             if cell.rate != nalgebra::Matrix3::zeros() {
-                let before = b.velocity.norm_squared();
-                b.velocity -= cell.rate * n;
-                work += 0.5 * shapes[b.shape].mass * (b.velocity.norm_squared() - before);
+                let dv = -(cell.rate * n);
+                b.velocity += dv;
+                remapped.push((i as u32, dv));
             }
-            b.image = [0, 1, 2].map(|k| b.image[k] + m[k]);
+            b.image = [0, 1, 2].map(|k| b.image[k].saturating_add(m[k]));
             moved.push((i as u32, m));
         }
     }
     if moved.is_empty() {
-        return work;
+        return remapped;
     }
     let shift_of = |i: u32| {
         moved
@@ -691,7 +716,7 @@ pub fn wrap(
         }
     }
     histories.sort_by_key(|h| h.0);
-    work
+    remapped
 }
 
 /// What the narrow phase reads: the views, the walls, the grains' node roles and the law.

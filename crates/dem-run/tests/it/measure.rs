@@ -245,17 +245,24 @@ fn a_run_stops_when_its_stop_conditions_first_hold() {
         .replace("[stop]", "[stop]\nsolid_fraction = 2.0");
     let next_path = dir.path().join("next.toml");
     std::fs::write(&next_path, next).unwrap();
-    let stage = dem_run::run(
-        &next_path,
-        &RunOptions {
-            out: dir.path().join("next"),
-            restart: Some(out.clone()),
-            ..options
-        },
-        &AtomicBool::new(false),
-    )
-    .unwrap();
-    assert_eq!(stage.steps, s.steps + 30);
+    let stage = |restart: &std::path::Path, interrupt: bool| {
+        dem_run::run(
+            &next_path,
+            &RunOptions {
+                out: dir.path().join("next"),
+                restart: Some(restart.to_path_buf()),
+                ..options.clone()
+            },
+            &AtomicBool::new(interrupt),
+        )
+        .unwrap()
+    };
+    // Interrupted after its first step, then resumed in its own directory: it still ends 30
+    // steps after the checkpoint it started from.
+    let interrupted = stage(&out, true);
+    assert!(interrupted.interrupted);
+    assert_eq!(interrupted.steps, s.steps + 1);
+    assert_eq!(stage(&dir.path().join("next"), false).steps, s.steps + 30);
 }
 
 #[test]

@@ -564,3 +564,136 @@ fn a_deformable_pair_across_a_face_deforms_as_the_pair_side_by_side() {
     assert!(moved > 0.1 && touching > 20, "{moved}, {touching}");
     assert!(worst < 1e-9 * moved, "{worst:e}");
 }
+
+/// A unit sphere falling freely under gravity along z through a fully periodic cell 6 on a
+/// side; `extra` ends `[cell]`.
+fn falling(dir: &std::path::Path, extra: &str) -> std::path::PathBuf {
+    crate::common::sphere(dir, "ball", 1.0, 0.25, 200);
+    crate::common::scene_file(
+        dir,
+        &format!(
+            "[run]\ndt = 1e-3\nsteps = 3000\ngravity = [0, 0, -10]\n[output]\ncheckpoint_every = 1000\n\
+             [contact]\nlaw = \"linear-springs\"\nkn = 1\n[cell]\nsize = [6, 6, 6]\n{extra}\n\
+             [[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 3]\nvelocity = [0.3, 0, 0]\n"
+        ),
+    )
+}
+
+#[test]
+fn gravity_in_a_deforming_cell_keeps_the_ledger_closed_through_the_wraps() {
+    let dir = tempfile::tempdir().unwrap();
+    // The cell stretches along z (L_33 = 0.1) while the grain falls through its z faces: its
+    // unwrapped position X + H image moves with H, and the cell's work on gravity's potential
+    // is booked (without it, the residual is m g . dH image summed over the steps: 8.5 % of the
+    // energy supplied here), and each wrap's velocity change at the step's end velocity (booked
+    // at the half-step velocity, it left m H' g dt / 2 per wrap: 1.4e-2 each here).
+    let path = falling(
+        dir.path(),
+        "velocity_gradient = [[0, 0, 0], [0, 0, 0], [0, 0, 0.1]]",
+    );
+    let sim = {
+        let mut sim =
+            dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path).unwrap();
+        for _ in 0..3000 {
+            sim.step(false);
+        }
+        sim
+    };
+    let e = sim.energies();
+    let b = &sim.bodies[0];
+    println!(
+        "images {:?}; residual {:.2e} of the energy supplied {:.3e}",
+        b.image,
+        sim.ledger.residual(&e),
+        sim.ledger.supplied(&e)
+    );
+    assert!(b.image[2] <= -2, "{:?}", b.image);
+    assert!(sim.ledger.residual(&e).abs() < 1e-9 * sim.ledger.supplied(&e));
+}
+
+#[test]
+fn a_restart_into_a_cell_at_rest_stops_the_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = falling(
+        dir.path(),
+        "velocity_gradient = [[0.2, 0, 0], [0, 0, 0], [0, 0, 0]]",
+    );
+    let options = |out: &str, restart: Option<std::path::PathBuf>| dem_run::RunOptions {
+        out: dir.path().join(out),
+        threads: Some(1),
+        restart,
+        progress: false,
+        overwrite: false,
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    dem_run::run(&path, &options("moving", None), &stop).unwrap();
+    // The same scene with its cell at rest, restarted from the moving cell's checkpoint: the
+    // cell keeps the checkpoint's shape and stops (its rate zero, the grain's affine velocity
+    // taken away) from the first step on.
+    let still = falling(dir.path(), "");
+    let checkpoint = dir.path().join("moving/checkpoint/step_0000001000.json");
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&checkpoint).unwrap()).unwrap();
+    let saved = &state["state"]["cell"];
+    assert_ne!(saved["rate"][0], 0.0, "{saved}");
+    let vx = state["state"]["bodies"][0]["velocity"][0].as_f64().unwrap();
+    let restarted = options("still", Some(checkpoint));
+    let summary = dem_run::run(&still, &restarted, &stop).unwrap();
+    let last = dir.path().join("still/checkpoint/step_0000003000.json");
+    let end: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(last).unwrap()).unwrap();
+    let cell = &end["state"]["cell"];
+    println!(
+        "{} steps; vectors {} -> {}; rate {}; velocity x {vx} -> {}",
+        summary.steps,
+        saved["vectors"],
+        cell["vectors"],
+        cell["rate"],
+        end["state"]["bodies"][0]["velocity"][0]
+    );
+    // nalgebra serializes a matrix as its column-major array.
+    assert_eq!(cell["vectors"], saved["vectors"]);
+    assert!(cell["rate"].as_array().unwrap().iter().all(|x| x == 0.0));
+    // The affine velocity at the grain's place, 0.2 (x - origin), is gone; what is left is the
+    // grain's velocity about the field, which the stretching cell slowed while it ran: with no
+    // force, u = v - L x obeys du/dt = -L v + L (L x) = -L u, so u = 0.3 exp(-0.2 t) at t = 1
+    // (to the step's order).
+    let after = end["state"]["bodies"][0]["velocity"][0].as_f64().unwrap();
+    let expected = 0.3 * (-0.2f64).exp();
+    assert!(
+        (after / expected - 1.0).abs() < 1e-4,
+        "{after} against {expected}"
+    );
+}
+
+#[test]
+fn a_held_grain_in_a_deforming_cell_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let path = crate::common::scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+         [cell]\nsize = [6, 6, 6]\nvelocity_gradient = [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]]\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 3]\n\
+         [[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 5.5]\nhold = [\"x\"]\n",
+    );
+    let e = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("grains[1].hold") && e.contains("deforming cell"),
+        "{e}"
+    );
+    // And a velocity gradient along an axis that is not periodic.
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "size = [6, 6, 6]",
+        "size = [6, 6, 6]\nperiodic = [true, false, true]",
+    );
+    let path = crate::common::scene_file(dir.path(), &text);
+    let e = dem_run::Scene::read(&path).err().unwrap().to_string();
+    assert!(
+        e.contains("cell.velocity_gradient") && e.contains("L_01"),
+        "{e}"
+    );
+}
