@@ -50,6 +50,10 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             "ellipsoid-plates-precomputed.toml",
             "pair-semi-lagrangian.toml",
             "pair-precomputed.toml",
+            "granular-compress-deformable.toml",
+            "granular-compress-rigid.toml",
+            "granular-shear-deformable.toml",
+            "granular-shear-rigid.toml",
         ],
     );
     copy("reference", &["sphere_compaction_lookup_paper.csv"]);
@@ -100,12 +104,13 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
                 "| sphere-path |",
                 "| ellipsoid |",
                 "| pair |",
+                "| granular |",
             ]
             .iter()
             .any(|c| l.starts_with(c))
         })
         .collect();
-    assert_eq!(rows.len(), 21, "{rows:?}");
+    assert_eq!(rows.len(), 29, "{rows:?}");
     assert!(rows.iter().all(|r| r.ends_with("| pass |")), "{rows:?}");
     let out = dir.path().join("demo/out");
     assert!(
@@ -120,6 +125,8 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
         "sphere-path-quick.svg",
         "ellipsoid-quick.svg",
         "pair-quick.svg",
+        "granular-quick.svg",
+        "granular-volumetric-quick.svg",
     ] {
         assert!(
             std::fs::read_to_string(out.join(plot))
