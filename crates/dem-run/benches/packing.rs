@@ -9,31 +9,17 @@
 use std::time::Instant;
 
 use dem_run::{Scene, Simulation};
-use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
+
+mod common;
 
 const SOLID_FRACTION: f64 = 0.2;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let options = BakeOptions {
-        spacing: 0.2,
-        pad_cells: 2,
-        extent: Extent::Full,
-        nodes: NodeChoice::Count(200),
-        density: 1.0,
-        units: "test".into(),
-        open: OpenMesh::Refuse,
-        allow_unresolved: false,
-    };
-    bake_primitive(&Primitive::Sphere { radius: 1.0 }, &options)
-        .unwrap()
-        .bundle
-        .write(&dir.path().join("ball.grain"))
-        .unwrap();
+    common::bake_ball(dir.path());
     let sizes = [0.8f64, 1.0, 1.25];
     // Mean grain volume over the classes (equal counts).
-    let volume =
-        sizes.iter().map(|s| s.powi(3)).sum::<f64>() / 3.0 * 4.0 / 3.0 * std::f64::consts::PI;
+    let volume = common::mean_volume(&sizes);
     let mut seconds = Vec::new();
     for count in [10_000usize, 100_000] {
         let side = (count as f64 * volume / SOLID_FRACTION).cbrt();

@@ -10,30 +10,16 @@
 use std::time::Instant;
 
 use dem_run::{Scene, Simulation};
-use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
+
+mod common;
 
 const COUNT: usize = 4000;
 const STEPS: u64 = 200;
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();
-    let options = BakeOptions {
-        spacing: 0.2,
-        pad_cells: 2,
-        extent: Extent::Full,
-        nodes: NodeChoice::Count(200),
-        density: 1.0,
-        units: "test".into(),
-        open: OpenMesh::Refuse,
-        allow_unresolved: false,
-    };
-    bake_primitive(&Primitive::Sphere { radius: 1.0 }, &options)
-        .unwrap()
-        .bundle
-        .write(&dir.path().join("ball.grain"))
-        .unwrap();
-    let volume = [0.8f64, 1.0, 1.25].iter().map(|s| s.powi(3)).sum::<f64>() / 3.0 * 4.0 / 3.0
-        * std::f64::consts::PI;
+    common::bake_ball(dir.path());
+    let volume = common::mean_volume(&[0.8, 1.0, 1.25]);
     let side = (COUNT as f64 * volume / 0.3).cbrt();
     let header = "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1e3\n\
                   ks = 5e2\nfriction = 0.5\n";

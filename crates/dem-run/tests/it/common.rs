@@ -44,6 +44,22 @@ pub fn scene_file(dir: &Path, text: &str) -> PathBuf {
     path
 }
 
+/// Options of a run into `out` on `threads` (`None`: the scene's), from `restart` if given,
+/// without a progress bar.
+pub fn run_options(
+    out: &Path,
+    threads: Option<usize>,
+    restart: Option<PathBuf>,
+) -> dem_run::RunOptions {
+    dem_run::RunOptions {
+        out: out.to_path_buf(),
+        threads,
+        restart,
+        progress: false,
+        overwrite: false,
+    }
+}
+
 /// The simulation of a scene text (bundle paths relative to `dir`).
 pub fn simulation(dir: &Path, text: &str) -> Simulation {
     let path = scene_file(dir, text);

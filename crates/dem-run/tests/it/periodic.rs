@@ -394,13 +394,7 @@ fn periodic_runs_restart_and_thread_counts_give_the_same_bits() {
     );
     let path = crate::common::scene_file(dir.path(), &text);
     let run = |out: &str, threads: usize, restart: Option<std::path::PathBuf>| {
-        let options = dem_run::RunOptions {
-            out: dir.path().join(out),
-            threads: Some(threads),
-            restart,
-            progress: false,
-            overwrite: false,
-        };
+        let options = crate::common::run_options(&dir.path().join(out), Some(threads), restart);
         dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap();
         std::fs::read_to_string(dir.path().join(out).join("history.csv")).unwrap()
     };
@@ -438,13 +432,7 @@ fn the_run_writes_the_deforming_cell_for_paraview() {
          [[grains]]\nbundle = \"ball.grain\"\nposition = [2.5, 2.5, 2.5]\n",
     );
     let out = dir.path().join("out");
-    let options = dem_run::RunOptions {
-        out: out.clone(),
-        threads: Some(1),
-        restart: None,
-        progress: false,
-        overwrite: false,
-    };
+    let options = crate::common::run_options(&out, Some(1), None);
     dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap();
     let series = grain::vtk::read_pvd(&out.join("cell.pvd")).unwrap();
     assert_eq!(series.len(), 3, "steps 0, 50 and 100");
@@ -478,13 +466,7 @@ fn a_run_stops_when_its_sheared_cell_gets_too_narrow() {
          [cell]\nsize = [5.5, 5.5, 5.5]\nvelocity_gradient = [[0, 1, 0], [0, 0, 0], [0, 0, 0]]\n\
          [[grains]]\nbundle = \"ball.grain\"\nposition = [2.75, 2.75, 2.75]\n",
     );
-    let options = dem_run::RunOptions {
-        out: dir.path().join("out"),
-        threads: Some(1),
-        restart: None,
-        progress: false,
-        overwrite: false,
-    };
+    let options = crate::common::run_options(&dir.path().join("out"), Some(1), None);
     let radius = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
         .unwrap()
         .shapes[0]
@@ -619,12 +601,8 @@ fn a_restart_into_a_cell_at_rest_stops_the_cell() {
         dir.path(),
         "velocity_gradient = [[0.2, 0, 0], [0, 0, 0], [0, 0, 0]]",
     );
-    let options = |out: &str, restart: Option<std::path::PathBuf>| dem_run::RunOptions {
-        out: dir.path().join(out),
-        threads: Some(1),
-        restart,
-        progress: false,
-        overwrite: false,
+    let options = |out: &str, restart: Option<std::path::PathBuf>| {
+        crate::common::run_options(&dir.path().join(out), Some(1), restart)
     };
     let stop = std::sync::atomic::AtomicBool::new(false);
     dem_run::run(&path, &options("moving", None), &stop).unwrap();

@@ -106,13 +106,7 @@ normal = [-1, 0, 0]
 }
 
 fn options(out: &Path, restart: Option<std::path::PathBuf>) -> RunOptions {
-    RunOptions {
-        out: out.to_path_buf(),
-        threads: None,
-        restart,
-        progress: false,
-        overwrite: false,
-    }
+    crate::common::run_options(out, None, restart)
 }
 
 #[test]
