@@ -241,6 +241,8 @@ impl Simulation {
         law.check(&shapes, &bodies).map_err(key_error)?;
         let mut sim = Simulation {
             shapes,
+            ids: (0..bodies.len() as u32).collect(),
+            owned: bodies.len(),
             bodies,
             walls,
             histories: Histories::new(),

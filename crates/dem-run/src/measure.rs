@@ -62,16 +62,18 @@ pub struct ContactSums {
     pub images: Matrix3<f64>,
 }
 
+/// Counts a grain pair in contact for its two grains (`ends`: their indices in `count`).
+pub fn count_contact(key: &PairKey, o: &PairOutcome, ends: [usize; 2], count: &mut [u32]) {
+    if o.nodes_in_contact > 0 && matches!(key.b, Partner::Body(_)) {
+        count[ends[0]] += 1;
+        count[ends[1]] += 1;
+    }
+}
+
 impl ContactSums {
-    /// Adds a pair's outcome; `branch` is the branch vector `X_b + H s - X_a` of a grain pair;
-    /// `count` keeps each grain's grain-grain contacts.
-    pub fn add(
-        &mut self,
-        key: &PairKey,
-        o: &PairOutcome,
-        branch: Option<Vector3<f64>>,
-        count: &mut [u32],
-    ) {
+    /// Adds a pair's outcome; `branch` is the branch vector `X_b + H s - X_a` of a grain pair.
+    /// The grains' contact counts are [`count_contact`]'s.
+    pub fn add(&mut self, key: &PairKey, o: &PairOutcome, branch: Option<Vector3<f64>>) {
         if o.nodes_in_contact == 0 {
             return;
         }
@@ -82,10 +84,8 @@ impl ContactSums {
             let s = Vector3::from(key.shift.map(f64::from));
             self.images += o.on_b.0 * s.transpose();
         }
-        if let Partner::Body(j) = key.b {
+        if let Partner::Body(_) = key.b {
             self.grain_contacts += 1;
-            count[key.a as usize] += 1;
-            count[j as usize] += 1;
             if let Some(n) = o.normal.try_normalize(0.0) {
                 self.fabric += n * n.transpose();
                 if let Some(l) = branch {

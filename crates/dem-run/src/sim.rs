@@ -151,15 +151,22 @@ const PARALLEL_PAIRS: usize = 16;
 pub struct Simulation {
     /// Shapes, one per bundle.
     pub shapes: Vec<Arc<Shape>>,
-    /// The mutable state.
+    /// The bodies this process holds: the grains it owns first (`bodies[..owned]`), then the
+    /// ghosts, copies of other processes' grains within reach of its own (crate::domain). A
+    /// run in one process owns every grain, in the scene's order.
     pub bodies: Vec<Body>,
+    /// The global id (index in the scene's order) of each body held: pair keys, histories,
+    /// node roles, excursions and faults are in global ids.
+    pub ids: Vec<u32>,
+    /// How many of the bodies held this process owns (integrates, and counts in sums).
+    pub owned: usize,
     /// Walls.
     pub walls: Vec<Wall>,
     /// Shear histories by pair.
     pub histories: Histories,
     /// The contact law.
     pub law: Arc<dyn ContactLaw>,
-    /// Each body's own node role (`[[grains]] nodes`).
+    /// Each grain's own node role (`[[grains]] nodes`), by global id.
     pub node_roles: Vec<Option<NodeRole>>,
     /// Cundall's local damping fraction.
     pub local_damping: f64,
@@ -209,14 +216,15 @@ impl Simulation {
         let dt = self.dt;
         let t = self.time + dt;
         let mut clock = Instant::now();
-        let before = ledger::boundary_loads(&self.bodies, &self.walls, &self.shapes, &self.gravity);
-        let modal_power = ledger::modal_damping_power(&self.bodies);
+        let owned = self.owned;
+        let before = self.boundary_loads();
+        let modal_power = ledger::modal_damping_power(&self.bodies[..owned]);
         let images_before = self.cell.as_ref().map(|c| c.measured.images);
         self.timings.ledger += lap(&mut clock);
         if let Some(cell) = &mut self.cell {
-            self.ledger.work += deform_cell(cell, &mut self.bodies, &self.shapes, dt);
+            self.ledger.work += deform_cell(cell, &mut self.bodies[..owned], &self.shapes, dt);
         }
-        integrate::first_half(&mut self.bodies, &self.shapes, t, dt);
+        integrate::first_half(&mut self.bodies[..owned], &self.shapes, t, dt);
         move_walls(&mut self.walls, t, dt);
         let mut remapped = Vec::new();
         if let Some(cell) = &mut self.cell {
@@ -225,18 +233,20 @@ impl Simulation {
             // Gravity's potential is taken at the unwrapped position X + H image, which the
             // cell's motion moves: the cell's work.
             if self.gravity != Vector3::zeros() && step != nalgebra::Matrix3::zeros() {
-                self.ledger.work -= (self.bodies.iter().filter(|b| b.is_free()))
+                self.ledger.work -= (self.bodies[..owned].iter().filter(|b| b.is_free()))
                     .map(|b| {
                         let image = Vector3::from(b.image.map(f64::from));
                         self.shapes[b.shape].mass * self.gravity.dot(&(step * image))
                     })
                     .sum::<f64>();
             }
-            remapped = wrap(cell, &mut self.bodies, &mut self.histories);
+            let moved;
+            (remapped, moved) = wrap(cell, &mut self.bodies[..owned], &self.ids);
+            reshift(&mut self.histories, &moved);
         }
         self.timings.integrate += lap(&mut clock);
         self.evaluate_forces(record, dt, &mut clock);
-        integrate::second_half(&mut self.bodies, &self.shapes, dt);
+        integrate::second_half(&mut self.bodies[..owned], &self.shapes, dt);
         // The wraps' velocity changes `dv`, booked at the step's end velocities as velocity
         // Verlet's kinetic energy counts them: 1/2 m (|v|^2 - |v - dv|^2).
         for (i, dv) in remapped {
@@ -246,15 +256,18 @@ impl Simulation {
                 0.5 * self.shapes[b.shape].mass * (v.norm_squared() - (v - dv).norm_squared());
         }
         self.timings.integrate += lap(&mut clock);
-        let after = ledger::boundary_loads(&self.bodies, &self.walls, &self.shapes, &self.gravity);
-        let spins = (self.bodies.iter())
+        let after = self.boundary_loads();
+        let spins = (self.bodies[..owned].iter())
             .filter(|b| !b.is_free())
             .map(|b| b.spin());
         self.ledger.book(
             (&before, &after),
             std::iter::repeat_n(Vector3::zeros(), self.walls.len()).chain(spins),
             &self.dissipation,
-            (modal_power, ledger::modal_damping_power(&self.bodies)),
+            (
+                modal_power,
+                ledger::modal_damping_power(&self.bodies[..owned]),
+            ),
             dt,
         );
         if let (Some(cell), Some(before)) = (&self.cell, images_before) {
@@ -267,6 +280,17 @@ impl Simulation {
         self.time = t;
     }
 
+    /// The loads of the walls and of the prescribed grains this process owns
+    /// ([`ledger::boundary_loads`]).
+    fn boundary_loads(&self) -> Vec<ledger::Load> {
+        ledger::boundary_loads(
+            &self.bodies[..self.owned],
+            &self.walls,
+            &self.shapes,
+            &self.gravity,
+        )
+    }
+
     /// Stages 3 to 7 at the current positions (velocities are the half-step ones inside a
     /// step); shear displacements grow by `v_t dt`.
     pub(crate) fn evaluate_forces(&mut self, record: bool, dt: f64, clock: &mut Instant) {
@@ -274,7 +298,12 @@ impl Simulation {
         let views = views(&self.bodies, &self.shapes);
         self.largest_reach = views.iter().map(|v| v.reach).fold(0.0, f64::max);
         self.timings.views += lap(clock);
-        let keys = broad_phase(&self.bodies, &views, &self.walls, self.cell.as_ref());
+        let held = Held {
+            bodies: &self.bodies,
+            ids: &self.ids,
+            owned: self.owned,
+        };
+        let pairs = broad_phase(&held, &views, &self.walls, self.cell.as_ref());
         self.timings.broad += lap(clock);
         let contacts = Contacts {
             views: &views,
@@ -283,22 +312,24 @@ impl Simulation {
             roles: &self.node_roles,
             law: self.law.as_ref(),
         };
-        let outcomes = narrow_phase(&contacts, &keys, old, record, dt);
-        self.fault = views
+        let outcomes = narrow_phase(&contacts, &pairs, old, record, dt);
+        self.fault = views[..self.owned]
             .iter()
             .enumerate()
-            .find_map(|(i, v)| v.fault().map(|f| (i, f.clone())));
+            .find_map(|(i, v)| v.fault().map(|f| (self.ids[i] as usize, f.clone())));
         drop(views);
         self.timings.narrow += lap(clock);
-        self.reduce(&keys, outcomes);
+        self.reduce(&pairs, outcomes);
         self.timings.reduce += lap(clock);
         self.body_forces();
         self.timings.body_forces += lap(clock);
     }
 
     /// Stage 6: gravity first, then the pair forces in pair order, onto grains, walls and the
-    /// grains' modes; the new histories.
-    fn reduce(&mut self, keys: &[PairKey], outcomes: Vec<(PairOutcome, Option<PairHistory>)>) {
+    /// grains' modes; the new histories. The sums over pairs (contacts, energies, dissipation,
+    /// the walls' forces and the sample's) count the pairs whose first grain this process
+    /// owns: each pair once over the processes.
+    fn reduce(&mut self, pairs: &[Candidate], outcomes: Vec<(PairOutcome, Option<PairHistory>)>) {
         let mut generalized: Vec<PerMode<f64>> = self
             .bodies
             .iter()
@@ -326,35 +357,43 @@ impl Simulation {
         };
         let mut sums = ContactSums::default();
         let mut count = vec![0u32; self.bodies.len()];
-        for (key, (o, history)) in keys.iter().zip(outcomes) {
+        for ((key, [a, b]), (o, history)) in pairs.iter().zip(outcomes) {
+            let (a, b) = (*a as usize, *b as usize);
+            if let Some(h) = history {
+                histories.push((*key, h));
+            }
+            {
+                let on_a = &mut self.bodies[a];
+                on_a.force += o.on_a.0;
+                on_a.torque += o.on_a.1;
+                add(&mut generalized[a], &o.modal_a);
+            }
+            if let Partner::Body(_) = key.b {
+                let on_b = &mut self.bodies[b];
+                on_b.force += o.on_b.0;
+                on_b.torque += o.on_b.1;
+                add(&mut generalized[b], &o.modal_b);
+            }
+            crate::measure::count_contact(key, &o, [a, b], &mut count);
+            if a >= self.owned {
+                continue;
+            }
             let branch = match key.b {
-                Partner::Body(j) => Some(
-                    self.bodies[j as usize].position - self.bodies[key.a as usize].position
+                Partner::Body(_) => Some(
+                    self.bodies[b].position - self.bodies[a].position
                         + self
                             .cell
                             .as_ref()
                             .map_or(Vector3::zeros(), |c| c.shift(key.shift)),
                 ),
-                Partner::Wall(_) => None,
-            };
-            sums.add(key, &o, branch, &mut count);
-            let a = &mut self.bodies[key.a as usize];
-            a.force += o.on_a.0;
-            a.torque += o.on_a.1;
-            add(&mut generalized[key.a as usize], &o.modal_a);
-            match key.b {
-                Partner::Body(j) => {
-                    let b = &mut self.bodies[j as usize];
-                    b.force += o.on_b.0;
-                    b.torque += o.on_b.1;
-                    add(&mut generalized[j as usize], &o.modal_b);
-                }
                 Partner::Wall(w) => {
                     let wall = &mut self.walls[w as usize];
                     wall.force += o.on_b.0;
                     wall.stiffness += o.stiffness;
+                    None
                 }
-            }
+            };
+            sums.add(key, &o, branch);
             self.contacts += o.nodes_in_contact;
             self.node_tests += o.node_tests;
             self.node_candidates += o.node_candidates;
@@ -364,12 +403,9 @@ impl Simulation {
             self.largest_contact.0 = self.largest_contact.0.max(o.patch);
             self.largest_contact.1 = self.largest_contact.1.max(o.deepest);
             self.records.extend(o.records);
-            if let Some(h) = history {
-                histories.push((*key, h));
-            }
         }
         self.histories = histories;
-        sums.finish(&count, &self.bodies);
+        sums.finish(&count[..self.owned], &self.bodies[..self.owned]);
         if let Some(cell) = &mut self.cell {
             let volume = cell.volume();
             cell.measured = crate::cell::Measured {
@@ -397,7 +433,7 @@ impl Simulation {
                 let inverse = c.vectors.try_inverse().expect("a cell of positive volume");
                 (c.rate * inverse, c.origin)
             });
-            for b in self.bodies.iter_mut().filter(|b| b.is_free()) {
+            for b in self.bodies[..self.owned].iter_mut().filter(|b| b.is_free()) {
                 let spin = b.spin();
                 let u = field.map_or(b.velocity, |(l, o)| b.velocity - l * (b.position - o));
                 // Power of the damping, `-F_d . v`: alpha sum |F_i| sign(u_i) v_i (force and
@@ -414,10 +450,11 @@ impl Simulation {
                 b.torque = cundall(b.torque, spin, alpha);
             }
         }
-        for (i, b) in self.bodies.iter_mut().enumerate() {
+        for (b, &id) in self.bodies[..self.owned].iter_mut().zip(&self.ids) {
             let (Some(m), Some(modal)) = (&mut b.modes, &self.shapes[b.shape].modal) else {
                 continue;
             };
+            let i = id as usize;
             m.set_internal_force(modal);
             for (a, &e) in m.eps.iter().enumerate() {
                 for (limit, range) in modal.ranges(a, m.levelset) {
@@ -454,7 +491,7 @@ impl Simulation {
         let (patch, overlap) = self.largest_contact;
         timestep::critical_step(
             &self.shapes,
-            &self.bodies,
+            &self.bodies[..self.owned],
             self.law.as_ref(),
             patch,
             overlap,
@@ -464,13 +501,13 @@ impl Simulation {
     /// Whether every grain's position, orientation, velocities and amplitudes are finite
     /// numbers (a run whose step is too large for its contacts blows up to infinities and NaN).
     pub fn is_finite(&self) -> bool {
-        self.bodies.iter().all(Body::is_finite)
+        self.bodies[..self.owned].iter().all(Body::is_finite)
     }
 
     /// Energies of the current state.
     pub fn energies(&self) -> Energies {
         ledger::energies(
-            &self.bodies,
+            &self.bodies[..self.owned],
             &self.shapes,
             &self.gravity,
             self.contact_energy,
@@ -480,7 +517,7 @@ impl Simulation {
 
     /// Total linear momentum of the free grains.
     pub fn momentum(&self) -> Vector3<f64> {
-        self.bodies
+        self.bodies[..self.owned]
             .iter()
             .filter(|b| b.is_free())
             .map(|b| b.velocity * self.shapes[b.shape].mass)
@@ -519,16 +556,32 @@ pub fn views<'a>(bodies: &'a [Body], shapes: &'a [Arc<Shape>]) -> Vec<View<'a>> 
     }
 }
 
-/// Stage 4: the pairs whose reaches overlap, in key order: each body's grain partners (one of
-/// the two free), then the walls within its reach (prescribed grains meet walls too, their
-/// reactions are an output). The list is sorted like the histories. In a periodic cell, the
-/// grain partners include images across its faces ([`periodic_neighbours`]).
+/// The bodies a process holds ([`Simulation::bodies`]): its own grains, then the ghosts.
+pub struct Held<'a> {
+    /// Owned, then ghosts.
+    pub bodies: &'a [Body],
+    /// Their global ids.
+    pub ids: &'a [u32],
+    /// How many are owned.
+    pub owned: usize,
+}
+
+/// A candidate pair: its key (global ids) and the indices of its two bodies among those held
+/// (`u32::MAX` for a wall).
+pub type Candidate = (PairKey, [u32; 2]);
+
+/// Stage 4: the pairs whose reaches overlap and that touch a grain this process owns, in key
+/// order: each body's grain partners (one of the two free), then the walls within its reach
+/// (prescribed grains meet walls too, their reactions are an output). Keys are in global ids,
+/// the lower first, and sorted like the histories. In a periodic cell, the grain partners
+/// include images across its faces ([`periodic_neighbours`]).
 pub fn broad_phase(
-    bodies: &[Body],
+    held: &Held,
     views: &[View],
     walls: &[Wall],
     cell: Option<&Cell>,
-) -> Vec<PairKey> {
+) -> Vec<Candidate> {
+    let bodies = held.bodies;
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
     let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
     let neighbours: Vec<Vec<(u32, [i32; 3])>> = match cell {
@@ -538,25 +591,45 @@ pub fn broad_phase(
             .collect(),
         Some(cell) => periodic_neighbours(cell, &centres, &radii),
     };
-    let pairs_of = |i: usize| -> Vec<PairKey> {
+    let ids = held.ids;
+    let pairs_of = |i: usize| -> Vec<Candidate> {
         let a = &bodies[i];
-        let grains = neighbours[i]
-            .iter()
+        let grains = (neighbours[i].iter())
+            .filter(|&&(j, _)| i < held.owned || (j as usize) < held.owned)
             .filter(|(j, _)| a.is_free() || bodies[*j as usize].is_free())
-            .map(|&(j, shift)| (Partner::Body(j), shift));
+            .map(|&(j, shift)| {
+                if ids[i] < ids[j as usize] {
+                    (
+                        PairKey {
+                            a: ids[i],
+                            b: Partner::Body(ids[j as usize]),
+                            shift,
+                        },
+                        [i as u32, j],
+                    )
+                } else {
+                    let shift = shift.map(|s| -s);
+                    let key = PairKey {
+                        a: ids[j as usize],
+                        b: Partner::Body(ids[i]),
+                        shift,
+                    };
+                    (key, [j, i as u32])
+                }
+            });
         let walls = (0..walls.len())
-            .filter(|&w| walls[w].distance(&a.position).0 < radii[i])
-            .map(|w| (Partner::Wall(w as u32), [0; 3]));
-        grains
-            .chain(walls)
-            .map(|(b, shift)| PairKey {
-                a: i as u32,
-                b,
-                shift,
-            })
-            .collect()
+            .filter(|&w| i < held.owned && walls[w].distance(&a.position).0 < radii[i])
+            .map(|w| {
+                let key = PairKey {
+                    a: ids[i],
+                    b: Partner::Wall(w as u32),
+                    shift: [0; 3],
+                };
+                (key, [i as u32, u32::MAX])
+            });
+        grains.chain(walls).collect()
     };
-    let keys: Vec<PairKey> = if bodies.len() >= PARALLEL_BODIES {
+    let mut pairs: Vec<Candidate> = if bodies.len() >= PARALLEL_BODIES {
         (0..bodies.len())
             .into_par_iter()
             .flat_map_iter(pairs_of)
@@ -564,8 +637,12 @@ pub fn broad_phase(
     } else {
         (0..bodies.len()).flat_map(pairs_of).collect()
     };
-    debug_assert!(keys.is_sorted(), "pairs out of key order");
-    keys
+    // Held in global order (one process), the pairs come sorted; a process's ghosts follow
+    // its own grains, and its pairs are sorted here.
+    if !pairs.is_sorted_by_key(|p| p.0) {
+        pairs.par_sort_unstable_by_key(|p| p.0);
+    }
+    pairs
 }
 
 /// The grain pairs of a periodic cell: for each body `i`, its partners `j > i` with the image
@@ -667,16 +744,19 @@ pub fn deform_cell(cell: &mut Cell, bodies: &mut [Body], shapes: &[Arc<Shape>], 
     work
 }
 
+/// A grain's wrap: its global id and the cell vectors `m` it was moved back by.
+pub type Wrapped = (u32, [i32; 3]);
+
 /// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
-/// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`), and their pairs' image shifts
-/// corrected so that each pair keeps its history: `s - m` where the grain is the pair's first,
-/// `s + m` where it is the partner. Returns the velocity changes `(grain, -H' m)` (none in a
-/// cell at rest), whose kinetic energy is the cell's work in the ledger.
+/// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`); `ids`: their global ids.
+/// Returns the velocity changes `(body, -H' m)` (none in a cell at rest), whose kinetic energy
+/// is the cell's work in the ledger, and the wraps, sorted by id ([`reshift`] corrects the
+/// pairs' shifts).
 pub fn wrap(
     cell: &Cell,
     bodies: &mut [Body],
-    histories: &mut Histories,
-) -> Vec<(u32, Vector3<f64>)> {
+    ids: &[u32],
+) -> (Vec<(u32, Vector3<f64>)>, Vec<Wrapped>) {
     let mut moved = Vec::new();
     let mut remapped = Vec::new();
     for (i, b) in bodies.iter_mut().enumerate() {
@@ -693,11 +773,18 @@ pub fn wrap(
                 remapped.push((i as u32, dv));
             }
             b.image = [0, 1, 2].map(|k| b.image[k].saturating_add(m[k]));
-            moved.push((i as u32, m));
+            moved.push((ids[i], m));
         }
     }
+    moved.sort_unstable();
+    (remapped, moved)
+}
+
+/// The pairs' image shifts after the wraps `moved` (sorted by id), so that each pair keeps its
+/// history: `s - m` where the grain is the pair's first, `s + m` where it is the partner.
+pub fn reshift(histories: &mut Histories, moved: &[Wrapped]) {
     if moved.is_empty() {
-        return remapped;
+        return;
     }
     let shift_of = |i: u32| {
         moved
@@ -716,66 +803,65 @@ pub fn wrap(
         }
     }
     histories.sort_by_key(|h| h.0);
-    remapped
 }
 
 /// What the narrow phase reads: the views, the walls, the grains' node roles and the law.
 pub struct Contacts<'a> {
-    /// One per body.
+    /// One per body held.
     pub views: &'a [View<'a>],
     /// The periodic cell, whose images pairs may meet.
     pub cell: Option<&'a Cell>,
     /// The walls.
     pub walls: &'a [Wall],
-    /// Each body's own node role (`[[grains]] nodes`).
+    /// Each grain's own node role (`[[grains]] nodes`), by global id.
     pub roles: &'a [Option<NodeRole>],
     /// The contact law.
     pub law: &'a dyn ContactLaw,
 }
 
-/// Stage 5: the law on each pair of `keys` over a step `dt`, with its history from `old` (both
-/// sorted by key: one merge pairs them; the histories of pairs no longer found are dropped),
-/// handed to the law, which advances it in place. `record` keeps node forces.
+/// Stage 5: the law on each pair of `pairs` over a step `dt`, with its history from `old`
+/// (both sorted by key: one merge pairs them; the histories of pairs no longer found are
+/// dropped), handed to the law, which advances it in place. `record` keeps node forces.
 pub fn narrow_phase(
     c: &Contacts,
-    keys: &[PairKey],
+    pairs: &[Candidate],
     old: Histories,
     record: bool,
     dt: f64,
 ) -> Vec<(PairOutcome, Option<PairHistory>)> {
     let mut old = old.into_iter().peekable();
-    let olds: Vec<Option<PairHistory>> = keys
+    let olds: Vec<Option<PairHistory>> = pairs
         .iter()
-        .map(|key| {
+        .map(|(key, _)| {
             while old.next_if(|(k, _)| k < key).is_some() {}
             old.next_if(|(k, _)| k == key).map(|(_, h)| h)
         })
         .collect();
-    let pair = |(key, old): (&PairKey, Option<PairHistory>)| {
+    let pair = |((key, [a, b]), old): (&Candidate, Option<PairHistory>)| {
         let image;
-        let (b, role_b) = match key.b {
+        let (partner, role_b) = match key.b {
             Partner::Body(j) if key.shift != [0; 3] => {
                 let cell = c.cell.expect("image shifts come from a cell");
                 let n = Vector3::from(key.shift.map(f64::from));
-                image = c.views[j as usize].image(cell.vectors * n, cell.rate * n);
+                image = c.views[*b as usize].image(cell.vectors * n, cell.rate * n);
                 (Against::Body(&image), c.roles[j as usize])
             }
-            Partner::Body(j) => (Against::Body(&c.views[j as usize]), c.roles[j as usize]),
+            Partner::Body(j) => (Against::Body(&c.views[*b as usize]), c.roles[j as usize]),
             Partner::Wall(w) => (Against::Wall(&c.walls[w as usize]), None),
         };
         let pair = Pair {
             key: *key,
-            a: &c.views[key.a as usize],
-            b,
+            a: &c.views[*a as usize],
+            b: partner,
             roles: (c.roles[key.a as usize], role_b),
             record,
         };
         c.law.pair(&pair, old, dt)
     };
-    if keys.len() >= PARALLEL_PAIRS {
-        keys.par_iter().zip(olds).map(pair).collect()
+    if pairs.len() >= PARALLEL_PAIRS {
+        pairs.par_iter().zip(olds).map(pair).collect()
     } else {
-        keys.iter().zip(olds).map(pair).collect()
+        pairs.iter().zip(olds).map(pair).collect()
     }
 }
 
