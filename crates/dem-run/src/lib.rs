@@ -59,6 +59,7 @@ pub mod broad;
 pub mod build;
 pub mod cell;
 pub mod checkpoint;
+pub mod domain;
 pub mod integrate;
 pub mod law;
 pub mod ledger;
