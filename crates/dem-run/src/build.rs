@@ -242,6 +242,7 @@ impl Simulation {
         let mut sim = Simulation {
             shapes,
             ids: (0..bodies.len() as u32).collect(),
+            shape_ids: bodies.iter().map(|b| b.shape).collect(),
             owned: bodies.len(),
             bodies,
             walls,
@@ -267,6 +268,8 @@ impl Simulation {
             sample_sums: Default::default(),
             cell,
             largest_reach: 0.0,
+            ghost_reach: 0.0,
+            processes: None,
         };
         for (i, (_, key)) in modal_specs.iter().enumerate() {
             if let Some(message) = behind_wall(&sim.bodies[i], &sim.walls) {

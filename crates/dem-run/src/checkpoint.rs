@@ -36,6 +36,14 @@ pub struct State {
     pub cell: Option<Cell>,
 }
 
+/// A process's share of a decomposed run's state ([`Simulation::run_state`]).
+#[derive(Serialize, Deserialize)]
+struct Share {
+    ids: Vec<u32>,
+    bodies: Vec<Body>,
+    histories: Vec<(PairKey, serde_json::Value)>,
+}
+
 impl Simulation {
     /// The mutable state, for a checkpoint.
     pub fn state(&self) -> State {
@@ -50,6 +58,47 @@ impl Simulation {
             ledger: self.ledger,
             cell: self.cell.clone(),
         }
+    }
+
+    /// The state of the whole run, in the first process (`None` in the others): in a decomposed
+    /// run, every process's grains and the histories of the pairs whose first grain it owns,
+    /// gathered, and the ledger summed ([`Simulation::run_energies`]). Every process calls it.
+    pub fn run_state(&self) -> Option<State> {
+        let Some(p) = &self.processes else {
+            return Some(self.state());
+        };
+        let (_, ledger) = self.run_energies();
+        let owned = &self.ids[..self.owned];
+        let share = Share {
+            ids: owned.to_vec(),
+            bodies: self.bodies[..self.owned].to_vec(),
+            histories: (self.histories.iter())
+                .filter(|(k, _)| owned.binary_search(&k.a).is_ok())
+                .map(|(k, h)| (*k, h.save()))
+                .collect(),
+        };
+        let all = p.all_bytes(serde_json::to_vec(&share).expect("a share serializes"));
+        if p.rank() != 0 {
+            return None;
+        }
+        let mut bodies: Vec<(u32, Body)> = Vec::new();
+        let mut histories = Vec::new();
+        for bytes in all {
+            let s: Share = serde_json::from_slice(&bytes).expect("a share reads back");
+            bodies.extend(s.ids.into_iter().zip(s.bodies));
+            histories.extend(s.histories);
+        }
+        bodies.sort_unstable_by_key(|(i, _)| *i);
+        histories.sort_by_key(|(k, _)| *k);
+        Some(State {
+            step: self.step,
+            time: self.time,
+            bodies: bodies.into_iter().map(|(_, b)| b).collect(),
+            walls: self.walls.clone(),
+            histories,
+            ledger,
+            cell: self.cell.clone(),
+        })
     }
 
     /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order,

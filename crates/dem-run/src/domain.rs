@@ -23,6 +23,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use crate::body::Body;
+use crate::cell::Cell;
 use crate::law::Histories;
 use crate::sim::Wrapped;
 use crate::wall::Wall;
@@ -246,6 +247,9 @@ pub struct Holding<'a> {
     pub owned: &'a mut usize,
     /// The contact histories.
     pub histories: &'a mut Histories,
+    /// The velocity changes of the step's wraps, by grain id, booked at the step's end by the
+    /// grain's owner (crate::sim::wrap).
+    pub remapped: &'a mut Vec<(u32, Vector3<f64>)>,
 }
 
 /// A wall pair's contribution to its wall: the pair's first grain (global id), the wall, the
@@ -255,7 +259,7 @@ pub type WallTerm = (u32, u32, Vector3<f64>, f64);
 /// The processes of a decomposed run, as the step sees them: the exchanges and the global
 /// sums it needs. Implemented over MPI by `crate::mpi` (feature `mpi`); a run in one process
 /// has none.
-pub trait Processes: Send + Sync {
+pub trait Processes: Send {
     /// This process's rank, 0 to `size - 1`.
     fn rank(&self) -> usize;
     /// The number of processes.
@@ -263,13 +267,16 @@ pub trait Processes: Send + Sync {
     /// Every process's wraps (each sorted by id), merged and sorted.
     fn all_wrapped(&self, mine: Vec<Wrapped>) -> Vec<Wrapped>;
     /// Migration (grains whose centres left this process's subdomain go to their new owner,
-    /// with their pairs' histories), then the ghosts, for the grains' reach `reach` (the
-    /// largest over every process) and the frame `frame`.
-    fn exchange(&mut self, holding: Holding, frame: &Frame, reach: f64);
+    /// with their pairs' histories), then the ghosts, for grains reaching `reach` at most (over
+    /// every process), in the frame of `cell` if there is one. The owned grains stay sorted by
+    /// id. Returns the seconds spent in the migration and in the ghosts' exchange.
+    fn exchange(&mut self, holding: Holding, cell: Option<&Cell>, reach: f64) -> (f64, f64);
     /// The walls' forces and stiffnesses from every process's wall terms (each sorted by
     /// pair), summed in the order of the pairs' keys: the bits of a run in one process.
     fn sum_walls(&self, mine: Vec<WallTerm>, walls: &mut [Wall]);
-    /// Sums `values` over the processes (every process gets the sums).
+    /// Every process's bytes, in process order (every process gets them all).
+    fn all_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>>;
+    /// Sums `values` over the processes: every process gets the same sums.
     fn sum(&self, values: &mut [f64]);
     /// The largest `value` over the processes.
     fn max(&self, value: f64) -> f64;

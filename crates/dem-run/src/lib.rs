@@ -66,6 +66,8 @@ pub mod ledger;
 pub mod levelset;
 pub mod measure;
 pub mod modal;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 pub mod packing;
 pub mod path;
 pub mod run;

@@ -51,7 +51,45 @@ fn main() -> ExitCode {
         progress: !cli.quiet,
         overwrite: cli.overwrite,
     };
-    match run(&cli.scene, &options, &stop) {
+    #[cfg(feature = "mpi")]
+    let universe = match mpi::initialize_with_threading(mpi::Threading::Serialized) {
+        Some((u, level)) if level >= mpi::Threading::Serialized => u,
+        Some((_, level)) => {
+            eprintln!(
+                "dem-run: the MPI library gives thread level {level:?}; a run needs Serialized or Multiple"
+            );
+            return ExitCode::FAILURE;
+        }
+        None => {
+            eprintln!("dem-run: MPI was initialized already");
+            return ExitCode::FAILURE;
+        }
+    };
+    #[cfg(feature = "mpi")]
+    let world = mpi::traits::Communicator::duplicate(&universe.world());
+    #[cfg(feature = "mpi")]
+    let (first, result) = if mpi::traits::Communicator::size(&world) > 1 {
+        let first = mpi::traits::Communicator::rank(&world) == 0;
+        (
+            first,
+            dem_run::mpi::run(&cli.scene, &options, &stop, &world),
+        )
+    } else {
+        (true, run(&cli.scene, &options, &stop))
+    };
+    #[cfg(not(feature = "mpi"))]
+    let (first, result) = (true, run(&cli.scene, &options, &stop));
+    if !first {
+        // The first process reports the run; the others only what went wrong where they are.
+        return match result {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("dem-run: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    match result {
         Ok(s) => {
             println!(
                 "dem-run: {} steps to t = {:e} ({} grains, {} threads, {:.0} steps/s) in {}",

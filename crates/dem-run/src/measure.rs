@@ -56,6 +56,8 @@ pub struct ContactSums {
     /// stiffness, `l` the branch vector): `V` times the affine stiffness `C_kk` of a periodic
     /// cell's servo (crate::cell::CellServo).
     pub stiffness: Vector3<f64>,
+    /// Grains (owned by the process, in a decomposed run).
+    pub grains: usize,
     /// `sum F_b s^T` over the pairs that meet across a periodic cell's faces (`F_b` the force
     /// on the partner's image `s`): their power is `-H' : (sum F_b s^T)` as the cell deforms
     /// (the work of the cell in the energy ledger).
@@ -69,6 +71,9 @@ pub fn count_contact(key: &PairKey, o: &PairOutcome, ends: [usize; 2], count: &m
         count[ends[1]] += 1;
     }
 }
+
+/// The numbers of [`ContactSums::flat`].
+const SUMS: usize = 38;
 
 impl ContactSums {
     /// Adds a pair's outcome; `branch` is the branch vector `X_b + H s - X_a` of a grain pair.
@@ -95,9 +100,47 @@ impl ContactSums {
         }
     }
 
+    /// The sums as numbers (counts exact below 2^53), for a sum over processes.
+    pub fn flat(&self) -> Vec<f64> {
+        let mut x = Vec::with_capacity(SUMS);
+        x.extend(self.dipole.iter());
+        x.extend(self.fabric.iter());
+        x.extend(self.stiffness.iter());
+        x.extend(self.images.iter());
+        x.extend([
+            self.grain_contacts as f64,
+            self.rattlers.0 as f64,
+            self.rattlers.1 as f64,
+            self.contact_force,
+            self.contact_pairs as f64,
+            self.unbalanced_force,
+            self.free_grains as f64,
+            self.grains as f64,
+        ]);
+        x
+    }
+
+    /// The sums [`ContactSums::flat`] gave.
+    pub fn from_flat(x: &[f64]) -> ContactSums {
+        ContactSums {
+            dipole: Matrix3::from_column_slice(&x[0..9]),
+            fabric: Matrix3::from_column_slice(&x[9..18]),
+            stiffness: Vector3::from_column_slice(&x[18..21]),
+            images: Matrix3::from_column_slice(&x[21..30]),
+            grain_contacts: x[30] as usize,
+            rattlers: (x[31] as usize, x[32] as usize),
+            contact_force: x[33],
+            contact_pairs: x[34] as usize,
+            unbalanced_force: x[35],
+            free_grains: x[36] as usize,
+            grains: x[37] as usize,
+        }
+    }
+
     /// Closes the sums with the grains' contact counts and `bodies` after the reduction
     /// (their forces the contacts' and gravity's).
     pub fn finish(&mut self, count: &[u32], bodies: &[Body]) {
+        self.grains = bodies.len();
         self.rattlers = (
             count.iter().filter(|&&c| c == 0).count(),
             count.iter().filter(|&&c| c == 1).count(),
@@ -155,7 +198,7 @@ impl SampleState {
 /// The measures of the simulation's last force evaluation.
 pub fn measures(sim: &Simulation) -> Measures {
     let s = &sim.sample_sums;
-    let n = sim.bodies.len();
+    let n = s.grains;
     let (n0, n1) = s.rattlers;
     let c = s.grain_contacts as f64;
     let kept = n - n0 - n1;
@@ -180,13 +223,16 @@ pub fn measures(sim: &Simulation) -> Measures {
             0.0
         },
         sample: volume(sim.cell.as_ref(), &sim.walls).map(|volume| {
-            let solid: f64 = (sim.bodies.iter())
+            let mut solid = [(sim.bodies[..sim.owned].iter())
                 .map(|b| grain_volume(&sim.shapes[b.shape], b))
-                .sum();
+                .sum::<f64>()];
+            if let Some(p) = &sim.processes {
+                p.sum(&mut solid);
+            }
             SampleState {
                 volume,
                 stress: (s.dipole + s.dipole.transpose()) / (2.0 * volume),
-                solid_fraction: solid / volume,
+                solid_fraction: solid[0] / volume,
             }
         }),
     }

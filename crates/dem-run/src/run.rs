@@ -147,6 +147,16 @@ pub enum RunError {
         /// Its width against the grains'.
         message: String,
     },
+    /// A decomposed run stopped for what a process found (each process says what it found).
+    #[error("the run stopped at step {step} (t = {time:e}): {message}")]
+    Elsewhere {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+        /// What was found.
+        message: String,
+    },
     /// An output or checkpoint could not be written or read.
     #[error("{}: {message}", path.display())]
     File {
@@ -311,16 +321,7 @@ pub fn run(
     stop: &AtomicBool,
 ) -> Result<Summary, RunError> {
     let scene = Scene::read(scene_path)?;
-    let threads = options.threads.unwrap_or(scene.run.threads);
-    if threads > crate::scene::MAX_THREADS {
-        return Err(file_error(
-            scene_path,
-            format!(
-                "--threads: at most {} (0: one per core), got {threads}",
-                crate::scene::MAX_THREADS
-            ),
-        ));
-    }
+    let threads = threads(&scene, scene_path, options)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -332,22 +333,66 @@ pub fn run(
             options,
             stop,
             pool.current_num_threads(),
+            None,
         )
     })
 }
 
-fn run_in_pool(
+/// The threads a run asks for (`--threads`, else the scene's; 0: one per core).
+pub(crate) fn threads(
+    scene: &Scene,
+    scene_path: &Path,
+    options: &RunOptions,
+) -> Result<usize, RunError> {
+    let threads = options.threads.unwrap_or(scene.run.threads);
+    if threads > crate::scene::MAX_THREADS {
+        return Err(file_error(
+            scene_path,
+            format!(
+                "--threads: at most {} (0: one per core), got {threads}",
+                crate::scene::MAX_THREADS
+            ),
+        ));
+    }
+    Ok(threads)
+}
+
+/// How a decomposed run splits its simulation (crate::mpi): whether this is the first
+/// process, and the split of the whole scene's simulation, built (or restored) the same in
+/// every process.
+pub(crate) type Decompose<'a> = (bool, &'a dyn Fn(&mut Simulation));
+
+pub(crate) fn run_in_pool(
     scene: &Scene,
     scene_path: &Path,
     options: &RunOptions,
     stop: &AtomicBool,
     threads: usize,
+    decompose: Option<Decompose>,
 ) -> Result<Summary, RunError> {
     let out = &options.out;
-    let _lock = own_directory(out, options.restart.is_some(), options.overwrite)?;
-    std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
+    // The first process writes the run's files.
+    let first = decompose.is_none_or(|(first, _)| first);
+    let _lock = match first {
+        true => Some(own_directory(
+            out,
+            options.restart.is_some(),
+            options.overwrite,
+        )?),
+        false => None,
+    };
+    if first {
+        std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
+    }
     let (mut sim, packed) = Simulation::build(scene, scene_path)?;
-    if !packed.is_empty() && options.restart.is_none() {
+    if decompose.is_some() && scene.output.vtk_every > 0 {
+        return Err(RunError::Scene(SceneError::Key {
+            path: scene_path.to_path_buf(),
+            key: "output.vtk_every".into(),
+            message: "VTK output of a run over several MPI processes is not written yet: 0 (or run in one process)".into(),
+        }));
+    }
+    if !packed.is_empty() && options.restart.is_none() && first {
         for (i, g) in packed.iter().enumerate() {
             eprintln!(
                 "dem-run: packings[{i}]: {} grains placed in {} attempts, solid fraction {:.4} of the region",
@@ -361,7 +406,10 @@ fn run_in_pool(
         grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
             .map_err(|e| file_error(&path, e))?;
     }
-    if options.restart.is_none() && measure::volume(sim.cell.as_ref(), &sim.walls).is_none() {
+    if first
+        && options.restart.is_none()
+        && measure::volume(sim.cell.as_ref(), &sim.walls).is_none()
+    {
         eprintln!(
             "dem-run: no cell periodic on its three axes, and the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
         );
@@ -398,18 +446,20 @@ fn run_in_pool(
                 .map_err(|e| file_error(path, e.to_string()))?;
             sim.check_wall_steps()
                 .map_err(|e| file_error(path, e.to_string()))?;
-            eprintln!(
-                "dem-run: restart from {} at step {} (t = {:e}): the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law, outputs and end are the scene's",
-                path.display(),
-                sim.step,
-                sim.time,
-                sim.dt,
-                match (fixed, new_dt) {
-                    (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
-                    (true, false) => "the scene's, as in the checkpoint".to_string(),
-                    (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
-                }
-            );
+            if first {
+                eprintln!(
+                    "dem-run: restart from {} at step {} (t = {:e}): the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law, outputs and end are the scene's",
+                    path.display(),
+                    sim.step,
+                    sim.time,
+                    sim.dt,
+                    match (fixed, new_dt) {
+                        (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
+                        (true, false) => "the scene's, as in the checkpoint".to_string(),
+                        (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
+                    }
+                );
+            }
             // A checkpoint of this run directory continues its files; one of another run
             // directory (an earlier stage, a copy) starts them afresh: the files here, if any,
             // belong to another run.
@@ -469,7 +519,10 @@ fn run_in_pool(
         }));
     }
     let total = steps as u64;
-    let mut history = History::open(&history_path, &sim, &followed, history_bytes)?;
+    let mut history = History::open(&history_path, &sim, &followed, history_bytes, first)?;
+    if let Some((_, split)) = decompose {
+        split(&mut sim);
+    }
     let every = |n: u64, step: u64| n > 0 && step.is_multiple_of(n);
     let o = &scene.output;
     // A restart's first row is the run's next: the checkpoint's state was written by the run
@@ -480,18 +533,13 @@ fn run_in_pool(
             write_vtk(out, &sim, &mut pvd)?;
         }
     }
-    if let Some((grain, fault)) = sim.fault.take() {
-        return Err(RunError::LevelSet {
-            step: sim.step,
-            time: sim.time,
-            grain,
-            fault,
-        });
+    if let Some(e) = level_set_fault(&mut sim) {
+        return Err(e);
     }
-    let bar = progress(options.progress, total, sim.step);
+    let bar = progress(options.progress && first, total, sim.step);
     let started = Instant::now();
     sim.timings = Timings::default();
-    let first = sim.step;
+    let first_step = sim.step;
     let mut last_checkpoint = None;
     let mut interrupted = false;
     let mut stopped = None;
@@ -501,14 +549,20 @@ fn run_in_pool(
         let next = sim.step + 1;
         let record = every(o.vtk_every, next);
         sim.step(record);
-        if let Some((grain, fault)) = sim.fault.take() {
+        if let Some(e) = level_set_fault(&mut sim) {
             history.row(&sim)?;
             history.flush()?;
-            return Err(RunError::LevelSet {
+            return Err(e);
+        }
+        if sim.largest_reach > sim.ghost_reach && sim.processes.is_some() {
+            history.flush()?;
+            return Err(RunError::Elsewhere {
                 step: sim.step,
                 time: sim.time,
-                grain,
-                fault,
+                message: format!(
+                    "a grain's reach grew to {:e}, beyond the {:e} the step's ghosts were sent for (a deformable grain's amplitude jumped)",
+                    sim.largest_reach, sim.ghost_reach
+                ),
             });
         }
         // A deforming cell narrows; a deformable grain's reach grows with its amplitudes.
@@ -522,28 +576,28 @@ fn run_in_pool(
                 message: e.message,
             });
         }
-        if !sim.is_finite() {
+        if sim.anywhere(!sim.is_finite()) {
             history.flush()?;
             return Err(RunError::Diverged {
                 step: sim.step,
                 time: sim.time,
             });
         }
-        let energies = sim.energies();
-        if sim.ledger.runaway(&energies) {
+        let (energies, ledger) = sim.run_energies();
+        if ledger.runaway(&energies) {
             history.row(&sim)?;
             history.flush()?;
             return Err(RunError::EnergyGrowth {
                 step: sim.step,
                 time: sim.time,
-                residual: sim.ledger.residual(&energies),
-                supplied: sim.ledger.supplied(&energies),
+                residual: ledger.residual(&energies),
+                supplied: ledger.supplied(&energies),
             });
         }
         // The ledger's largest residual against the most the run supplied, over the run (at one
         // step the supplied energy can be tiny: a load just begun).
-        largest_residual = largest_residual.max(sim.ledger.residual(&energies).abs());
-        largest_supplied = largest_supplied.max(sim.ledger.supplied(&energies));
+        largest_residual = largest_residual.max(ledger.residual(&energies).abs());
+        largest_supplied = largest_supplied.max(ledger.supplied(&energies));
         for x in &sim.excursions[reported..] {
             let line = format!("dem-run: warning: {x}");
             match &bar {
@@ -567,6 +621,7 @@ fn run_in_pool(
         if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.step)))
             .and_then(|s| s.reached(sim.step, &measure::measures(&sim)))
         {
+            // The measures are the same numbers in every process: all stop here.
             let line = format!("dem-run: stop conditions met at step {}: {met}", sim.step);
             match &bar {
                 Some(b) => b.println(line),
@@ -580,7 +635,7 @@ fn run_in_pool(
             stopped = Some(format!("step {}: {met}", sim.step));
             break;
         }
-        if stop.load(Ordering::Relaxed) {
+        if sim.anywhere(stop.load(Ordering::Relaxed)) {
             interrupted = true;
             if !every(o.history_every, sim.step) && sim.step != total {
                 history.row(&sim)?;
@@ -598,27 +653,51 @@ fn run_in_pool(
     } else {
         0.0
     };
-    if ledger_error > LEDGER_WARNING {
+    if ledger_error > LEDGER_WARNING && first {
         eprintln!(
             "dem-run: warning: the energy ledger was off by up to {largest_residual:e}, {:.1} % of the most energy the run supplied ({largest_supplied:e}): the integration added or lost energy the loads and dissipation do not account for (a step that does not resolve the contacts, or forces past a table's, samples' or path's range; see the excursions), and energy-based results carry the error; lower run.dt or run.safety (summary.json: ledger_error)",
             100.0 * ledger_error
         );
     }
     let wall = started.elapsed().as_secs_f64();
+    let (energies, ledger) = sim.run_energies();
+    let excursions = all_excursions(&sim);
+    let node_contacts = sum_count(&sim, sim.contacts);
+    let grains = sum_count(&sim, sim.owned);
+    if !first {
+        return Ok(Summary {
+            steps: sim.step,
+            time: sim.time,
+            dt: sim.dt,
+            grains,
+            threads,
+            wall_seconds: wall,
+            steps_per_second: (sim.step - first_step) as f64 / wall.max(1e-12),
+            timings: sim.timings,
+            node_contacts,
+            energy_total: energies.total(),
+            energy_residual: ledger.residual(&energies),
+            ledger_error: 0.0,
+            excursions,
+            interrupted,
+            stopped,
+            last_checkpoint,
+        });
+    }
     let summary = Summary {
         steps: sim.step,
         time: sim.time,
         dt: sim.dt,
-        grains: sim.bodies.len(),
+        grains,
         threads,
         wall_seconds: wall,
-        steps_per_second: (sim.step - first) as f64 / wall.max(1e-12),
+        steps_per_second: (sim.step - first_step) as f64 / wall.max(1e-12),
         timings: sim.timings,
-        node_contacts: sim.contacts,
-        energy_total: sim.energies().total(),
-        energy_residual: sim.ledger.residual(&sim.energies()),
+        node_contacts,
+        energy_total: energies.total(),
+        energy_residual: ledger.residual(&energies),
         ledger_error,
-        excursions: sim.excursions.clone(),
+        excursions,
         interrupted,
         stopped,
         last_checkpoint,
@@ -628,6 +707,50 @@ fn run_in_pool(
     grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
         .map_err(|e| file_error(&path, e))?;
     Ok(summary)
+}
+
+/// The last evaluation's level-set fault, if any process had one: this process's own, or word
+/// that another process stopped (every process stops alike).
+fn level_set_fault(sim: &mut Simulation) -> Option<RunError> {
+    let fault = sim.fault.take();
+    if !sim.anywhere(fault.is_some()) {
+        return None;
+    }
+    Some(match fault {
+        Some((grain, fault)) => RunError::LevelSet {
+            step: sim.step,
+            time: sim.time,
+            grain,
+            fault,
+        },
+        None => RunError::Elsewhere {
+            step: sim.step,
+            time: sim.time,
+            message: "another process met a grain's level set it could not evaluate (its message says which)".into(),
+        },
+    })
+}
+
+/// A count over every process.
+fn sum_count(sim: &Simulation, mine: usize) -> usize {
+    let mut x = [mine as f64];
+    if let Some(p) = &sim.processes {
+        p.sum(&mut x);
+    }
+    x[0] as usize
+}
+
+/// Every process's excursions, in the order they happened (by step, grain and mode).
+fn all_excursions(sim: &Simulation) -> Vec<Excursion> {
+    let Some(p) = &sim.processes else {
+        return sim.excursions.clone();
+    };
+    let mine = serde_json::to_vec(&sim.excursions).expect("excursions serialize");
+    let mut all: Vec<Excursion> = (p.all_bytes(mine).iter())
+        .flat_map(|b| serde_json::from_slice::<Vec<Excursion>>(b).expect("excursions read back"))
+        .collect();
+    all.sort_by_key(|x| (x.first_step, x.grain, x.mode));
+    all
 }
 
 fn progress(show: bool, total: u64, at: u64) -> Option<indicatif::ProgressBar> {
@@ -669,11 +792,17 @@ fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, KeyError>
     }
 }
 
-/// history.csv, grown by whole rows.
+/// history.csv, grown by whole rows (by the first process of a decomposed run; every
+/// process computes the rows, each its share).
 struct History {
     path: PathBuf,
-    file: std::io::BufWriter<std::fs::File>,
-    /// The deformable grains it follows.
+    /// The file (the first process's).
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    /// The header, whose columns name a non-finite value.
+    header: String,
+    /// The prescribed grains (ids).
+    prescribed: Vec<u32>,
+    /// The deformable grains it follows (ids).
     followed: Vec<usize>,
     /// Whether the sample has a volume (its stress and solid fraction are written).
     sample: bool,
@@ -682,22 +811,25 @@ struct History {
 impl History {
     /// Opens a new history (writing the header), or one cut back to `keep` bytes (a restart in
     /// the run's own directory; restarted elsewhere, the history starts afresh at the
-    /// checkpoint).
+    /// checkpoint); `write`: whether this process writes it. `sim` holds every grain.
     fn open(
         path: &Path,
         sim: &Simulation,
         followed: &[usize],
         keep: Option<u64>,
+        write: bool,
     ) -> Result<History, RunError> {
         let io = |e: std::io::Error| file_error(path, e);
         let keep = keep.filter(|_| path.is_file());
-        let file = match keep {
-            None => {
+        let header = header(sim, followed);
+        let file = match (write, keep) {
+            (false, _) => None,
+            (true, None) => {
                 let mut f = std::fs::File::create(path).map_err(io)?;
-                f.write_all(header(sim, followed).as_bytes()).map_err(io)?;
-                f
+                f.write_all(header.as_bytes()).map_err(io)?;
+                Some(f)
             }
-            Some(bytes) => {
+            (true, Some(bytes)) => {
                 let f = std::fs::OpenOptions::new()
                     .append(true)
                     .open(path)
@@ -712,12 +844,17 @@ impl History {
                     ));
                 }
                 f.set_len(bytes).map_err(io)?;
-                f
+                Some(f)
             }
         };
         Ok(History {
             path: path.to_path_buf(),
-            file: std::io::BufWriter::new(file),
+            file: file.map(std::io::BufWriter::new),
+            header,
+            prescribed: (sim.ids.iter().zip(&sim.bodies))
+                .filter(|(_, b)| matches!(b.drive, Drive::Prescribed { .. }))
+                .map(|(&i, _)| i)
+                .collect(),
             followed: followed.to_vec(),
             sample: measure::volume(sim.cell.as_ref(), &sim.walls).is_some(),
         })
@@ -726,9 +863,44 @@ impl History {
     /// Appends the state's row. A non-finite value is never written: the run stops with the
     /// column that went non-finite.
     fn row(&mut self, sim: &Simulation) -> Result<(), RunError> {
-        let e = sim.energies();
-        let l = &sim.ledger;
+        let (e, l) = sim.run_energies();
+        // This process's grains' columns (zeros for the others'), its contacts and momentum:
+        // summed over the processes.
+        let owned = &sim.ids[..sim.owned];
+        let of = |id: usize| (owned.binary_search(&(id as u32)).ok()).map(|i| &sim.bodies[i]);
         let p = sim.momentum();
+        let mut shares = vec![sim.contacts as f64, p.x, p.y, p.z];
+        for &j in &self.prescribed {
+            match of(j as usize) {
+                Some(b) => {
+                    let Drive::Prescribed { origin, .. } = &b.drive else {
+                        unreachable!("a prescribed grain stays prescribed")
+                    };
+                    let u = b.position - nalgebra::Vector3::from(*origin);
+                    let f = b.force;
+                    shares.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
+                }
+                None => shares.extend([0.0; 6]),
+            }
+        }
+        for &j in &self.followed {
+            let count = sim.shapes[sim.shape_of(j)]
+                .modal
+                .as_ref()
+                .map_or(0, |m| m.mass.nrows());
+            match of(j).and_then(|b| b.modes.as_ref()) {
+                Some(m) => {
+                    for a in 0..m.eps.len() {
+                        shares.extend([m.eps[a], m.rate[a], m.contact[a], m.internal[a]]);
+                    }
+                }
+                None => shares.extend(std::iter::repeat_n(0.0, 4 * count)),
+            }
+        }
+        if let Some(processes) = &sim.processes {
+            processes.sum(&mut shares);
+        }
+        let contacts = shares[0] as usize;
         let mut values = vec![
             sim.time,
             e.translational,
@@ -744,31 +916,13 @@ impl History {
             l.modal,
             l.friction,
             l.residual(&e),
-            sim.contacts as f64,
-            p.x,
-            p.y,
-            p.z,
         ];
+        values.extend(&shares[..4]);
         for w in &sim.walls {
             let (u, f) = (w.displacement, w.force);
             values.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
         }
-        for b in &sim.bodies {
-            if let Drive::Prescribed { origin, .. } = &b.drive {
-                let u = b.position - nalgebra::Vector3::from(*origin);
-                let f = b.force;
-                values.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
-            }
-        }
-        for &j in &self.followed {
-            let m = sim.bodies[j]
-                .modes
-                .as_ref()
-                .expect("followed grains have modes");
-            for a in 0..m.eps.len() {
-                values.extend([m.eps[a], m.rate[a], m.contact[a], m.internal[a]]);
-            }
-        }
+        values.extend(&shares[4..]);
         let m = measure::measures(sim);
         let f = m.fabric;
         values.extend([
@@ -808,34 +962,36 @@ impl History {
             return Err(RunError::NonFinite {
                 step: sim.step,
                 time: sim.time,
-                column: header(sim, &self.followed)
-                    .trim_end()
-                    .split(',')
+                column: (self.header.trim_end().split(','))
                     .nth(i + 1)
                     .unwrap_or("?")
                     .to_string(),
             });
         }
+        let Some(file) = &mut self.file else {
+            return Ok(());
+        };
         let mut r = sim.step.to_string();
         for (i, v) in values.iter().enumerate() {
             // The contact count (column 15) is an integer.
             if i == 14 {
-                r += &format!(",{}", sim.contacts);
+                r += &format!(",{contacts}");
             } else {
                 r += &format!(",{v:e}");
             }
         }
         r.push('\n');
-        self.file
-            .write_all(r.as_bytes())
+        file.write_all(r.as_bytes())
             .map_err(|e| file_error(&self.path, e))
     }
 
-    /// Flushes and returns the length.
+    /// Flushes and returns the length (0 in a process that does not write it).
     fn flush(&mut self) -> Result<u64, RunError> {
-        self.file.flush().map_err(|e| file_error(&self.path, e))?;
-        self.file
-            .get_ref()
+        let Some(file) = &mut self.file else {
+            return Ok(0);
+        };
+        file.flush().map_err(|e| file_error(&self.path, e))?;
+        file.get_ref()
             .metadata()
             .map(|m| m.len())
             .map_err(|e| file_error(&self.path, e))
@@ -899,22 +1055,27 @@ fn latest_checkpoint(given: &Path) -> Result<PathBuf, RunError> {
     Ok(latest)
 }
 
+/// Writes a checkpoint of the run's state (the first process, with every process's share:
+/// every process calls it).
 fn checkpoint(
     out: &Path,
     sim: &Simulation,
     origin: (u64, f64),
     history: &mut History,
 ) -> Result<PathBuf, RunError> {
+    let dir = out.join("checkpoint");
+    let path = dir.join(format!("step_{:010}.json", sim.step));
+    let Some(state) = sim.run_state() else {
+        return Ok(path);
+    };
     let c = Checkpoint {
         schema: CHECKPOINT_SCHEMA,
         history_bytes: history.flush()?,
         dt: sim.dt,
         origin,
-        state: sim.state(),
+        state,
     };
-    let dir = out.join("checkpoint");
     std::fs::create_dir_all(&dir).map_err(|e| file_error(&dir, e))?;
-    let path = dir.join(format!("step_{:010}.json", sim.step));
     let json = serde_json::to_string(&c).expect("checkpoint serializes");
     grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
         .map_err(|e| file_error(&path, e))?;

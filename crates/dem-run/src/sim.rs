@@ -34,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::{Body, Drive, Shape};
 use crate::broad;
 use crate::cell::Cell;
+use crate::domain::{Holding, Processes, WallTerm};
 use crate::integrate::{self, PARALLEL_BODIES};
 use crate::law::{
     Against, ContactLaw, Histories, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
@@ -133,6 +134,12 @@ pub struct Timings {
     pub body_forces: f64,
     /// The energy ledger (stage 9).
     pub ledger: f64,
+    /// Grains moved to the processes that own them now (a decomposed run, crate::domain).
+    #[serde(default)]
+    pub migrate: f64,
+    /// The ghosts' exchange (a decomposed run).
+    #[serde(default)]
+    pub ghosts: f64,
 }
 
 /// Seconds since `clock`, which restarts.
@@ -168,6 +175,8 @@ pub struct Simulation {
     pub law: Arc<dyn ContactLaw>,
     /// Each grain's own node role (`[[grains]] nodes`), by global id.
     pub node_roles: Vec<Option<NodeRole>>,
+    /// Each grain's shape, by global id.
+    pub shape_ids: Vec<usize>,
     /// Cundall's local damping fraction.
     pub local_damping: f64,
     /// Gravity.
@@ -206,9 +215,18 @@ pub struct Simulation {
     /// The periodic cell, if any.
     pub cell: Option<Cell>,
     /// The largest reach of the last evaluation's views (a deformable grain's grows with its
-    /// amplitudes): what a periodic cell's width is checked against during a run.
+    /// amplitudes), over every process: what a periodic cell's width is checked against during
+    /// a run, and what ghosts are sent out to.
     pub(crate) largest_reach: f64,
+    /// The reach the last ghost exchange assumed (crate::domain): a larger one stops the run.
+    pub(crate) ghost_reach: f64,
+    /// The other processes of a decomposed run (crate::domain), none in one process.
+    pub processes: Option<Box<dyn Processes>>,
 }
+
+/// How far beyond the grains' largest reach of the last evaluation the ghosts are sent: a
+/// deformable grain's reach grows with its amplitudes, by far less than this in a step.
+pub const GHOST_MARGIN: f64 = 1.1;
 
 impl Simulation {
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
@@ -240,17 +258,38 @@ impl Simulation {
                     })
                     .sum::<f64>();
             }
-            let moved;
+            let mut moved;
             (remapped, moved) = wrap(cell, &mut self.bodies[..owned], &self.ids);
+            if let Some(p) = &self.processes {
+                moved = p.all_wrapped(moved);
+            }
             reshift(&mut self.histories, &moved);
         }
         self.timings.integrate += lap(&mut clock);
+        if let Some(p) = &mut self.processes {
+            let holding = Holding {
+                bodies: &mut self.bodies,
+                ids: &mut self.ids,
+                owned: &mut self.owned,
+                histories: &mut self.histories,
+                remapped: &mut remapped,
+            };
+            self.ghost_reach = GHOST_MARGIN * self.largest_reach;
+            let spent = p.exchange(holding, self.cell.as_ref(), self.ghost_reach);
+            self.timings.migrate += spent.0;
+            self.timings.ghosts += spent.1;
+            clock = Instant::now();
+        }
+        let owned = self.owned;
         self.evaluate_forces(record, dt, &mut clock);
         integrate::second_half(&mut self.bodies[..owned], &self.shapes, dt);
         // The wraps' velocity changes `dv`, booked at the step's end velocities as velocity
         // Verlet's kinetic energy counts them: 1/2 m (|v|^2 - |v - dv|^2).
-        for (i, dv) in remapped {
-            let b = &self.bodies[i as usize];
+        for (id, dv) in remapped {
+            let i = self.ids[..owned]
+                .binary_search(&id)
+                .expect("a wrapped grain is owned by the process it migrated to");
+            let b = &self.bodies[i];
             let v = b.velocity;
             self.ledger.work +=
                 0.5 * self.shapes[b.shape].mass * (v.norm_squared() - (v - dv).norm_squared());
@@ -262,7 +301,7 @@ impl Simulation {
             .map(|b| b.spin());
         self.ledger.book(
             (&before, &after),
-            std::iter::repeat_n(Vector3::zeros(), self.walls.len()).chain(spins),
+            std::iter::repeat_n(Vector3::zeros(), self.booked_walls()).chain(spins),
             &self.dissipation,
             (
                 modal_power,
@@ -270,7 +309,7 @@ impl Simulation {
             ),
             dt,
         );
-        if let (Some(cell), Some(before)) = (&self.cell, images_before) {
+        if let (Some(cell), Some(before), true) = (&self.cell, images_before, self.is_first()) {
             // The images' power -H' : sum F_b s^T, by the trapezoid rule over the step.
             let images = 0.5 * (before + cell.measured.images);
             self.ledger.work -= cell.rate.component_mul(&images).sum() * dt;
@@ -281,14 +320,26 @@ impl Simulation {
     }
 
     /// The loads of the walls and of the prescribed grains this process owns
-    /// ([`ledger::boundary_loads`]).
+    /// ([`ledger::boundary_loads`]); the walls' in the first process only, whose ledger books
+    /// their work (each process books its own grains', and the ledger is their sum).
     fn boundary_loads(&self) -> Vec<ledger::Load> {
         ledger::boundary_loads(
             &self.bodies[..self.owned],
-            &self.walls,
+            &self.walls[..self.booked_walls()],
             &self.shapes,
             &self.gravity,
         )
+    }
+
+    /// Whether this is the first process (or the only one): the one that writes the run's
+    /// files and books the walls' and the cell's work.
+    pub fn is_first(&self) -> bool {
+        self.processes.as_ref().is_none_or(|p| p.rank() == 0)
+    }
+
+    /// The walls whose work this process books.
+    fn booked_walls(&self) -> usize {
+        if self.is_first() { self.walls.len() } else { 0 }
     }
 
     /// Stages 3 to 7 at the current positions (velocities are the half-step ones inside a
@@ -297,6 +348,9 @@ impl Simulation {
         let old = std::mem::take(&mut self.histories);
         let views = views(&self.bodies, &self.shapes);
         self.largest_reach = views.iter().map(|v| v.reach).fold(0.0, f64::max);
+        if let Some(p) = &self.processes {
+            self.largest_reach = p.max(self.largest_reach);
+        }
         self.timings.views += lap(clock);
         let held = Held {
             bodies: &self.bodies,
@@ -356,6 +410,7 @@ impl Simulation {
             }
         };
         let mut sums = ContactSums::default();
+        let mut wall_terms: Vec<WallTerm> = Vec::new();
         let mut count = vec![0u32; self.bodies.len()];
         for ((key, [a, b]), (o, history)) in pairs.iter().zip(outcomes) {
             let (a, b) = (*a as usize, *b as usize);
@@ -386,6 +441,10 @@ impl Simulation {
                             .as_ref()
                             .map_or(Vector3::zeros(), |c| c.shift(key.shift)),
                 ),
+                Partner::Wall(w) if self.processes.is_some() => {
+                    wall_terms.push((key.a, w, o.on_b.0, o.stiffness));
+                    None
+                }
                 Partner::Wall(w) => {
                     let wall = &mut self.walls[w as usize];
                     wall.force += o.on_b.0;
@@ -406,6 +465,14 @@ impl Simulation {
         }
         self.histories = histories;
         sums.finish(&count[..self.owned], &self.bodies[..self.owned]);
+        if let Some(p) = &self.processes {
+            // The walls' sums in key order (the bits of one process); the sample's to
+            // round-off (the cell's servo reads them).
+            p.sum_walls(wall_terms, &mut self.walls);
+            let mut flat = sums.flat();
+            p.sum(&mut flat);
+            sums = ContactSums::from_flat(&flat);
+        }
         if let Some(cell) = &mut self.cell {
             let volume = cell.volume();
             cell.measured = crate::cell::Measured {
@@ -513,6 +580,62 @@ impl Simulation {
             self.contact_energy,
             self.cell.as_ref(),
         )
+    }
+
+    /// The energies and the energy ledger of the whole run: over every process, each of which
+    /// holds its own grains' and pairs' share (the walls' and the cell's work in the first).
+    pub fn run_energies(&self) -> (Energies, Ledger) {
+        let (mut e, mut l) = (self.energies(), self.ledger);
+        if let Some(p) = &self.processes {
+            let mut x = [
+                e.translational,
+                e.rotational,
+                e.modal_kinetic,
+                e.modal_elastic,
+                e.gravity,
+                e.contact,
+                l.initial,
+                l.initial_gravity,
+                l.work,
+                l.local,
+                l.viscous,
+                l.modal,
+                l.friction,
+            ];
+            p.sum(&mut x);
+            [
+                e.translational,
+                e.rotational,
+                e.modal_kinetic,
+                e.modal_elastic,
+                e.gravity,
+                e.contact,
+            ] = [x[0], x[1], x[2], x[3], x[4], x[5]];
+            [
+                l.initial,
+                l.initial_gravity,
+                l.work,
+                l.local,
+                l.viscous,
+                l.modal,
+                l.friction,
+            ] = [x[6], x[7], x[8], x[9], x[10], x[11], x[12]];
+        }
+        (e, l)
+    }
+
+    /// Whether `flag` holds in any process (in this one, for a run in one process): what
+    /// every process must decide alike (a stop, an error).
+    pub fn anywhere(&self, flag: bool) -> bool {
+        match &self.processes {
+            Some(p) => p.max(if flag { 1.0 } else { 0.0 }) > 0.0,
+            None => flag,
+        }
+    }
+
+    /// The shape of grain `id` (any grain, held here or not: the scene's).
+    pub fn shape_of(&self, id: usize) -> usize {
+        self.shape_ids[id]
     }
 
     /// Total linear momentum of the free grains.
@@ -749,7 +872,7 @@ pub type Wrapped = (u32, [i32; 3]);
 
 /// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
 /// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`); `ids`: their global ids.
-/// Returns the velocity changes `(body, -H' m)` (none in a cell at rest), whose kinetic energy
+/// Returns the velocity changes `(id, -H' m)` (none in a cell at rest), whose kinetic energy
 /// is the cell's work in the ledger, and the wraps, sorted by id ([`reshift`] corrects the
 /// pairs' shifts).
 pub fn wrap(
@@ -770,7 +893,7 @@ pub fn wrap(
             if cell.rate != nalgebra::Matrix3::zeros() {
                 let dv = -(cell.rate * n);
                 b.velocity += dv;
-                remapped.push((i as u32, dv));
+                remapped.push((ids[i], dv));
             }
             b.image = [0, 1, 2].map(|k| b.image[k].saturating_add(m[k]));
             moved.push((ids[i], m));

@@ -1,0 +1,510 @@
+//! The processes of a decomposed run over MPI (feature `mpi`; docs/mpi.md): rsmpi over the
+//! system's MPI library moves the bytes, [`crate::domain`] says where they go.
+//!
+//! Every exchange is one `MPI_Alltoallv` over the Cartesian communicator of the grid (counts
+//! first, by `MPI_Alltoall`): a grain goes straight to each process that needs it, whatever
+//! the subdomains' widths (a halo wider than a neighbour's subdomain, a diagonal neighbour, a
+//! periodic image), with no staged forwarding.
+//!
+//! - **Migration** (a grain whose centre left the subdomain): the whole body and the
+//!   histories of its pairs, as JSON (exact: the workspace reads f64 back bit for bit), with
+//!   the velocity change of a wrap this step. The receiver keeps its own copy of a pair it
+//!   already holds (both processes advanced it from the same inputs, so the copies are the
+//!   same); the sender drops the pairs that no longer touch a grain it owns.
+//! - **Ghosts**, every step: per grain its id, image, pose, velocities, amplitudes and rates
+//!   (`17 + 2m` numbers); the rest of a ghost (its shape, drive, level-set update) is the
+//!   scene's, which every process read.
+//! - **Sums**: the walls' forces from each process's wall pairs gathered and summed in key
+//!   order (`MPI_Allgatherv`), other sums by `MPI_Allreduce`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use ::mpi::datatype::{Partition, PartitionMut};
+use ::mpi::topology::{CartesianCommunicator, SimpleCommunicator};
+use ::mpi::traits::*;
+use nalgebra::{Quaternion, UnitQuaternion, Vector3};
+
+use crate::body::Body;
+use crate::cell::Cell;
+use crate::domain::{Frame, Grid, Holding, Processes, WallTerm};
+use crate::law::{ContactLaw, PairKey, Partner};
+use crate::sim::Wrapped;
+use crate::wall::Wall;
+use crate::{RunError, RunOptions, Scene, Summary};
+
+/// Runs a scene over the processes of `world` (`mpirun -n N dem-run scene.toml`), each with
+/// `--threads` (or the scene's) rayon threads; the first process writes the run's files
+/// ([`crate::run()`]'s, with the same scene files). MPI must be initialized at thread level
+/// `MPI_THREAD_SERIALIZED` or higher.
+pub fn run(
+    scene_path: &std::path::Path,
+    options: &RunOptions,
+    stop: &std::sync::atomic::AtomicBool,
+    world: &SimpleCommunicator,
+) -> Result<Summary, RunError> {
+    let scene = Scene::read(scene_path)?;
+    let threads = crate::run::threads(&scene, scene_path, options)?;
+    // The steps run on this thread, which makes the MPI calls; rayon's global pool serves the
+    // parallel loops inside them.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| RunError::File {
+            path: scene_path.to_path_buf(),
+            message: format!("the thread pool: {e}"),
+        })?;
+    let split = |sim: &mut crate::Simulation| Mpi::decompose(world, sim);
+    crate::run::run_in_pool(
+        &scene,
+        scene_path,
+        options,
+        stop,
+        rayon::current_num_threads(),
+        Some((world.rank() == 0, &split)),
+    )
+}
+
+/// Numbers per ghost before its amplitudes and rates.
+const GHOST_HEAD: usize = 17;
+
+/// What crossed between processes, counted over the run: the communication model's inputs
+/// (docs/mpi.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Traffic {
+    /// Exchanges (steps).
+    pub exchanges: u64,
+    /// Grains this process sent away.
+    pub migrants: u64,
+    /// Bytes of the migrants sent.
+    pub migrant_bytes: u64,
+    /// Ghost copies sent.
+    pub ghosts: u64,
+    /// Bytes of the ghosts sent.
+    pub ghost_bytes: u64,
+}
+
+/// A decomposed run's processes over MPI.
+pub struct Mpi {
+    comm: CartesianCommunicator,
+    rank: usize,
+    grid: Grid,
+    /// The frame of a run without a cell: the box of the grains' initial centres.
+    frame: Option<Frame>,
+    /// Every grain as the scene (or checkpoint) gave it: the static parts of its ghosts.
+    templates: Vec<Body>,
+    /// Surface nodes per grain (a migrant history's check).
+    nodes: Vec<usize>,
+    law: Arc<dyn ContactLaw>,
+    /// What crossed so far.
+    pub traffic: Traffic,
+}
+
+/// How a migrant travels.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Migrant {
+    id: u32,
+    body: Body,
+    histories: Vec<(PairKey, serde_json::Value)>,
+    remapped: Option<Vector3<f64>>,
+}
+
+impl Mpi {
+    /// The decomposition of `sim` (a whole scene, built or restored the same in every
+    /// process) over the processes of `world`: the grid ([`Grid::balanced`] on the grains'
+    /// centres), its Cartesian communicator, and `sim` cut down to the grains this process owns
+    /// and its ghosts.
+    pub fn decompose(world: &impl Communicator, sim: &mut crate::Simulation) {
+        let size = world.size() as usize;
+        let centres: Vec<Vector3<f64>> = sim.bodies.iter().map(|b| b.position).collect();
+        let (frame, box_frame) = match &sim.cell {
+            Some(cell) => (Frame::of_cell(cell), None),
+            None => {
+                let f = Frame::of_box(&centres);
+                (f.clone(), Some(f))
+            }
+        };
+        let s: Vec<Vector3<f64>> = centres.iter().map(|x| frame.fractional(x)).collect();
+        let grid = Grid::balanced(size, &frame, &s);
+        let dims: Vec<::mpi::Count> = grid.dims.iter().map(|&d| d as ::mpi::Count).collect();
+        let comm = world
+            .create_cartesian_communicator(&dims, &grid.periodic, false)
+            .expect("every process is in the grid");
+        let rank = comm.rank() as usize;
+        debug_assert_eq!(
+            comm.rank_to_coordinates(comm.rank()),
+            {
+                let d = grid.dims;
+                let c = [rank / (d[1] * d[2]), rank / d[2] % d[1], rank % d[2]];
+                c.map(|x| x as ::mpi::Count).to_vec()
+            },
+            "the grid's process order is the Cartesian topology's"
+        );
+        let nodes = (sim.bodies.iter())
+            .map(|b| sim.shapes[b.shape].nodes.len())
+            .collect();
+        let mut mpi = Mpi {
+            comm,
+            rank,
+            grid,
+            frame: box_frame,
+            templates: sim.bodies.clone(),
+            nodes,
+            law: sim.law.clone(),
+            traffic: Traffic::default(),
+        };
+        // Keep what this process owns: its grains, their pairs' histories, and the ledger's
+        // initial energy in the first process only (the run's ledger is the processes' sum).
+        let mine: Vec<bool> = s.iter().map(|x| mpi.grid.owner(x) == rank).collect();
+        let bodies = std::mem::take(&mut sim.bodies);
+        let (ids, bodies): (Vec<u32>, Vec<Body>) = (0..bodies.len() as u32)
+            .zip(bodies)
+            .filter(|(i, _)| mine[*i as usize])
+            .unzip();
+        sim.owned = ids.len();
+        sim.ids = ids;
+        sim.bodies = bodies;
+        sim.histories.retain(|(k, _)| touches(k, &mine));
+        if rank != 0 {
+            let l = &mut sim.ledger;
+            (l.initial, l.initial_gravity) = (0.0, 0.0);
+            (l.work, l.local, l.viscous, l.modal, l.friction) = (0.0, 0.0, 0.0, 0.0, 0.0);
+        }
+        let reach = crate::sim::GHOST_MARGIN * sim.largest_reach;
+        let holding = Holding {
+            bodies: &mut sim.bodies,
+            ids: &mut sim.ids,
+            owned: &mut sim.owned,
+            histories: &mut sim.histories,
+            remapped: &mut Vec::new(),
+        };
+        mpi.ghosts(holding, sim.cell.as_ref(), reach);
+        sim.ghost_reach = reach;
+        sim.processes = Some(Box::new(mpi));
+    }
+
+    fn frame(&self, cell: Option<&Cell>) -> Frame {
+        match (cell, &self.frame) {
+            (Some(c), _) => Frame::of_cell(c),
+            (None, Some(f)) => f.clone(),
+            (None, None) => unreachable!("a run without a cell has the box frame"),
+        }
+    }
+
+    /// Sends `parts[r]` to process `r`, receives what each sent; `T` plain numbers.
+    fn all_to_all<T: Equivalence + Default + Clone>(&self, parts: Vec<Vec<T>>) -> Vec<Vec<T>> {
+        let counts: Vec<::mpi::Count> = parts.iter().map(|p| p.len() as ::mpi::Count).collect();
+        let mut incoming = vec![0 as ::mpi::Count; counts.len()];
+        self.comm.all_to_all_into(&counts[..], &mut incoming[..]);
+        let offsets = |c: &[::mpi::Count]| -> Vec<::mpi::Count> {
+            c.iter()
+                .scan(0, |at, &n| {
+                    let here = *at;
+                    *at += n;
+                    Some(here)
+                })
+                .collect()
+        };
+        let mut send: Vec<T> = parts.concat();
+        let mut recv = buffer(incoming.iter().map(|&n| n as usize).sum());
+        // An empty Vec<u8> points at address 1, which OpenMPI reads as MPI_IN_PLACE.
+        send.reserve(1);
+        {
+            let (so, ro) = (offsets(&counts), offsets(&incoming));
+            let out = Partition::new(&send[..], &counts[..], &so[..]);
+            let mut into = PartitionMut::new(&mut recv[..], &incoming[..], &ro[..]);
+            self.comm.all_to_all_varcount_into(&out, &mut into);
+        }
+        let mut rest = &recv[..];
+        incoming
+            .iter()
+            .map(|&n| {
+                let (part, tail) = rest.split_at(n as usize);
+                rest = tail;
+                part.to_vec()
+            })
+            .collect()
+    }
+
+    /// Every process's `mine`, concatenated in process order.
+    fn all_gather<T: Equivalence + Default + Clone>(&self, mine: &[T]) -> Vec<T> {
+        let count = mine.len() as ::mpi::Count;
+        let mut counts = vec![0 as ::mpi::Count; self.comm.size() as usize];
+        self.comm.all_gather_into(&count, &mut counts[..]);
+        let offsets: Vec<::mpi::Count> = counts
+            .iter()
+            .scan(0, |at, &n| {
+                let here = *at;
+                *at += n;
+                Some(here)
+            })
+            .collect();
+        let mut all = buffer(counts.iter().map(|&n| n as usize).sum());
+        let mut mine = mine.to_vec();
+        mine.reserve(1);
+        let mine = &mine[..];
+        {
+            let mut into = PartitionMut::new(&mut all[..], &counts[..], &offsets[..]);
+            self.comm.all_gather_varcount_into(mine, &mut into);
+        }
+        all
+    }
+
+    /// The grains whose centres left this process's subdomain, to their owners.
+    fn migrate(&mut self, h: &mut Holding, frame: &Frame) {
+        let size = self.comm.size() as usize;
+        let owned = *h.owned;
+        let owners: Vec<usize> = h.bodies[..owned]
+            .iter()
+            .map(|b| self.grid.owner(&frame.fractional(&b.position)))
+            .collect();
+        let mut parts: Vec<Vec<u8>> = vec![Vec::new(); size];
+        let leaving: Vec<usize> = (0..owned).filter(|&i| owners[i] != self.rank).collect();
+        // The migration is collective: every process takes part, most with nothing to send.
+        for &i in &leaving {
+            let id = h.ids[i];
+            let histories = (h.histories.iter())
+                .filter(|(k, _)| k.a == id || k.b == Partner::Body(id))
+                .map(|(k, hist)| (*k, hist.save()))
+                .collect();
+            let remapped = h.remapped.iter().find(|(r, _)| *r == id).map(|r| r.1);
+            let migrant = Migrant {
+                id,
+                body: h.bodies[i].clone(),
+                histories,
+                remapped,
+            };
+            let part = &mut parts[owners[i]];
+            let json = serde_json::to_vec(&migrant).expect("a migrant serializes");
+            part.extend((json.len() as u64).to_le_bytes());
+            part.extend(json);
+        }
+        self.traffic.migrants += leaving.len() as u64;
+        self.traffic.migrant_bytes += parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        let arrived = self.all_to_all(parts);
+        if leaving.is_empty() && arrived.iter().all(|a| a.is_empty()) {
+            return;
+        }
+        // Drop the leavers (ghosts go too: the ghost exchange follows).
+        h.bodies.truncate(owned);
+        h.ids.truncate(owned);
+        let gone: Vec<u32> = leaving.iter().map(|&i| h.ids[i]).collect();
+        h.remapped.retain(|(r, _)| !gone.contains(r));
+        let mut keep: Vec<(u32, Body)> = (h.ids.drain(..))
+            .zip(h.bodies.drain(..))
+            .enumerate()
+            .filter(|(i, _)| owners[*i] == self.rank)
+            .map(|(_, x)| x)
+            .collect();
+        let mut incoming = Vec::new();
+        for bytes in arrived {
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let (len, tail) = rest.split_at(8);
+                let len = u64::from_le_bytes(len.try_into().expect("8 bytes")) as usize;
+                let (json, tail) = tail.split_at(len);
+                rest = tail;
+                let m: Migrant = serde_json::from_slice(json).expect("a migrant reads back");
+                incoming.push(m);
+            }
+        }
+        for m in incoming {
+            for (key, saved) in m.histories {
+                if h.histories.binary_search_by_key(&key, |e| e.0).is_err() {
+                    let nodes = |i: u32| self.nodes[i as usize];
+                    let history = (self.law.load(&key, saved, &nodes))
+                        .expect("a migrant's history loads as it was saved");
+                    let at = h.histories.partition_point(|e| e.0 < key);
+                    h.histories.insert(at, (key, history));
+                }
+            }
+            if let Some(dv) = m.remapped {
+                h.remapped.push((m.id, dv));
+            }
+            keep.push((m.id, m.body));
+        }
+        keep.sort_unstable_by_key(|(id, _)| *id);
+        *h.owned = keep.len();
+        (*h.ids, *h.bodies) = keep.into_iter().unzip();
+        let mine = |i: u32| h.ids.binary_search(&i).is_ok();
+        h.histories.retain(|(k, _)| {
+            mine(k.a)
+                || match k.b {
+                    Partner::Body(j) => mine(j),
+                    Partner::Wall(_) => false,
+                }
+        });
+    }
+
+    /// The ghosts: each owned grain to the processes whose subdomains it reaches within
+    /// `2 reach` (the largest pair's).
+    fn ghosts(&mut self, h: Holding, cell: Option<&Cell>, reach: f64) {
+        let size = self.comm.size() as usize;
+        let frame = self.frame(cell);
+        let halo = frame.halo(2.0 * reach);
+        let owned = *h.owned;
+        let mut parts: Vec<Vec<f64>> = vec![Vec::new(); size];
+        for (b, &id) in h.bodies[..owned].iter().zip(h.ids.iter()) {
+            for r in self.grid.holders(&frame.fractional(&b.position), halo) {
+                if r == self.rank {
+                    continue;
+                }
+                let p = &mut parts[r];
+                let q = b.orientation.coords;
+                p.push(f64::from(id));
+                p.extend(b.image.map(f64::from));
+                p.extend(b.position.iter());
+                p.extend(q.iter());
+                p.extend(b.velocity.iter());
+                p.extend(b.angular_velocity.iter());
+                if let Some(m) = &b.modes {
+                    p.extend(&m.eps);
+                    p.extend(&m.rate);
+                }
+                self.traffic.ghosts += 1;
+            }
+        }
+        self.traffic.ghost_bytes += 8 * parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        let arrived = self.all_to_all(parts);
+        // Last step's ghosts are reused where they come again (their static parts).
+        let mut old: std::collections::HashMap<u32, Body> = (h.ids.drain(owned..))
+            .zip(h.bodies.drain(owned..))
+            .collect();
+        for part in arrived {
+            let mut rest = &part[..];
+            while !rest.is_empty() {
+                let id = rest[0] as u32;
+                let template = &self.templates[id as usize];
+                let m = template.modes.as_ref().map_or(0, |m| m.eps.len());
+                let (x, tail) = rest.split_at(GHOST_HEAD + 2 * m);
+                rest = tail;
+                let mut b = old.remove(&id).unwrap_or_else(|| template.clone());
+                b.image = [x[1], x[2], x[3]].map(|v| v as i32);
+                b.position = Vector3::new(x[4], x[5], x[6]);
+                b.orientation =
+                    UnitQuaternion::new_unchecked(Quaternion::new(x[10], x[7], x[8], x[9]));
+                b.velocity = Vector3::new(x[11], x[12], x[13]);
+                b.angular_velocity = Vector3::new(x[14], x[15], x[16]);
+                if let Some(modes) = &mut b.modes {
+                    modes.eps.copy_from_slice(&x[GHOST_HEAD..GHOST_HEAD + m]);
+                    modes.rate.copy_from_slice(&x[GHOST_HEAD + m..]);
+                }
+                h.ids.push(id);
+                h.bodies.push(b);
+            }
+        }
+    }
+}
+
+/// `n` default values in an allocation: never the dangling pointer of an empty `Vec`, which
+/// for bytes is address 1, OpenMPI's `MPI_IN_PLACE`.
+fn buffer<T: Default + Clone>(n: usize) -> Vec<T> {
+    let mut b = Vec::with_capacity(n.max(1));
+    b.resize(n, T::default());
+    b
+}
+
+// SAFETY: MPI is initialized at thread level `MPI_THREAD_SERIALIZED` or higher (the caller of
+// `Mpi::decompose` checks it: docs/mpi.md), at which any thread may call MPI as long as the calls
+// do not overlap. A run steps its simulation on one thread at a time (the rayon workers inside
+// a step make no MPI call), so the communicator moves with the simulation to the thread that
+// runs it, and is never used from two at once.
+#[allow(unsafe_code)]
+unsafe impl Send for Mpi {}
+
+/// Whether the pair `k` touches a grain marked in `mine` (by id).
+fn touches(k: &PairKey, mine: &[bool]) -> bool {
+    mine[k.a as usize]
+        || match k.b {
+            Partner::Body(j) => mine[j as usize],
+            Partner::Wall(_) => false,
+        }
+}
+
+impl Processes for Mpi {
+    fn rank(&self) -> usize {
+        self.rank
+    }
+
+    fn size(&self) -> usize {
+        self.comm.size() as usize
+    }
+
+    fn all_wrapped(&self, mine: Vec<Wrapped>) -> Vec<Wrapped> {
+        let flat: Vec<i64> = mine
+            .iter()
+            .flat_map(|(id, m)| [i64::from(*id), m[0].into(), m[1].into(), m[2].into()])
+            .collect();
+        let all = self.all_gather(&flat);
+        let mut wrapped: Vec<Wrapped> = all
+            .chunks_exact(4)
+            .map(|c| (c[0] as u32, [c[1] as i32, c[2] as i32, c[3] as i32]))
+            .collect();
+        wrapped.sort_unstable();
+        wrapped
+    }
+
+    fn exchange(&mut self, mut h: Holding, cell: Option<&Cell>, reach: f64) -> (f64, f64) {
+        let clock = Instant::now();
+        self.traffic.exchanges += 1;
+        let frame = self.frame(cell);
+        self.migrate(&mut h, &frame);
+        let migrated = clock.elapsed().as_secs_f64();
+        self.ghosts(h, cell, reach);
+        (migrated, clock.elapsed().as_secs_f64() - migrated)
+    }
+
+    fn sum_walls(&self, mine: Vec<WallTerm>, walls: &mut [Wall]) {
+        let flat: Vec<f64> = mine
+            .iter()
+            .flat_map(|(a, w, f, k)| [f64::from(*a), f64::from(*w), f.x, f.y, f.z, *k])
+            .collect();
+        let all = self.all_gather(&flat);
+        let mut terms: Vec<&[f64]> = all.chunks_exact(6).collect();
+        // The pairs' key order: by grain, then wall (each process's are sorted, and no grain
+        // is two processes').
+        terms.sort_by(|x, y| (x[0], x[1]).partial_cmp(&(y[0], y[1])).expect("ids"));
+        for t in terms {
+            let wall = &mut walls[t[1] as usize];
+            wall.force += Vector3::new(t[2], t[3], t[4]);
+            wall.stiffness += t[5];
+        }
+    }
+
+    fn all_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>> {
+        let lengths = self.all_gather(&[mine.len() as u64]);
+        let all = self.all_gather(&mine);
+        let mut rest = &all[..];
+        lengths
+            .iter()
+            .map(|&n| {
+                let (part, tail) = rest.split_at(n as usize);
+                rest = tail;
+                part.to_vec()
+            })
+            .collect()
+    }
+
+    fn sum(&self, values: &mut [f64]) {
+        // Gathered and summed in process order, the same in every process: an `MPI_Allreduce`
+        // need not give every process the same bits, and the cell's servo and the run's stop
+        // decisions must agree everywhere.
+        let all = self.all_gather(values);
+        values.fill(0.0);
+        for part in all.chunks_exact(values.len().max(1)) {
+            for (v, x) in values.iter_mut().zip(part) {
+                *v += x;
+            }
+        }
+    }
+
+    fn max(&self, value: f64) -> f64 {
+        let mut largest = value;
+        self.comm.all_reduce_into(
+            &value,
+            &mut largest,
+            ::mpi::collective::SystemOperation::max(),
+        );
+        largest
+    }
+}
