@@ -9,6 +9,8 @@ mod energy;
 mod hertz;
 mod measure;
 mod motion;
+#[cfg(feature = "mpi")]
+mod mpi;
 mod packing;
 mod periodic;
 mod rolling;
