@@ -25,7 +25,7 @@ use nalgebra::{Matrix3, Vector3};
 use crate::body::Body;
 use crate::cell::Cell;
 use crate::law::Histories;
-use crate::sim::Wrapped;
+use crate::sim::{Excursion, Wrapped};
 use crate::wall::Wall;
 
 /// The frame of the decomposition: `s = F^-1 (X - o)` (module docs).
@@ -250,6 +250,24 @@ pub struct Holding<'a> {
     /// The velocity changes of the step's wraps, by grain id, booked at the step's end by the
     /// grain's owner (crate::sim::wrap).
     pub remapped: &'a mut Vec<(u32, Vector3<f64>)>,
+    /// The amplitudes that went beyond their models' ranges (they move with their grains).
+    pub excursions: &'a mut Vec<Excursion>,
+}
+
+/// What crossed between processes, counted over the run (the communication model's inputs:
+/// docs/mpi.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Traffic {
+    /// Exchanges (steps).
+    pub exchanges: u64,
+    /// Grains sent to a new owner.
+    pub migrants: u64,
+    /// Bytes of the migrants sent.
+    pub migrant_bytes: u64,
+    /// Ghost copies sent.
+    pub ghosts: u64,
+    /// Bytes of the ghosts sent.
+    pub ghost_bytes: u64,
 }
 
 /// A wall pair's contribution to its wall: the pair's first grain (global id), the wall, the
@@ -274,6 +292,8 @@ pub trait Processes: Send {
     /// The walls' forces and stiffnesses from every process's wall terms (each sorted by
     /// pair), summed in the order of the pairs' keys: the bits of a run in one process.
     fn sum_walls(&self, mine: Vec<WallTerm>, walls: &mut [Wall]);
+    /// What this process sent so far.
+    fn traffic(&self) -> Traffic;
     /// Every process's bytes, in process order (every process gets them all).
     fn all_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>>;
     /// Sums `values` over the processes: every process gets the same sums.

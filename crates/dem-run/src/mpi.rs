@@ -27,9 +27,9 @@ use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
 use crate::body::Body;
 use crate::cell::Cell;
-use crate::domain::{Frame, Grid, Holding, Processes, WallTerm};
+use crate::domain::{Frame, Grid, Holding, Processes, Traffic, WallTerm};
 use crate::law::{ContactLaw, PairKey, Partner};
-use crate::sim::Wrapped;
+use crate::sim::{Excursion, Wrapped};
 use crate::wall::Wall;
 use crate::{RunError, RunOptions, Scene, Summary};
 
@@ -68,22 +68,6 @@ pub fn run(
 /// Numbers per ghost before its amplitudes and rates.
 const GHOST_HEAD: usize = 17;
 
-/// What crossed between processes, counted over the run: the communication model's inputs
-/// (docs/mpi.md).
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Traffic {
-    /// Exchanges (steps).
-    pub exchanges: u64,
-    /// Grains this process sent away.
-    pub migrants: u64,
-    /// Bytes of the migrants sent.
-    pub migrant_bytes: u64,
-    /// Ghost copies sent.
-    pub ghosts: u64,
-    /// Bytes of the ghosts sent.
-    pub ghost_bytes: u64,
-}
-
 /// A decomposed run's processes over MPI.
 pub struct Mpi {
     comm: CartesianCommunicator,
@@ -107,6 +91,7 @@ struct Migrant {
     body: Body,
     histories: Vec<(PairKey, serde_json::Value)>,
     remapped: Option<Vector3<f64>>,
+    excursions: Vec<Excursion>,
 }
 
 impl Mpi {
@@ -177,6 +162,7 @@ impl Mpi {
             owned: &mut sim.owned,
             histories: &mut sim.histories,
             remapped: &mut Vec::new(),
+            excursions: &mut sim.excursions,
         };
         mpi.ghosts(holding, sim.cell.as_ref(), reach);
         sim.ghost_reach = reach;
@@ -268,11 +254,16 @@ impl Mpi {
                 .map(|(k, hist)| (*k, hist.save()))
                 .collect();
             let remapped = h.remapped.iter().find(|(r, _)| *r == id).map(|r| r.1);
+            let excursions = (h.excursions.iter())
+                .filter(|x| x.grain == id as usize)
+                .copied()
+                .collect();
             let migrant = Migrant {
                 id,
                 body: h.bodies[i].clone(),
                 histories,
                 remapped,
+                excursions,
             };
             let part = &mut parts[owners[i]];
             let json = serde_json::to_vec(&migrant).expect("a migrant serializes");
@@ -290,6 +281,7 @@ impl Mpi {
         h.ids.truncate(owned);
         let gone: Vec<u32> = leaving.iter().map(|&i| h.ids[i]).collect();
         h.remapped.retain(|(r, _)| !gone.contains(r));
+        h.excursions.retain(|x| !gone.contains(&(x.grain as u32)));
         let mut keep: Vec<(u32, Body)> = (h.ids.drain(..))
             .zip(h.bodies.drain(..))
             .enumerate()
@@ -321,6 +313,7 @@ impl Mpi {
             if let Some(dv) = m.remapped {
                 h.remapped.push((m.id, dv));
             }
+            h.excursions.extend(m.excursions);
             keep.push((m.id, m.body));
         }
         keep.sort_unstable_by_key(|(id, _)| *id);
@@ -452,6 +445,10 @@ impl Processes for Mpi {
         let migrated = clock.elapsed().as_secs_f64();
         self.ghosts(h, cell, reach);
         (migrated, clock.elapsed().as_secs_f64() - migrated)
+    }
+
+    fn traffic(&self) -> Traffic {
+        self.traffic
     }
 
     fn sum_walls(&self, mine: Vec<WallTerm>, walls: &mut [Wall]) {

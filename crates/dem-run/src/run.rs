@@ -62,7 +62,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
-use grain::vtk::{PointData, PvdEntry, read_pvd, write_lines, write_pvd, write_vtp};
+use grain::vtk::{PointData, PvdEntry, read_pvd, write_lines, write_pvd, write_pvtp, write_vtp};
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
@@ -312,6 +312,10 @@ pub struct Summary {
     pub stopped: Option<String>,
     /// The last checkpoint written, if any.
     pub last_checkpoint: Option<PathBuf>,
+    /// A decomposed run's processes, and what they sent each other in this invocation, summed
+    /// over them (crate::domain::Traffic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<(usize, crate::domain::Traffic)>,
 }
 
 /// Runs a scene to its stop condition, or until `stop` is raised (then a checkpoint is written).
@@ -385,13 +389,6 @@ pub(crate) fn run_in_pool(
         std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
     }
     let (mut sim, packed) = Simulation::build(scene, scene_path)?;
-    if decompose.is_some() && scene.output.vtk_every > 0 {
-        return Err(RunError::Scene(SceneError::Key {
-            path: scene_path.to_path_buf(),
-            key: "output.vtk_every".into(),
-            message: "VTK output of a run over several MPI processes is not written yet: 0 (or run in one process)".into(),
-        }));
-    }
     if !packed.is_empty() && options.restart.is_none() && first {
         for (i, g) in packed.iter().enumerate() {
             eprintln!(
@@ -543,7 +540,6 @@ pub(crate) fn run_in_pool(
     let mut last_checkpoint = None;
     let mut interrupted = false;
     let mut stopped = None;
-    let mut reported = 0;
     let (mut largest_residual, mut largest_supplied) = (0.0f64, 0.0f64);
     while sim.step < total {
         let next = sim.step + 1;
@@ -598,14 +594,14 @@ pub(crate) fn run_in_pool(
         // step the supplied energy can be tiny: a load just begun).
         largest_residual = largest_residual.max(ledger.residual(&energies).abs());
         largest_supplied = largest_supplied.max(ledger.supplied(&energies));
-        for x in &sim.excursions[reported..] {
+        // Those that began this step (a decomposed run's processes each report their grains').
+        for x in sim.excursions.iter().filter(|x| x.first_step == sim.step) {
             let line = format!("dem-run: warning: {x}");
             match &bar {
                 Some(b) => b.println(line),
                 None => eprintln!("{line}"),
             }
         }
-        reported = sim.excursions.len();
         if every(o.history_every, sim.step) || sim.step == total {
             history.row(&sim)?;
         }
@@ -664,6 +660,27 @@ pub(crate) fn run_in_pool(
     let excursions = all_excursions(&sim);
     let node_contacts = sum_count(&sim, sim.contacts);
     let grains = sum_count(&sim, sim.owned);
+    let processes = sim.processes.as_ref().map(|p| {
+        let t = p.traffic();
+        let mut x = [
+            t.exchanges,
+            t.migrants,
+            t.migrant_bytes,
+            t.ghosts,
+            t.ghost_bytes,
+        ]
+        .map(|v| v as f64);
+        p.sum(&mut x);
+        let [_, migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
+        let traffic = crate::domain::Traffic {
+            exchanges: t.exchanges,
+            migrants,
+            migrant_bytes,
+            ghosts,
+            ghost_bytes,
+        };
+        (p.size(), traffic)
+    });
     if !first {
         return Ok(Summary {
             steps: sim.step,
@@ -682,6 +699,7 @@ pub(crate) fn run_in_pool(
             interrupted,
             stopped,
             last_checkpoint,
+            processes,
         });
     }
     let summary = Summary {
@@ -701,6 +719,7 @@ pub(crate) fn run_in_pool(
         interrupted,
         stopped,
         last_checkpoint,
+        processes,
     };
     let path = out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
@@ -1112,7 +1131,7 @@ fn add_to_series(
 /// The nodes, and the cell if there is one ([`Series`]).
 fn write_vtk(out: &Path, sim: &Simulation, pvd: &mut Series) -> Result<(), RunError> {
     write_nodes(out, sim, &mut pvd.nodes)?;
-    let Some(cell) = &sim.cell else {
+    let (Some(cell), true) = (&sim.cell, sim.is_first()) else {
         return Ok(());
     };
     // The eight corners and the twelve edges between corners that differ in one bit.
@@ -1135,26 +1154,32 @@ fn write_vtk(out: &Path, sim: &Simulation, pvd: &mut Series) -> Result<(), RunEr
     )
 }
 
+/// The surface nodes of the grains this process owns, at their current positions: the run's
+/// `vtk/nodes_<step>.vtp`, or in a decomposed run each process's piece
+/// `vtk/nodes_<step>_<process>.vtp`, gathered by the first process's `vtk/nodes_<step>.pvtp`.
 fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<(), RunError> {
-    let modes = sim
-        .bodies
-        .iter()
+    let owned = &sim.bodies[..sim.owned];
+    let mut modes = (owned.iter())
         .map(|b| b.modes.as_ref().map_or(0, |m| m.eps.len()))
         .max()
         .unwrap_or(0);
+    if let Some(p) = &sim.processes {
+        // Every piece carries the same arrays.
+        modes = p.max(modes as f64) as usize;
+    }
     let mut points = Vec::new();
     let mut grain_index = Vec::new();
     let mut displacement = Vec::new();
     let mut amplitudes: Vec<Vec<f64>> = vec![Vec::new(); modes];
-    let mut start = Vec::with_capacity(sim.bodies.len());
-    for (i, b) in sim.bodies.iter().enumerate() {
+    let mut start = Vec::with_capacity(owned.len());
+    for (b, &id) in owned.iter().zip(&sim.ids) {
         start.push(grain_index.len());
         let shape = &sim.shapes[b.shape];
         let view = View::new(b, shape);
         for (k, x0) in shape.nodes.iter().enumerate() {
             points.extend(view.node_global(k).iter());
             displacement.extend((view.rotation * (view.node_local(k) - x0)).iter());
-            grain_index.push(i as f64);
+            grain_index.push(f64::from(id));
             for (a, column) in amplitudes.iter_mut().enumerate() {
                 column.push(
                     b.modes
@@ -1168,7 +1193,10 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
     }
     let mut force = vec![0.0; points.len()];
     for r in &sim.records {
-        let k = 3 * (start[r.body as usize] + r.node as usize);
+        let i = sim.ids[..sim.owned]
+            .binary_search(&r.body)
+            .expect("node records are of owned grains");
+        let k = 3 * (start[i] + r.node as usize);
         for c in 0..3 {
             force[k + c] += r.force[c];
         }
@@ -1185,11 +1213,30 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
             .zip(&amplitudes)
             .map(|(n, v)| PointData::Scalars(n, v)),
     );
+    let Some(p) = &sim.processes else {
+        return add_to_series(
+            out,
+            sim,
+            format!("nodes_{:010}.vtp", sim.step),
+            |path| write_vtp(path, &points, &data),
+            pvd,
+            "run.pvd",
+        );
+    };
+    let piece = |r: usize| PathBuf::from(format!("nodes_{:010}_{r}.vtp", sim.step));
+    let path = out.join("vtk").join(piece(p.rank()));
+    write_vtp(&path, &points, &data).map_err(|e| file_error(&path, e))?;
+    // Every piece is written before the first process lists them.
+    p.max(0.0);
+    if p.rank() != 0 {
+        return Ok(());
+    }
+    let pieces: Vec<PathBuf> = (0..p.size()).map(piece).collect();
     add_to_series(
         out,
         sim,
-        format!("nodes_{:010}.vtp", sim.step),
-        |path| write_vtp(path, &points, &data),
+        format!("nodes_{:010}.pvtp", sim.step),
+        |path| write_pvtp(path, &pieces, &data),
         pvd,
         "run.pvd",
     )

@@ -273,6 +273,7 @@ impl Simulation {
                 owned: &mut self.owned,
                 histories: &mut self.histories,
                 remapped: &mut remapped,
+                excursions: &mut self.excursions,
             };
             self.ghost_reach = GHOST_MARGIN * self.largest_reach;
             let spent = p.exchange(holding, self.cell.as_ref(), self.ghost_reach);
@@ -430,6 +431,10 @@ impl Simulation {
                 add(&mut generalized[b], &o.modal_b);
             }
             crate::measure::count_contact(key, &o, [a, b], &mut count);
+            // Node records of the grains owned here (their owner computes all their pairs).
+            let mine = |body: u32| (if body == key.a { a } else { b }) < self.owned;
+            self.records
+                .extend(o.records.iter().filter(|r| mine(r.body)).copied());
             if a >= self.owned {
                 continue;
             }
@@ -461,7 +466,6 @@ impl Simulation {
             self.dissipation.friction += o.friction_loss;
             self.largest_contact.0 = self.largest_contact.0.max(o.patch);
             self.largest_contact.1 = self.largest_contact.1.max(o.deepest);
-            self.records.extend(o.records);
         }
         self.histories = histories;
         sums.finish(&count[..self.owned], &self.bodies[..self.owned]);

@@ -169,6 +169,36 @@ pub fn write_vtp(path: &Path, points: &[f64], data: &[PointData]) -> Result<()> 
     export(path, DataSet::inline(piece))
 }
 
+/// Writes a parallel polydata file (`.pvtp`): the pieces `sources` (`.vtp` files written by
+/// [`write_vtp`], paths relative to the `.pvtp`'s directory), whose point data are `data`'s
+/// names and kinds (values unused), for ParaView to open as one data set. Written by hand:
+/// vtkio reads `.pvtp` but does not write it.
+pub fn write_pvtp(path: &Path, sources: &[PathBuf], data: &[PointData]) -> Result<()> {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\"?>\n\
+         <VTKFile type=\"PPolyData\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <PPolyData GhostLevel=\"0\">\n    <PPointData>\n",
+    );
+    for d in data {
+        xml.push_str(&format!(
+            "      <PDataArray type=\"Float64\" Name=\"{}\" NumberOfComponents=\"{}\"/>\n",
+            quick_xml::escape::escape(d.name()),
+            d.components()
+        ));
+    }
+    xml.push_str(
+        "    </PPointData>\n    <PPoints>\n      <PDataArray type=\"Float64\" NumberOfComponents=\"3\"/>\n    </PPoints>\n",
+    );
+    for source in sources {
+        let file = source.to_string_lossy();
+        xml.push_str(&format!(
+            "    <Piece Source=\"{}\"/>\n",
+            quick_xml::escape::escape(file.as_ref())
+        ));
+    }
+    xml.push_str("  </PPolyData>\n</VTKFile>\n");
+    write_file_atomically(path, |w| w.write_all(xml.as_bytes()))
+}
+
 /// Writes line segments (a wireframe): `points` flat `[x0, y0, z0, x1, ...]`, each segment a
 /// pair of point indices.
 pub fn write_lines(path: &Path, points: &[f64], segments: &[[u64; 2]]) -> Result<()> {

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::common::{scene_file, sphere};
+use crate::common::{TestMode, deformable_sphere, scene_file, sphere};
 
 /// 150 grains of two sizes thrown by a slanted gravity against two walls, so that they cross
 /// the subdomains' cuts (migrating with their contacts) and pile up in frictional contact.
@@ -18,7 +18,8 @@ steps = 3000
 gravity = [-30, 0, -5]
 [output]
 history_every = 100
-checkpoint_every = 3000
+checkpoint_every = 1500
+vtk_every = 3000
 [contact]
 law = "linear-springs"
 kn = 1e5
@@ -40,30 +41,85 @@ point = [-1.5, 0, 0]
 normal = [1, 0, 0]
 "#;
 
-fn run(dir: &Path, processes: usize) -> serde_json::Value {
-    let out = dir.join(format!("p{processes}.run"));
+/// Runs `dir/scene.toml` on `processes` (1: `dem-run` alone) into `dir/<name>.run`, with
+/// `extra` arguments; returns the checkpoint at `step`.
+fn run_as(
+    dir: &Path,
+    processes: usize,
+    name: &str,
+    extra: &[&str],
+    step: u64,
+) -> serde_json::Value {
+    let out = dir.join(format!("{name}.run"));
     let dem_run = env!("CARGO_BIN_EXE_dem-run");
     let args = ["scene.toml", "--threads", "1", "--quiet", "--out"];
-    let status = if processes == 1 {
+    let mut command = if processes == 1 {
         Command::new(dem_run)
-            .args(args)
-            .arg(&out)
-            .current_dir(dir)
-            .status()
     } else {
-        Command::new("mpirun")
-            .args(["--allow-run-as-root", "--oversubscribe", "-n"])
+        let mut c = Command::new("mpirun");
+        c.args(["--allow-run-as-root", "--oversubscribe", "-n"])
             .arg(processes.to_string())
-            .arg(dem_run)
-            .args(args)
-            .arg(&out)
-            .current_dir(dir)
-            .status()
-    }
-    .unwrap();
+            .arg(dem_run);
+        c
+    };
+    let status = command
+        .args(args)
+        .arg(&out)
+        .args(extra)
+        .current_dir(dir)
+        .status()
+        .unwrap();
     assert!(status.success(), "{processes} processes: {status}");
-    let checkpoint = out.join("checkpoint/step_0000003000.json");
+    let checkpoint = out.join(format!("checkpoint/step_{step:010}.json"));
     serde_json::from_slice(&std::fs::read(checkpoint).unwrap()).unwrap()
+}
+
+fn run(dir: &Path, processes: usize) -> serde_json::Value {
+    run_as(dir, processes, &format!("p{processes}"), &[], 3000)
+}
+
+/// Two checkpoints' states: the grains, walls, contact histories, the cell's shape and rate,
+/// step and time bit for bit; what each process sums over its own grains and pairs (the energy
+/// ledger, the cell's measured stress, stiffness and images' forces) to round-off.
+fn same(one: &serde_json::Value, many: &serde_json::Value, what: &str) {
+    let (a, b) = (&one["state"], &many["state"]);
+    for part in ["bodies", "walls", "histories", "step", "time"] {
+        assert_eq!(a[part], b[part], "{what}: {part}");
+    }
+    let numbers = |v: &serde_json::Value| -> Vec<f64> {
+        let mut x = Vec::new();
+        flatten(v, &mut x);
+        x
+    };
+    let mut sums = vec![(numbers(&a["ledger"]), numbers(&b["ledger"]))];
+    if let (Some(x), Some(y)) = (a["cell"].as_object(), b["cell"].as_object()) {
+        for (key, value) in x {
+            if key == "measured" {
+                for (k, v) in value.as_object().unwrap() {
+                    sums.push((numbers(v), numbers(&y[key][k])));
+                }
+            } else {
+                assert_eq!(value, &y[key], "{what}: cell.{key}");
+            }
+        }
+    }
+    for (x, y) in sums {
+        let scale = x.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        assert_eq!(x.len(), y.len());
+        for (u, v) in x.iter().zip(&y) {
+            assert!((u - v).abs() <= 1e-12 * scale, "{what}: {x:?} {y:?}");
+        }
+    }
+}
+
+/// The numbers of a JSON value, in order.
+fn flatten(v: &serde_json::Value, into: &mut Vec<f64>) {
+    match v {
+        serde_json::Value::Number(n) => into.push(n.as_f64().unwrap()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| flatten(x, into)),
+        serde_json::Value::Object(o) => o.values().for_each(|x| flatten(x, into)),
+        _ => {}
+    }
 }
 
 fn history(dir: &Path, processes: usize) -> (Vec<String>, Vec<Vec<f64>>) {
@@ -94,6 +150,7 @@ fn two_and_four_processes_give_the_bits_of_one() {
     eprintln!("{histories} pairs, {crossed} grains below x = 4");
     assert!(crossed > 50, "{crossed} grains below x = 4");
     let (header, rows) = history(dir.path(), 1);
+    let nodes = nodes(&dir.path().join("p1.run/vtk/nodes_0000003000.vtp"));
     for processes in [2, 4] {
         let many = run(dir.path(), processes);
         for part in ["bodies", "walls", "histories", "cell"] {
@@ -102,6 +159,22 @@ fn two_and_four_processes_give_the_bits_of_one() {
                 "{processes} processes: {part}"
             );
         }
+        // The processes' VTK pieces hold the run's nodes, forces included.
+        let pvtp = dir
+            .path()
+            .join(format!("p{processes}.run/vtk/nodes_0000003000.pvtp"));
+        let mut vtk = vtkio::Vtk::import(&pvtp).unwrap();
+        vtk.load_all_pieces().unwrap();
+        let vtkio::model::DataSet::PolyData { pieces, .. } = vtk.data else {
+            panic!("not poly data")
+        };
+        assert_eq!(pieces.len(), processes);
+        let mut together: Vec<Vec<u64>> = pieces
+            .into_iter()
+            .flat_map(|p| rows_of(p.into_loaded_piece_data(None).unwrap()))
+            .collect();
+        together.sort_unstable();
+        assert_eq!(together, nodes, "{processes} processes: the nodes");
         let (h, r) = history(dir.path(), processes);
         assert_eq!((&h, r.len()), (&header, rows.len()));
         for (a, b) in rows.iter().zip(&r) {
@@ -136,5 +209,159 @@ fn two_and_four_processes_give_the_bits_of_one() {
                 }
             }
         }
+    }
+}
+
+/// Each node of a VTK piece as the bits of its grain, position and force (sortable).
+fn rows_of(piece: vtkio::model::PolyDataPiece) -> Vec<Vec<u64>> {
+    let points = piece.points.into_vec::<f64>().unwrap();
+    let array = |name: &str| {
+        let found = piece.data.point.iter().find(|a| a.name() == name).unwrap();
+        match found {
+            vtkio::model::Attribute::DataArray(d) => d.data.clone().into_vec::<f64>().unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let (grain, force) = (array("grain"), array("force"));
+    (0..grain.len())
+        .map(|k| {
+            [grain[k]]
+                .into_iter()
+                .chain(points[3 * k..3 * k + 3].iter().copied())
+                .chain(force[3 * k..3 * k + 3].iter().copied())
+                .map(f64::to_bits)
+                .collect()
+        })
+        .collect()
+}
+
+/// The nodes of a run in one process's VTK file, sorted ([`rows_of`]).
+fn nodes(path: &Path) -> Vec<Vec<u64>> {
+    let vtk = vtkio::Vtk::import(path).unwrap();
+    let vtkio::model::DataSet::PolyData { pieces, .. } = vtk.data else {
+        panic!("not poly data")
+    };
+    let mut rows: Vec<Vec<u64>> = pieces
+        .into_iter()
+        .flat_map(|p| rows_of(p.into_loaded_piece_data(None).unwrap()))
+        .collect();
+    rows.sort_unstable();
+    assert!(
+        rows.iter()
+            .any(|r| r[4..].iter().any(|&f| f64::from_bits(f) != 0.0))
+    );
+    rows
+}
+
+#[test]
+fn a_decomposed_run_restarts_on_another_process_count() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    scene_file(dir.path(), &SCENE.replace("vtk_every = 3000", ""));
+    let one = run(dir.path(), 1);
+    // Half the run on 2 processes, the rest on 4 from its checkpoint; and on 1 from a
+    // checkpoint of 4.
+    run_as(dir.path(), 2, "half", &[], 1500);
+    let half = dir.path().join("half.run/checkpoint/step_0000001500.json");
+    let half = half.to_str().unwrap();
+    let four = run_as(dir.path(), 4, "rest4", &["--restart", half], 3000);
+    same(&one, &four, "2 processes, then 4");
+    let again = run_as(dir.path(), 4, "quarter", &[], 1500);
+    drop(again);
+    let quarter = dir
+        .path()
+        .join("quarter.run/checkpoint/step_0000001500.json");
+    let serial = run_as(
+        dir.path(),
+        1,
+        "rest1",
+        &["--restart", quarter.to_str().unwrap()],
+        3000,
+    );
+    same(&one, &serial, "4 processes, then 1");
+}
+
+/// 24 deformable spheres (one dilation mode, level sets followed semi-Lagrangian) thrown
+/// against the walls: the amplitudes and rates travel with the ghosts.
+#[test]
+fn deformable_grains_give_the_bits_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    deformable_sphere(
+        dir.path(),
+        "soft",
+        1.0,
+        0.25,
+        200,
+        TestMode::Dilation,
+        [1.0, 1e5, 1.0],
+        &[],
+    );
+    let scene = SCENE
+        .replace("count = 150", "count = 24")
+        .replace("max = [16, 12, 14]", "max = [12, 8, 8]")
+        .replace(
+            "bundles = [{ bundle = \"ball.grain\" }]",
+            "bundles = [{ bundle = \"soft.grain\", modes = { levelset = \"semi-lagrangian\" } }]",
+        )
+        .replace("sizes = [[0.8, 0.5], [1.2, 0.5]]", "sizes = [[1.0, 1.0]]")
+        .replace("vtk_every = 3000", "");
+    scene_file(dir.path(), &scene);
+    let one = run(dir.path(), 1);
+    let moving = (one["state"]["bodies"].as_array().unwrap().iter())
+        .filter(|b| b["modes"]["eps"][0].as_f64().unwrap().abs() > 1e-6)
+        .count();
+    assert!(moving > 12, "{moving} grains deformed");
+    for processes in [2, 4] {
+        let many = run(dir.path(), processes);
+        same(&one, &many, &format!("{processes} processes"));
+    }
+}
+
+/// A periodic cell sheared at a constant rate (its vectors the same bits everywhere), grains
+/// driven along x by gravity through its faces (wrapped, and across the subdomains' cuts) and
+/// meeting the shearing images across the y faces.
+#[test]
+fn a_sheared_periodic_cell_gives_the_bits_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let scene = r#"
+[run]
+dt = 2e-3
+steps = 1000
+gravity = [-3, 0, 0]
+[output]
+history_every = 100
+checkpoint_every = 1000
+[contact]
+law = "hertz-mindlin"
+shear_modulus = 1e5
+poisson_ratio = 0.3
+friction = 0.3
+[cell]
+size = [12, 12, 12]
+velocity_gradient = [[0, 0.5, 0], [0, 0, 0], [0, 0, 0]]
+[[packings]]
+seed = 2
+count = 110
+region = { kind = "cell" }
+bundles = [{ bundle = "ball.grain" }]
+sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
+"#;
+    scene_file(dir.path(), scene);
+    let one = run_as(dir.path(), 1, "p1", &[], 1000);
+    let wrapped = (one["state"]["bodies"].as_array().unwrap().iter())
+        .filter(|b| b.get("image").is_some())
+        .count();
+    let (header, rows) = history(dir.path(), 1);
+    let column = header.iter().position(|c| c == "node_contacts").unwrap();
+    let touching = rows.iter().filter(|r| r[column] > 0.0).count();
+    assert!(
+        wrapped > 20 && touching > 5,
+        "{wrapped} grains wrapped, contacts in {touching} of {} rows",
+        rows.len()
+    );
+    for processes in [2, 4] {
+        let many = run_as(dir.path(), processes, &format!("p{processes}"), &[], 1000);
+        same(&one, &many, &format!("{processes} processes"));
     }
 }

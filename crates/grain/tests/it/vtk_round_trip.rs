@@ -254,3 +254,55 @@ fn writers_refuse_arrays_of_the_wrong_length() {
     );
     assert!(!path.exists());
 }
+
+#[test]
+fn pvtp_round_trip_lists_its_pieces_and_their_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = ([0.0, 1.0, 2.0], [3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+    let mut sources = Vec::new();
+    for (k, points) in [&a[..], &b[..]].into_iter().enumerate() {
+        let n = points.len() / 3;
+        let grain: Vec<f64> = (0..n).map(|i| (10 * k + i) as f64).collect();
+        let force = vec![0.5; 3 * n];
+        let name = format!("nodes_{k}.vtp");
+        let data = [
+            PointData::Scalars("grain", &grain),
+            PointData::Vectors("force", &force),
+        ];
+        write_vtp(&dir.path().join(&name), points, &data).unwrap();
+        sources.push(PathBuf::from(name));
+    }
+    let path = dir.path().join("nodes.pvtp");
+    let names = [
+        PointData::Scalars("grain", &[]),
+        PointData::Vectors("force", &[]),
+    ];
+    grain::vtk::write_pvtp(&path, &sources, &names).unwrap();
+    // vtkio 0.7 reads a .pvtp's pieces but not its PPointData arrays (it looks for DataArray
+    // elements there): the arrays' declarations are checked in the text.
+    let text = std::fs::read_to_string(&path).unwrap();
+    for line in [
+        r#"<PDataArray type="Float64" Name="grain" NumberOfComponents="1"/>"#,
+        r#"<PDataArray type="Float64" Name="force" NumberOfComponents="3"/>"#,
+    ] {
+        assert!(text.contains(line), "{text}");
+    }
+    let mut vtk = Vtk::import(&path).unwrap();
+    let DataSet::PolyData { pieces, .. } = &vtk.data else {
+        panic!("not poly data")
+    };
+    assert_eq!(pieces.len(), 2);
+    // vtkio loads the pieces the .pvtp names: the points of each come back.
+    vtk.load_all_pieces().unwrap();
+    let DataSet::PolyData { pieces, .. } = vtk.data else {
+        unreachable!()
+    };
+    let points: Vec<Vec<f64>> = pieces
+        .into_iter()
+        .map(|p| {
+            let p: PolyDataPiece = p.into_loaded_piece_data(None).unwrap();
+            p.points.into_vec::<f64>().unwrap()
+        })
+        .collect();
+    assert_eq!(points, [a.to_vec(), b.to_vec()]);
+}
