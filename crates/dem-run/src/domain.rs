@@ -268,6 +268,21 @@ pub struct Traffic {
     pub ghosts: u64,
     /// Bytes of the ghosts sent.
     pub ghost_bytes: u64,
+    /// Rebalances of the cuts.
+    #[serde(default)]
+    pub rebalances: u64,
+}
+
+/// A decomposed run's processes as summary.json reports them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Decomposition {
+    /// The grid of subdomains, `d_1 x d_2 x d_3`.
+    pub grid: [usize; 3],
+    /// The grains each process owns at the end.
+    pub owned: Vec<usize>,
+    /// What the processes sent each other in the invocation, summed over them (`exchanges`
+    /// and `rebalances`: the first process's).
+    pub traffic: Traffic,
 }
 
 /// A wall pair's contribution to its wall: the pair's first grain (global id), the wall, the
@@ -287,13 +302,17 @@ pub trait Processes: Send {
     /// Migration (grains whose centres left this process's subdomain go to their new owner,
     /// with their pairs' histories), then the ghosts, for grains reaching `reach` at most (over
     /// every process), in the frame of `cell` if there is one. The owned grains stay sorted by
-    /// id. Returns the seconds spent in the migration and in the ghosts' exchange.
-    fn exchange(&mut self, holding: Holding, cell: Option<&Cell>, reach: f64) -> (f64, f64);
+    /// id. Returns the seconds spent waiting for the slowest process (a barrier first, so that
+    /// the imbalance is not counted as communication), in the migration and in the ghosts'
+    /// exchange.
+    fn exchange(&mut self, holding: Holding, cell: Option<&Cell>, reach: f64) -> [f64; 3];
     /// The walls' forces and stiffnesses from every process's wall terms (each sorted by
     /// pair), summed in the order of the pairs' keys: the bits of a run in one process.
     fn sum_walls(&self, mine: Vec<WallTerm>, walls: &mut [Wall]);
     /// What this process sent so far.
     fn traffic(&self) -> Traffic;
+    /// The grid of subdomains.
+    fn grid(&self) -> [usize; 3];
     /// Every process's bytes, in process order (every process gets them all).
     fn all_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>>;
     /// Sums `values` over the processes: every process gets the same sums.

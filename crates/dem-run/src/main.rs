@@ -31,6 +31,11 @@ struct Cli {
     /// continues them instead).
     #[arg(long, conflicts_with = "restart")]
     overwrite: bool,
+    /// Over MPI: move the subdomains' cuts to the grains' quantiles every this many steps (0:
+    /// only at the start), for a sample whose grains gather (docs/mpi.md).
+    #[cfg(feature = "mpi")]
+    #[arg(long, default_value_t = 0)]
+    rebalance: u64,
 }
 
 fn main() -> ExitCode {
@@ -72,7 +77,7 @@ fn main() -> ExitCode {
         let first = mpi::traits::Communicator::rank(&world) == 0;
         (
             first,
-            dem_run::mpi::run(&cli.scene, &options, &stop, &world),
+            dem_run::mpi::run(&cli.scene, &options, &stop, &world, cli.rebalance),
         )
     } else {
         (true, run(&cli.scene, &options, &stop))

@@ -35,13 +35,15 @@ use crate::{RunError, RunOptions, Scene, Summary};
 
 /// Runs a scene over the processes of `world` (`mpirun -n N dem-run scene.toml`), each with
 /// `--threads` (or the scene's) rayon threads; the first process writes the run's files
-/// ([`crate::run()`]'s, with the same scene files). MPI must be initialized at thread level
+/// ([`crate::run()`]'s, with the same scene files), the cuts rebalanced every `rebalance`
+/// steps (0: never; [`Mpi::decompose`]). MPI must be initialized at thread level
 /// `MPI_THREAD_SERIALIZED` or higher.
 pub fn run(
     scene_path: &std::path::Path,
     options: &RunOptions,
     stop: &std::sync::atomic::AtomicBool,
     world: &SimpleCommunicator,
+    rebalance: u64,
 ) -> Result<Summary, RunError> {
     let scene = Scene::read(scene_path)?;
     let threads = crate::run::threads(&scene, scene_path, options)?;
@@ -54,7 +56,7 @@ pub fn run(
             path: scene_path.to_path_buf(),
             message: format!("the thread pool: {e}"),
         })?;
-    let split = |sim: &mut crate::Simulation| Mpi::decompose(world, sim);
+    let split = |sim: &mut crate::Simulation| Mpi::decompose(world, sim, rebalance);
     crate::run::run_in_pool(
         &scene,
         scene_path,
@@ -80,6 +82,8 @@ pub struct Mpi {
     /// Surface nodes per grain (a migrant history's check).
     nodes: Vec<usize>,
     law: Arc<dyn ContactLaw>,
+    /// Every how many steps the cuts move to the grains' quantiles again (0: never).
+    rebalance: u64,
     /// What crossed so far.
     pub traffic: Traffic,
 }
@@ -99,7 +103,11 @@ impl Mpi {
     /// process) over the processes of `world`: the grid ([`Grid::balanced`] on the grains'
     /// centres), its Cartesian communicator, and `sim` cut down to the grains this process owns
     /// and its ghosts.
-    pub fn decompose(world: &impl Communicator, sim: &mut crate::Simulation) {
+    ///
+    /// Every `rebalance` steps (0: never) the cuts move to the quantiles of the grains' current
+    /// positions ([`Grid::balanced`] on every grain, gathered), and the grains go to their new
+    /// owners by the migration.
+    pub fn decompose(world: &impl Communicator, sim: &mut crate::Simulation, rebalance: u64) {
         let size = world.size() as usize;
         let centres: Vec<Vector3<f64>> = sim.bodies.iter().map(|b| b.position).collect();
         let (frame, box_frame) = match &sim.cell {
@@ -136,6 +144,7 @@ impl Mpi {
             templates: sim.bodies.clone(),
             nodes,
             law: sim.law.clone(),
+            rebalance,
             traffic: Traffic::default(),
         };
         // Keep what this process owns: its grains, their pairs' histories, and the ledger's
@@ -437,18 +446,46 @@ impl Processes for Mpi {
         wrapped
     }
 
-    fn exchange(&mut self, mut h: Holding, cell: Option<&Cell>, reach: f64) -> (f64, f64) {
+    fn exchange(&mut self, mut h: Holding, cell: Option<&Cell>, reach: f64) -> [f64; 3] {
         let clock = Instant::now();
+        self.comm.barrier();
+        let waited = clock.elapsed().as_secs_f64();
         self.traffic.exchanges += 1;
         let frame = self.frame(cell);
+        if self.rebalance > 0 && self.traffic.exchanges.is_multiple_of(self.rebalance) {
+            let mine: Vec<f64> = (h.bodies[..*h.owned].iter())
+                .flat_map(|b| {
+                    frame
+                        .fractional(&b.position)
+                        .iter()
+                        .copied()
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let s: Vec<Vector3<f64>> = (self.all_gather(&mine).chunks_exact(3))
+                .map(Vector3::from_column_slice)
+                .collect();
+            // Every process gathers the same positions in the same order: the same cuts.
+            let cuts = Grid::balanced(self.comm.size() as usize, &frame, &s).cuts;
+            self.grid.cuts = cuts;
+            self.traffic.rebalances += 1;
+        }
         self.migrate(&mut h, &frame);
         let migrated = clock.elapsed().as_secs_f64();
         self.ghosts(h, cell, reach);
-        (migrated, clock.elapsed().as_secs_f64() - migrated)
+        [
+            waited,
+            migrated - waited,
+            clock.elapsed().as_secs_f64() - migrated,
+        ]
     }
 
     fn traffic(&self) -> Traffic {
         self.traffic
+    }
+
+    fn grid(&self) -> [usize; 3] {
+        self.grid.dims
     }
 
     fn sum_walls(&self, mine: Vec<WallTerm>, walls: &mut [Wall]) {

@@ -312,10 +312,9 @@ pub struct Summary {
     pub stopped: Option<String>,
     /// The last checkpoint written, if any.
     pub last_checkpoint: Option<PathBuf>,
-    /// A decomposed run's processes, and what they sent each other in this invocation, summed
-    /// over them (crate::domain::Traffic).
+    /// A decomposed run's grid, grains per process and traffic (crate::domain::Decomposition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub processes: Option<(usize, crate::domain::Traffic)>,
+    pub processes: Option<crate::domain::Decomposition>,
 }
 
 /// Runs a scene to its stop condition, or until `stop` is raised (then a checkpoint is written).
@@ -662,24 +661,23 @@ pub(crate) fn run_in_pool(
     let grains = sum_count(&sim, sim.owned);
     let processes = sim.processes.as_ref().map(|p| {
         let t = p.traffic();
-        let mut x = [
-            t.exchanges,
-            t.migrants,
-            t.migrant_bytes,
-            t.ghosts,
-            t.ghost_bytes,
-        ]
-        .map(|v| v as f64);
+        let mut x = [t.migrants, t.migrant_bytes, t.ghosts, t.ghost_bytes].map(|v| v as f64);
         p.sum(&mut x);
-        let [_, migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
-        let traffic = crate::domain::Traffic {
-            exchanges: t.exchanges,
-            migrants,
-            migrant_bytes,
-            ghosts,
-            ghost_bytes,
-        };
-        (p.size(), traffic)
+        let [migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
+        let mut owned = vec![0.0; p.size()];
+        owned[p.rank()] = sim.owned as f64;
+        p.sum(&mut owned);
+        crate::domain::Decomposition {
+            grid: p.grid(),
+            owned: owned.into_iter().map(|n| n as usize).collect(),
+            traffic: crate::domain::Traffic {
+                migrants,
+                migrant_bytes,
+                ghosts,
+                ghost_bytes,
+                ..t
+            },
+        }
     });
     if !first {
         return Ok(Summary {

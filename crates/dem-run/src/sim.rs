@@ -140,6 +140,9 @@ pub struct Timings {
     /// The ghosts' exchange (a decomposed run).
     #[serde(default)]
     pub ghosts: f64,
+    /// Waiting for the slowest process before the exchanges (a decomposed run's imbalance).
+    #[serde(default)]
+    pub wait: f64,
 }
 
 /// Seconds since `clock`, which restarts.
@@ -277,8 +280,9 @@ impl Simulation {
             };
             self.ghost_reach = GHOST_MARGIN * self.largest_reach;
             let spent = p.exchange(holding, self.cell.as_ref(), self.ghost_reach);
-            self.timings.migrate += spent.0;
-            self.timings.ghosts += spent.1;
+            self.timings.wait += spent[0];
+            self.timings.migrate += spent[1];
+            self.timings.ghosts += spent[2];
             clock = Instant::now();
         }
         let owned = self.owned;

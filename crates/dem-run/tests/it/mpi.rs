@@ -365,3 +365,32 @@ sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
         same(&one, &many, &format!("{processes} processes"));
     }
 }
+
+/// The grains pile against the wall at x = -1.5: cuts balanced at the start leave one process
+/// most of them; moved to the quantiles every 500 steps they share them again, and the run
+/// keeps the bits of one process.
+#[test]
+fn rebalanced_cuts_follow_the_grains() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    scene_file(dir.path(), &SCENE.replace("vtk_every = 3000", ""));
+    let one = run(dir.path(), 1);
+    let owned = |name: &str| -> Vec<u64> {
+        let path = dir.path().join(format!("{name}.run/summary.json"));
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        (summary["processes"]["owned"].as_array().unwrap().iter())
+            .map(|n| n.as_u64().unwrap())
+            .collect()
+    };
+    run_as(dir.path(), 2, "fixed", &[], 3000);
+    let moved = run_as(dir.path(), 2, "moved", &["--rebalance", "500"], 3000);
+    same(&one, &moved, "rebalanced");
+    let (fixed, moved) = (owned("fixed"), owned("moved"));
+    assert_eq!(fixed.iter().sum::<u64>(), 150);
+    assert_eq!(moved.iter().sum::<u64>(), 150);
+    let spread = |n: &[u64]| n.iter().max().unwrap() - n.iter().min().unwrap();
+    // Quantile cuts at the last rebalance (step 3000): an even split up to grains on the cut.
+    assert!(spread(&moved) <= 2, "{moved:?}");
+    assert!(spread(&fixed) > 40, "{fixed:?}");
+}

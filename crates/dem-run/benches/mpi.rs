@@ -1,0 +1,206 @@
+//! `cargo bench -p dem-run --features mpi --bench mpi` (or `cargo xtask bench mpi`): weak and
+//! strong scaling of a decomposed run on 2 MPI processes, with each step's time split into
+//! compute, waiting for the slowest process, migration and the ghosts' exchange, and the
+//! communication model of docs/mpi.md fitted to it and extrapolated to 8 to 64 processes.
+//!
+//! The sample: spheres of radius 1 at scales 0.8, 1 and 1.25 (200 surface nodes), solid
+//! fraction 0.3, `linear-springs`, random velocities of 0.3 so that contacts open and close and
+//! grains cross the cuts, in a periodic cell (the bulk of a large sample: no walls). `PER`
+//! grains per process: one process on a cube `L^3`, two processes on `2L x L x L` (weak
+//! scaling: the same work per process), and one process on `2L x L x L` (strong scaling: the
+//! same sample on 1 and 2 processes). Each process runs one thread (`--threads 1`).
+
+use std::path::Path;
+use std::process::Command;
+
+use dem_run::{Scene, Simulation};
+
+mod common;
+
+/// Grains per process.
+const PER: usize = 4000;
+/// Steps per run.
+const STEPS: u64 = 200;
+/// The grains' largest reach: the largest scale times the sphere's bounding radius (its
+/// farthest node plus a grid spacing, 1.2).
+const LARGEST_REACH: f64 = 1.25 * 1.2;
+
+/// What a run reported (summary.json).
+struct Measured {
+    /// Seconds per step: all, compute (the stages of the step), waiting, migration, ghosts.
+    per_step: [f64; 5],
+    /// Per process and step: ghosts and their bytes sent, migrants.
+    traffic: [f64; 3],
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    common::bake_ball(dir.path());
+    let volume = common::mean_volume(&[0.8, 1.0, 1.25]);
+    let side = (PER as f64 * volume / 0.3).cbrt();
+    write_scene(dir.path(), "one", [side, side, side], PER);
+    write_scene(dir.path(), "two", [2.0 * side, side, side], 2 * PER);
+    let one = run(dir.path(), "one", 1);
+    let two_on_one = run(dir.path(), "two", 1);
+    let two = run(dir.path(), "two", 2);
+    println!(
+        "{PER} grains per process, {STEPS} steps, 1 thread per process; seconds per step:\n\
+         {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>9}",
+        "run", "step", "compute", "wait", "migrate", "ghosts", "other", "ghosts/step", "migrants"
+    );
+    for (name, m) in [
+        ("1 process, L^3", &one),
+        ("1 process, 2L x L x L", &two_on_one),
+        ("2 processes, 2L x L x L", &two),
+    ] {
+        let [all, compute, wait, migrate, ghosts] = m.per_step;
+        println!(
+            "{name:<28} {all:>9.2e} {compute:>9.2e} {wait:>9.2e} {migrate:>9.2e} {ghosts:>9.2e} {:>9.2e} {:>11.0} {:>9.2}",
+            all - compute - wait - migrate - ghosts,
+            m.traffic[0],
+            m.traffic[2],
+        );
+    }
+    let weak = one.per_step[0] / two.per_step[0];
+    let strong = two_on_one.per_step[0] / two.per_step[0];
+    println!(
+        "weak-scaling efficiency at 2 processes: {weak:.3} (goal 0.80); strong-scaling speedup: {strong:.3} (efficiency {:.3})",
+        strong / 2.0
+    );
+    println!(
+        "migration: {:.1} % of the step (goal <= 10 %); waiting: {:.1} %",
+        100.0 * two.per_step[3] / two.per_step[0],
+        100.0 * two.per_step[2] / two.per_step[0]
+    );
+    model(side, &one, &two);
+}
+
+/// The communication model (docs/mpi.md, "Scaling"): fitted to the runs on 1 and 2 processes,
+/// extrapolated to cubic subdomains of `L^3` on 8 to 64 processes.
+fn model(side: f64, one: &Measured, two: &Measured) {
+    let n = PER as f64 / side.powi(3);
+    // The halo: ghosts go out to 2 x 1.1 x the largest reach (crate::sim::GHOST_MARGIN).
+    let halo = 2.0 * 1.1 * LARGEST_REACH;
+    // Two processes cut a periodic 2L x L x L cell across x twice (at x = L and x = 0): each
+    // receives the grains within the halo of both its faces.
+    let slab = n * 2.0 * halo * side * side;
+    println!(
+        "ghosts per process and step at 2 processes: {:.0} measured, {slab:.0} by the geometry n 2 h L^2 (h = {halo:.2})",
+        two.traffic[0]
+    );
+    // Compute per owned grain-step, and the marginal compute per ghost (its view, its share of
+    // the broad phase, the pairs across the cut computed by both processes).
+    let per_grain = one.per_step[1] / PER as f64;
+    let per_ghost = (two.per_step[1] - one.per_step[1]) / two.traffic[0];
+    let bytes_per_ghost = two.traffic[1] / two.traffic[0];
+    let migrant_share = two.per_step[3] / one.per_step[0];
+    println!(
+        "fitted: compute {per_grain:.2e} s per grain-step, {per_ghost:.2e} s per ghost ({:.2} of a grain), {bytes_per_ghost:.0} bytes per ghost",
+        per_ghost / per_grain
+    );
+    // A cluster's network (InfiniBand class), assumed: latency and inverse bandwidth.
+    let (alpha, beta) = (2e-6, 1e-10);
+    println!(
+        "model on a cluster (alpha = {alpha:e} s, beta = {beta:e} s/byte; compute per grain and ghost as measured here):\n\
+         {:>9} {:>7} {:>12} {:>10} {:>10} {:>10} {:>10}",
+        "processes", "grid", "ghosts/proc", "compute", "comm", "migrate", "efficiency"
+    );
+    for p in [2usize, 8, 27, 64] {
+        let d = (p as f64).cbrt().round() as usize;
+        let (grid, ghosts, faces) = if p == 2 {
+            ("2x1x1".to_string(), slab, 2.0)
+        } else {
+            let shell = n * ((side + 2.0 * halo).powi(3) - side.powi(3));
+            (format!("{d}x{d}x{d}"), shell, 6.0)
+        };
+        let compute = per_grain * PER as f64 + per_ghost * ghosts;
+        // Per step: two count exchanges (MPI_Alltoall, P - 1 messages each), the data to the
+        // 26 neighbours (26 for a 3-D grid, 2 for the slab), about ten small collectives
+        // (log2 P rounds each), and the ghosts' bytes.
+        let neighbours = if p == 2 { 1.0 } else { 26.0 };
+        let rounds = (p as f64).log2().ceil();
+        let comm = alpha * (2.0 * (p as f64 - 1.0) + 2.0 * neighbours + 10.0 * rounds)
+            + beta * bytes_per_ghost * ghosts;
+        // Migration scales with the subdomain's faces (2 for the slab, 6 for a cube).
+        let migrate = migrant_share * one.per_step[0] * faces / 2.0;
+        let efficiency = one.per_step[0] / (compute + comm + migrate);
+        println!(
+            "{p:>9} {grid:>7} {ghosts:>12.0} {compute:>10.2e} {comm:>10.2e} {migrate:>10.2e} {efficiency:>10.3}"
+        );
+    }
+}
+
+/// A periodic cell of `size` with `count` grains packed in it, moving at random.
+fn write_scene(dir: &Path, name: &str, size: [f64; 3], count: usize) {
+    let header = format!(
+        "[run]\ndt = 1e-3\nsteps = {STEPS}\n[output]\nhistory_every = {STEPS}\n\
+         [contact]\nlaw = \"linear-springs\"\nkn = 1e3\nks = 5e2\nfriction = 0.5\n\
+         [cell]\nsize = {size:?}\n"
+    );
+    let packing = format!(
+        "{header}[[packings]]\nseed = 4\ncount = {count}\nregion = {{ kind = \"cell\" }}\n\
+         bundles = [{{ bundle = \"ball.grain\" }}]\nsizes = [[0.8, 1], [1.0, 1], [1.25, 1]]\n"
+    );
+    let path = dir.join(format!("{name}-packing.toml"));
+    std::fs::write(&path, packing).unwrap();
+    let (_, mut packed) = Simulation::build(&Scene::read(&path).unwrap(), &path).unwrap();
+    for (i, g) in packed[0].grains.iter_mut().enumerate() {
+        let t = i as f64;
+        g.spec.velocity = [(1.3 * t).sin(), (2.1 * t).cos(), (0.7 * t).sin()].map(|v| 0.3 * v);
+    }
+    let grains = dem_run::packing::grains_toml(&path, &packed);
+    std::fs::write(
+        dir.join(format!("{name}.toml")),
+        format!("{header}{grains}"),
+    )
+    .unwrap();
+}
+
+/// Runs `dir/<name>.toml` on `processes` and reads its summary.
+fn run(dir: &Path, name: &str, processes: usize) -> Measured {
+    let out = dir.join(format!("{name}-{processes}.run"));
+    let dem_run = env!("CARGO_BIN_EXE_dem-run");
+    let mut command = if processes == 1 {
+        Command::new(dem_run)
+    } else {
+        let mut c = Command::new("mpirun");
+        c.args(["--allow-run-as-root", "-n", &processes.to_string(), dem_run]);
+        c
+    };
+    let status = command
+        .arg(dir.join(format!("{name}.toml")))
+        .args(["--threads", "1", "--quiet", "--out"])
+        .arg(&out)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "{name} on {processes}: {status}");
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    let t = &summary["timings"];
+    let seconds = |k: &str| t[k].as_f64().unwrap_or(0.0) / STEPS as f64;
+    let compute = [
+        "integrate",
+        "views",
+        "broad",
+        "narrow",
+        "reduce",
+        "body_forces",
+        "ledger",
+    ]
+    .iter()
+    .map(|k| seconds(k))
+    .sum();
+    let traffic = &summary["processes"]["traffic"];
+    let per = |k: &str| traffic[k].as_f64().unwrap_or(0.0) / (STEPS as f64 * processes as f64);
+    Measured {
+        per_step: [
+            summary["wall_seconds"].as_f64().unwrap() / STEPS as f64,
+            compute,
+            seconds("wait"),
+            seconds("migrate"),
+            seconds("ghosts"),
+        ],
+        traffic: [per("ghosts"), per("ghost_bytes"), per("migrants")],
+    }
+}
