@@ -4,8 +4,9 @@
 //!   (see [`pipeline`]);
 //! - `plot`: columns of a CSV as an SVG plot (used by pipelines for reports);
 //! - `fem <case>`: regenerates shipped FEM data with CalculiX (see [`fem`]);
-//! - `bench [dem|jaeger|mode-extract]`: the benchmarks (`cargo bench` of those crates, in
-//!   release mode), each printing its figures side by side;
+//! - `bench [dem|jaeger|mode-extract|mpi]`: the benchmarks (`cargo bench` of those crates, in
+//!   release mode), each printing its figures side by side; `mpi` (not in "all": it needs an
+//!   MPI library) the decomposed solver's scaling on 2 processes (docs/mpi.md);
 //! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
 //! - `fuzz [TARGET...] [--time S]`: a fuzz campaign against every input format (see [`fuzz`]);
 //!   `fuzz-corpus DIR` writes the seed files for the coverage-guided harness in `fuzz/`;
@@ -77,10 +78,10 @@ enum Cmd {
         data: Option<PathBuf>,
     },
     /// Run the benchmarks: dem (the solver), jaeger (the contact law), mode-extract; all when
-    /// none is named.
+    /// none is named; mpi (the solver over 2 MPI processes, docs/mpi.md) only when named.
     Bench {
         /// Which benchmark.
-        #[arg(value_parser = ["dem", "jaeger", "mode-extract"])]
+        #[arg(value_parser = ["dem", "jaeger", "mode-extract", "mpi"])]
         suite: Option<String>,
     },
     /// The README's main job: the shipped CalculiX runs through the stages to DEM curves checked
@@ -249,16 +250,19 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Bench { suite } => {
-            let crates: Vec<&str> = match suite.as_deref() {
-                Some("dem") => vec!["dem-run"],
-                Some(other) => vec![other],
-                None => vec!["dem-run", "jaeger", "mode-extract"],
+            let runs: Vec<Vec<&str>> = match suite.as_deref() {
+                Some("dem") => vec![vec!["dem-run"]],
+                Some("mpi") => vec![vec!["dem-run", "--features", "mpi", "--bench", "mpi"]],
+                Some(other) => vec![vec![other]],
+                None => vec![vec!["dem-run"], vec!["jaeger"], vec!["mode-extract"]],
             };
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            for krate in crates {
-                println!("cargo bench -p {krate}");
+            for args in runs {
+                let krate = args[0];
+                println!("cargo bench -p {}", args.join(" "));
                 let status = Command::new(&cargo)
-                    .args(["bench", "-p", krate])
+                    .args(["bench", "-p"])
+                    .args(&args)
                     .current_dir(workspace_root())
                     .status()
                     .context("cannot run cargo bench")?;

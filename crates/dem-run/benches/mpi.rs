@@ -25,9 +25,23 @@ const STEPS: u64 = 200;
 /// farthest node plus a grid spacing, 1.2).
 const LARGEST_REACH: f64 = 1.25 * 1.2;
 
+/// The stages of the step (crate::sim::Timings) that are computation.
+const STAGES: [&str; 7] = [
+    "integrate",
+    "views",
+    "broad",
+    "narrow",
+    "reduce",
+    "body_forces",
+    "ledger",
+];
+
 /// What a run reported (summary.json).
 struct Measured {
-    /// Seconds per step: all, compute (the stages of the step), waiting, migration, ghosts.
+    /// Seconds per step in each of [`STAGES`].
+    stages: [f64; 7],
+    /// Seconds per step: all, compute (the stages of the step), waiting (at the barrier before
+    /// the exchanges, and in the sums after the reduction), migration, ghosts.
     per_step: [f64; 5],
     /// Per process and step: ghosts and their bytes sent, migrants.
     traffic: [f64; 3],
@@ -46,7 +60,15 @@ fn main() {
     println!(
         "{PER} grains per process, {STEPS} steps, 1 thread per process; seconds per step:\n\
          {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>9}",
-        "run", "step", "compute", "wait", "migrate", "ghosts", "other", "ghosts/step", "migrants"
+        "run",
+        "step",
+        "compute",
+        "wait+sums",
+        "migrate",
+        "ghosts",
+        "other",
+        "ghosts/step",
+        "migrants"
     );
     for (name, m) in [
         ("1 process, L^3", &one),
@@ -60,6 +82,17 @@ fn main() {
             m.traffic[0],
             m.traffic[2],
         );
+    }
+    println!("compute by stage, seconds per step:");
+    for (name, m) in [
+        ("1 process, L^3", &one),
+        ("1 process, 2L x L x L", &two_on_one),
+        ("2 processes, 2L x L x L", &two),
+    ] {
+        let stages: Vec<String> = (STAGES.iter().zip(m.stages))
+            .map(|(s, t)| format!("{s} {t:.2e}"))
+            .collect();
+        println!("{name:<28} {}", stages.join(", "));
     }
     let weak = one.per_step[0] / two.per_step[0];
     let strong = two_on_one.per_step[0] / two.per_step[0];
@@ -179,25 +212,16 @@ fn run(dir: &Path, name: &str, processes: usize) -> Measured {
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let t = &summary["timings"];
     let seconds = |k: &str| t[k].as_f64().unwrap_or(0.0) / STEPS as f64;
-    let compute = [
-        "integrate",
-        "views",
-        "broad",
-        "narrow",
-        "reduce",
-        "body_forces",
-        "ledger",
-    ]
-    .iter()
-    .map(|k| seconds(k))
-    .sum();
+    let stages = STAGES.map(seconds);
+    let compute = stages.iter().sum();
     let traffic = &summary["processes"]["traffic"];
     let per = |k: &str| traffic[k].as_f64().unwrap_or(0.0) / (STEPS as f64 * processes as f64);
     Measured {
+        stages,
         per_step: [
             summary["wall_seconds"].as_f64().unwrap() / STEPS as f64,
             compute,
-            seconds("wait"),
+            seconds("wait") + seconds("sums"),
             seconds("migrate"),
             seconds("ghosts"),
         ],

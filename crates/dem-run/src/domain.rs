@@ -189,6 +189,23 @@ impl Grid {
         self.cuts[k].partition_point(|&c| c <= x)
     }
 
+    /// Whether `x +- h` (wrapped on a periodic axis) lies inside slab `c` along axis `k`.
+    fn within(&self, k: usize, c: usize, x: f64, h: f64) -> bool {
+        let periodic = self.periodic[k];
+        let x = if periodic { x - x.floor() } else { x };
+        let lower = match c {
+            0 if periodic => 0.0,
+            0 => f64::NEG_INFINITY,
+            _ => self.cuts[k][c - 1],
+        };
+        let upper = match self.cuts[k].get(c) {
+            Some(&cut) => cut,
+            None if periodic => 1.0,
+            None => f64::INFINITY,
+        };
+        x - h >= lower && x + h < upper
+    }
+
     /// The process owning a grain at fractional coordinates `s`.
     pub fn owner(&self, s: &Vector3<f64>) -> usize {
         self.rank([0, 1, 2].map(|k| self.slab(k, s[k])))
@@ -196,33 +213,38 @@ impl Grid {
 
     /// The processes that hold a grain at `s` with halo `h` ([`Frame::halo`]): its owner and
     /// every process whose subdomain meets the box `s +- h` or one of its periodic images;
-    /// sorted.
-    pub fn holders(&self, s: &Vector3<f64>, h: [f64; 3]) -> Vec<usize> {
-        let slabs: [Vec<usize>; 3] = [0, 1, 2].map(|k| {
+    /// sorted. No allocation for a grain whose box stays in at most eight subdomains (every
+    /// grain, unless the subdomains are thinner than the halo).
+    pub fn holders(&self, s: &Vector3<f64>, h: [f64; 3]) -> Holders {
+        // Most grains are deep inside their subdomain: their owner alone holds them.
+        let own = [0, 1, 2].map(|k| self.slab(k, s[k]));
+        if (0..3).all(|k| self.dims[k] == 1 || self.within(k, own[k], s[k], h[k])) {
+            return smallvec::smallvec![self.rank(own)];
+        }
+        let slabs: [Slabs; 3] = [0, 1, 2].map(|k| {
             let d = self.dims[k];
+            let mut found = Slabs::new();
             if d == 1 {
-                return vec![0];
-            }
-            if self.periodic[k] && 2.0 * h[k] >= 1.0 {
-                return (0..d).collect();
-            }
-            let (lo, hi) = (s[k] - h[k], s[k] + h[k]);
-            let mut found: Vec<usize> = if self.periodic[k] {
+                found.push(0);
+            } else if self.periodic[k] && 2.0 * h[k] >= 1.0 {
+                found.extend(0..d);
+            } else if self.periodic[k] {
+                let (lo, hi) = (s[k] - h[k], s[k] + h[k]);
                 let (wl, wh) = (lo - lo.floor(), hi - hi.floor());
                 let (a, b) = (self.slab(k, wl), self.slab(k, wh));
                 if wl <= wh {
-                    (a..=b).collect()
+                    found.extend(a..=b);
                 } else {
-                    (a..d).chain(0..=b).collect()
+                    found.extend((a..d).chain(0..=b));
                 }
+                found.sort_unstable();
+                found.dedup();
             } else {
-                (self.slab(k, lo)..=self.slab(k, hi)).collect()
-            };
-            found.sort_unstable();
-            found.dedup();
+                found.extend(self.slab(k, s[k] - h[k])..=self.slab(k, s[k] + h[k]));
+            }
             found
         });
-        let mut ranks = Vec::new();
+        let mut ranks = Holders::new();
         for &a in &slabs[0] {
             for &b in &slabs[1] {
                 for &c in &slabs[2] {
@@ -235,6 +257,12 @@ impl Grid {
         ranks
     }
 }
+
+/// Slabs along one axis ([`Grid::holders`]).
+type Slabs = smallvec::SmallVec<[usize; 2]>;
+
+/// The processes holding a grain ([`Grid::holders`]).
+pub type Holders = smallvec::SmallVec<[usize; 8]>;
 
 /// What a process holds that the exchanges change: its bodies (owned first, then ghosts),
 /// their global ids, how many it owns, and its contact histories (in global ids).

@@ -143,6 +143,10 @@ pub struct Timings {
     /// Waiting for the slowest process before the exchanges (a decomposed run's imbalance).
     #[serde(default)]
     pub wait: f64,
+    /// The sums over processes after the reduction (the walls' forces and the sample's sums),
+    /// waiting for the slowest process's narrow phase included.
+    #[serde(default)]
+    pub sums: f64,
 }
 
 /// Seconds since `clock`, which restarts.
@@ -378,8 +382,10 @@ impl Simulation {
             .find_map(|(i, v)| v.fault().map(|f| (self.ids[i] as usize, f.clone())));
         drop(views);
         self.timings.narrow += lap(clock);
+        let sums = self.timings.sums;
         self.reduce(&pairs, outcomes);
-        self.timings.reduce += lap(clock);
+        // The sums over processes are counted apart.
+        self.timings.reduce += lap(clock) - (self.timings.sums - sums);
         self.body_forces();
         self.timings.body_forces += lap(clock);
     }
@@ -476,10 +482,12 @@ impl Simulation {
         if let Some(p) = &self.processes {
             // The walls' sums in key order (the bits of one process); the sample's to
             // round-off (the cell's servo reads them).
+            let clock = Instant::now();
             p.sum_walls(wall_terms, &mut self.walls);
             let mut flat = sums.flat();
             p.sum(&mut flat);
             sums = ContactSums::from_flat(&flat);
+            self.timings.sums += clock.elapsed().as_secs_f64();
         }
         if let Some(cell) = &mut self.cell {
             let volume = cell.volume();
@@ -715,12 +723,13 @@ pub fn broad_phase(
     let bodies = held.bodies;
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
     let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
+    // Only the owned grains search: a ghost's partners among the ghosts are another process's.
     let neighbours: Vec<Vec<(u32, [i32; 3])>> = match cell {
-        None => broad::neighbours(&centres, &radii)
+        None => broad::neighbours_of_first(&centres, &radii, held.owned)
             .into_iter()
             .map(|js| js.into_iter().map(|j| (j, [0; 3])).collect())
             .collect(),
-        Some(cell) => periodic_neighbours(cell, &centres, &radii),
+        Some(cell) => periodic_neighbours(cell, &centres, &radii, held.owned),
     };
     let ids = held.ids;
     let pairs_of = |i: usize| -> Vec<Candidate> {
@@ -776,18 +785,20 @@ pub fn broad_phase(
     pairs
 }
 
-/// The grain pairs of a periodic cell: for each body `i`, its partners `j > i` with the image
-/// `s` of `j` that meets it (`|X_j + H s - X_i| < r_i + r_j`), sorted. Each body near a periodic
-/// face (within its reach plus the largest, in the face's normal direction) gets ghost copies
-/// displaced by the cell vectors across it; the cell list of [`broad::neighbours_of_first`]
-/// finds each body's partners among the bodies and the ghosts (a pair meeting through an image
-/// meets a ghost of one of its grains by the other grain: the ghosts need not search), and each
-/// pair found is keyed by its two bodies and the relative image (a pair found from both
-/// grains is kept once).
+/// The grain pairs of a periodic cell that touch one of the first `owned` bodies: for each
+/// body `i`, its partners `j > i` with the image `s` of `j` that meets it
+/// (`|X_j + H s - X_i| < r_i + r_j`), sorted. Each body near a periodic face (within its reach
+/// plus the largest, in the face's normal direction) gets image copies displaced by the cell
+/// vectors across it; the cell list of [`broad::neighbours_of_first`] finds the partners of
+/// the owned bodies and their copies among all (a pair meeting through an image meets a copy
+/// of one of its grains by the other grain; the copies are listed owned first, so that the
+/// owned side searches), and each pair found is keyed by its two bodies and the relative image
+/// (a pair found from both grains is kept once).
 pub fn periodic_neighbours(
     cell: &Cell,
     centres: &[Vector3<f64>],
     radii: &[f64],
+    owned: usize,
 ) -> Vec<Vec<(u32, [i32; 3])>> {
     let n = centres.len();
     let largest = radii.iter().copied().fold(0.0, f64::max);
@@ -796,35 +807,17 @@ pub fn periodic_neighbours(
         .vectors
         .try_inverse()
         .expect("a cell of positive volume");
-    // Every copy: its body, its image, its centre and reach.
-    let mut copies: Vec<(u32, [i32; 3])> = (0..n as u32).map(|i| (i, [0; 3])).collect();
-    let (mut ghost_centres, mut ghost_radii) = (centres.to_vec(), radii.to_vec());
-    for i in 0..n {
-        let margin = radii[i] + largest;
-        let s = inverse * (centres[i] - cell.origin);
-        // Per axis, the images to make: none, or the one across the near face.
-        let across = [0, 1, 2].map(|k| {
-            if !cell.periodic[k] {
-                0
-            } else if s[k] * widths[k] < margin {
-                1
-            } else if (1.0 - s[k]) * widths[k] < margin {
-                -1
-            } else {
-                0
-            }
-        });
-        for m in 1..8u32 {
-            let image = [0, 1, 2].map(|k| if m >> k & 1 == 1 { across[k] } else { 0 });
-            if (0..3).any(|k| (m >> k & 1 == 1) && across[k] == 0) {
-                continue;
-            }
-            copies.push((i as u32, image));
-            ghost_centres.push(centres[i] + cell.shift(image));
-            ghost_radii.push(radii[i]);
-        }
-    }
-    let found = broad::neighbours_of_first(&ghost_centres, &ghost_radii, n);
+    // Every copy: its body and image, its centre and reach; the owned bodies and their images
+    // first, then the ghosts and theirs.
+    let mut copies = Vec::with_capacity(n);
+    let geometry = (&inverse, widths, largest);
+    copy_part(cell, (centres, radii), 0..owned, geometry, &mut copies);
+    let searching = copies.len();
+    copy_part(cell, (centres, radii), owned..n, geometry, &mut copies);
+    let (ghost_centres, ghost_radii): (Vec<Vector3<f64>>, Vec<f64>) = (copies.iter())
+        .map(|&(i, image)| (centres[i as usize] + cell.shift(image), radii[i as usize]))
+        .unzip();
+    let found = broad::neighbours_of_first(&ghost_centres, &ghost_radii, searching);
     let mut pairs: Vec<Vec<(u32, [i32; 3])>> = vec![Vec::new(); n];
     for (p, qs) in found.iter().enumerate() {
         let (i, ni) = copies[p];
@@ -846,6 +839,42 @@ pub fn periodic_neighbours(
         p.dedup();
     }
     pairs
+}
+
+/// The copies of bodies `range` ([`periodic_neighbours`]): each body, then the images of those
+/// near a periodic face (within its reach plus the `largest`), appended to `copies` as (body,
+/// image); `(inverse, widths)`: the cell's `H^-1` and widths.
+fn copy_part(
+    cell: &Cell,
+    (centres, radii): (&[Vector3<f64>], &[f64]),
+    range: std::ops::Range<usize>,
+    (inverse, widths, largest): (&nalgebra::Matrix3<f64>, [f64; 3], f64),
+    copies: &mut Vec<(u32, [i32; 3])>,
+) {
+    copies.extend(range.clone().map(|i| (i as u32, [0; 3])));
+    for i in range {
+        let margin = radii[i] + largest;
+        let s = inverse * (centres[i] - cell.origin);
+        // Per axis, the images to make: none, or the one across the near face.
+        let across = [0, 1, 2].map(|k| {
+            if !cell.periodic[k] {
+                0
+            } else if s[k] * widths[k] < margin {
+                1
+            } else if (1.0 - s[k]) * widths[k] < margin {
+                -1
+            } else {
+                0
+            }
+        });
+        for m in 1..8u32 {
+            let image = [0, 1, 2].map(|k| if m >> k & 1 == 1 { across[k] } else { 0 });
+            if (0..3).any(|k| (m >> k & 1 == 1) && across[k] == 0) {
+                continue;
+            }
+            copies.push((i as u32, image));
+        }
+    }
 }
 
 /// Stage 1a: the cell's rate for the step ([`Cell::next_rate`]), and the change of the affine velocity field added to the free grains
