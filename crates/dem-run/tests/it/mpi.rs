@@ -394,3 +394,105 @@ fn rebalanced_cuts_follow_the_grains() {
     assert!(spread(&moved) <= 2, "{moved:?}");
     assert!(spread(&fixed) > 40, "{fixed:?}");
 }
+
+/// A 4 x 4 x 4 lattice (`[[lattices]]`) pressed by a servo wall: the servo reads the walls'
+/// forces, summed in key order over the processes, so the wall moves by the same bits.
+#[test]
+fn a_lattice_under_a_servo_wall_gives_the_bits_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let plane = |point: [f64; 3], normal: [f64; 3], extra: &str| {
+        format!("[[walls]]\nkind = \"plane\"\npoint = {point:?}\nnormal = {normal:?}\n{extra}\n")
+    };
+    let walls = [
+        plane([-4.0, 0.0, 0.0], [1.0, 0.0, 0.0], ""),
+        plane([4.0, 0.0, 0.0], [-1.0, 0.0, 0.0], ""),
+        plane([0.0, -4.0, 0.0], [0.0, 1.0, 0.0], ""),
+        plane([0.0, 4.0, 0.0], [0.0, -1.0, 0.0], ""),
+        plane([0.0, 0.0, -4.0], [0.0, 0.0, 1.0], ""),
+        plane(
+            [0.0, 0.0, 4.3],
+            [0.0, 0.0, -1.0],
+            "servo = { pressure = 5.0, max_speed = 0.1 }",
+        ),
+    ]
+    .concat();
+    let scene = format!(
+        "[run]\ndt = 2e-3\nsteps = 3000\ngravity = [0.3, 0.2, -1]\n[output]\nhistory_every = 100\n\
+         checkpoint_every = 3000\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\nks = 5e3\n\
+         friction = 0.3\nlocal_damping = 0.3\n[[lattices]]\nbundle = \"ball.grain\"\n\
+         origin = [-3, -3, -3]\ncounts = [4, 4, 4]\nspacing = [2, 2, 2]\n{walls}"
+    );
+    scene_file(dir.path(), &scene);
+    let one = run(dir.path(), 1);
+    let top = one["state"]["walls"][5]["displacement"][2]
+        .as_f64()
+        .unwrap();
+    assert!(top < -0.2, "the servo wall moved by {top}");
+    for processes in [2, 4] {
+        same(
+            &one,
+            &run(dir.path(), processes),
+            &format!("{processes} processes"),
+        );
+    }
+}
+
+/// A periodic cell under its stress servo: the servo reads the sample's stress, which each
+/// process sums over its own pairs, so the runs agree to round-off, not bit for bit.
+#[test]
+fn a_periodic_cell_under_its_servo_agrees_to_round_off() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let scene = r#"
+[run]
+dt = 2e-3
+steps = 1000
+[output]
+history_every = 100
+checkpoint_every = 1000
+[contact]
+law = "hertz-mindlin"
+shear_modulus = 1e5
+poisson_ratio = 0.3
+friction = 0.3
+local_damping = 0.3
+[cell]
+size = [12, 12, 12]
+servo = { pressure = [100, 100, 150], max_rate = 0.2 }
+[[packings]]
+seed = 2
+count = 100
+region = { kind = "cell" }
+bundles = [{ bundle = "ball.grain" }]
+sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
+"#;
+    scene_file(dir.path(), scene);
+    let one = run_as(dir.path(), 1, "p1", &[], 1000);
+    let positions = |c: &serde_json::Value| -> Vec<f64> {
+        let mut x = Vec::new();
+        for b in c["state"]["bodies"].as_array().unwrap() {
+            flatten(&b["position"], &mut x);
+        }
+        flatten(&c["state"]["cell"]["vectors"], &mut x);
+        x
+    };
+    let (reference, pairs) = (
+        positions(&one),
+        one["state"]["histories"].as_array().unwrap().len(),
+    );
+    assert!(pairs > 30, "{pairs} pairs in contact");
+    for processes in [2, 4] {
+        let many = run_as(dir.path(), processes, &format!("p{processes}"), &[], 1000);
+        let x = positions(&many);
+        let worst = (reference.iter().zip(&x))
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        // The cell is 12 across: 1e-9 of it is a thousand times the round-off of one step.
+        assert!(
+            worst < 1.2e-8,
+            "{processes} processes: positions apart by {worst:e}"
+        );
+        eprintln!("{processes} processes: positions and cell apart by {worst:e}");
+    }
+}
