@@ -191,15 +191,6 @@ impl Mpi {
         let counts: Vec<::mpi::Count> = parts.iter().map(|p| p.len() as ::mpi::Count).collect();
         let mut incoming = vec![0 as ::mpi::Count; counts.len()];
         self.comm.all_to_all_into(&counts[..], &mut incoming[..]);
-        let offsets = |c: &[::mpi::Count]| -> Vec<::mpi::Count> {
-            c.iter()
-                .scan(0, |at, &n| {
-                    let here = *at;
-                    *at += n;
-                    Some(here)
-                })
-                .collect()
-        };
         let mut send: Vec<T> = parts.concat();
         let mut recv = buffer(incoming.iter().map(|&n| n as usize).sum());
         // An empty Vec<u8> points at address 1, which OpenMPI reads as MPI_IN_PLACE.
@@ -210,15 +201,7 @@ impl Mpi {
             let mut into = PartitionMut::new(&mut recv[..], &incoming[..], &ro[..]);
             self.comm.all_to_all_varcount_into(&out, &mut into);
         }
-        let mut rest = &recv[..];
-        incoming
-            .iter()
-            .map(|&n| {
-                let (part, tail) = rest.split_at(n as usize);
-                rest = tail;
-                part.to_vec()
-            })
-            .collect()
+        split(&recv, incoming.iter().map(|&n| n as usize))
     }
 
     /// Every process's `mine`, concatenated in process order.
@@ -226,14 +209,7 @@ impl Mpi {
         let count = mine.len() as ::mpi::Count;
         let mut counts = vec![0 as ::mpi::Count; self.comm.size() as usize];
         self.comm.all_gather_into(&count, &mut counts[..]);
-        let offsets: Vec<::mpi::Count> = counts
-            .iter()
-            .scan(0, |at, &n| {
-                let here = *at;
-                *at += n;
-                Some(here)
-            })
-            .collect();
+        let offsets = offsets(&counts);
         let mut all = buffer(counts.iter().map(|&n| n as usize).sum());
         let mut mine = mine.to_vec();
         mine.reserve(1);
@@ -398,6 +374,30 @@ impl Mpi {
     }
 }
 
+/// Where each part of `counts` starts in a buffer holding them in turn.
+fn offsets(counts: &[::mpi::Count]) -> Vec<::mpi::Count> {
+    counts
+        .iter()
+        .scan(0, |at, &n| {
+            let here = *at;
+            *at += n;
+            Some(here)
+        })
+        .collect()
+}
+
+/// `all` cut into parts of `lengths`, in turn.
+fn split<T: Clone>(all: &[T], lengths: impl Iterator<Item = usize>) -> Vec<Vec<T>> {
+    let mut rest = all;
+    lengths
+        .map(|n| {
+            let (part, tail) = rest.split_at(n);
+            rest = tail;
+            part.to_vec()
+        })
+        .collect()
+}
+
 /// `n` default values in an allocation: never the dangling pointer of an empty `Vec`, which
 /// for bytes is address 1, OpenMPI's `MPI_IN_PLACE`.
 fn buffer<T: Default + Clone>(n: usize) -> Vec<T> {
@@ -508,15 +508,7 @@ impl Processes for Mpi {
     fn all_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>> {
         let lengths = self.all_gather(&[mine.len() as u64]);
         let all = self.all_gather(&mine);
-        let mut rest = &all[..];
-        lengths
-            .iter()
-            .map(|&n| {
-                let (part, tail) = rest.split_at(n as usize);
-                rest = tail;
-                part.to_vec()
-            })
-            .collect()
+        split(&all, lengths.iter().map(|&n| n as usize))
     }
 
     fn sum(&self, values: &mut [f64]) {

@@ -679,27 +679,6 @@ pub(crate) fn run_in_pool(
             },
         }
     });
-    if !first {
-        return Ok(Summary {
-            steps: sim.step,
-            time: sim.time,
-            dt: sim.dt,
-            grains,
-            threads,
-            wall_seconds: wall,
-            steps_per_second: (sim.step - first_step) as f64 / wall.max(1e-12),
-            timings: sim.timings,
-            node_contacts,
-            energy_total: energies.total(),
-            energy_residual: ledger.residual(&energies),
-            ledger_error: 0.0,
-            excursions,
-            interrupted,
-            stopped,
-            last_checkpoint,
-            processes,
-        });
-    }
     let summary = Summary {
         steps: sim.step,
         time: sim.time,
@@ -719,6 +698,9 @@ pub(crate) fn run_in_pool(
         last_checkpoint,
         processes,
     };
+    if !first {
+        return Ok(summary);
+    }
     let path = out.join("summary.json");
     let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
     grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))

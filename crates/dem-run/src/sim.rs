@@ -603,39 +603,26 @@ impl Simulation {
     pub fn run_energies(&self) -> (Energies, Ledger) {
         let (mut e, mut l) = (self.energies(), self.ledger);
         if let Some(p) = &self.processes {
-            let mut x = [
-                e.translational,
-                e.rotational,
-                e.modal_kinetic,
-                e.modal_elastic,
-                e.gravity,
-                e.contact,
-                l.initial,
-                l.initial_gravity,
-                l.work,
-                l.local,
-                l.viscous,
-                l.modal,
-                l.friction,
+            let mut fields = [
+                &mut e.translational,
+                &mut e.rotational,
+                &mut e.modal_kinetic,
+                &mut e.modal_elastic,
+                &mut e.gravity,
+                &mut e.contact,
+                &mut l.initial,
+                &mut l.initial_gravity,
+                &mut l.work,
+                &mut l.local,
+                &mut l.viscous,
+                &mut l.modal,
+                &mut l.friction,
             ];
+            let mut x = fields.each_ref().map(|f| **f);
             p.sum(&mut x);
-            [
-                e.translational,
-                e.rotational,
-                e.modal_kinetic,
-                e.modal_elastic,
-                e.gravity,
-                e.contact,
-            ] = [x[0], x[1], x[2], x[3], x[4], x[5]];
-            [
-                l.initial,
-                l.initial_gravity,
-                l.work,
-                l.local,
-                l.viscous,
-                l.modal,
-                l.friction,
-            ] = [x[6], x[7], x[8], x[9], x[10], x[11], x[12]];
+            for (f, v) in fields.iter_mut().zip(x) {
+                **f = v;
+            }
         }
         (e, l)
     }
