@@ -74,25 +74,23 @@ fn main() -> ExitCode {
     let world = mpi::traits::Communicator::duplicate(&universe.world());
     #[cfg(feature = "mpi")]
     let (first, result) = if mpi::traits::Communicator::size(&world) > 1 {
-        let first = mpi::traits::Communicator::rank(&world) == 0;
-        (
-            first,
-            dem_run::mpi::run(&cli.scene, &options, &stop, &world, cli.rebalance),
-        )
+        let rank = mpi::traits::Communicator::rank(&world);
+        let result = dem_run::mpi::run(&cli.scene, &options, &stop, &world, cli.rebalance);
+        if let Err(e) = &result {
+            // What stops one process (a file it cannot write) would leave the others waiting
+            // in their next exchange: the whole run stops here.
+            eprintln!("dem-run (process {rank}): {e}");
+            mpi::traits::Communicator::abort(&world, 1);
+        }
+        (rank == 0, result)
     } else {
         (true, run(&cli.scene, &options, &stop))
     };
     #[cfg(not(feature = "mpi"))]
     let (first, result) = (true, run(&cli.scene, &options, &stop));
     if !first {
-        // The first process reports the run; the others only what went wrong where they are.
-        return match result {
-            Ok(_) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("dem-run: {e}");
-                ExitCode::FAILURE
-            }
-        };
+        // The first process reports the run.
+        return ExitCode::SUCCESS;
     }
     match result {
         Ok(s) => {

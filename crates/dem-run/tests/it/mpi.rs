@@ -496,3 +496,51 @@ sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
         eprintln!("{processes} processes: positions and cell apart by {worst:e}");
     }
 }
+
+/// A failure met by the first process alone (the run directory holds an earlier run) stops
+/// every process, with the first's message: no process is left waiting in an exchange.
+#[test]
+fn a_failure_in_one_process_stops_them_all() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    scene_file(
+        dir.path(),
+        &SCENE
+            .replace("steps = 3000", "steps = 10")
+            .replace("vtk_every = 3000", ""),
+    );
+    let dem_run = env!("CARGO_BIN_EXE_dem-run");
+    let start = || {
+        Command::new("mpirun")
+            .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", dem_run])
+            .args([
+                "scene.toml",
+                "--threads",
+                "1",
+                "--quiet",
+                "--out",
+                "same.run",
+            ])
+            .current_dir(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    assert!(start().wait().unwrap().success());
+    let mut again = start();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while again.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            again.kill().unwrap();
+            panic!("the processes did not stop");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = again.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        stderr.contains("dem-run (process 0)") && stderr.contains("holds an earlier run"),
+        "{stderr}"
+    );
+}
