@@ -77,10 +77,7 @@ impl Simulation {
                 .map(|(k, h)| (*k, h.save()))
                 .collect(),
         };
-        let all = p.all_bytes(serde_json::to_vec(&share).expect("a share serializes"));
-        if p.rank() != 0 {
-            return None;
-        }
+        let all = p.gather_bytes(serde_json::to_vec(&share).expect("a share serializes"))?;
         let mut bodies: Vec<(u32, Body)> = Vec::new();
         let mut histories = Vec::new();
         for bytes in all {

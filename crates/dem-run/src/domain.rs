@@ -12,7 +12,8 @@
 //! of an MPI Cartesian topology). The cuts along each axis are the quantiles of the grains'
 //! initial fractional coordinates ([`Grid::balanced`]): each slab starts with about as many
 //! grains as the others, in a loose or graded packing as in a uniform one (LAMMPS's `balance
-//! shift`, done once, at the start).
+//! shift`), and moves to their current quantiles every `--rebalance` steps
+//! ([`Grid::rebalance`]).
 //!
 //! **Ghosts.** A grain at `s` is copied to every subdomain whose slabs meet
 //! `[s_k - h_k, s_k + h_k]` along each axis `k` (its periodic images included), where
@@ -146,31 +147,38 @@ impl Grid {
     /// fractional coordinates), so that each slab along an axis holds about as many grains.
     pub fn balanced(processes: usize, frame: &Frame, s: &[Vector3<f64>]) -> Grid {
         let mut grid = Grid::new(processes, frame);
+        grid.rebalance(s);
+        grid
+    }
+
+    /// Moves the cuts to the quantiles of `s` (the grains' fractional coordinates), keeping
+    /// the grid's subdomains per axis (and so the processes' layout).
+    pub fn rebalance(&mut self, s: &[Vector3<f64>]) {
         if s.is_empty() {
-            return grid;
+            return;
         }
         for k in 0..3 {
             let mut along: Vec<f64> = s.iter().map(|x| x[k]).collect();
             along.sort_unstable_by(f64::total_cmp);
-            let d = grid.dims[k];
-            grid.cuts[k] = (1..d)
+            let d = self.dims[k];
+            self.cuts[k] = (1..d)
                 .map(|c| {
                     let i = (c * along.len() / d).min(along.len() - 1);
-                    // Halfway between the neighbouring grains, so that neither sits on the cut.
+                    // Halfway between the neighbouring grains (a grain on the cut would belong
+                    // to the slab above).
                     let below = along[i.saturating_sub(1)];
                     let cut = 0.5 * (below + along[i]);
-                    if grid.periodic[k] {
+                    if self.periodic[k] {
                         cut.clamp(0.0, 1.0)
                     } else {
                         cut
                     }
                 })
                 .collect();
-            for c in 1..grid.cuts[k].len() {
-                grid.cuts[k][c] = grid.cuts[k][c].max(grid.cuts[k][c - 1]);
+            for c in 1..self.cuts[k].len() {
+                self.cuts[k][c] = self.cuts[k][c].max(self.cuts[k][c - 1]);
             }
         }
-        grid
     }
 
     /// Processes in the grid.
@@ -280,6 +288,9 @@ pub struct Holding<'a> {
     pub remapped: &'a mut Vec<(u32, Vector3<f64>)>,
     /// The amplitudes that went beyond their models' ranges (they move with their grains).
     pub excursions: &'a mut Vec<Excursion>,
+    /// The prescribed grains' loads at the step's start, by grain id, for the ledger's work
+    /// (crate::ledger::boundary_loads; they move with their grains).
+    pub loads: &'a mut Vec<(u32, crate::ledger::Load)>,
 }
 
 /// What crossed between processes, counted over the run (the communication model's inputs:
@@ -343,6 +354,8 @@ pub trait Processes: Send {
     fn grid(&self) -> [usize; 3];
     /// Every process's bytes, in process order (every process gets them all).
     fn all_bytes(&self, mine: Vec<u8>) -> Vec<Vec<u8>>;
+    /// Every process's bytes, in process order, in the first process (`None` in the others).
+    fn gather_bytes(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>>;
     /// Sums `values` over the processes: every process gets the same sums.
     fn sum(&self, values: &mut [f64]);
     /// The largest `value` over the processes.

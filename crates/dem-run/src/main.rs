@@ -76,11 +76,21 @@ fn main() -> ExitCode {
     let (first, result) = if mpi::traits::Communicator::size(&world) > 1 {
         let rank = mpi::traits::Communicator::rank(&world);
         let result = dem_run::mpi::run(&cli.scene, &options, &stop, &world, cli.rebalance);
-        if let Err(e) = &result {
-            // What stops one process (a file it cannot write) would leave the others waiting
-            // in their next exchange: the whole run stops here.
-            eprintln!("dem-run (process {rank}): {e}");
-            mpi::traits::Communicator::abort(&world, 1);
+        match &result {
+            // A file one process cannot read or write stops it alone, which would leave the
+            // others waiting in their next exchange: the whole run stops here.
+            Err(e @ dem_run::RunError::File { .. }) => {
+                eprintln!("dem-run (process {rank}): {e}");
+                mpi::traits::Communicator::abort(&world, 1);
+            }
+            // The others every process meets alike (the first wrote its last row); a level
+            // set's fault is said by the process that met it.
+            Err(e @ dem_run::RunError::LevelSet { .. }) if rank != 0 => {
+                eprintln!("dem-run (process {rank}): {e}");
+                return ExitCode::FAILURE;
+            }
+            Err(_) if rank != 0 => return ExitCode::FAILURE,
+            _ => {}
         }
         (rank == 0, result)
     } else {

@@ -15,7 +15,8 @@
 //!   (`17 + 2m` numbers); the rest of a ghost (its shape, drive, level-set update) is the
 //!   scene's, which every process read.
 //! - **Sums**: the walls' forces from each process's wall pairs gathered and summed in key
-//!   order (`MPI_Allgatherv`), other sums by `MPI_Allreduce`.
+//!   order, other sums gathered and added in process order (`MPI_Allgatherv`: every process
+//!   gets the same bits), maxima by `MPI_Allreduce`.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -96,6 +97,7 @@ struct Migrant {
     histories: Vec<(PairKey, serde_json::Value)>,
     remapped: Option<Vector3<f64>>,
     excursions: Vec<Excursion>,
+    load: Option<crate::ledger::Load>,
 }
 
 impl Mpi {
@@ -150,6 +152,11 @@ impl Mpi {
         // Keep what this process owns: its grains, their pairs' histories, and the ledger's
         // initial energy in the first process only (the run's ledger is the processes' sum).
         let mine: Vec<bool> = s.iter().map(|x| mpi.grid.owner(x) == rank).collect();
+        // The grains' reach at this state (a restored checkpoint's deformable grains may reach
+        // farther than the scene's).
+        sim.largest_reach = (crate::sim::views(&sim.bodies, &sim.shapes).iter())
+            .map(|v| v.reach)
+            .fold(0.0, f64::max);
         let bodies = std::mem::take(&mut sim.bodies);
         let (ids, bodies): (Vec<u32>, Vec<Body>) = (0..bodies.len() as u32)
             .zip(bodies)
@@ -159,10 +166,17 @@ impl Mpi {
         sim.ids = ids;
         sim.bodies = bodies;
         sim.histories.retain(|(k, _)| touches(k, &mine));
+        // The whole scene's evaluation, which every process made: its node records and
+        // excursions of the grains this process owns; its sums over pairs, and the ledger's
+        // initial energy, in the first process only (the run's are the processes' sums).
+        sim.records.retain(|r| mine[r.body as usize]);
+        sim.excursions.retain(|x| mine[x.grain]);
         if rank != 0 {
             let l = &mut sim.ledger;
             (l.initial, l.initial_gravity) = (0.0, 0.0);
             (l.work, l.local, l.viscous, l.modal, l.friction) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            (sim.contacts, sim.contact_energy) = (0, 0.0);
+            (sim.node_tests, sim.node_candidates) = (0, 0);
         }
         let reach = crate::sim::GHOST_MARGIN * sim.largest_reach;
         let holding = Holding {
@@ -172,6 +186,7 @@ impl Mpi {
             histories: &mut sim.histories,
             remapped: &mut Vec::new(),
             excursions: &mut sim.excursions,
+            loads: &mut Vec::new(),
         };
         mpi.ghosts(holding, sim.cell.as_ref(), reach);
         sim.ghost_reach = reach;
@@ -243,12 +258,14 @@ impl Mpi {
                 .filter(|x| x.grain == id as usize)
                 .copied()
                 .collect();
+            let load = h.loads.iter().find(|(r, _)| *r == id).map(|r| r.1);
             let migrant = Migrant {
                 id,
                 body: h.bodies[i].clone(),
                 histories,
                 remapped,
                 excursions,
+                load,
             };
             let part = &mut parts[owners[i]];
             let json = serde_json::to_vec(&migrant).expect("a migrant serializes");
@@ -267,6 +284,7 @@ impl Mpi {
         let gone: Vec<u32> = leaving.iter().map(|&i| h.ids[i]).collect();
         h.remapped.retain(|(r, _)| !gone.contains(r));
         h.excursions.retain(|x| !gone.contains(&(x.grain as u32)));
+        h.loads.retain(|(r, _)| !gone.contains(r));
         let mut keep: Vec<(u32, Body)> = (h.ids.drain(..))
             .zip(h.bodies.drain(..))
             .enumerate()
@@ -299,6 +317,7 @@ impl Mpi {
                 h.remapped.push((m.id, dv));
             }
             h.excursions.extend(m.excursions);
+            h.loads.extend(m.load.map(|load| (m.id, load)));
             keep.push((m.id, m.body));
         }
         keep.sort_unstable_by_key(|(id, _)| *id);
@@ -466,8 +485,7 @@ impl Processes for Mpi {
                 .map(Vector3::from_column_slice)
                 .collect();
             // Every process gathers the same positions in the same order: the same cuts.
-            let cuts = Grid::balanced(self.comm.size() as usize, &frame, &s).cuts;
-            self.grid.cuts = cuts;
+            self.grid.rebalance(&s);
             self.traffic.rebalances += 1;
         }
         self.migrate(&mut h, &frame);
@@ -509,6 +527,27 @@ impl Processes for Mpi {
         let lengths = self.all_gather(&[mine.len() as u64]);
         let all = self.all_gather(&mine);
         split(&all, lengths.iter().map(|&n| n as usize))
+    }
+
+    fn gather_bytes(&self, mine: Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        let root = self.comm.process_at_rank(0);
+        let length = mine.len() as ::mpi::Count;
+        let mut mine = mine;
+        mine.reserve(1);
+        if self.rank != 0 {
+            root.gather_into(&length);
+            root.gather_varcount_into(&mine[..]);
+            return None;
+        }
+        let mut lengths = vec![0 as ::mpi::Count; self.comm.size() as usize];
+        root.gather_into_root(&length, &mut lengths[..]);
+        let offsets = offsets(&lengths);
+        let mut all = buffer(lengths.iter().map(|&n| n as usize).sum());
+        {
+            let mut into = PartitionMut::new(&mut all[..], &lengths[..], &offsets[..]);
+            root.gather_varcount_into_root(&mine[..], &mut into);
+        }
+        Some(split(&all, lengths.iter().map(|&n| n as usize)))
     }
 
     fn sum(&self, values: &mut [f64]) {

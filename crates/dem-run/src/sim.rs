@@ -242,7 +242,14 @@ impl Simulation {
         let t = self.time + dt;
         let mut clock = Instant::now();
         let owned = self.owned;
-        let before = self.boundary_loads();
+        let mut before = self.boundary_loads();
+        // The prescribed grains' loads go with them if they migrate (crate::domain::Holding).
+        let mut grain_loads: Vec<(u32, ledger::Load)> = (self.ids[..owned].iter())
+            .zip(&self.bodies)
+            .filter(|(_, b)| !b.is_free())
+            .map(|(&id, _)| id)
+            .zip(before.drain(self.booked_walls()..))
+            .collect();
         let modal_power = ledger::modal_damping_power(&self.bodies[..owned]);
         let images_before = self.cell.as_ref().map(|c| c.measured.images);
         self.timings.ledger += lap(&mut clock);
@@ -281,6 +288,7 @@ impl Simulation {
                 histories: &mut self.histories,
                 remapped: &mut remapped,
                 excursions: &mut self.excursions,
+                loads: &mut grain_loads,
             };
             self.ghost_reach = GHOST_MARGIN * self.largest_reach;
             let spent = p.exchange(holding, self.cell.as_ref(), self.ghost_reach);
@@ -304,6 +312,8 @@ impl Simulation {
                 0.5 * self.shapes[b.shape].mass * (v.norm_squared() - (v - dv).norm_squared());
         }
         self.timings.integrate += lap(&mut clock);
+        grain_loads.sort_unstable_by_key(|(id, _)| *id);
+        before.extend(grain_loads.into_iter().map(|(_, load)| load));
         let after = self.boundary_loads();
         let spins = (self.bodies[..owned].iter())
             .filter(|b| !b.is_free())

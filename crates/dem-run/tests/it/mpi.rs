@@ -122,8 +122,8 @@ fn flatten(v: &serde_json::Value, into: &mut Vec<f64>) {
     }
 }
 
-fn history(dir: &Path, processes: usize) -> (Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(dir.join(format!("p{processes}.run/history.csv"))).unwrap();
+fn history(dir: &Path, name: &str) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.run/history.csv"))).unwrap();
     let mut lines = text.lines();
     let header = lines.next().unwrap().split(',').map(String::from).collect();
     let rows = lines
@@ -149,7 +149,6 @@ fn two_and_four_processes_give_the_bits_of_one() {
     let crossed = x.iter().filter(|&&x| x < 4.0).count();
     eprintln!("{histories} pairs, {crossed} grains below x = 4");
     assert!(crossed > 50, "{crossed} grains below x = 4");
-    let (header, rows) = history(dir.path(), 1);
     let nodes = nodes(&dir.path().join("p1.run/vtk/nodes_0000003000.vtp"));
     for processes in [2, 4] {
         let many = run(dir.path(), processes);
@@ -175,40 +174,7 @@ fn two_and_four_processes_give_the_bits_of_one() {
             .collect();
         together.sort_unstable();
         assert_eq!(together, nodes, "{processes} processes: the nodes");
-        let (h, r) = history(dir.path(), processes);
-        assert_eq!((&h, r.len()), (&header, rows.len()));
-        for (a, b) in rows.iter().zip(&r) {
-            for (k, (x, y)) in a.iter().zip(b).enumerate() {
-                // Sums over grains, by process: round-off. The walls' forces (summed in key
-                // order) and the counts: exact.
-                let sum = header[k].starts_with("kinetic")
-                    || header[k].starts_with("potential")
-                    || header[k].starts_with("energy")
-                    || header[k].starts_with("elastic")
-                    || header[k].starts_with("work")
-                    || header[k].starts_with("dissipated")
-                    || header[k].starts_with("momentum");
-                // The row's largest energy: the scale of the round-off in each.
-                let scale = a[1..14].iter().fold(1.0f64, |m, v| m.max(v.abs()));
-                // The sample measures over pairs and grains: round-off of their own size.
-                let measure = header[k].starts_with("fabric") || header[k] == "unbalanced";
-                if sum {
-                    assert!((x - y).abs() <= 1e-12 * scale, "{}: {x} {y}", header[k]);
-                } else if measure {
-                    assert!(
-                        (x - y).abs() <= 1e-12 * x.abs().max(1.0),
-                        "{}: {x} {y}",
-                        header[k]
-                    );
-                } else {
-                    assert_eq!(
-                        x, y,
-                        "{processes} processes: {} at step {}",
-                        header[k], a[0]
-                    );
-                }
-            }
-        }
+        histories_agree(dir.path(), "p1", &format!("p{processes}"));
     }
 }
 
@@ -352,7 +318,7 @@ sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
     let wrapped = (one["state"]["bodies"].as_array().unwrap().iter())
         .filter(|b| b.get("image").is_some())
         .count();
-    let (header, rows) = history(dir.path(), 1);
+    let (header, rows) = history(dir.path(), "p1");
     let column = header.iter().position(|c| c == "node_contacts").unwrap();
     let touching = rows.iter().filter(|r| r[column] > 0.0).count();
     assert!(
@@ -363,6 +329,10 @@ sizes = [[0.8, 0.3], [1.0, 0.4], [1.2, 0.3]]
     for processes in [2, 4] {
         let many = run_as(dir.path(), processes, &format!("p{processes}"), &[], 1000);
         same(&one, &many, &format!("{processes} processes"));
+        // Rebalanced as the cell shears: the cuts move, the grid's shape stays.
+        let name = format!("r{processes}");
+        let moved = run_as(dir.path(), processes, &name, &["--rebalance", "100"], 1000);
+        same(&one, &moved, &format!("{processes} processes, rebalanced"));
     }
 }
 
@@ -419,9 +389,10 @@ fn a_lattice_under_a_servo_wall_gives_the_bits_of_one_process() {
     .concat();
     let scene = format!(
         "[run]\ndt = 2e-3\nsteps = 3000\ngravity = [0.3, 0.2, -1]\n[output]\nhistory_every = 100\n\
-         checkpoint_every = 3000\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\nks = 5e3\n\
-         friction = 0.3\nlocal_damping = 0.3\n[[lattices]]\nbundle = \"ball.grain\"\n\
-         origin = [-3, -3, -3]\ncounts = [4, 4, 4]\nspacing = [2, 2, 2]\n{walls}"
+         checkpoint_every = 3000\nvtk_every = 1500\n[contact]\nlaw = \"linear-springs\"\n\
+         kn = 1e4\nks = 5e3\nfriction = 0.3\nlocal_damping = 0.3\n[[lattices]]\n\
+         bundle = \"ball.grain\"\norigin = [-2.94, -2.94, -2.94]\ncounts = [4, 4, 4]\n\
+         spacing = [1.96, 1.96, 1.96]\n{walls}"
     );
     scene_file(dir.path(), &scene);
     let one = run(dir.path(), 1);
@@ -429,12 +400,30 @@ fn a_lattice_under_a_servo_wall_gives_the_bits_of_one_process() {
         .as_f64()
         .unwrap();
     assert!(top < -0.2, "the servo wall moved by {top}");
+    // The lattice starts pressed together: the first row counts the build's contacts once.
+    let (header, rows) = history(dir.path(), "p1");
+    let column = header.iter().position(|c| c == "node_contacts").unwrap();
+    assert!(rows[0][column] > 0.0, "no contact at the start");
+    let nodes = nodes(&dir.path().join("p1.run/vtk/nodes_0000000000.vtp"));
     for processes in [2, 4] {
         same(
             &one,
             &run(dir.path(), processes),
             &format!("{processes} processes"),
         );
+        histories_agree(dir.path(), "p1", &format!("p{processes}"));
+        let pvtp = format!("p{processes}.run/vtk/nodes_0000000000.pvtp");
+        let mut vtk = vtkio::Vtk::import(dir.path().join(pvtp)).unwrap();
+        vtk.load_all_pieces().unwrap();
+        let vtkio::model::DataSet::PolyData { pieces, .. } = vtk.data else {
+            panic!("not poly data")
+        };
+        let mut together: Vec<Vec<u64>> = pieces
+            .into_iter()
+            .flat_map(|p| rows_of(p.into_loaded_piece_data(None).unwrap()))
+            .collect();
+        together.sort_unstable();
+        assert_eq!(together, nodes, "{processes} processes: the first nodes");
     }
 }
 
@@ -543,4 +532,66 @@ fn a_failure_in_one_process_stops_them_all() {
         stderr.contains("dem-run (process 0)") && stderr.contains("holds an earlier run"),
         "{stderr}"
     );
+}
+
+/// The history.csv of runs `one` and `many` (directories `<name>.run` in `dir`): the grains',
+/// walls' and counts' columns bit for bit, the sums over grains and pairs to round-off.
+fn histories_agree(dir: &Path, one: &str, many: &str) {
+    let ((header, rows), (h, r)) = (history(dir, one), history(dir, many));
+    assert_eq!((&h, r.len()), (&header, rows.len()));
+    for (a, b) in rows.iter().zip(&r) {
+        for (k, (x, y)) in a.iter().zip(b).enumerate() {
+            // Sums over grains, by process: round-off. The walls' forces (summed in key
+            // order) and the counts: exact.
+            let sum = header[k].starts_with("kinetic")
+                || header[k].starts_with("potential")
+                || header[k].starts_with("energy")
+                || header[k].starts_with("elastic")
+                || header[k].starts_with("work")
+                || header[k].starts_with("dissipated")
+                || header[k].starts_with("momentum");
+            // The row's largest energy: the scale of the round-off in each.
+            let scale = a[1..14].iter().fold(1.0f64, |m, v| m.max(v.abs()));
+            // The sample measures summed over pairs and grains: round-off of their own size.
+            let measure = header[k].starts_with("fabric")
+                || header[k].starts_with("stress")
+                || ["unbalanced", "pressure", "deviator", "solid_fraction"].contains(&&*header[k]);
+            if sum {
+                assert!((x - y).abs() <= 1e-12 * scale, "{}: {x} {y}", header[k]);
+            } else if measure {
+                assert!(
+                    (x - y).abs() <= 1e-12 * x.abs().max(1.0),
+                    "{}: {x} {y}",
+                    header[k]
+                );
+            } else {
+                assert_eq!(x, y, "{many}: {} at step {}", header[k], a[0]);
+            }
+        }
+    }
+}
+
+/// Two prescribed grains ploughing along x through the packing, across the cuts: their work
+/// goes with them when they migrate, and the ledger agrees with one process's.
+#[test]
+fn prescribed_grains_crossing_the_cuts_keep_the_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let ploughs = "[[grains]]\nbundle = \"ball.grain\"\nscale = 1.5\nposition = [-0.5, 3, 2]\n\
+                   motion = { velocity = [50, 0, 0] }\n[[grains]]\nbundle = \"ball.grain\"\n\
+                   scale = 1.5\nposition = [-0.5, 9, 5]\nmotion = { velocity = [50, 0, 0] }\n";
+    let scene = SCENE
+        .replace("steps = 3000", "steps = 1000")
+        .replace("checkpoint_every = 1500", "checkpoint_every = 1000")
+        .replace("vtk_every = 3000", "")
+        .replace("gravity = [-30, 0, -5]", "gravity = [0, 0, -5]");
+    scene_file(dir.path(), &format!("{scene}{ploughs}"));
+    let one = run_as(dir.path(), 1, "p1", &[], 1000);
+    let work = one["state"]["ledger"]["work"].as_f64().unwrap();
+    assert!(work.abs() > 1.0, "the ploughs did {work} of work");
+    for processes in [2, 4] {
+        let many = run_as(dir.path(), processes, &format!("p{processes}"), &[], 1000);
+        same(&one, &many, &format!("{processes} processes"));
+        histories_agree(dir.path(), "p1", &format!("p{processes}"));
+    }
 }
