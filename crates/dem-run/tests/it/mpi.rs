@@ -149,31 +149,15 @@ fn two_and_four_processes_give_the_bits_of_one() {
     let crossed = x.iter().filter(|&&x| x < 4.0).count();
     eprintln!("{histories} pairs, {crossed} grains below x = 4");
     assert!(crossed > 50, "{crossed} grains below x = 4");
-    let nodes = nodes(&dir.path().join("p1.run/vtk/nodes_0000003000.vtp"));
+    let (_, reference) = nodes(&dir.path().join("p1.run/vtk/nodes_0000003000.vtp"));
     for processes in [2, 4] {
         let many = run(dir.path(), processes);
-        for part in ["bodies", "walls", "histories", "cell"] {
-            assert_eq!(
-                state[part], many["state"][part],
-                "{processes} processes: {part}"
-            );
-        }
+        same(&one, &many, &format!("{processes} processes"));
         // The processes' VTK pieces hold the run's nodes, forces included.
-        let pvtp = dir
-            .path()
-            .join(format!("p{processes}.run/vtk/nodes_0000003000.pvtp"));
-        let mut vtk = vtkio::Vtk::import(&pvtp).unwrap();
-        vtk.load_all_pieces().unwrap();
-        let vtkio::model::DataSet::PolyData { pieces, .. } = vtk.data else {
-            panic!("not poly data")
-        };
-        assert_eq!(pieces.len(), processes);
-        let mut together: Vec<Vec<u64>> = pieces
-            .into_iter()
-            .flat_map(|p| rows_of(p.into_loaded_piece_data(None).unwrap()))
-            .collect();
-        together.sort_unstable();
-        assert_eq!(together, nodes, "{processes} processes: the nodes");
+        let pvtp = format!("p{processes}.run/vtk/nodes_0000003000.pvtp");
+        let (pieces, together) = nodes(&dir.path().join(pvtp));
+        assert_eq!(pieces, processes);
+        assert_eq!(together, reference, "{processes} processes: the nodes");
         histories_agree(dir.path(), "p1", &format!("p{processes}"));
     }
 }
@@ -201,12 +185,16 @@ fn rows_of(piece: vtkio::model::PolyDataPiece) -> Vec<Vec<u64>> {
         .collect()
 }
 
-/// The nodes of a run in one process's VTK file, sorted ([`rows_of`]).
-fn nodes(path: &Path) -> Vec<Vec<u64>> {
-    let vtk = vtkio::Vtk::import(path).unwrap();
+/// The pieces of a VTK file (`.vtp`, or a `.pvtp` and its pieces) and their nodes, sorted
+/// ([`rows_of`]).
+fn nodes(path: &Path) -> (usize, Vec<Vec<u64>>) {
+    let mut vtk = vtkio::Vtk::import(path).unwrap();
+    // A .pvtp's pieces are files of their own.
+    vtk.load_all_pieces().unwrap();
     let vtkio::model::DataSet::PolyData { pieces, .. } = vtk.data else {
         panic!("not poly data")
     };
+    let count = pieces.len();
     let mut rows: Vec<Vec<u64>> = pieces
         .into_iter()
         .flat_map(|p| rows_of(p.into_loaded_piece_data(None).unwrap()))
@@ -216,7 +204,7 @@ fn nodes(path: &Path) -> Vec<Vec<u64>> {
         rows.iter()
             .any(|r| r[4..].iter().any(|&f| f64::from_bits(f) != 0.0))
     );
-    rows
+    (count, rows)
 }
 
 #[test]
@@ -404,7 +392,7 @@ fn a_lattice_under_a_servo_wall_gives_the_bits_of_one_process() {
     let (header, rows) = history(dir.path(), "p1");
     let column = header.iter().position(|c| c == "node_contacts").unwrap();
     assert!(rows[0][column] > 0.0, "no contact at the start");
-    let nodes = nodes(&dir.path().join("p1.run/vtk/nodes_0000000000.vtp"));
+    let (_, reference) = nodes(&dir.path().join("p1.run/vtk/nodes_0000000000.vtp"));
     for processes in [2, 4] {
         same(
             &one,
@@ -413,17 +401,12 @@ fn a_lattice_under_a_servo_wall_gives_the_bits_of_one_process() {
         );
         histories_agree(dir.path(), "p1", &format!("p{processes}"));
         let pvtp = format!("p{processes}.run/vtk/nodes_0000000000.pvtp");
-        let mut vtk = vtkio::Vtk::import(dir.path().join(pvtp)).unwrap();
-        vtk.load_all_pieces().unwrap();
-        let vtkio::model::DataSet::PolyData { pieces, .. } = vtk.data else {
-            panic!("not poly data")
-        };
-        let mut together: Vec<Vec<u64>> = pieces
-            .into_iter()
-            .flat_map(|p| rows_of(p.into_loaded_piece_data(None).unwrap()))
-            .collect();
-        together.sort_unstable();
-        assert_eq!(together, nodes, "{processes} processes: the first nodes");
+        let (pieces, together) = nodes(&dir.path().join(pvtp));
+        assert_eq!(pieces, processes);
+        assert_eq!(
+            together, reference,
+            "{processes} processes: the first nodes"
+        );
     }
 }
 
