@@ -8,7 +8,7 @@ mod scale;
 
 pub use grain::{
     Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, ModePath, RigidTransform,
-    SampledLevelSet, path_displacement, path_segment,
+    SampledLevelSet, bundle_digest, path_displacement, path_segment,
 };
 pub use modes::{
     FitDifference, FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo,
