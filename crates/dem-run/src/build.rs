@@ -11,6 +11,7 @@ use nalgebra::Vector3;
 
 use crate::body::{Body, Drive, Shape};
 use crate::cell::Cell;
+use crate::checkpoint::ShapeSource;
 use crate::law::Histories;
 use crate::ledger::{Dissipation, Ledger};
 use crate::modal::{InternalLaw, Modes};
@@ -113,6 +114,7 @@ impl Simulation {
             scene: path,
             bundles: HashMap::new(),
             shapes: Vec::new(),
+            sources: Vec::new(),
             by_key: HashMap::new(),
         };
         let mut placed = Placed::default();
@@ -191,7 +193,7 @@ impl Simulation {
             node_roles,
             places,
         } = placed;
-        let shapes = library.shapes;
+        let (shapes, sources) = (library.shapes, library.sources);
         for (key, position, shape) in &places {
             if let Some(message) = too_far(position, &shapes[*shape]) {
                 return Err(key_error(KeyError::new(key.clone(), message)));
@@ -241,6 +243,7 @@ impl Simulation {
         law.check(&shapes, &bodies).map_err(key_error)?;
         let mut sim = Simulation {
             shapes,
+            sources,
             ids: (0..bodies.len() as u32).collect(),
             shape_ids: bodies.iter().map(|b| b.shape).collect(),
             owned: bodies.len(),
@@ -358,8 +361,11 @@ struct Library<'a> {
     dir: &'a Path,
     /// The scene file, for messages.
     scene: &'a Path,
-    bundles: HashMap<PathBuf, grain::GrainBundle>,
+    /// Each bundle read, with its digest.
+    bundles: HashMap<PathBuf, (grain::GrainBundle, String)>,
     shapes: Vec<Arc<Shape>>,
+    /// What each shape was made from.
+    sources: Vec<ShapeSource>,
     /// Shape indices by bundle path and scale (its bits).
     by_key: HashMap<(PathBuf, u64), usize>,
 }
@@ -373,15 +379,17 @@ impl Library<'_> {
             return Ok(i);
         }
         let scene = self.scene;
-        let b = match self.bundles.entry(full.clone()) {
+        let (b, digest) = match self.bundles.entry(full.clone()) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(
-                grain::GrainBundle::read(&full).map_err(|source| SceneError::Bundle {
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let bundle_error = |source| SceneError::Bundle {
                     path: scene.to_path_buf(),
                     key: key.clone(),
                     source: Box::new(source),
-                })?,
-            ),
+                };
+                let b = grain::GrainBundle::read(&full).map_err(bundle_error)?;
+                e.insert((b, grain::bundle_digest(&full).map_err(bundle_error)?))
+            }
         };
         let refuse = |message: String| SceneError::Key {
             path: scene.to_path_buf(),
@@ -395,6 +403,11 @@ impl Library<'_> {
         }
         .map_err(|e| refuse(e.to_string()))?;
         self.shapes.push(Arc::new(shape));
+        self.sources.push(ShapeSource {
+            bundle: bundle.to_path_buf(),
+            digest: digest.clone(),
+            scale,
+        });
         self.by_key
             .insert((full, scale.to_bits()), self.shapes.len() - 1);
         Ok(self.shapes.len() - 1)

@@ -1,6 +1,10 @@
-//! Checkpoints' state: everything that changes during a run, saved whole so that a restart
-//! continues bit for bit, and put back only when it fits the scene and passes the scene's own
-//! checks (the run directory and its files: [`mod@crate::run`]).
+//! Checkpoints: the file (`checkpoint/step_<step>.json`, [`Checkpoint`]), the identity of the
+//! experiment it belongs to ([`Identity`]), and the state: everything that changes during a run,
+//! saved whole so that a restart continues bit for bit, and put back only when the scene is the
+//! same experiment and the state passes the scene's own checks (the run directory and its
+//! files: [`mod@crate::run`], [`crate::rundir`]).
+
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +16,148 @@ use crate::ledger::Ledger;
 use crate::scene::KeyError;
 use crate::sim::Simulation;
 use crate::wall::Wall;
+
+/// The checkpoint format version (3: the experiment's [`Identity`]; 2, without it, is read
+/// with a warning).
+pub const CHECKPOINT_SCHEMA: u64 = 3;
+
+/// A checkpoint file: JSON (numbers round-trip f64 exactly).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Checkpoint {
+    /// [`CHECKPOINT_SCHEMA`].
+    pub schema: u64,
+    /// Length of history.csv when it was written.
+    pub history_bytes: u64,
+    /// The time step (kept: an automatic step is not recomputed on restart).
+    pub dt: f64,
+    /// The step and time the run's `steps` or `duration` count from: 0 but in a stage
+    /// (`run.stage`), where they are those of the checkpoint the stage started from.
+    #[serde(default)]
+    pub origin: (u64, f64),
+    /// What the experiment is made of (none in schema 2).
+    #[serde(default)]
+    pub identity: Option<Identity>,
+    /// The state.
+    pub state: State,
+}
+
+impl Checkpoint {
+    /// Reads a checkpoint file; errors are the file's (the line and column of bad JSON).
+    pub fn read(path: &Path) -> Result<Checkpoint, String> {
+        let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+        let text = grain::text::utf8_text(bytes).map_err(|e| e.to_string())?;
+        let c: Checkpoint = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+        if c.schema != CHECKPOINT_SCHEMA && c.schema != 2 {
+            return Err(format!(
+                "checkpoint schema {}, this build reads 2 and {CHECKPOINT_SCHEMA}",
+                c.schema
+            ));
+        }
+        if c.identity.is_none() && c.schema == CHECKPOINT_SCHEMA {
+            return Err(format!(
+                "checkpoint schema {CHECKPOINT_SCHEMA} without its `identity`"
+            ));
+        }
+        Ok(c)
+    }
+}
+
+/// What a shape was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeSource {
+    /// The bundle as the scene names it (for messages: a moved bundle is the same grain).
+    pub bundle: PathBuf,
+    /// [`grain::bundle_digest`] of the bundle.
+    pub digest: String,
+    /// The scale factor `s` the scene applies to it.
+    pub scale: f64,
+}
+
+/// What makes a run one experiment: a restart or a stage must have the same, and a scene that
+/// differs in any of it is refused (the key that differs named). Everything else (the time
+/// step, the law's coefficients, motions, servo targets, outputs, the end) may change between
+/// a checkpoint and its continuation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// The shapes, in the order the grains' `shape` indices refer to.
+    pub shapes: Vec<ShapeSource>,
+    /// Each grain's shape, in the scene's order (its length the grain count).
+    pub grains: Vec<usize>,
+    /// The periodic cell's periodic axes (none without a cell).
+    pub periodic: Option<[bool; 3]>,
+    /// The contact law (`[contact] law`).
+    pub law: String,
+}
+
+impl Identity {
+    /// The first difference of `scene`'s identity from this checkpoint's, as (key, message).
+    pub fn differs(&self, scene: &Identity) -> Option<(String, String)> {
+        let (a, b) = (self, scene);
+        if a.grains.len() != b.grains.len() {
+            return Some((
+                "grains".into(),
+                format!(
+                    "the checkpoint's run has {} grains, the scene {}",
+                    a.grains.len(),
+                    b.grains.len()
+                ),
+            ));
+        }
+        if a.law != b.law {
+            return Some((
+                "contact.law".into(),
+                format!(
+                    "the checkpoint's run has law \"{}\", the scene \"{}\" (their contact histories differ)",
+                    a.law, b.law
+                ),
+            ));
+        }
+        if a.periodic != b.periodic {
+            let axes = |p: Option<[bool; 3]>| match p {
+                None => "no periodic cell".to_string(),
+                Some(p) => format!("a cell periodic along {p:?} (x, y, z)"),
+            };
+            return Some((
+                "cell.periodic".into(),
+                format!(
+                    "the checkpoint's run has {}, the scene {}",
+                    axes(a.periodic),
+                    axes(b.periodic)
+                ),
+            ));
+        }
+        let source = |s: Option<&ShapeSource>| match s {
+            Some(s) => format!(
+                "{} at scale {} (bundle digest {})",
+                s.bundle.display(),
+                s.scale,
+                &s.digest[..s.digest.len().min(12)]
+            ),
+            None => "no such shape".into(),
+        };
+        for (i, (&sa, &sb)) in a.grains.iter().zip(&b.grains).enumerate() {
+            let (x, y) = (a.shapes.get(sa), b.shapes.get(sb));
+            let same = match (x, y) {
+                (Some(x), Some(y)) => x.digest == y.digest && x.scale == y.scale,
+                _ => false,
+            };
+            if !same {
+                return Some((
+                    format!("grain {i}"),
+                    format!(
+                        "the checkpoint's grain is {}, the scene's {}",
+                        source(x),
+                        source(y)
+                    ),
+                ));
+            }
+        }
+        None
+    }
+}
 
 /// Everything that changes during a run: saved whole in checkpoints, so that a restart
 /// continues bit for bit. (Compare two states by their serializations: a Jäger history arena
@@ -45,6 +191,16 @@ struct Share {
 }
 
 impl Simulation {
+    /// What makes this run its experiment ([`Identity`]).
+    pub fn identity(&self) -> Identity {
+        Identity {
+            shapes: self.sources.clone(),
+            grains: self.shape_ids.clone(),
+            periodic: self.cell.as_ref().map(|c| c.periodic),
+            law: self.law.name().into(),
+        }
+    }
+
     /// The mutable state, for a checkpoint.
     pub fn state(&self) -> State {
         State {

@@ -71,12 +71,13 @@ pub mod mpi;
 pub mod packing;
 pub mod path;
 pub mod run;
+pub mod rundir;
 pub mod scene;
 pub mod sim;
 pub mod timestep;
 pub mod view;
 pub mod wall;
 
-pub use run::{RunError, RunOptions, Summary, run};
+pub use run::{RunError, RunOptions, Status, Summary, run};
 pub use scene::{Scene, SceneError};
 pub use sim::Simulation;

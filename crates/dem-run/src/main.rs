@@ -27,19 +27,28 @@ struct Cli {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Replace an earlier run's files in the run directory (refused without it; a restart
-    /// continues them instead).
-    #[arg(long, conflicts_with = "restart")]
+    /// Replace an earlier run's files in the run directory: only those its manifest.json lists
+    /// (refused without it; a restart of the directory's own checkpoint continues them
+    /// instead).
+    #[arg(long)]
     overwrite: bool,
     /// Over MPI: move the subdomains' cuts to the grains' quantiles every this many steps (0:
-    /// only at the start), for a sample whose grains gather (docs/mpi.md).
-    #[cfg(feature = "mpi")]
-    #[arg(long, default_value_t = 0)]
-    rebalance: u64,
+    /// only at the start), for a sample whose grains gather (docs/mpi.md; a build with the
+    /// feature `mpi`).
+    #[arg(long)]
+    rebalance: Option<u64>,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The options of a feature not built are known, and said so (clap would call them
+    // unexpected and suggest another).
+    if cfg!(not(feature = "mpi")) && cli.rebalance.is_some() {
+        eprintln!(
+            "dem-run: --rebalance: this build has no MPI; build with `cargo build --release -p dem-run --features mpi` (docs/mpi.md)"
+        );
+        return ExitCode::from(2);
+    }
     let out = cli
         .out
         .clone()
@@ -75,7 +84,13 @@ fn main() -> ExitCode {
     #[cfg(feature = "mpi")]
     let (first, result) = if mpi::traits::Communicator::size(&world) > 1 {
         let rank = mpi::traits::Communicator::rank(&world);
-        let result = dem_run::mpi::run(&cli.scene, &options, &stop, &world, cli.rebalance);
+        let result = dem_run::mpi::run(
+            &cli.scene,
+            &options,
+            &stop,
+            &world,
+            cli.rebalance.unwrap_or(0),
+        );
         match &result {
             // A file one process cannot read or write stops it alone, which would leave the
             // others waiting in their next exchange: the whole run stops here.
@@ -113,7 +128,7 @@ fn main() -> ExitCode {
                 s.steps_per_second,
                 options.out.display()
             );
-            if s.interrupted {
+            if s.status == dem_run::Status::Interrupted {
                 let c = s.last_checkpoint.map(|p| p.display().to_string());
                 eprintln!("dem-run: interrupted; checkpoint {}", c.unwrap_or_default());
                 return ExitCode::from(130);

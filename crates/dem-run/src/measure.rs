@@ -165,8 +165,10 @@ pub struct Measures {
     pub rattlers: usize,
     /// Fabric tensor `(1 / C) sum n n^T` (trace 1; zero without contacts).
     pub fabric: Matrix3<f64>,
-    /// Mean net force on the free grains over the mean contact force (0 without contacts).
-    pub unbalanced: f64,
+    /// Mean net force on the free grains over the mean contact force; undefined (`None`)
+    /// without contacts or free grains (history.csv writes 0 then, and `[stop] unbalanced` is
+    /// never met: grains in free fall are not in equilibrium).
+    pub unbalanced: Option<f64>,
     /// The sample's volume, stress and solid fraction, when it has a volume.
     pub sample: Option<SampleState>,
 }
@@ -217,11 +219,8 @@ pub fn measures(sim: &Simulation) -> Measures {
         } else {
             Matrix3::zeros()
         },
-        unbalanced: if contact > 0.0 {
-            mean(s.unbalanced_force, s.free_grains) / contact
-        } else {
-            0.0
-        },
+        unbalanced: (contact > 0.0 && s.free_grains > 0)
+            .then(|| mean(s.unbalanced_force, s.free_grains) / contact),
         sample: volume(sim.cell.as_ref(), &sim.walls).map(|volume| {
             let mut solid = [(sim.bodies[..sim.owned].iter())
                 .map(|b| grain_volume(&sim.shapes[b.shape], b))
@@ -407,15 +406,38 @@ impl Stop {
                 "a condition: unbalanced, pressure or solid_fraction".into(),
             );
         }
-        for (k, v) in [
-            ("unbalanced", self.unbalanced),
-            ("pressure", self.pressure),
-            ("solid_fraction", self.solid_fraction),
-        ] {
+        // The ranges the measures can take (docs/experiments.md section 2): a ratio of force
+        // magnitudes is > 0 (0 is never reached: the grains keep some net force); a sample
+        // without cohesion carries compression only, p > 0 (tension positive in the stress,
+        // compression positive in p); a solid fraction is in (0, 1), written as a fraction.
+        let ranges = [
+            (
+                "unbalanced",
+                self.unbalanced,
+                "> 0 (a ratio of forces)",
+                0.0,
+                f64::MAX,
+            ),
+            (
+                "pressure",
+                self.pressure,
+                "> 0 (the mean stress of a cohesionless sample, compression positive)",
+                0.0,
+                f64::MAX,
+            ),
+            (
+                "solid_fraction",
+                self.solid_fraction,
+                "in (0, 1) (a fraction, not a percentage)",
+                0.0,
+                1.0,
+            ),
+        ];
+        for (k, v, range, low, high) in ranges {
             if let Some(v) = v
-                && !v.is_finite()
+                && !(v > low && v < high)
             {
-                return fail(k, format!("a finite number, got {v}"));
+                return fail(k, format!("a finite number {range}, got {v}"));
             }
         }
         if self.every == 0 {
@@ -451,9 +473,10 @@ impl Stop {
             return None;
         }
         let mut met = Vec::new();
+        // An undefined measure (no contact, no volume) meets no condition.
         if let Some(limit) = self.unbalanced {
-            (m.unbalanced <= limit)
-                .then(|| met.push(format!("unbalanced {:.3e} <= {limit:e}", m.unbalanced)))?;
+            let u = m.unbalanced?;
+            (u <= limit).then(|| met.push(format!("unbalanced {u:.3e} <= {limit:e}")))?;
         }
         let sample = m.sample.as_ref();
         if let Some(target) = self.pressure {

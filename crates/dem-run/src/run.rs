@@ -66,15 +66,13 @@ use grain::vtk::{PointData, PvdEntry, read_pvd, write_lines, write_pvd, write_pv
 use serde::{Deserialize, Serialize};
 
 use crate::body::Drive;
-use crate::checkpoint::State;
+use crate::checkpoint::{CHECKPOINT_SCHEMA, Checkpoint};
 use crate::measure;
+use crate::rundir::{RunDir, Take};
 use crate::scene::KeyError;
 use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError, TimeStep};
 use crate::sim::{Excursion, Simulation, Timings};
 use crate::view::View;
-
-/// The checkpoint format version (2: modal states and the energy ledger).
-pub const CHECKPOINT_SCHEMA: u64 = 2;
 
 /// The most steps a run may take: 1e12 is months of computing at a million steps per second,
 /// so more is a unit slip, not a run.
@@ -167,7 +165,7 @@ pub enum RunError {
     },
 }
 
-fn file_error(path: &Path, e: impl std::fmt::Display) -> RunError {
+pub(crate) fn file_error(path: &Path, e: impl std::fmt::Display) -> RunError {
     RunError::File {
         path: path.to_path_buf(),
         message: e.to_string(),
@@ -189,83 +187,6 @@ pub struct RunOptions {
     pub overwrite: bool,
 }
 
-/// The files a run writes in its directory (besides `vtk/` and `checkpoint/`).
-const RUN_FILES: [&str; 4] = ["history.csv", "summary.json", "run.pvd", "cell.pvd"];
-
-/// Takes the run directory `out` for this run: an exclusive lock on `out/.lock` (held until the
-/// returned file is dropped, released by the system if the process dies), and for a fresh run
-/// (`restart` false) a directory without another run's files, or with them removed if
-/// `overwrite`. Refused: a directory another run holds, or one with an earlier run's files.
-fn own_directory(out: &Path, restart: bool, overwrite: bool) -> Result<std::fs::File, RunError> {
-    std::fs::create_dir_all(out).map_err(|e| file_error(out, e))?;
-    let lock_path = out.join(".lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .map_err(|e| file_error(&lock_path, e))?;
-    match lock.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            return Err(file_error(
-                out,
-                "another run is writing to this directory (it holds .lock in it): give this one another --out",
-            ));
-        }
-        Err(std::fs::TryLockError::Error(e)) => return Err(file_error(&lock_path, e)),
-    }
-    if restart {
-        return Ok(lock);
-    }
-    let earlier: Vec<PathBuf> = RUN_FILES
-        .iter()
-        .map(|f| out.join(f))
-        .chain(["vtk", "checkpoint"].map(|d| out.join(d)))
-        .filter(|p| p.is_file() || std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_some()))
-        .collect();
-    if earlier.is_empty() {
-        return Ok(lock);
-    }
-    if !overwrite {
-        let names: Vec<String> = earlier
-            .iter()
-            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect();
-        return Err(file_error(
-            out,
-            format!(
-                "holds an earlier run ({}): a new run would mix with it; give another --out, --overwrite to replace it, or --restart to continue it",
-                names.join(", ")
-            ),
-        ));
-    }
-    for p in earlier {
-        let removed = if p.is_dir() {
-            std::fs::remove_dir_all(&p)
-        } else {
-            std::fs::remove_file(&p)
-        };
-        removed.map_err(|e| file_error(&p, e))?;
-    }
-    Ok(lock)
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Checkpoint {
-    schema: u64,
-    /// Length of history.csv when it was written.
-    history_bytes: u64,
-    /// The time step (kept: an automatic step is not recomputed on restart).
-    dt: f64,
-    /// The step and time the run's `steps` or `duration` count from: 0 but in a stage
-    /// (`run.stage`), where they are those of the checkpoint the stage started from.
-    #[serde(default)]
-    origin: (u64, f64),
-    state: State,
-}
-
 /// The ledger error past which a run warns (at its end, on standard error): the integration added
 /// or lost energy that no load or dissipation accounts for (a Hertz impact far deeper than the
 /// automatic step assumed, a step too large for the stiffness, a grain jittering at the end of
@@ -276,10 +197,14 @@ pub const LEDGER_WARNING: f64 = 0.01;
 /// What a run reports (also written as summary.json).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
+    /// How the run ended, or that it is running.
+    pub status: Status,
     /// Steps taken in total (including before a restart).
     pub steps: u64,
     /// Simulated time.
     pub time: f64,
+    /// The step of history.csv's last row (none before its first).
+    pub history_last_step: Option<u64>,
     /// Time step.
     pub dt: f64,
     /// Grains.
@@ -303,13 +228,14 @@ pub struct Summary {
     /// run supplied ([`crate::ledger::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
     #[serde(default)]
     pub ledger_error: f64,
-    /// Amplitudes beyond a range their grain's model rests on (module docs).
-    pub excursions: Vec<Excursion>,
-    /// Stopped by Ctrl-C (a checkpoint was written).
-    pub interrupted: bool,
     /// Ended early by the scene's `[stop]` conditions: the step and the conditions met.
     #[serde(default)]
     pub stopped: Option<String>,
+    /// Why a failed run failed.
+    #[serde(default)]
+    pub error: Option<String>,
+    /// Amplitudes beyond a range their grain's model rests on (module docs).
+    pub excursions: Vec<Excursion>,
     /// The last checkpoint written, if any.
     pub last_checkpoint: Option<PathBuf>,
     /// A decomposed run's grid, grains per process and traffic (crate::domain::Decomposition).
@@ -376,19 +302,63 @@ pub(crate) fn run_in_pool(
     let out = &options.out;
     // The first process writes the run's files.
     let first = decompose.is_none_or(|(first, _)| first);
-    let _lock = match first {
-        true => Some(own_directory(
+    // Everything is read and checked before the directory is touched: a refused run changes
+    // no file.
+    let (mut sim, packed) = Simulation::build(scene, scene_path)?;
+    let restart = match &options.restart {
+        Some(given) => Some(restore(&mut sim, scene, scene_path, given, out)?),
+        None => None,
+    };
+    let own = restart.as_ref().is_some_and(|r| r.own);
+    if own && options.overwrite {
+        return Err(file_error(
             out,
-            options.restart.is_some(),
-            options.overwrite,
-        )?),
-        false => None,
+            "--overwrite with a restart from this directory's own checkpoint: the restart continues its run (cut back to the checkpoint); there is nothing to replace",
+        ));
+    }
+    // A stage continues another scene's run in a directory of its own; resumed there, it is
+    // its own scene's run.
+    if let Some(earlier) = crate::rundir::scene_of(out)?.filter(|_| own && scene.run.stage) {
+        let this = scene_path
+            .canonicalize()
+            .map_err(|e| file_error(scene_path, e))?;
+        if earlier != this {
+            return Err(file_error(
+                out,
+                format!(
+                    "holds the run of {}, which this stage's checkpoint continues: a stage (run.stage = true) starts its own run directory; give it another --out",
+                    earlier.display()
+                ),
+            ));
+        }
+    }
+    let followed =
+        modal_grains(scene, &sim).map_err(|KeyError { key, message }| SceneError::Key {
+            path: scene_path.to_path_buf(),
+            key,
+            message,
+        })?;
+    // Where the run's steps or duration count from (run.stage).
+    let origin = restart.as_ref().map_or((0, 0.0), |r| r.origin);
+    let total = last_step(scene, scene_path, &sim, origin, restart.as_ref())?;
+    let mut files = Files {
+        root: out.clone(),
+        dir: None,
     };
     if first {
-        std::fs::create_dir_all(out.join("vtk")).map_err(|e| file_error(out, e))?;
+        let how = match own {
+            true => Take::Continue,
+            false => Take::Fresh {
+                overwrite: options.overwrite,
+            },
+        };
+        let mut dir = RunDir::take(out, scene_path, how)?;
+        if own {
+            dir.rewind(sim.step)?;
+        }
+        files.dir = Some(dir);
     }
-    let (mut sim, packed) = Simulation::build(scene, scene_path)?;
-    if !packed.is_empty() && options.restart.is_none() && first {
+    if !packed.is_empty() && restart.is_none() && first {
         for (i, g) in packed.iter().enumerate() {
             eprintln!(
                 "dem-run: packings[{i}]: {} grains placed in {} attempts, solid fraction {:.4} of the region",
@@ -397,101 +367,191 @@ pub(crate) fn run_in_pool(
                 g.solid_fraction
             );
         }
-        let path = out.join("grains.toml");
+        let path = files.claim("grains.toml")?;
         let text = crate::packing::grains_toml(scene_path, &packed);
         grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
             .map_err(|e| file_error(&path, e))?;
     }
-    if first
-        && options.restart.is_none()
-        && measure::volume(sim.cell.as_ref(), &sim.walls).is_none()
-    {
+    if first && restart.is_none() && measure::volume(sim.cell.as_ref(), &sim.walls).is_none() {
         eprintln!(
             "dem-run: no cell periodic on its three axes, and the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
         );
     }
-    let history_path = out.join("history.csv");
     let mut pvd = Series::default();
-    // Whether a restart runs at another step than its checkpoint.
-    let mut new_dt = false;
-    // Where the run's steps or duration count from (run.stage).
-    let mut origin = (0, 0.0);
-    let history_bytes = match &options.restart {
-        Some(given) => {
-            let path = &latest_checkpoint(given)?;
-            let bytes = std::fs::read(path).map_err(|e| file_error(path, e))?;
-            let text = grain::text::utf8_text(bytes).map_err(|e| file_error(path, e))?;
-            let c: Checkpoint = serde_json::from_str(&text).map_err(|e| file_error(path, e))?;
-            if c.schema != CHECKPOINT_SCHEMA {
+    if own {
+        // The series as far as the checkpoint (the later node clouds were rewound).
+        for (name, series) in [("run.pvd", &mut pvd.nodes), ("cell.pvd", &mut pvd.cell)] {
+            let pvd_path = out.join(name);
+            if pvd_path.is_file() {
+                *series = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
+                series.retain(|e| e.time <= sim.time);
+            }
+        }
+    }
+    let keep = restart.as_ref().and_then(|r| r.history_bytes);
+    let mut history = History::open(&mut files, &sim, &followed, keep, first)?;
+    let mut end = End {
+        first_step: sim.step,
+        started: Instant::now(),
+        threads,
+        last_checkpoint: None,
+        stopped: None,
+        largest: (0.0, 0.0),
+    };
+    // Until the run ends, its summary says it is running (a run killed leaves that).
+    write_summary(&mut files, &end.summary(&sim, &history, Status::Running))?;
+    if let Some((_, split)) = decompose {
+        split(&mut sim);
+    }
+    sim.timings = Timings::default();
+    let ran = run_steps(
+        &mut sim,
+        scene,
+        options,
+        stop,
+        total,
+        origin,
+        restart.is_none(),
+        &mut files,
+        &mut history,
+        &mut pvd,
+        &mut end,
+    );
+    if matches!(ran, Err(RunError::File { .. })) && sim.processes.is_some() {
+        // A file error is one process's: it stops the decomposed run (crate::mpi) without a
+        // summary, whose sums would wait for the other processes.
+        return ran.map(|_| unreachable!("an error"));
+    }
+    // Whatever ended it, summary.json says how, and where history.csv ends.
+    let (status, error) = match &ran {
+        Ok(s) => (*s, None),
+        Err(e) => {
+            history.flush()?;
+            (Status::Failed, Some(e.to_string()))
+        }
+    };
+    if end.ledger_error() > LEDGER_WARNING && first {
+        let (residual, supplied) = end.largest;
+        eprintln!(
+            "dem-run: warning: the energy ledger was off by up to {residual:e}, {:.1} % of the most energy the run supplied ({supplied:e}): the integration added or lost energy the loads and dissipation do not account for (a step that does not resolve the contacts, or forces past a table's, samples' or path's range; see the excursions), and energy-based results carry the error; lower run.dt or run.safety (summary.json: ledger_error)",
+            100.0 * end.ledger_error()
+        );
+    }
+    let summary = Summary {
+        error,
+        ..end.summary(&sim, &history, status)
+    };
+    write_summary(&mut files, &summary)?;
+    ran.map(|_| summary)
+}
+
+/// What a restart took from its checkpoint.
+struct Restart {
+    /// The checkpoint is one this run directory's run wrote: its files continue.
+    own: bool,
+    /// The length of history.csv to keep (a restart in its own directory).
+    history_bytes: Option<u64>,
+    /// Where the run's steps or duration count from ([`Checkpoint::origin`]).
+    origin: (u64, f64),
+    /// The run continues at another step than its checkpoint's.
+    new_dt: bool,
+}
+
+/// Puts the checkpoint `given` names (a file, or a run directory's latest) into `sim`, after
+/// checking that the scene is its experiment ([`crate::checkpoint::Identity`]) and its state
+/// the scene's to run; says on standard error what the restart took from where.
+fn restore(
+    sim: &mut Simulation,
+    scene: &Scene,
+    scene_path: &Path,
+    given: &Path,
+    out: &Path,
+) -> Result<Restart, RunError> {
+    let path = &latest_checkpoint(given)?;
+    let c = Checkpoint::read(path).map_err(|e| file_error(path, e))?;
+    match &c.identity {
+        Some(identity) => {
+            if let Some((key, message)) = identity.differs(&sim.identity()) {
                 return Err(file_error(
                     path,
                     format!(
-                        "checkpoint schema {}, this build reads {CHECKPOINT_SCHEMA}",
-                        c.schema
+                        "{key}: {message}: the scene {} is another experiment than the checkpoint's run; restart it with the scene of that run (its grains, law and cell; loading, dt and coefficients may change)",
+                        scene_path.display()
                     ),
                 ));
             }
-            // A fixed step is the scene's (a restart after a divergence takes the lowered
-            // step); an automatic one stays the checkpoint's, computed for the run's start.
-            let fixed = matches!(scene.run.dt, TimeStep::Fixed(_));
-            if !fixed {
-                sim.dt = c.dt;
-            }
-            new_dt = sim.dt != c.dt;
-            sim.restore(c.state)
-                .map_err(|e| file_error(path, e.to_string()))?;
-            sim.check_wall_steps()
-                .map_err(|e| file_error(path, e.to_string()))?;
-            if first {
-                eprintln!(
-                    "dem-run: restart from {} at step {} (t = {:e}): the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law, outputs and end are the scene's",
-                    path.display(),
-                    sim.step,
-                    sim.time,
-                    sim.dt,
-                    match (fixed, new_dt) {
-                        (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
-                        (true, false) => "the scene's, as in the checkpoint".to_string(),
-                        (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
-                    }
-                );
-            }
-            // A checkpoint of this run directory continues its files; one of another run
-            // directory (an earlier stage, a copy) starts them afresh: the files here, if any,
-            // belong to another run.
-            let own = (path.parent().and_then(|d| d.parent()))
-                .and_then(|d| d.canonicalize().ok())
-                .is_some_and(|d| out.canonicalize().is_ok_and(|o| o == d));
-            for (name, series) in [("run.pvd", &mut pvd.nodes), ("cell.pvd", &mut pvd.cell)] {
-                let pvd_path = out.join(name);
-                if own && pvd_path.is_file() {
-                    *series = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
-                    series.retain(|e| e.time <= sim.time);
-                }
-            }
-            // A stage resumed in its own directory keeps its origin; started from another
-            // run's checkpoint, it counts from there.
-            origin = match (own, scene.run.stage) {
-                (true, _) => c.origin,
-                (false, true) => (sim.step, sim.time),
-                (false, false) => (0, 0.0),
-            };
-            own.then_some(c.history_bytes)
         }
-        None => None,
-    };
-    let followed =
-        modal_grains(scene, &sim).map_err(|KeyError { key, message }| SceneError::Key {
-            path: scene_path.to_path_buf(),
-            key,
-            message,
-        })?;
+        None if sim.is_first() => eprintln!(
+            "dem-run: warning: {} is a checkpoint of schema 2, without the identity of its experiment: only its grain count, shapes' order and walls are checked against the scene",
+            path.display()
+        ),
+        None => {}
+    }
+    // A fixed step is the scene's (a restart after a divergence takes the lowered step); an
+    // automatic one stays the checkpoint's, computed for the run's start.
+    let fixed = matches!(scene.run.dt, TimeStep::Fixed(_));
+    if !fixed {
+        sim.dt = c.dt;
+    }
+    let new_dt = sim.dt != c.dt;
+    sim.restore(c.state)
+        .map_err(|e| file_error(path, e.to_string()))?;
+    sim.check_wall_steps()
+        .map_err(|e| file_error(path, e.to_string()))?;
+    // A checkpoint of this run directory continues its files; one of another run directory
+    // (an earlier stage, a copy) starts them afresh.
+    let own = crate::rundir::is_own(out, path)?;
+    if sim.is_first() {
+        eprintln!(
+            "dem-run: restart from {} at step {} (t = {:e}){}: the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law's coefficients, motions, servo targets, outputs and end are the scene's",
+            path.display(),
+            sim.step,
+            sim.time,
+            match own {
+                true => ", continuing this directory's run",
+                false => ", into a run directory of its own",
+            },
+            sim.dt,
+            match (fixed, new_dt) {
+                (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
+                (true, false) => "the scene's, as in the checkpoint".to_string(),
+                (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
+            }
+        );
+    }
+    Ok(Restart {
+        own,
+        history_bytes: own.then_some(c.history_bytes),
+        // A stage resumed in its own directory keeps its origin; started from another run's
+        // checkpoint, it counts from there.
+        origin: match (own, scene.run.stage) {
+            (true, _) => c.origin,
+            (false, true) => (sim.step, sim.time),
+            (false, false) => (0, 0.0),
+        },
+        new_dt,
+    })
+}
+
+/// The step the run ends at: the scene's steps or duration from `origin`. Refused: more than
+/// [`MAX_STEPS`], and a restart that would take no step.
+fn last_step(
+    scene: &Scene,
+    scene_path: &Path,
+    sim: &Simulation,
+    origin: (u64, f64),
+    restart: Option<&Restart>,
+) -> Result<u64, RunError> {
     let duration = scene.run.duration.unwrap_or(0.0);
+    let key = match scene.run.steps {
+        Some(_) => "run.steps",
+        None => "run.duration",
+    };
     let steps = match scene.run.steps {
         Some(n) => origin.0 as f64 + n as f64,
         // A stage, or a run at a new step, ends at its duration from its origin (the 1e-9
         // absorbs the round-off of the time summed so far).
-        None if origin.0 > 0 || new_dt => {
+        None if origin.0 > 0 || restart.is_some_and(|r| r.new_dt) => {
             sim.step as f64
                 + ((origin.1 + duration - sim.time) / sim.dt - 1e-9)
                     .ceil()
@@ -499,58 +559,194 @@ pub(crate) fn run_in_pool(
         }
         None => (duration / sim.dt).ceil(),
     };
-    if steps > MAX_STEPS {
-        return Err(RunError::Scene(SceneError::Key {
+    let refuse = |message: String| {
+        Err(RunError::Scene(SceneError::Key {
             path: scene_path.to_path_buf(),
-            key: if scene.run.steps.is_some() {
-                "run.steps"
-            } else {
-                "run.duration"
+            key: key.into(),
+            message,
+        }))
+    };
+    if steps > MAX_STEPS {
+        return refuse(format!(
+            "{steps:.3e} steps of dt = {:e}: at most {MAX_STEPS:e} (months of computing even at a million steps per second; is dt or the duration in the wrong unit?)",
+            sim.dt
+        ));
+    }
+    if restart.is_some() && steps <= sim.step as f64 {
+        let counted = match origin.0 {
+            0 => "from step 0".to_string(),
+            s => format!("from step {s}, where its stage began"),
+        };
+        return refuse(format!(
+            "the checkpoint is at step {} (t = {:e}) and the scene's run, counted {counted}, ends at step {steps}: nothing is left to run (to run further, raise {key}; to start a next stage from it, set run.stage = true and give the stage its own --out)",
+            sim.step, sim.time
+        ));
+    }
+    Ok(steps as u64)
+}
+
+/// Where a process writes: the run directory, held by the first process (which lists every
+/// file in its manifest, [`crate::rundir`]); the other processes of a decomposed run write
+/// their VTK pieces under the same root.
+struct Files {
+    root: PathBuf,
+    dir: Option<RunDir>,
+}
+
+impl Files {
+    /// The path of `rel` in the run directory, listed before it is written.
+    fn claim(&mut self, rel: &str) -> Result<PathBuf, RunError> {
+        match &mut self.dir {
+            Some(d) => d.claim(rel),
+            None => Ok(self.root.join(rel)),
+        }
+    }
+}
+
+/// How a run ended (summary.json's `status`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Still running (or killed: the summary of a run that ended says how).
+    Running,
+    /// It took its steps or reached its duration.
+    Finished,
+    /// The scene's `[stop]` conditions were met (`stopped` says which, and when).
+    Stopped,
+    /// Stopped by Ctrl-C (a checkpoint was written).
+    Interrupted,
+    /// It failed (`error` says why, as standard error did); history.csv ends at
+    /// `history_last_step`, and the state the summary gives may be past it.
+    Failed,
+}
+
+/// What the step loop keeps for the summary.
+struct End {
+    /// The step this invocation began at.
+    first_step: u64,
+    started: Instant,
+    threads: usize,
+    last_checkpoint: Option<PathBuf>,
+    /// The `[stop]` conditions met, and when.
+    stopped: Option<String>,
+    /// The ledger's largest `|residual|` and the most the run supplied, over this invocation.
+    largest: (f64, f64),
+}
+
+impl End {
+    /// The ledger error of this invocation's steps ([`Summary::ledger_error`]).
+    fn ledger_error(&self) -> f64 {
+        let (residual, supplied) = self.largest;
+        if supplied > 0.0 {
+            residual / supplied
+        } else {
+            0.0
+        }
+    }
+
+    /// The run's summary at this state (every process calls it: it sums over them).
+    fn summary(&self, sim: &Simulation, history: &History, status: Status) -> Summary {
+        let wall = self.started.elapsed().as_secs_f64();
+        let (energies, ledger) = sim.run_energies();
+        let processes = sim.processes.as_ref().map(|p| {
+            let t = p.traffic();
+            let mut x = [t.migrants, t.migrant_bytes, t.ghosts, t.ghost_bytes].map(|v| v as f64);
+            p.sum(&mut x);
+            let [migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
+            let mut owned = vec![0.0; p.size()];
+            owned[p.rank()] = sim.owned as f64;
+            p.sum(&mut owned);
+            crate::domain::Decomposition {
+                grid: p.grid(),
+                owned: owned.into_iter().map(|n| n as usize).collect(),
+                traffic: crate::domain::Traffic {
+                    migrants,
+                    migrant_bytes,
+                    ghosts,
+                    ghost_bytes,
+                    ..t
+                },
             }
-            .into(),
-            message: format!(
-                "{steps:.3e} steps of dt = {:e}: at most {MAX_STEPS:e} (months of computing even at a million steps per second; is dt or the duration in the wrong unit?)",
-                sim.dt
-            ),
-        }));
+        });
+        Summary {
+            status,
+            steps: sim.step,
+            time: sim.time,
+            history_last_step: history.last_step,
+            dt: sim.dt,
+            grains: sum_count(sim, sim.owned),
+            threads: self.threads,
+            wall_seconds: wall,
+            steps_per_second: (sim.step - self.first_step) as f64 / wall.max(1e-12),
+            timings: sim.timings,
+            node_contacts: sum_count(sim, sim.contacts),
+            energy_total: energies.total(),
+            energy_residual: ledger.residual(&energies),
+            ledger_error: self.ledger_error(),
+            excursions: all_excursions(sim),
+            stopped: self.stopped.clone(),
+            error: None,
+            last_checkpoint: self.last_checkpoint.clone(),
+            processes,
+        }
     }
-    let total = steps as u64;
-    let mut history = History::open(&history_path, &sim, &followed, history_bytes, first)?;
-    if let Some((_, split)) = decompose {
-        split(&mut sim);
+}
+
+/// Writes summary.json (the first process).
+fn write_summary(files: &mut Files, summary: &Summary) -> Result<(), RunError> {
+    if files.dir.is_none() {
+        return Ok(());
     }
+    let path = files.claim("summary.json")?;
+    let json = serde_json::to_string_pretty(summary).expect("summary serializes");
+    grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
+        .map_err(|e| file_error(&path, e))
+}
+
+/// The step loop, from the state in `sim` to step `total`, a `[stop]`, an interruption or an
+/// error; `fresh`: the run starts here (its first row and node cloud are the initial state's).
+#[allow(clippy::too_many_arguments)]
+fn run_steps(
+    sim: &mut Simulation,
+    scene: &Scene,
+    options: &RunOptions,
+    stop: &AtomicBool,
+    total: u64,
+    origin: (u64, f64),
+    fresh: bool,
+    files: &mut Files,
+    history: &mut History,
+    pvd: &mut Series,
+    end: &mut End,
+) -> Result<Status, RunError> {
     let every = |n: u64, step: u64| n > 0 && step.is_multiple_of(n);
     let o = &scene.output;
     // A restart's first row is the run's next: the checkpoint's state was written by the run
     // that made it (measures of its last force evaluation that a checkpoint does not keep).
-    if options.restart.is_none() {
-        history.row(&sim)?;
+    if fresh {
+        history.row(sim)?;
         if o.vtk_every > 0 {
-            write_vtk(out, &sim, &mut pvd)?;
+            write_vtk(files, sim, pvd)?;
         }
     }
-    if let Some(e) = level_set_fault(&mut sim) {
+    if let Some(e) = level_set_fault(sim) {
         return Err(e);
     }
-    let bar = progress(options.progress && first, total, sim.step);
-    let started = Instant::now();
-    sim.timings = Timings::default();
-    let first_step = sim.step;
-    let mut last_checkpoint = None;
-    let mut interrupted = false;
-    let mut stopped = None;
-    let (mut largest_residual, mut largest_supplied) = (0.0f64, 0.0f64);
+    let bar = progress(options.progress && sim.is_first(), total, sim.step);
+    let say = |line: String| match &bar {
+        Some(b) => b.println(line),
+        None => eprintln!("{line}"),
+    };
+    let mut status = Status::Finished;
     while sim.step < total {
         let next = sim.step + 1;
         let record = every(o.vtk_every, next);
         sim.step(record);
-        if let Some(e) = level_set_fault(&mut sim) {
-            history.row(&sim)?;
-            history.flush()?;
+        if let Some(e) = level_set_fault(sim) {
+            history.row(sim)?;
             return Err(e);
         }
         if sim.largest_reach > sim.ghost_reach && sim.processes.is_some() {
-            history.flush()?;
             return Err(RunError::Elsewhere {
                 step: sim.step,
                 time: sim.time,
@@ -563,8 +759,7 @@ pub(crate) fn run_in_pool(
         // A deforming cell narrows; a deformable grain's reach grows with its amplitudes.
         let largest = crate::build::largest_radius(&sim.shapes).max(sim.largest_reach);
         if let Some(Err(e)) = (sim.cell.as_ref()).map(|c| crate::build::check_cell(c, largest)) {
-            history.row(&sim)?;
-            history.flush()?;
+            history.row(sim)?;
             return Err(RunError::Cell {
                 step: sim.step,
                 time: sim.time,
@@ -572,7 +767,6 @@ pub(crate) fn run_in_pool(
             });
         }
         if sim.anywhere(!sim.is_finite()) {
-            history.flush()?;
             return Err(RunError::Diverged {
                 step: sim.step,
                 time: sim.time,
@@ -580,8 +774,7 @@ pub(crate) fn run_in_pool(
         }
         let (energies, ledger) = sim.run_energies();
         if ledger.runaway(&energies) {
-            history.row(&sim)?;
-            history.flush()?;
+            history.row(sim)?;
             return Err(RunError::EnergyGrowth {
                 step: sim.step,
                 time: sim.time,
@@ -591,121 +784,53 @@ pub(crate) fn run_in_pool(
         }
         // The ledger's largest residual against the most the run supplied, over the run (at one
         // step the supplied energy can be tiny: a load just begun).
-        largest_residual = largest_residual.max(ledger.residual(&energies).abs());
-        largest_supplied = largest_supplied.max(ledger.supplied(&energies));
+        let (residual, supplied) = &mut end.largest;
+        *residual = residual.max(ledger.residual(&energies).abs());
+        *supplied = supplied.max(ledger.supplied(&energies));
         // Those that began this step (a decomposed run's processes each report their grains').
         for x in sim.excursions.iter().filter(|x| x.first_step == sim.step) {
-            let line = format!("dem-run: warning: {x}");
-            match &bar {
-                Some(b) => b.println(line),
-                None => eprintln!("{line}"),
-            }
+            say(format!("dem-run: warning: {x}"));
         }
         if every(o.history_every, sim.step) || sim.step == total {
-            history.row(&sim)?;
+            history.row(sim)?;
         }
         if record {
-            write_vtk(out, &sim, &mut pvd)?;
+            write_vtk(files, sim, pvd)?;
         }
         if every(o.checkpoint_every, sim.step) {
-            last_checkpoint = Some(checkpoint(out, &sim, origin, &mut history)?);
+            end.last_checkpoint = Some(checkpoint(files, sim, origin, history)?);
         }
         if let Some(b) = &bar {
             b.set_position(sim.step);
         }
         if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.step)))
-            .and_then(|s| s.reached(sim.step, &measure::measures(&sim)))
+            .and_then(|s| s.reached(sim.step, &measure::measures(sim)))
         {
             // The measures are the same numbers in every process: all stop here.
-            let line = format!("dem-run: stop conditions met at step {}: {met}", sim.step);
-            match &bar {
-                Some(b) => b.println(line),
-                None => eprintln!("{line}"),
-            }
-            if !every(o.history_every, sim.step) && sim.step != total {
-                history.row(&sim)?;
-            }
-            // The state the conditions describe, for a next stage to restart from.
-            last_checkpoint = Some(checkpoint(out, &sim, origin, &mut history)?);
-            stopped = Some(format!("step {}: {met}", sim.step));
-            break;
+            say(format!(
+                "dem-run: stop conditions met at step {}: {met}",
+                sim.step
+            ));
+            status = Status::Stopped;
+            end.stopped = Some(format!("step {}: {met}", sim.step));
+        } else if sim.anywhere(stop.load(Ordering::Relaxed)) {
+            status = Status::Interrupted;
+        } else {
+            continue;
         }
-        if sim.anywhere(stop.load(Ordering::Relaxed)) {
-            interrupted = true;
-            if !every(o.history_every, sim.step) && sim.step != total {
-                history.row(&sim)?;
-            }
-            last_checkpoint = Some(checkpoint(out, &sim, origin, &mut history)?);
-            break;
+        // The state the conditions describe, for a next stage to restart from; or where the
+        // interruption came.
+        if !every(o.history_every, sim.step) && sim.step != total {
+            history.row(sim)?;
         }
+        end.last_checkpoint = Some(checkpoint(files, sim, origin, history)?);
+        break;
     }
     history.flush()?;
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    let ledger_error = if largest_supplied > 0.0 {
-        largest_residual / largest_supplied
-    } else {
-        0.0
-    };
-    if ledger_error > LEDGER_WARNING && first {
-        eprintln!(
-            "dem-run: warning: the energy ledger was off by up to {largest_residual:e}, {:.1} % of the most energy the run supplied ({largest_supplied:e}): the integration added or lost energy the loads and dissipation do not account for (a step that does not resolve the contacts, or forces past a table's, samples' or path's range; see the excursions), and energy-based results carry the error; lower run.dt or run.safety (summary.json: ledger_error)",
-            100.0 * ledger_error
-        );
-    }
-    let wall = started.elapsed().as_secs_f64();
-    let (energies, ledger) = sim.run_energies();
-    let excursions = all_excursions(&sim);
-    let node_contacts = sum_count(&sim, sim.contacts);
-    let grains = sum_count(&sim, sim.owned);
-    let processes = sim.processes.as_ref().map(|p| {
-        let t = p.traffic();
-        let mut x = [t.migrants, t.migrant_bytes, t.ghosts, t.ghost_bytes].map(|v| v as f64);
-        p.sum(&mut x);
-        let [migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
-        let mut owned = vec![0.0; p.size()];
-        owned[p.rank()] = sim.owned as f64;
-        p.sum(&mut owned);
-        crate::domain::Decomposition {
-            grid: p.grid(),
-            owned: owned.into_iter().map(|n| n as usize).collect(),
-            traffic: crate::domain::Traffic {
-                migrants,
-                migrant_bytes,
-                ghosts,
-                ghost_bytes,
-                ..t
-            },
-        }
-    });
-    let summary = Summary {
-        steps: sim.step,
-        time: sim.time,
-        dt: sim.dt,
-        grains,
-        threads,
-        wall_seconds: wall,
-        steps_per_second: (sim.step - first_step) as f64 / wall.max(1e-12),
-        timings: sim.timings,
-        node_contacts,
-        energy_total: energies.total(),
-        energy_residual: ledger.residual(&energies),
-        ledger_error,
-        excursions,
-        interrupted,
-        stopped,
-        last_checkpoint,
-        processes,
-    };
-    if !first {
-        return Ok(summary);
-    }
-    let path = out.join("summary.json");
-    let json = serde_json::to_string_pretty(&summary).expect("summary serializes");
-    grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
-        .map_err(|e| file_error(&path, e))?;
-    Ok(summary)
+    Ok(status)
 }
 
 /// The last evaluation's level-set fault, if any process had one: this process's own, or word
@@ -794,6 +919,8 @@ fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, KeyError>
 /// history.csv, grown by whole rows (by the first process of a decomposed run; every
 /// process computes the rows, each its share).
 struct History {
+    /// The step of the last row written.
+    last_step: Option<u64>,
     path: PathBuf,
     /// The file (the first process's).
     file: Option<std::io::BufWriter<std::fs::File>>,
@@ -812,15 +939,17 @@ impl History {
     /// the run's own directory; restarted elsewhere, the history starts afresh at the
     /// checkpoint); `write`: whether this process writes it. `sim` holds every grain.
     fn open(
-        path: &Path,
+        files: &mut Files,
         sim: &Simulation,
         followed: &[usize],
         keep: Option<u64>,
         write: bool,
     ) -> Result<History, RunError> {
+        let path = &files.claim("history.csv")?;
         let io = |e: std::io::Error| file_error(path, e);
         let keep = keep.filter(|_| path.is_file());
         let header = header(sim, followed);
+        let mut last_step = None;
         let file = match (write, keep) {
             (false, _) => None,
             (true, None) => {
@@ -843,10 +972,13 @@ impl History {
                     ));
                 }
                 f.set_len(bytes).map_err(io)?;
+                let text = std::fs::read_to_string(path).map_err(io)?;
+                last_step = (text.lines().last()).and_then(|l| l.split(',').next()?.parse().ok());
                 Some(f)
             }
         };
         Ok(History {
+            last_step,
             path: path.to_path_buf(),
             file: file.map(std::io::BufWriter::new),
             header,
@@ -928,7 +1060,7 @@ impl History {
             m.coordination,
             m.mechanical_coordination,
             m.rattlers as f64,
-            m.unbalanced,
+            m.unbalanced.unwrap_or(0.0),
             f[(0, 0)],
             f[(1, 1)],
             f[(2, 2)],
@@ -981,7 +1113,9 @@ impl History {
         }
         r.push('\n');
         file.write_all(r.as_bytes())
-            .map_err(|e| file_error(&self.path, e))
+            .map_err(|e| file_error(&self.path, e))?;
+        self.last_step = Some(sim.step);
+        Ok(())
     }
 
     /// Flushes and returns the length (0 in a process that does not write it).
@@ -1028,27 +1162,19 @@ fn header(sim: &Simulation, followed: &[usize]) -> String {
     h
 }
 
-/// The checkpoint `given` names: the file itself, or for a run directory its latest checkpoint
-/// (the greatest step in `checkpoint/`).
+/// The checkpoint `given` names: the file itself, or for a run directory the latest checkpoint
+/// its manifest lists (crate::rundir).
 fn latest_checkpoint(given: &Path) -> Result<PathBuf, RunError> {
     if !given.is_dir() {
         return Ok(given.to_path_buf());
     }
-    let dir = given.join("checkpoint");
-    let entries = std::fs::read_dir(&dir).map_err(|e| file_error(&dir, e))?;
-    let mut found: Vec<(u64, PathBuf)> = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(|e| file_error(&dir, e))?.path();
-        let step = (path.file_name().and_then(|n| n.to_str()))
-            .and_then(|n| n.strip_prefix("step_")?.strip_suffix(".json")?.parse().ok());
-        if let Some(step) = step {
-            found.push((step, path));
-        }
-    }
-    let (_, latest) = found.into_iter().max().ok_or_else(|| {
+    let (_, latest) = (crate::rundir::checkpoints(given)?.pop()).ok_or_else(|| {
         file_error(
-            &dir,
-            "no checkpoint (step_<step>.json) in this run directory: give a checkpoint file",
+            given,
+            format!(
+                "no checkpoint that a run of this directory wrote (listed in its {}): give a checkpoint file",
+                crate::rundir::MANIFEST
+            ),
         )
     })?;
     Ok(latest)
@@ -1057,24 +1183,24 @@ fn latest_checkpoint(given: &Path) -> Result<PathBuf, RunError> {
 /// Writes a checkpoint of the run's state (the first process, with every process's share:
 /// every process calls it).
 fn checkpoint(
-    out: &Path,
+    files: &mut Files,
     sim: &Simulation,
     origin: (u64, f64),
     history: &mut History,
 ) -> Result<PathBuf, RunError> {
-    let dir = out.join("checkpoint");
-    let path = dir.join(format!("step_{:010}.json", sim.step));
+    let rel = format!("checkpoint/step_{:010}.json", sim.step);
     let Some(state) = sim.run_state() else {
-        return Ok(path);
+        return Ok(files.root.join(rel));
     };
     let c = Checkpoint {
         schema: CHECKPOINT_SCHEMA,
         history_bytes: history.flush()?,
         dt: sim.dt,
         origin,
+        identity: Some(sim.identity()),
         state,
     };
-    std::fs::create_dir_all(&dir).map_err(|e| file_error(&dir, e))?;
+    let path = files.claim(&rel)?;
     let json = serde_json::to_string(&c).expect("checkpoint serializes");
     grain::atomic::write_file_atomically(&path, |w| w.write_all(json.as_bytes()))
         .map_err(|e| file_error(&path, e))?;
@@ -1091,26 +1217,26 @@ struct Series {
 /// Writes `file` (under `vtk/`) with `write`, adds it to `series` at the run's time and
 /// rewrites the series' collection `pvd`.
 fn add_to_series(
-    out: &Path,
+    files: &mut Files,
     sim: &Simulation,
     file: String,
     write: impl FnOnce(&Path) -> grain::Result<()>,
     series: &mut Vec<PvdEntry>,
     pvd: &str,
 ) -> Result<(), RunError> {
-    let path = out.join("vtk").join(&file);
+    let path = files.claim(&format!("vtk/{file}"))?;
     write(&path).map_err(|e| file_error(&path, e))?;
     series.push(PvdEntry {
         time: sim.time,
         file: PathBuf::from("vtk").join(file),
     });
-    let pvd_path = out.join(pvd);
+    let pvd_path = files.claim(pvd)?;
     write_pvd(&pvd_path, series).map_err(|e| file_error(&pvd_path, e))
 }
 
 /// The nodes, and the cell if there is one ([`Series`]).
-fn write_vtk(out: &Path, sim: &Simulation, pvd: &mut Series) -> Result<(), RunError> {
-    write_nodes(out, sim, &mut pvd.nodes)?;
+fn write_vtk(files: &mut Files, sim: &Simulation, pvd: &mut Series) -> Result<(), RunError> {
+    write_nodes(files, sim, &mut pvd.nodes)?;
     let (Some(cell), true) = (&sim.cell, sim.is_first()) else {
         return Ok(());
     };
@@ -1125,7 +1251,7 @@ fn write_vtk(out: &Path, sim: &Simulation, pvd: &mut Series) -> Result<(), RunEr
         .filter(|[a, b]| a != b)
         .collect();
     add_to_series(
-        out,
+        files,
         sim,
         format!("cell_{:010}.vtp", sim.step),
         |path| write_lines(path, &points, &edges),
@@ -1137,7 +1263,11 @@ fn write_vtk(out: &Path, sim: &Simulation, pvd: &mut Series) -> Result<(), RunEr
 /// The surface nodes of the grains this process owns, at their current positions: the run's
 /// `vtk/nodes_<step>.vtp`, or in a decomposed run each process's piece
 /// `vtk/nodes_<step>_<process>.vtp`, gathered by the first process's `vtk/nodes_<step>.pvtp`.
-fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<(), RunError> {
+fn write_nodes(
+    files: &mut Files,
+    sim: &Simulation,
+    pvd: &mut Vec<PvdEntry>,
+) -> Result<(), RunError> {
     let owned = &sim.bodies[..sim.owned];
     let mut modes = (owned.iter())
         .map(|b| b.modes.as_ref().map_or(0, |m| m.eps.len()))
@@ -1195,7 +1325,7 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
     );
     let Some(p) = &sim.processes else {
         return add_to_series(
-            out,
+            files,
             sim,
             format!("nodes_{:010}.vtp", sim.step),
             |path| write_vtp(path, &points, &data),
@@ -1204,16 +1334,21 @@ fn write_nodes(out: &Path, sim: &Simulation, pvd: &mut Vec<PvdEntry>) -> Result<
         );
     };
     let piece = |r: usize| PathBuf::from(format!("nodes_{:010}_{r}.vtp", sim.step));
-    let path = out.join("vtk").join(piece(p.rank()));
+    // The first process lists every piece before any is written, and lists them in the .pvtp
+    // after all are.
+    for r in 0..p.size() {
+        files.claim(&format!("vtk/{}", piece(r).display()))?;
+    }
+    p.max(0.0);
+    let path = files.root.join("vtk").join(piece(p.rank()));
     write_vtp(&path, &points, &data).map_err(|e| file_error(&path, e))?;
-    // Every piece is written before the first process lists them.
     p.max(0.0);
     if p.rank() != 0 {
         return Ok(());
     }
     let pieces: Vec<PathBuf> = (0..p.size()).map(piece).collect();
     add_to_series(
-        out,
+        files,
         sim,
         format!("nodes_{:010}.pvtp", sim.step),
         |path| write_pvtp(path, &pieces, &data),

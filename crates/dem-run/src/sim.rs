@@ -163,8 +163,10 @@ const PARALLEL_PAIRS: usize = 16;
 
 /// A simulation: the shapes, the state, the law and the bookkeeping of a run.
 pub struct Simulation {
-    /// Shapes, one per bundle.
+    /// Shapes, one per bundle and scale.
     pub shapes: Vec<Arc<Shape>>,
+    /// What each shape was made from (a checkpoint's [`crate::checkpoint::Identity`]).
+    pub sources: Vec<crate::checkpoint::ShapeSource>,
     /// The bodies this process holds: the grains it owns first (`bodies[..owned]`), then the
     /// ghosts, copies of other processes' grains within reach of its own (crate::domain). A
     /// run in one process owns every grain, in the scene's order.

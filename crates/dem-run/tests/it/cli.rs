@@ -60,7 +60,7 @@ fn ctrl_c_writes_a_checkpoint_and_exits_130() {
         .collect();
     assert_eq!(checkpoints.len(), 1);
     let summary = std::fs::read_to_string(dir.path().join("run/summary.json")).unwrap();
-    assert!(summary.contains("\"interrupted\": true"), "{summary}");
+    assert!(summary.contains("\"status\": \"interrupted\""), "{summary}");
 }
 
 /// Issue #23: a lattice within the grain limit whose memory the process cannot have aborted in

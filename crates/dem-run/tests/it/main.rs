@@ -15,5 +15,6 @@ mod packing;
 mod periodic;
 mod rolling;
 mod run;
+mod rundir;
 mod scene;
 mod servo;

@@ -357,7 +357,7 @@ fn the_cell_servo_reaches_its_stresses_and_holds_them() {
         error(stress(&sim)),
         sample.solid_fraction,
         m.coordination,
-        m.unbalanced,
+        m.unbalanced.unwrap_or(f64::NAN),
         sim.cell.as_ref().unwrap().rate.diagonal().as_slice()
     );
     assert!(settled < 6.0, "{settled}");

@@ -9,7 +9,7 @@ use dem_run::{RunOptions, run};
 
 /// Eight spheres with friction dropped into a box (four walls and a floor): contacts between
 /// grains and with walls, shear histories, gravity.
-fn scene(dir: &Path, threads: usize, checkpoint_every: u64) -> std::path::PathBuf {
+pub(crate) fn scene(dir: &Path, threads: usize, checkpoint_every: u64) -> std::path::PathBuf {
     scene_with(dir, threads, checkpoint_every, None, None)
 }
 
@@ -105,7 +105,7 @@ normal = [-1, 0, 0]
     )
 }
 
-fn options(out: &Path, restart: Option<std::path::PathBuf>) -> RunOptions {
+pub(crate) fn options(out: &Path, restart: Option<std::path::PathBuf>) -> RunOptions {
     crate::common::run_options(out, None, restart)
 }
 
@@ -191,7 +191,7 @@ fn a_raised_stop_flag_checkpoints_and_reports_the_interruption() {
     let scene = scene(dir.path(), 1, 0);
     let out = dir.path().join("run");
     let s = run(&scene, &options(&out, None), &AtomicBool::new(true)).unwrap();
-    assert!(s.interrupted);
+    assert_eq!(s.status, dem_run::Status::Interrupted);
     assert_eq!(s.steps, 1);
     let c = s.last_checkpoint.unwrap();
     assert!(
@@ -201,7 +201,7 @@ fn a_raised_stop_flag_checkpoints_and_reports_the_interruption() {
     );
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(summary["interrupted"], true);
+    assert_eq!(summary["status"], "interrupted");
 }
 
 #[test]
@@ -282,14 +282,27 @@ fn a_checkpoint_that_does_not_fit_the_scene_is_refused() {
         "{history}"
     );
     // Again into that directory, from the other run's checkpoint: its files are another run's
-    // (the first restart's), and start afresh rather than being cut back to the checkpoint's
-    // history length (which was this directory's history at no time).
-    run(
-        &scene,
-        &options(&again, Some(out.join("checkpoint/step_0000000500.json"))),
-        &AtomicBool::new(false),
-    )
-    .unwrap();
+    // (the first restart's). Issue #33: refused without --overwrite (the restart truncated that
+    // run's history.csv); with it, they start afresh rather than being cut back to the
+    // checkpoint's history length (which was this directory's history at no time).
+    let from_other = options(&again, Some(out.join("checkpoint/step_0000000500.json")));
+    let e = run(&scene, &from_other, &AtomicBool::new(false))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("holds an earlier run") && e.contains("--overwrite"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(again.join("history.csv")).unwrap(),
+        history,
+        "refused before any write"
+    );
+    let overwrite = RunOptions {
+        overwrite: true,
+        ..from_other
+    };
+    run(&scene, &overwrite, &AtomicBool::new(false)).unwrap();
     assert_eq!(
         std::fs::read_to_string(again.join("history.csv")).unwrap(),
         history
@@ -627,7 +640,7 @@ fn a_run_of_more_steps_than_a_run_can_take_is_refused() {
 
 /// Issue #23: a run owns its directory. While one holds it (its lock), another is refused; a
 /// fresh run into a directory holding an earlier run is refused naming the files, and with
-/// `overwrite` replaces them (the earlier checkpoints gone, one history of one run).
+/// `overwrite` replaces them (one history of one run).
 #[test]
 fn a_run_owns_its_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -644,7 +657,8 @@ fn a_run_owns_its_directory() {
     assert!(out.join("checkpoint").read_dir().unwrap().count() > 0);
     let e = go(false).unwrap_err().to_string();
     assert!(
-        e.contains("holds an earlier run (history.csv, summary.json")
+        e.contains("holds an earlier run (checkpoint/step_0000000500.json, ")
+            && e.contains("history.csv")
             && e.contains("--overwrite")
             && e.contains("--restart"),
         "{e}"
@@ -658,10 +672,18 @@ fn a_run_owns_its_directory() {
         "{e}"
     );
     held.unlock().unwrap();
-    // Replaced: the new run's checkpoints only, and its history has one header.
-    std::fs::write(out.join("checkpoint/step_0000099999.json"), "{}").unwrap();
+    // Replaced: the new run's checkpoints only, and its history has one header. Issue #33: a
+    // file the earlier run did not write is never removed (crate::rundir), and a run does not
+    // start over one at a name it writes.
+    let stranger = out.join("checkpoint/step_0000099999.json");
+    std::fs::write(&stranger, "{}").unwrap();
+    let e = go(true).unwrap_err().to_string();
+    assert!(
+        e.contains("step_0000099999.json") && e.contains("never replaces"),
+        "{e}"
+    );
+    std::fs::remove_file(&stranger).unwrap();
     go(true).unwrap();
-    assert!(!out.join("checkpoint/step_0000099999.json").exists());
     let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
     assert_eq!(history.matches("step,").count(), 1, "{history}");
 }
