@@ -31,22 +31,30 @@
 //! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps, when the run is
 //! interrupted, and when `[stop]` ends it (the state its conditions describe): the whole
 //! mutable state (exact: JSON numbers round-trip f64) and the length of history.csv at that
-//! moment. `dem-run SCENE --restart CHECKPOINT` (or `--restart RUN_DIR`: its latest checkpoint)
-//! continues from it bit for bit: history.csv and run.pvd are cut back to the checkpoint and
-//! continued (in another `--out` directory they start afresh after the checkpoint: the first row
-//! is the first `history_every` step after it). With `run.stage = true` the scene's steps or
+//! moment, and the identity of the experiment (crate::checkpoint::Identity). `dem-run SCENE
+//! --restart CHECKPOINT` (or `--restart RUN_DIR`: the latest checkpoint its manifest lists)
+//! continues from it bit for bit: in the checkpoint's own directory, history.csv and run.pvd are
+//! cut back to the checkpoint and continued, and the later checkpoints and node clouds removed;
+//! in another `--out` directory (checked as a fresh run's) they start afresh after the
+//! checkpoint: the first row is the first `history_every` step after it. With `run.stage = true` the scene's steps or
 //! duration count from the checkpoint of another run directory it starts from (kept in its own
 //! checkpoints, so that a stage interrupted and resumed in its directory ends where it would
 //! have): the next stage of an experiment (compress, then shear) is a scene of its own
 //! restarted from the last stage's run directory. The grains' and walls' motions come
-//! from the scene, so a continuation may change the loading; a checkpoint that does not fit the
-//! scene (other grains, walls, node indices or contact law) is refused.
+//! from the scene, so a continuation may change the loading; a checkpoint of another experiment
+//! (other bundles, scales, grain count or order, contact law, periodic axes) or that does not
+//! fit the scene (walls, node indices) is refused, and so is a restart with no step left.
+//!
+//! What a run may write and remove in its directory (`manifest.json`, `--overwrite`, `.lock`):
+//! crate::rundir.
 //!
 //! `<out>/grains.toml`, for a scene with `[[packings]]`: the grains the packings placed, as
 //! `[[grains]]` entries (bundle paths as in the scene, relative to its directory): put in place
 //! of the `[[packings]]` sections, they start the same run (crate::packing).
 //!
-//! `<out>/summary.json` at the end, with `excursions`: each grain's amplitude that went beyond a
+//! `<out>/summary.json` at the start (`status = "running"`) and at the end: `status`
+//! (`finished`, `stopped`, `interrupted`, or `failed` with the `error`), `history_last_step`
+//! (history.csv's last row), and `excursions`: each grain's amplitude that went beyond a
 //! range its model rests on (the internal-force table, the precomputed level sets, a path
 //! mode's snapshots: `crate::sim::Limit`), the step it first did and the amplitude farthest out.
 //! The run also says so on standard error at the step it happens. `timings` splits the
