@@ -27,7 +27,7 @@ struct Cli {
     /// No progress bar.
     #[arg(long)]
     quiet: bool,
-    /// Replace an earlier run's files in the run directory: only those its manifest.json lists
+    /// Replace an earlier run's files in the run directory: only those its manifest.jsonl lists
     /// (refused without it; a restart of the directory's own checkpoint continues them
     /// instead).
     #[arg(long)]
@@ -46,6 +46,18 @@ fn main() -> ExitCode {
     if cfg!(not(feature = "mpi")) && cli.rebalance.is_some() {
         eprintln!(
             "dem-run: --rebalance: this build has no MPI; build with `cargo build --release -p dem-run --features mpi` (docs/mpi.md)"
+        );
+        return ExitCode::from(2);
+    }
+    // Started by mpirun with several processes, a build without MPI would run the whole scene
+    // in each, all into one directory (Open MPI and MPICH say the count in these variables).
+    let launched = ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse::<u64>().ok());
+    if cfg!(not(feature = "mpi")) && launched.is_some_and(|n| n > 1) {
+        eprintln!(
+            "dem-run: started as one of {} MPI processes, but this build has no MPI: each would run the whole scene; build with `cargo build --release -p dem-run --features mpi` (docs/mpi.md)",
+            launched.unwrap_or(0)
         );
         return ExitCode::from(2);
     }

@@ -45,7 +45,7 @@
 //! (other bundles, scales, grain count or order, contact law, periodic axes) or that does not
 //! fit the scene (walls, node indices) is refused, and so is a restart with no step left.
 //!
-//! What a run may write and remove in its directory (`manifest.json`, `--overwrite`, `.lock`):
+//! What a run may write and remove in its directory (`manifest.jsonl`, `--overwrite`, `.lock`):
 //! crate::rundir.
 //!
 //! `<out>/grains.toml`, for a scene with `[[packings]]`: the grains the packings placed, as

@@ -1,8 +1,12 @@
 //! The run directory: what a run may write in it, and what it may remove (docs/formats.md,
 //! "The run directory").
 //!
-//! A run lists every file it writes in `<out>/manifest.json` before it writes it, with the
-//! folders it created and the scene it ran. That list is the whole contract:
+//! A run lists every file it writes in `<out>/manifest.jsonl` before it writes it, with the
+//! folders it created and the scene it ran. The manifest is JSON Lines: a first line
+//! `{"schema": 1, "writer": ..., "scene": ...}`, then one line per folder (`{"dir": "vtk"}`) or
+//! file (`{"file": "vtk/nodes_0000000100.vtp"}`), appended as the run claims them (a long run's
+//! ten thousand node clouds cost a line each, not a rewrite each); a last line cut short by a
+//! crash names a file that was never written, and is ignored. That list is the whole contract:
 //! - `--overwrite` removes what an earlier run's manifest lists (its files, then its folders if
 //!   they are left empty), never a file the run did not write and never the scene;
 //! - a run never writes over a file its manifest does not list: a directory holding files at
@@ -20,6 +24,7 @@
 //! process ends); it is not listed and stays.
 
 use std::collections::BTreeSet;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -27,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::run::{RunError, file_error};
 
 /// The manifest's file name.
-pub const MANIFEST: &str = "manifest.json";
+pub const MANIFEST: &str = "manifest.jsonl";
 
 /// The manifest's format version.
 const SCHEMA: u64 = 1;
@@ -66,17 +71,31 @@ fn step_of(rel: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// The manifest's first line.
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Manifest {
+struct Head {
     schema: u64,
     /// The program that wrote the run.
     writer: String,
     /// The scene the run ran (its absolute path).
     scene: PathBuf,
-    /// The folders the run created (relative).
+}
+
+/// A manifest's later lines.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "snake_case")]
+enum Entry {
+    /// A folder the run created (relative).
+    Dir(String),
+    /// A file the run wrote, or was about to (relative, `/`-separated).
+    File(String),
+}
+
+#[derive(Debug, Default)]
+struct Manifest {
+    head: Head,
     dirs: BTreeSet<String>,
-    /// The files the run wrote, or was about to (relative, `/`-separated).
     files: BTreeSet<String>,
 }
 
@@ -89,28 +108,66 @@ impl Manifest {
         }
         let bytes = std::fs::read(&path).map_err(|e| file_error(&path, e))?;
         let text = grain::text::utf8_text(bytes).map_err(|e| file_error(&path, e))?;
-        let m: Manifest = serde_json::from_str(&text).map_err(|e| file_error(&path, e))?;
-        if m.schema != SCHEMA {
+        // A last line without its newline was cut short by a crash: its file was not written.
+        let whole = match text.rfind('\n') {
+            Some(end) => &text[..=end],
+            None => "",
+        };
+        let mut lines = whole.lines().enumerate();
+        let bad = |line: usize, e: &dyn std::fmt::Display| {
+            file_error(&path, format!("line {}: {e}", line + 1))
+        };
+        let Some((_, first)) = lines.next() else {
+            return Err(file_error(&path, "empty: no manifest head"));
+        };
+        let head: Head = serde_json::from_str(first).map_err(|e| bad(0, &e))?;
+        if head.schema != SCHEMA {
             return Err(file_error(
                 &path,
-                format!("manifest schema {}, this build reads {SCHEMA}", m.schema),
+                format!("manifest schema {}, this build reads {SCHEMA}", head.schema),
             ));
         }
-        // Only relative names below the directory: a manifest edited to list `../x` or an
-        // absolute path must not make --overwrite remove it.
-        let outside = (m.files.iter().chain(&m.dirs)).find(|f| {
-            Path::new(f.as_str())
+        let mut m = Manifest {
+            head,
+            ..Manifest::default()
+        };
+        for (i, line) in lines {
+            let (set, name) = match serde_json::from_str(line).map_err(|e| bad(i, &e))? {
+                Entry::Dir(d) => (&mut m.dirs, d),
+                Entry::File(f) => (&mut m.files, f),
+            };
+            // Only relative names below the directory: a manifest edited to list `../x` or an
+            // absolute path must not make --overwrite remove it.
+            let inside = Path::new(&name)
                 .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        });
-        if let Some(f) = outside {
-            return Err(file_error(
-                &path,
-                format!("lists `{f}`, which is not a path inside the run directory"),
-            ));
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+            if !inside {
+                return Err(bad(
+                    i,
+                    &format!("`{name}` is not a path inside the run directory"),
+                ));
+            }
+            set.insert(name);
         }
         Ok(Some(m))
     }
+
+    /// The manifest's text, whole.
+    fn text(&self) -> String {
+        let mut t = line(&self.head);
+        for d in &self.dirs {
+            t += &line(&Entry::Dir(d.clone()));
+        }
+        for f in &self.files {
+            t += &line(&Entry::File(f.clone()));
+        }
+        t
+    }
+}
+
+/// One line of the manifest.
+fn line(v: &impl Serialize) -> String {
+    serde_json::to_string(v).expect("a manifest line serializes") + "\n"
 }
 
 /// How a run takes its directory.
@@ -156,7 +213,6 @@ impl RunDir {
         }
         let scene = scene.canonicalize().map_err(|e| file_error(scene, e))?;
         let manifest = match (how, earlier) {
-            // The directory's run continues: its scene stays the one it began with.
             (Take::Continue, Some(m)) => m,
             (Take::Continue, None) => {
                 return Err(file_error(
@@ -164,10 +220,7 @@ impl RunDir {
                     format!("has no {MANIFEST}: it holds no run to continue"),
                 ));
             }
-            (Take::Fresh { .. }, None) => Manifest {
-                scene,
-                ..Manifest::default()
-            },
+            (Take::Fresh { .. }, None) => Manifest::default(),
             (Take::Fresh { overwrite: false }, Some(m)) => {
                 let some: Vec<&str> = m.files.iter().take(4).map(String::as_str).collect();
                 return Err(file_error(
@@ -185,19 +238,21 @@ impl RunDir {
             }
             (Take::Fresh { overwrite: true }, Some(m)) => {
                 remove(root, &m, &scene)?;
-                Manifest {
-                    scene,
-                    ..Manifest::default()
-                }
+                Manifest::default()
             }
+        };
+        let head = Head {
+            schema: SCHEMA,
+            writer: concat!("dem-run ", env!("CARGO_PKG_VERSION")).into(),
+            // A continued run's scene stays the one it began with.
+            scene: match how {
+                Take::Continue => manifest.head.scene.clone(),
+                Take::Fresh { .. } => scene,
+            },
         };
         let dir = RunDir {
             root: root.to_path_buf(),
-            manifest: Manifest {
-                schema: SCHEMA,
-                writer: concat!("dem-run ", env!("CARGO_PKG_VERSION")).into(),
-                ..manifest
-            },
+            manifest: Manifest { head, ..manifest },
             _lock: lock,
         };
         dir.save()?;
@@ -230,12 +285,13 @@ impl RunDir {
             let folder = parts[..depth].join("/");
             let f = self.root.join(&folder);
             if !f.is_dir() {
+                self.append(&Entry::Dir(folder.clone()))?;
                 std::fs::create_dir(&f).map_err(|e| file_error(&f, e))?;
                 self.manifest.dirs.insert(folder);
             }
         }
+        self.append(&Entry::File(rel.to_string()))?;
         self.manifest.files.insert(rel.to_string());
-        self.save()?;
         Ok(path)
     }
 
@@ -255,13 +311,23 @@ impl RunDir {
         self.save()
     }
 
+    /// Writes the manifest whole, atomically (when the run takes the directory, and rewinds).
     fn save(&self) -> Result<(), RunError> {
         let path = self.root.join(MANIFEST);
-        let json = serde_json::to_string_pretty(&self.manifest).expect("a manifest serializes");
-        grain::atomic::write_file_atomically(&path, |w| {
-            std::io::Write::write_all(w, json.as_bytes())
-        })
-        .map_err(|e| file_error(&path, e))
+        let text = self.manifest.text();
+        grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
+            .map_err(|e| file_error(&path, e))
+    }
+
+    /// Appends one line to the manifest (a claim).
+    fn append(&self, entry: &Entry) -> Result<(), RunError> {
+        let path = self.root.join(MANIFEST);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| file_error(&path, e))?;
+        f.write_all(line(entry).as_bytes())
+            .map_err(|e| file_error(&path, e))
     }
 }
 
@@ -281,7 +347,7 @@ pub fn checkpoints(root: &Path) -> Result<Vec<(u64, PathBuf)>, RunError> {
 
 /// The scene `root`'s run ran (its first, for a run continued by restarts), if it holds one.
 pub fn scene_of(root: &Path) -> Result<Option<PathBuf>, RunError> {
-    Ok(Manifest::read(root)?.map(|m| m.scene))
+    Ok(Manifest::read(root)?.map(|m| m.head.scene))
 }
 
 /// Whether `checkpoint` is one that `root`'s run wrote (listed in its manifest).

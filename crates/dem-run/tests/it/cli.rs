@@ -99,3 +99,36 @@ fn a_lattice_larger_than_the_memory_is_refused_by_its_need() {
     let o = run("[10, 10, 10]");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// Issue #33: an option of a feature this build lacks (`--rebalance`, of `mpi`) got clap's
+/// "unexpected argument" with a wrong tip; and `mpirun -n 2` of a build without MPI ran the
+/// whole scene twice into one directory. Both now say the build has no MPI.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn options_and_launches_of_the_mpi_feature_say_the_build_lacks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    common::sphere(dir.path(), "ball", 0.5, 0.1, 100);
+    let scene = common::scene_file(dir.path(), SCENE);
+    for (args, env) in [
+        (vec!["--rebalance", "100"], None),
+        (vec![], Some(("OMPI_COMM_WORLD_SIZE", "2"))),
+        (vec![], Some(("PMI_SIZE", "4"))),
+    ] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dem-run"));
+        command
+            .arg(&scene)
+            .args(["--out", "run", "--quiet"])
+            .args(&args);
+        if let Some((k, v)) = env {
+            command.env(k, v);
+        }
+        let out = command.current_dir(dir.path()).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains("this build has no MPI") && stderr.contains("--features mpi"),
+            "{stderr}"
+        );
+        assert!(!dir.path().join("run").exists(), "nothing written");
+    }
+}

@@ -86,17 +86,20 @@ fn a_run_and_its_overwrite_leave_a_users_files_alone() {
         assert_eq!(again.get(p), Some(bytes), "{} changed", p.display());
     }
     // The run's files are its manifest's; nothing of the earlier run's remains unlisted.
-    let manifest: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
-    let listed: Vec<&str> = (manifest["files"].as_array().unwrap().iter())
-        .map(|f| f.as_str().unwrap())
+    let manifest = std::fs::read_to_string(out.join("manifest.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = (manifest.lines())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["schema"], 1);
+    let listed: Vec<&str> = (lines[1..].iter())
+        .filter_map(|l| l["file"].as_str())
         .collect();
     assert!(listed.contains(&"history.csv") && listed.contains(&"summary.json"));
     for p in again.keys() {
         let rel = p.strip_prefix(&out).unwrap().to_str().unwrap();
         let user = USER_FILES.iter().any(|(n, _)| *n == rel);
         assert!(
-            user || listed.contains(&rel) || rel == "manifest.json" || rel == ".lock",
+            user || listed.contains(&rel) || rel == "manifest.jsonl" || rel == ".lock",
             "{rel} is neither the user's nor listed"
         );
     }
