@@ -386,13 +386,15 @@ pub(crate) fn run_in_pool(
         );
     }
     let mut pvd = Series::default();
-    if own {
-        // The series as far as the checkpoint (the later node clouds were rewound).
+    if own && first {
+        // The series as far as the checkpoint, written back at once: the later node clouds
+        // were rewound, and a continuation without VTK output would leave them listed.
         for (name, series) in [("run.pvd", &mut pvd.nodes), ("cell.pvd", &mut pvd.cell)] {
             let pvd_path = out.join(name);
             if pvd_path.is_file() {
                 *series = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
                 series.retain(|e| e.time <= sim.time);
+                write_pvd(&pvd_path, series).map_err(|e| file_error(&pvd_path, e))?;
             }
         }
     }
@@ -412,13 +414,19 @@ pub(crate) fn run_in_pool(
         split(&mut sim);
     }
     sim.timings = Timings::default();
+    let stamp = Stamp {
+        origin,
+        settings: std::fs::read_to_string(scene_path)
+            .ok()
+            .and_then(|t| crate::checkpoint::settings(&t)),
+    };
     let ran = run_steps(
         &mut sim,
         scene,
         options,
         stop,
         total,
-        origin,
+        &stamp,
         restart.is_none(),
         &mut files,
         &mut history,
@@ -451,6 +459,14 @@ pub(crate) fn run_in_pool(
     };
     write_summary(&mut files, &summary)?;
     ran.map(|_| summary)
+}
+
+/// What every checkpoint of a run carries besides its state ([`Checkpoint`]).
+struct Stamp {
+    /// Where the run's steps or duration count from.
+    origin: (u64, f64),
+    /// The scene's settings (crate::checkpoint::settings).
+    settings: Option<serde_json::Value>,
 }
 
 /// What a restart took from its checkpoint.
@@ -509,6 +525,19 @@ fn restore(
     // A checkpoint of this run directory continues its files; one of another run directory
     // (an earlier stage, a copy) starts them afresh.
     let own = crate::rundir::is_own(out, path)?;
+    let now = std::fs::read_to_string(scene_path)
+        .ok()
+        .and_then(|t| crate::checkpoint::settings(&t));
+    if let (Some(then), Some(now), true) = (&c.settings, &now, sim.is_first()) {
+        let changes = crate::checkpoint::changes(then, now);
+        eprintln!(
+            "dem-run: restart: {}",
+            match changes.is_empty() {
+                true => "no setting of the scene changed since the checkpoint".to_string(),
+                false => format!("changed since the checkpoint: {}", changes.join("; ")),
+            }
+        );
+    }
     if sim.is_first() {
         eprintln!(
             "dem-run: restart from {} at step {} (t = {:e}){}: the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law's coefficients, motions, servo targets, outputs and end are the scene's",
@@ -720,7 +749,7 @@ fn run_steps(
     options: &RunOptions,
     stop: &AtomicBool,
     total: u64,
-    origin: (u64, f64),
+    stamp: &Stamp,
     fresh: bool,
     files: &mut Files,
     history: &mut History,
@@ -806,7 +835,7 @@ fn run_steps(
             write_vtk(files, sim, pvd)?;
         }
         if every(o.checkpoint_every, sim.step) {
-            end.last_checkpoint = Some(checkpoint(files, sim, origin, history)?);
+            end.last_checkpoint = Some(checkpoint(files, sim, stamp, history)?);
         }
         if let Some(b) = &bar {
             b.set_position(sim.step);
@@ -831,7 +860,7 @@ fn run_steps(
         if !every(o.history_every, sim.step) && sim.step != total {
             history.row(sim)?;
         }
-        end.last_checkpoint = Some(checkpoint(files, sim, origin, history)?);
+        end.last_checkpoint = Some(checkpoint(files, sim, stamp, history)?);
         break;
     }
     history.flush()?;
@@ -1193,7 +1222,7 @@ fn latest_checkpoint(given: &Path) -> Result<PathBuf, RunError> {
 fn checkpoint(
     files: &mut Files,
     sim: &Simulation,
-    origin: (u64, f64),
+    stamp: &Stamp,
     history: &mut History,
 ) -> Result<PathBuf, RunError> {
     let rel = format!("checkpoint/step_{:010}.json", sim.step);
@@ -1204,8 +1233,9 @@ fn checkpoint(
         schema: CHECKPOINT_SCHEMA,
         history_bytes: history.flush()?,
         dt: sim.dt,
-        origin,
+        origin: stamp.origin,
         identity: Some(sim.identity()),
+        settings: stamp.settings.clone(),
         state,
     };
     let path = files.claim(&rel)?;

@@ -199,8 +199,17 @@ fn a_failed_run_says_so_in_its_summary_and_where_its_history_ends() {
         summary.steps
     );
     // The restart rewound the directory to its checkpoint: the later checkpoint is gone, so
-    // --restart RUN_DIR takes the one the history continues from.
+    // --restart RUN_DIR takes the one the history continues from, and run.pvd lists only node
+    // clouds that exist (those after the checkpoint were removed).
     assert!(!out.join("checkpoint/step_0000001000.json").exists());
+    let pvd = std::fs::read_to_string(out.join("run.pvd")).unwrap();
+    let listed: Vec<&str> = (pvd.split("file=\"").skip(1))
+        .map(|t| t.split('"').next().unwrap())
+        .collect();
+    assert!(listed.len() >= 3, "{pvd}");
+    for f in listed {
+        assert!(out.join(f).is_file(), "run.pvd lists {f}, which is gone");
+    }
 }
 
 /// `--restart A --out C` truncated run C's history: a restart into a directory holding another
