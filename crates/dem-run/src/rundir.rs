@@ -115,7 +115,13 @@ impl Manifest {
         };
         let mut lines = whole.lines().enumerate();
         let bad = |line: usize, e: &dyn std::fmt::Display| {
-            file_error(&path, format!("line {}: {e}", line + 1))
+            file_error(
+                &path,
+                format!(
+                    "line {}: {e}: not a manifest of dem-run's (a run directory's list of its files); move it, or give another --out",
+                    line + 1
+                ),
+            )
         };
         let Some((_, first)) = lines.next() else {
             return Err(file_error(&path, "empty: no manifest head"));
@@ -199,6 +205,18 @@ impl RunDir {
     pub fn take(root: &Path, scene: &Path, how: Take) -> Result<RunDir, RunError> {
         std::fs::create_dir_all(root).map_err(|e| file_error(root, e))?;
         let lock = lock(root)?;
+        // The run's folders: a file of that name would stop the run at its first node cloud
+        // or checkpoint, hours in.
+        if let Some(f) = ["vtk", "checkpoint"]
+            .map(|d| root.join(d))
+            .into_iter()
+            .find(|p| p.exists() && !p.is_dir())
+        {
+            return Err(file_error(
+                &f,
+                "is a file where a run keeps a folder of its outputs: move it, or give another --out",
+            ));
+        }
         let earlier = Manifest::read(root)?;
         let listed = earlier.as_ref().map(|m| &m.files);
         let strangers = strangers(root, listed)?;

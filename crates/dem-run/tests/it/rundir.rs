@@ -127,6 +127,21 @@ fn a_file_at_a_runs_name_that_no_manifest_lists_is_never_replaced() {
         let left: Vec<_> = files(&out).into_keys().collect();
         assert_eq!(left, vec![out.join(".lock"), out.join(name)], "{name}");
     }
+    // A file where a run keeps a folder (found by the semantic campaign: the run started and
+    // failed at its first checkpoint), and a manifest that is not dem-run's.
+    for (name, expected) in [
+        ("vtk", "a folder of its outputs"),
+        ("checkpoint", "a folder of its outputs"),
+        ("manifest.jsonl", "not a manifest of dem-run's"),
+    ] {
+        let out = dir.path().join(format!("{name}-file"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join(name), "mine").unwrap();
+        let e = go(&path, &out, true).unwrap_err();
+        assert!(e.contains(name) && e.contains(expected), "{e}");
+        assert_eq!(std::fs::read_to_string(out.join(name)).unwrap(), "mine");
+        assert!(!out.join("history.csv").exists());
+    }
 }
 
 /// A packing's `grains.toml` overwrote a scene file of that name when `--out` was the scene's
