@@ -124,7 +124,7 @@ impl Manifest {
             )
         };
         let Some((_, first)) = lines.next() else {
-            return Err(file_error(&path, "empty: no manifest head"));
+            return Err(bad(0, &"no whole line"));
         };
         let head: Head = serde_json::from_str(first).map_err(|e| bad(0, &e))?;
         if head.schema != SCHEMA {
