@@ -615,7 +615,16 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             Mat::from_fn(s, c.ncols(), |i, a| c[(column_of[i], a)])
         }
     };
-    let path = if modes.ncols() == 1 && !o.linear && trained >= 2 {
+    let follows_path = modes.ncols() == 1 && !o.linear && trained >= 2;
+    if modes.ncols() == 1 && (follows_path || scalars.is_some()) {
+        loading_in_order(
+            &order[..trained],
+            |i| coords[(i, 0)],
+            &ids,
+            scalars.is_none() && !o.linear,
+        )?;
+    }
+    let path = if follows_path {
         let points: Vec<(usize, f64)> = order[..trained]
             .iter()
             .enumerate()
@@ -813,40 +822,58 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     })
 }
 
+/// Refuses training snapshots (`train`: input indices, in input order) whose amplitude `eps`
+/// does not grow from each to the next. A one-mode bundle follows its snapshots in order of
+/// amplitude (its path, its force table): sorted by amplitude, a run that loads then unloads
+/// became one zigzag path (issue #33). `linear_helps` when `--linear` would need no order.
+fn loading_in_order(
+    train: &[usize],
+    eps: impl Fn(usize) -> f64,
+    ids: &[String],
+    linear_helps: bool,
+) -> Result<(), ExtractError> {
+    let Some(&[a, b]) = train.windows(2).find(|w| eps(w[1]) <= eps(w[0])) else {
+        return Ok(());
+    };
+    let linear = if linear_helps {
+        ", or scale the mode linearly with no path (--linear)"
+    } else {
+        ""
+    };
+    Err(option(
+        "--snapshots",
+        format!(
+            "the amplitude does not grow from `{}` (eps {:e}) to the next snapshot, `{}` (eps {:e}): a one-mode bundle follows its snapshots in order of amplitude (its path through them, its force table), so they must be one loading in the run's order, not a run that loads then unloads; give only the loading increments, in order (hold the others out of the fit by name with --holdout-snapshots){linear}",
+            ids[a],
+            eps(a),
+            ids[b],
+            eps(b)
+        ),
+    ))
+}
+
 /// The path of a one-mode bundle through its training snapshots (docs/physics.md section 1):
-/// `points` are `(column of u, eps)`, `name` names a column's snapshot. The points are sorted
-/// by amplitude; a snapshot at amplitude 0 with no displacement (the undeformed state some
-/// codes write) is the path's origin and is left out. Refused, naming the snapshots: an
-/// amplitude at or below 0 with a displacement, or two snapshots at the same amplitude (the
-/// path would not be a function of the amplitude: `--linear` makes the mode linear instead).
+/// `points` are `(column of u, eps)`, in order of increasing amplitude ([`loading_in_order`]),
+/// `name` names a column's snapshot. A snapshot at amplitude 0 with no displacement (the
+/// undeformed state some codes write) is the path's origin and is left out. Refused, naming the
+/// snapshot: an amplitude at or below 0 with a displacement.
 fn snapshot_path<'a>(
     points: &[(usize, f64)],
     u: MatRef<'_, f64>,
     name: impl Fn(usize) -> &'a str,
 ) -> Result<SnapshotPath, ExtractError> {
-    let mut points: Vec<(usize, f64)> = points
+    let points: Vec<(usize, f64)> = points
         .iter()
         .copied()
         .filter(|&(j, e)| e != 0.0 || (0..u.nrows()).any(|r| u[(r, j)] != 0.0))
         .collect();
-    points.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let refuse = |message: String| {
-        Err(option(
+    if let Some(&(j, e)) = points.iter().find(|p| p.1 <= 0.0) {
+        return Err(option(
             "--single",
             format!(
-                "{message}; the path through the snapshots needs positive, distinct amplitudes (`--linear` scales the mode linearly instead)"
+                "snapshot `{}` has amplitude {e}; the path through the snapshots needs positive amplitudes (`--linear` scales the mode linearly instead)",
+                name(j)
             ),
-        ))
-    };
-    if let Some(&(j, e)) = points.iter().find(|p| p.1 <= 0.0) {
-        return refuse(format!("snapshot `{}` has amplitude {e}", name(j)));
-    }
-    if let Some(w) = points.windows(2).find(|w| w[0].1 == w[1].1) {
-        return refuse(format!(
-            "snapshots `{}` and `{}` have the same amplitude {}",
-            name(w[0].0),
-            name(w[1].0),
-            w[0].1
         ));
     }
     let n = u.nrows() / 3;
