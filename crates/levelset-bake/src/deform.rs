@@ -471,6 +471,27 @@ impl Samples {
     }
 }
 
+/// `--samples` as written: `path`, or finite amplitudes separated by commas. Anything else is
+/// refused whole (issue #33: `0.005,path` was taken as `path`, the 0.005 dropped).
+impl std::str::FromStr for Samples {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "path" {
+            return Ok(Samples::Path);
+        }
+        s.split(',')
+            .map(|a| a.parse::<f64>().ok().filter(|a| a.is_finite()))
+            .collect::<Option<Vec<f64>>>()
+            .map(Samples::At)
+            .ok_or_else(|| {
+                format!(
+                    "expected `path` alone (the path mode's own amplitudes) or finite amplitudes separated by commas (e.g. `0.4,0.8,1.2`), got `{s}`"
+                )
+            })
+    }
+}
+
 /// Everything that makes a baked grain deformable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeRequest {
