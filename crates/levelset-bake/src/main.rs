@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use levelset_bake::{
-    BakeError, BakeOptions, BendingMode, Damping, Extent, ModeRequest, ModeSource, NodeChoice,
-    OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image, bake_mesh, bake_primitive,
-    input, summary,
+    BakeError, BakeOptions, BendingMode, DEFAULT_PAD, Damping, Extent, ModeRequest, ModeSource,
+    NodeChoice, OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image, bake_mesh,
+    bake_primitive, input, summary,
 };
 
 #[derive(Parser)]
@@ -106,7 +106,7 @@ struct Common {
     #[arg(long)]
     spacing: f64,
     /// Grid nodes of padding around the grain on every side.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = DEFAULT_PAD)]
     pad: usize,
     /// Exact distances only within this many cells of the surface (default: everywhere).
     #[arg(long)]

@@ -536,3 +536,87 @@ fn a_grid_beyond_an_address_space_limit_is_refused_by_its_need() {
     );
     assert!(!out.exists());
 }
+
+/// Issue #33: an oversized --pad was blamed on --spacing (2^32), or overflowed the grid's size
+/// arithmetic (a panic from 2^63 on); a CT image's padding, `--pad` nodes at `--spacing` in
+/// voxels, asked for hundreds of GB (an abort) or overflowed. Refused now, naming --pad, with
+/// the grid or padded image it would make and, for the grid, the largest pad that fits.
+#[test]
+fn an_oversized_pad_is_refused_naming_pad() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.grain");
+    let out = out.to_str().unwrap();
+    // A sphere of radius 5 at spacing 0.5: a box of 20 cells, 21 nodes a side.
+    for (pad, grid) in [
+        ("4294967296", "8589934613 x 8589934613 x 8589934613"),
+        ("18446744073709551615", "3.689e19 x 3.689e19 x 3.689e19"),
+    ] {
+        let (ok, _, stderr) = bake(&[
+            "sphere",
+            "--radius",
+            "5",
+            "--spacing",
+            "0.5",
+            "--pad",
+            pad,
+            "--out",
+            out,
+        ]);
+        assert!(!ok);
+        let prefix = format!(
+            "levelset-bake: --pad: {pad} nodes on every side of the grain's 21 x 21 x 21 nodes make a grid of {grid} nodes"
+        );
+        assert!(stderr.starts_with(&prefix), "{stderr}");
+        // Whatever the machine, the default pad fits.
+        let most: usize = stderr.split("at most ").nth(1).unwrap()[..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(most >= 3, "{stderr}");
+    }
+    // A 12-voxel cube image, voxels of 2^-10: 3 nodes at spacing 1 pad it by 3 x 1024 voxels and
+    // the margin of 2, 3074, to 6160 a side (5.8e12 bytes at 25 a voxel); a pad of 2^32 nodes is
+    // the grid's to refuse first.
+    let image = dir.path().join("cube.npy");
+    let mut text = b"\x93NUMPY\x01\x00".to_vec();
+    let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (12, 12, 12), }";
+    let header = format!("{header:<117}\n");
+    text.extend((header.len() as u16).to_le_bytes());
+    text.extend(header.as_bytes());
+    text.extend([1u8; 12 * 12 * 12]);
+    std::fs::write(&image, text).unwrap();
+    let image = image.to_str().unwrap();
+    for (voxel, pad, expected) in [
+        (
+            "0.0009765625",
+            "3",
+            "levelset-bake: --pad: the image of 12 x 12 x 12 voxels, padded by 3074 voxels of 9.765625e-4 on every side (--pad 3 nodes at --spacing 1e0), is 6160 x 6160 x 6160 voxels",
+        ),
+        (
+            "1e-300",
+            "3",
+            "levelset-bake: --pad: the image of 12 x 12 x 12 voxels, padded by 3.000e300 voxels",
+        ),
+        (
+            "1",
+            "4294967296",
+            "levelset-bake: --pad: 4294967296 nodes on every side of the grain's",
+        ),
+    ] {
+        let (ok, _, stderr) = bake(&[
+            "image",
+            image,
+            "--voxel",
+            voxel,
+            "--spacing",
+            "1",
+            "--pad",
+            pad,
+            "--out",
+            out,
+        ]);
+        assert!(!ok && stderr.starts_with(expected), "{stderr}");
+    }
+}
