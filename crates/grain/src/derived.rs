@@ -15,10 +15,14 @@ pub struct Derived<'a> {
     pub values: &'a [f64],
 }
 
+/// What a value out of range is not, for messages.
+pub const NOT_NORMAL: &str =
+    "which is not a normal floating-point number (their magnitudes run from 2.2e-308 to 1.8e308)";
+
 /// A factor that takes a quantity out of the normal `f64`s.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error(
-    "{factor:e} makes the {name} {value}, which is not a normal floating-point number (their magnitudes run from 2.2e-308 to 1.8e308): here it must lie between about {low:.3e} and {high:.3e}"
+    "{factor:e} makes the {name} {value}, {NOT_NORMAL}: here it must lie between about {low:.3e} and {high:.3e}"
 )]
 pub struct OutOfRange {
     /// The factor.
@@ -57,8 +61,8 @@ pub fn check(factor: f64, quantities: &[Derived]) -> Result<(), OutOfRange> {
             }
         }
     }
-    // A factor of the first power may reach the largest f64 itself.
-    let high = high.min(f64::MAX);
+    // The factor is a number of its own: a normal one too.
+    let (low, high) = (low.max(f64::MIN_POSITIVE), high.min(f64::MAX));
     match first {
         None => Ok(()),
         Some((name, x, power)) => Err(OutOfRange {
@@ -75,6 +79,9 @@ pub fn check(factor: f64, quantities: &[Derived]) -> Result<(), OutOfRange> {
 /// beyond the `f64`s is written as it would be.
 fn decimal(x: f64, factor: f64, power: i32) -> String {
     let exponent = x.abs().log10() + f64::from(power) * factor.log10();
+    if !exponent.is_finite() {
+        return format!("{:e}", times_power(x, factor, power));
+    }
     let mut e = exponent.floor();
     let mut mantissa = 10f64.powf(exponent - e);
     if mantissa >= 9.995 {
@@ -128,12 +135,21 @@ mod tests {
         let e = check(1e62, &small).unwrap_err();
         let high = 10f64.powf((f64::MAX.log10() - 0.05f64.log10()) / 5.0);
         assert!((e.high / high - 1.0).abs() < 1e-12, "{e}");
-        let volume = [Derived {
+        // A factor is a normal number itself: a volume of 2 would allow a density of 1.1e-308, a
+        // subnormal; one of 0.5, a density of 3.6e308.
+        let volume = |v| Derived {
             name: "mass",
             power: 1,
-            values: &[0.5],
-        }];
-        assert_eq!(check(1e-308, &volume).unwrap_err().high, f64::MAX);
+            values: std::slice::from_ref(v),
+        };
+        let e = check(1e-308, &[volume(&2.0)]).unwrap_err();
+        assert_eq!((e.low, e.high), (f64::MIN_POSITIVE, f64::MAX / 2.0));
+        let e = check(1e-308, &[volume(&0.5)]).unwrap_err();
+        assert_eq!((e.low, e.high), (2.0 * f64::MIN_POSITIVE, f64::MAX));
+        assert_eq!(
+            check(f64::INFINITY, &[volume(&0.5)]).unwrap_err().value,
+            "inf"
+        );
         // Multiplied one factor at a time: 1e10 x (1e-63)^5 keeps its digits, 1e10 x 1e-315
         // (the fifth power first, a subnormal) does not.
         let off = |v: f64| (v / 1e-305 - 1.0).abs();
