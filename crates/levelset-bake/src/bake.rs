@@ -1,6 +1,7 @@
 //! From geometry to a grain bundle: mass properties, the principal frame, the signed distance
 //! grid in that frame, and the surface nodes.
 
+use grain::derived::Derived;
 use grain::{GrainBundle, GrainProperties, GridSpec, LevelSetGrid, RigidTransform};
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array1, Array2};
@@ -603,6 +604,13 @@ struct Solid {
     translation: Vector3<f64>,
 }
 
+/// Refuses the value of `flag` (a density, a Young's modulus) that takes a quantity it sets
+/// out of the normal `f64`s, with the range it must lie in (issue #33: a density of 1e308 made
+/// an infinite mass, 1e-310 a subnormal one, both baked).
+pub(crate) fn in_range(flag: &str, value: f64, quantities: &[Derived]) -> Result<(), BakeError> {
+    grain::derived::check(value, quantities).map_err(|e| BakeError::parameter(flag, e.to_string()))
+}
+
 fn assemble(
     options: &BakeOptions,
     grid: (GridSpec, Vec<f64>),
@@ -610,6 +618,22 @@ fn assemble(
     solid: Solid,
     surface: TriangleMesh,
 ) -> Result<Baked, BakeError> {
+    in_range(
+        "--density",
+        options.density,
+        &[
+            Derived {
+                name: "grain's mass",
+                power: 1,
+                values: &[solid.volume],
+            },
+            Derived {
+                name: "grain's principal moments of inertia",
+                power: 1,
+                values: &solid.moments,
+            },
+        ],
+    )?;
     let levelset = LevelSetGrid::new(grid.0, grid.1)
         .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
     let mut unresolved = Vec::new();

@@ -194,15 +194,48 @@ impl ExtractOptions {
     }
 }
 
-fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, ExtractError> {
+/// Where a material constant came from, so that a refusal names it: an option, or a deck's
+/// keyword and the line of its data.
+enum Source {
+    Option(&'static str),
+    Deck {
+        at: (PathBuf, usize),
+        keyword: &'static str,
+    },
+}
+
+impl Source {
+    /// `message` about the constant `value` read from here.
+    fn refuse(&self, value: f64, message: String) -> ExtractError {
+        match self {
+            Source::Option(flag) => option(flag, format!("{value:e} {message}")),
+            Source::Deck {
+                at: (path, line),
+                keyword,
+            } => {
+                fem::InputError::line(path, *line, format!("*{keyword} {value:e} {message}")).into()
+            }
+        }
+    }
+}
+
+/// The material, and where its Young's modulus and density came from.
+fn material(
+    o: &ExtractOptions,
+    deck: Option<&fem::Deck>,
+) -> Result<(Elastic, Source, Source), ExtractError> {
     let from_deck = deck.and_then(|d| d.materials.first());
-    let (e, nu) = match (
+    let in_deck = |at: &Option<(PathBuf, usize)>, keyword, flag| {
+        at.clone()
+            .map_or(Source::Option(flag), |at| Source::Deck { at, keyword })
+    };
+    let (e, nu, e_source) = match (
         o.youngs_modulus,
         o.poisson_ratio,
-        from_deck.and_then(|m| m.elastic),
+        from_deck.and_then(|m| m.elastic.map(|(e, nu)| (e, nu, &m.elastic_at))),
     ) {
-        (Some(e), Some(nu), _) => (e, nu),
-        (None, None, Some((e, nu))) => (e, nu),
+        (Some(e), Some(nu), _) => (e, nu, Source::Option("--youngs-modulus")),
+        (None, None, Some((e, nu, at))) => (e, nu, in_deck(at, "Elastic", "--mesh")),
         _ => {
             return Err(option(
                 "--youngs-modulus/--poisson",
@@ -210,21 +243,53 @@ fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, Ext
             ));
         }
     };
-    let rho = o
-        .density
-        .or(from_deck.and_then(|m| m.density))
-        .ok_or_else(|| option("--density", "give it (the deck has no *Density)"))?;
+    let (rho, rho_source) = match (
+        o.density,
+        from_deck.and_then(|m| m.density.map(|rho| (rho, &m.density_at))),
+    ) {
+        (Some(rho), _) => (rho, Source::Option("--density")),
+        (None, Some((rho, at))) => (rho, in_deck(at, "Density", "--mesh")),
+        (None, None) => return Err(option("--density", "give it (the deck has no *Density)")),
+    };
     if !(e > 0.0 && nu > -1.0 && nu < 0.5 && rho > 0.0) {
         return Err(option(
             "--youngs-modulus/--poisson/--density",
             format!("need E > 0, -1 < nu < 0.5, rho > 0; got {e}, {nu}, {rho}"),
         ));
     }
-    Ok(Elastic {
+    let material = Elastic {
         youngs_modulus: e,
         poisson_ratio: nu,
         density: rho,
-    })
+    };
+    Ok((material, e_source, rho_source))
+}
+
+/// Refuses a modal mass or stiffness (`quantity`, the diagonal of `matrix`) that the material
+/// constant `value` took out of the normal `f64`s (issue #33: a density of 1e308 or 1e-310, or
+/// such an E, was reported as "a rigid motion"), naming where the constant was given. Zero is
+/// [`rigid_modes`]' to refuse.
+fn modal_in_range(
+    matrix: &Array2<f64>,
+    quantity: &str,
+    value: f64,
+    source: &Source,
+) -> Result<(), ExtractError> {
+    let diagonal = matrix.diag();
+    match diagonal
+        .iter()
+        .enumerate()
+        .find(|(_, v)| **v != 0.0 && !v.is_normal())
+    {
+        Some((a, v)) => Err(source.refuse(
+            value,
+            format!(
+                "makes mode {a}'s {quantity} {v:e}, {}: give the material in units that keep it normal",
+                grain::derived::NOT_NORMAL
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
@@ -447,7 +512,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         probe(&o.normalization, deck.as_ref())?,
     )?;
     let mesh = part.mesh;
-    let material = material(o, deck.as_ref())?;
+    let (material, e_source, rho_source) = material(o, deck.as_ref())?;
     let modes_error = |error| ExtractError::Modes {
         snapshots: sources(o),
         error,
@@ -583,6 +648,13 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 error,
             }
         })?;
+    modal_in_range(&mass, "modal mass", material.density, &rho_source)?;
+    modal_in_range(
+        &stiffness,
+        "modal stiffness",
+        material.youngs_modulus,
+        &e_source,
+    )?;
     rigid_modes(&mesh, &mass, &stiffness, &material)?;
     if o.normalization == Normalization::Mass {
         let scales: Vec<f64> = (0..modes.ncols())

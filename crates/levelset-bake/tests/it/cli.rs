@@ -620,3 +620,135 @@ fn an_oversized_pad_is_refused_naming_pad() {
         assert!(!ok && stderr.starts_with(expected), "{stderr}");
     }
 }
+
+/// Issue #33: a density of 1e308 made an infinite mass (refused only by the bundle's writer,
+/// as `properties.mass`), 1e-310 a subnormal one (baked); a Young's modulus of 1e308, -5 or
+/// 1e-310 an infinite, negative or subnormal bending stiffness. Refused now, naming the flag,
+/// the quantity and the range, from the closed forms: a sphere's volume `4/3 pi r^3` and
+/// moments `2/5 m r^2`; a beam's bending mode `M = rho [(pi/L)^2 (L/2) (b h^3/12) + (L/2) b h]`
+/// and `K = (lambda + 2 mu) (pi/L)^4 (L/2) (b h^3/12)`.
+#[test]
+fn a_density_or_modulus_that_takes_a_mass_or_stiffness_out_of_range_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d.grain");
+    let out = out.to_str().unwrap();
+    let refused = |args: &[&str]| {
+        let (ok, _, stderr) = bake(&[args, &["--out", out]].concat());
+        assert!(!ok, "{args:?}");
+        stderr
+    };
+    let volume = 4.0 / 3.0 * std::f64::consts::PI * 125.0;
+    let e = refused(&[
+        "sphere",
+        "--radius",
+        "5",
+        "--spacing",
+        "1",
+        "--density",
+        "1e308",
+    ]);
+    assert!(
+        e.starts_with(&format!(
+            "levelset-bake: --density: 1e308 makes the grain's mass {:.2}e310, which is not a normal floating-point number",
+            volume / 100.0
+        )) && e.contains(&format!(
+            "here it must lie between about {:.3e} and {:.3e}",
+            f64::MIN_POSITIVE,
+            f64::MAX / (0.4 * volume * 25.0)
+        )),
+        "{e}"
+    );
+    let e = refused(&[
+        "box",
+        "--size",
+        "2",
+        "2",
+        "2",
+        "--spacing",
+        "0.2",
+        "--density",
+        "1e-310",
+    ]);
+    assert!(
+        e.starts_with("levelset-bake: --density: 1e-310 makes the grain's mass 8.00e-310"),
+        "{e}"
+    );
+    // A 40 x 4 x 4 beam: at a density of 5e-311 its mass (640 rho) and moments are normal, its
+    // bending mode's mass (322.6 rho) is not.
+    let bending = |l: f64, b: f64, h: f64| {
+        let k = std::f64::consts::PI / l;
+        let second_moment = b * h.powi(3) / 12.0;
+        let p_modulus = 0.7 / (1.3 * 0.4);
+        (
+            k * k * l / 2.0 * second_moment + l / 2.0 * b * h,
+            p_modulus * k.powi(4) * l / 2.0 * second_moment,
+        )
+    };
+    let beam = [
+        "box",
+        "--size",
+        "40",
+        "4",
+        "4",
+        "--spacing",
+        "1",
+        "--bending-mode",
+        "40",
+    ];
+    let e = refused(
+        &[
+            &beam[..],
+            &["--modal-stiffness", "1", "--density", "5e-311"],
+        ]
+        .concat(),
+    );
+    assert!(
+        e.starts_with(&format!(
+            "levelset-bake: --density: 5e-311 makes the bending mode's modal mass {:.2}e-308",
+            bending(40.0, 4.0, 4.0).0 * 5e-311 / 1e-308
+        )),
+        "{e}"
+    );
+    // A 2 x 2 x 2 cube's bending stiffness, 10.9 E, leaves the normal numbers at both ends.
+    let cube = [
+        "box",
+        "--size",
+        "2",
+        "2",
+        "2",
+        "--spacing",
+        "0.2",
+        "--bending-mode",
+        "2",
+    ];
+    let stiffness = bending(2.0, 2.0, 2.0).1;
+    for (modulus, expected) in [
+        (
+            "1e308",
+            format!(
+                "--youngs-modulus: 1e308 makes the bending mode's modal stiffness {:.2}e309",
+                stiffness / 10.0
+            ),
+        ),
+        (
+            "1e-310",
+            format!(
+                "--youngs-modulus: 1e-310 makes the bending mode's modal stiffness {:.2}e-309",
+                stiffness / 10.0
+            ),
+        ),
+        (
+            "-5",
+            "--youngs-modulus/--poisson: need a finite E > 0 and -1 < nu < 0.5".to_string(),
+        ),
+    ] {
+        let e = refused(
+            &[
+                &cube[..],
+                &["--youngs-modulus", modulus, "--poisson", "0.3"],
+            ]
+            .concat(),
+        );
+        assert!(e.starts_with(&format!("levelset-bake: {expected}")), "{e}");
+    }
+}

@@ -414,3 +414,60 @@ fn a_run_that_loads_then_unloads_is_refused_where_it_turns_back() {
         "{e}"
     );
 }
+
+/// Issue #33: a density of 1e-310 made a subnormal modal mass, 1e308 on a larger grain an
+/// infinite one, and so did E for the stiffness; both were reported as "a rigid motion". They
+/// are refused, naming the option or the deck's line the constant came from. The block's
+/// uniaxial mode has `M = 2 rho / 3` and `K = 2 (lambda + 2 mu)` (see above): with rho = 1e-310
+/// and E = 1e308, `M` is below the normal range and `K` above it.
+#[test]
+fn a_density_or_modulus_that_takes_the_modal_matrices_out_of_range_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let deck = std::fs::read_to_string(data("tiny.inp")).unwrap();
+    let light = dir.path().join("light.inp");
+    std::fs::write(&light, deck.replace("\n7.85E-9\n", "\n1e-310\n")).unwrap();
+    let stiff = dir.path().join("stiff.inp");
+    std::fs::write(&stiff, deck.replace("\n210000., 0.3\n", "\n1e308, 0.3\n")).unwrap();
+    let refused = |o: ExtractOptions| extract(&o).unwrap_err().to_string();
+    let single = || options(Method::Single, Normalization::UnitMax);
+    let e = refused(ExtractOptions {
+        density: Some(1e-310),
+        ..single()
+    });
+    assert!(
+        e.starts_with("--density: 1e-310 makes mode 0's modal mass 6.6")
+            && e.contains("which is not a normal floating-point number"),
+        "{e}"
+    );
+    let e = refused(ExtractOptions {
+        mesh: Some(light.clone()),
+        ..single()
+    });
+    assert!(
+        e.starts_with(&format!(
+            "{}: line 27: *Density 1e-310 makes mode 0's modal mass 6.6",
+            light.display()
+        )),
+        "{e}"
+    );
+    let e = refused(ExtractOptions {
+        youngs_modulus: Some(1e308),
+        poisson_ratio: Some(0.3),
+        ..single()
+    });
+    assert!(
+        e.starts_with("--youngs-modulus: 1e308 makes mode 0's modal stiffness inf"),
+        "{e}"
+    );
+    let e = refused(ExtractOptions {
+        mesh: Some(stiff.clone()),
+        ..single()
+    });
+    assert!(
+        e.starts_with(&format!(
+            "{}: line 25: *Elastic 1e308 makes mode 0's modal stiffness inf",
+            stiff.display()
+        )),
+        "{e}"
+    );
+}
