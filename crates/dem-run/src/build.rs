@@ -119,13 +119,23 @@ impl Simulation {
         };
         let mut placed = Placed::default();
         for (i, g) in scene.grains.iter().enumerate() {
-            let shape = library.shape(&g.bundle, g.scale, format!("grains[{i}].bundle"))?;
+            let shape = library.shape(
+                &g.bundle,
+                g.scale,
+                format!("grains[{i}].bundle"),
+                format!("grains[{i}].scale"),
+            )?;
             placed.grain(g, format!("grains[{i}]"), shape);
         }
         // Each lattice's index, spacing, counts and shape, for the check below.
         let mut spacings = Vec::new();
         for (i, l) in scene.lattices.iter().enumerate() {
-            let shape = library.shape(&l.bundle, l.scale, format!("lattices[{i}].bundle"))?;
+            let shape = library.shape(
+                &l.bundle,
+                l.scale,
+                format!("lattices[{i}].bundle"),
+                format!("lattices[{i}].scale"),
+            )?;
             // Its farthest grains are at its two extreme corners.
             let far = [0, 1, 2]
                 .map(|d| l.origin[d] + l.counts[d].saturating_sub(1) as f64 * l.spacing[d]);
@@ -162,6 +172,8 @@ impl Simulation {
         let cell = scene.cell.as_ref().map(|c| c.cell());
         for (i, p) in scene.packings.iter().enumerate() {
             let key = format!("packings[{i}]");
+            // The classes' scales come from the sizes, or from the grading curve.
+            let scales = if p.sieve.is_some() { "sieve" } else { "sizes" };
             let class_shapes = (p.classes().iter())
                 .map(|c| {
                     let bundle = &p.bundles[c.ingredient].bundle;
@@ -169,6 +181,7 @@ impl Simulation {
                         bundle,
                         c.scale,
                         format!("{key}.bundles[{}].bundle", c.ingredient),
+                        format!("{key}.{scales}"),
                     )
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -372,8 +385,15 @@ struct Library<'a> {
 
 impl Library<'_> {
     /// The index of the shape of `bundle` at `scale`, read and made if new (`key` names the
-    /// bundle's scene key in errors).
-    fn shape(&mut self, bundle: &Path, scale: f64, key: String) -> Result<usize, SceneError> {
+    /// bundle's scene key in errors, `scale_key` the scale's: issue #33, a scale the grain
+    /// cannot take was reported under the bundle's key).
+    fn shape(
+        &mut self,
+        bundle: &Path,
+        scale: f64,
+        key: String,
+        scale_key: String,
+    ) -> Result<usize, SceneError> {
         let full = self.dir.join(bundle);
         if let Some(&i) = self.by_key.get(&(full.clone(), scale.to_bits())) {
             return Ok(i);
@@ -391,7 +411,7 @@ impl Library<'_> {
                 e.insert((b, grain::bundle_digest(&full).map_err(bundle_error)?))
             }
         };
-        let refuse = |message: String| SceneError::Key {
+        let refuse = |key: &String, message: String| SceneError::Key {
             path: scene.to_path_buf(),
             key: key.clone(),
             message: format!("{}: {message}", full.display()),
@@ -399,9 +419,12 @@ impl Library<'_> {
         let shape = if scale == 1.0 {
             Shape::from_bundle(b)
         } else {
-            Shape::from_bundle(&b.scaled(scale).map_err(|e| refuse(e.to_string()))?)
+            Shape::from_bundle(
+                &b.scaled(scale)
+                    .map_err(|e| refuse(&scale_key, e.to_string()))?,
+            )
         }
-        .map_err(|e| refuse(e.to_string()))?;
+        .map_err(|e| refuse(&key, e.to_string()))?;
         self.shapes.push(Arc::new(shape));
         self.sources.push(ShapeSource {
             bundle: bundle.to_path_buf(),

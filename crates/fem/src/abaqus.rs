@@ -28,6 +28,10 @@ pub struct DeckMaterial {
     pub elastic: Option<(f64, f64)>,
     /// Density (`*Density`).
     pub density: Option<f64>,
+    /// Where `elastic` was read (file and line), for messages.
+    pub elastic_at: Option<(PathBuf, usize)>,
+    /// Where `density` was read.
+    pub density_at: Option<(PathBuf, usize)>,
 }
 
 /// One element as read.
@@ -387,10 +391,12 @@ impl Deck {
                         .ok_or_else(|| err(format!("*{} outside a *Material", k.name)))?;
                     match (k.name.as_str(), v.as_slice()) {
                         ("ELASTIC", [e, nu, ..]) if material.elastic.is_none() => {
-                            material.elastic = Some((*e, *nu))
+                            material.elastic = Some((*e, *nu));
+                            material.elastic_at = Some((file.clone(), line));
                         }
                         ("DENSITY", [rho, ..]) if material.density.is_none() => {
-                            material.density = Some(*rho)
+                            material.density = Some(*rho);
+                            material.density_at = Some((file.clone(), line));
                         }
                         ("ELASTIC", [_]) => {
                             return Err(err("*Elastic expects `E, nu` (isotropic)".into()));

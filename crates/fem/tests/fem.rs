@@ -176,6 +176,9 @@ fn decks_are_read_with_sets_materials_includes_and_continuations() {
     assert_eq!(deck.materials[0].name, "STEEL");
     assert_eq!(deck.materials[0].elastic, Some((210000.0, 0.3)));
     assert_eq!(deck.materials[0].density, Some(7.85e-9));
+    // Where they were read, for a tool to name (issue #33).
+    assert_eq!(deck.materials[0].elastic_at, Some((path.clone(), 20)));
+    assert_eq!(deck.materials[0].density_at, Some((path.clone(), 22)));
     let part = deck.part(Some("grain")).unwrap();
     assert_eq!(part.node_labels, (1..=20).collect::<Vec<i64>>());
     let mesh = part.mesh;

@@ -17,6 +17,7 @@
 
 pub mod atomic;
 pub mod bundle;
+pub mod derived;
 mod error;
 pub mod grid;
 pub mod memory;

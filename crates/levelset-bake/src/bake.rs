@@ -1,6 +1,7 @@
 //! From geometry to a grain bundle: mass properties, the principal frame, the signed distance
 //! grid in that frame, and the surface nodes.
 
+use grain::derived::Derived;
 use grain::{GrainBundle, GrainProperties, GridSpec, LevelSetGrid, RigidTransform};
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array1, Array2};
@@ -211,46 +212,105 @@ impl BakeOptions {
     }
 
     /// The grid around a local-frame box `[lo, hi]`, padded. Refused when baking it would not
-    /// fit in the memory available ([`grain::memory::available`]: a far-away vertex, or a spacing much finer
-    /// than the grain): the message gives the grid's size and the box.
+    /// fit in the memory available ([`grain::memory::available`]), naming the flag to blame
+    /// (issue #33: an oversized --pad was blamed on --spacing, or overflowed): `--pad` when the
+    /// grid would fit with the default pad, with the largest pad that fits; otherwise
+    /// `--spacing` (a far-away vertex, or a spacing much finer than the grain), with the grid's
+    /// size and the box.
     fn grid(&self, lo: Point3<f64>, hi: Point3<f64>) -> Result<GridSpec, BakeError> {
         let h = self.spacing;
-        let pad = self.pad_cells as f64 * h;
         let cells = [0, 1, 2].map(|d| ((hi[d] - lo[d]) / h).ceil());
-        let dims =
-            cells.map(|c| (c.is_finite() && c < 1e15).then(|| c as usize + 2 * self.pad_cells + 1));
-        let nodes = dims.iter().try_fold(1usize, |n, d| n.checked_mul((*d)?));
-        let bytes = nodes.and_then(|n| n.checked_mul(BAKE_BYTES_PER_NODE));
         let available = grain::memory::available();
-        match (dims, bytes) {
-            ([Some(x), Some(y), Some(z)], Some(b)) if b <= available => Ok(GridSpec {
-                origin: [0, 1, 2].map(|d| lo[d] - pad),
+        // The nodes per axis with `pad` nodes added on every side, if a usize holds them.
+        let dims = |pad: usize| {
+            cells.map(|c| {
+                let c = (c.is_finite() && c < 1e15).then_some(c as usize)?;
+                pad.checked_mul(2)?.checked_add(c + 1)
+            })
+        };
+        let fits = |pad: usize| {
+            dims(pad)
+                .iter()
+                .try_fold(BAKE_BYTES_PER_NODE, |b, d| b.checked_mul((*d)?))
+                .is_some_and(|b| b <= available)
+        };
+        // The same in floating point, for the messages: it does not overflow.
+        let shape = |pad: usize| cells.map(|c| c + 1.0 + 2.0 * pad as f64);
+        let shown = |pad: usize| shape(pad).map(count).join(" x ");
+        let need =
+            |pad: usize| gigabytes(shape(pad).iter().product::<f64>() * BAKE_BYTES_PER_NODE as f64);
+        let pad = self.pad_cells;
+        let usual = pad.min(DEFAULT_PAD);
+        if fits(usual) && !fits(pad) {
+            // The padded grid grows with the pad: the largest that fits, by bisection.
+            let (mut most, mut over) = (usual, pad);
+            while over - most > 1 {
+                let mid = most + (over - most) / 2;
+                if fits(mid) {
+                    most = mid;
+                } else {
+                    over = mid;
+                }
+            }
+            return Err(BakeError::parameter(
+                "--pad",
+                format!(
+                    "{pad} nodes on every side of the grain's {} nodes make a grid of {} nodes, which would need {} to bake, more than the {:.1} GB available to this process (memory, or an address-space limit): at most {most} here (the pad holds the level set a few cells around the grain, {DEFAULT_PAD} by default)",
+                    shown(0),
+                    shown(pad),
+                    need(pad),
+                    available as f64 / 1e9
+                ),
+            ));
+        }
+        match dims(pad) {
+            [Some(x), Some(y), Some(z)] if fits(pad) => Ok(GridSpec {
+                origin: [0, 1, 2].map(|d| lo[d] - pad as f64 * h),
                 spacing: h,
                 dims: [x, y, z],
             }),
             _ => Err(BakeError::parameter(
                 "--spacing",
                 format!(
-                    "the grid around the grain's box [{:.6e}, {:.6e}, {:.6e}] .. [{:.6e}, {:.6e}, {:.6e}] at spacing {h:e} would have {} nodes and need about {} to bake, more than the {:.1} GB available to this process (memory, or an address-space limit): use a larger --spacing, or check the input for stray far-away vertices",
+                    "the grid around the grain's box [{:.6e}, {:.6e}, {:.6e}] .. [{:.6e}, {:.6e}, {:.6e}] at spacing {h:e} would have {} nodes and need {} to bake, more than the {:.1} GB available to this process (memory, or an address-space limit): use a larger --spacing, or check the input for stray far-away vertices",
                     lo.x,
                     lo.y,
                     lo.z,
                     hi.x,
                     hi.y,
                     hi.z,
-                    cells
-                        .map(|c| format!("{:.0}", c + 1.0 + 2.0 * self.pad_cells as f64))
-                        .join(" x "),
-                    bytes.map_or("more than 2^64 bytes".into(), |b| format!(
-                        "{:.1} GB",
-                        b as f64 / 1e9
-                    )),
+                    shown(pad),
+                    need(pad),
                     available as f64 / 1e9
                 ),
             )),
         }
     }
 }
+
+/// A count for a message: whole, or in scientific notation past 1e15.
+fn count(x: f64) -> String {
+    if x < 1e15 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// Bytes needed, for a message: "about 0.2 GB".
+fn gigabytes(bytes: f64) -> String {
+    let gb = bytes / 1e9;
+    if gb < 1e15 {
+        format!("about {gb:.1} GB")
+    } else if gb.is_finite() {
+        format!("about {gb:.3e} GB")
+    } else {
+        "more than 1e308 bytes".into()
+    }
+}
+
+/// The grid nodes added on every side of the grain's box unless `--pad` says otherwise.
+pub const DEFAULT_PAD: usize = 3;
 
 /// Memory a bake holds per grid node at its peak: the level set (8 bytes), the distance
 /// transform's rows (16), the signs, the bundle's copy and the ParaView file's encoding.
@@ -376,9 +436,6 @@ pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<Baked, Ba
     let mass = image.mass_properties();
     let frame = PrincipalFrame::of_inertia(&mass.inertia);
     let translation = -(frame.rotation * mass.center.coords);
-    let pad_voxels = (options.pad_cells as f64 * options.spacing / image.voxel).ceil() as usize + 2;
-    let voxels = image.signed_distance(pad_voxels);
-
     // The local box: the solid voxels' bounding box corners, moved to the principal frame.
     let [_, ny, nz] = image.dims;
     let (mut lo, mut hi) = (
@@ -405,6 +462,7 @@ pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<Baked, Ba
         }
     }
     let spec = options.grid(lo, hi)?;
+    let voxels = image.signed_distance(padding(image, options)?);
     let band = match options.extent {
         Extent::Full => f64::INFINITY,
         Extent::NarrowBand { cells } => cells * options.spacing,
@@ -433,6 +491,44 @@ pub fn bake_image(image: &VoxelImage, options: &BakeOptions) -> Result<Baked, Ba
         translation,
     };
     assemble(options, grid.into_parts(), nodes, solid, surface)
+}
+
+/// Memory the distance transform of a padded image holds per voxel: the solid flags (1 byte),
+/// the distances to either phase (16) and the signed distances (8); counted, not measured.
+const IMAGE_BYTES_PER_VOXEL: f64 = 25.0;
+
+/// The voxels an image is padded by on every side to cover the grid's pad (two more than
+/// `--pad` nodes at `--spacing` span), refused when the padded image's distance transform would
+/// not fit in the memory available (issue #33: a pad of 2^32 overflowed, and a pad of 3 nodes
+/// on an image 1000 times finer than the grid asked for 217 GB): in floating point, which
+/// cannot overflow; `--pad` is blamed when the image padded by 2 voxels alone would fit.
+fn padding(image: &VoxelImage, options: &BakeOptions) -> Result<usize, BakeError> {
+    let pad = |cells: usize| (cells as f64 * options.spacing / image.voxel).ceil() + 2.0;
+    let dims = |cells: usize| image.dims.map(|n| n as f64 + 2.0 * pad(cells));
+    let bytes = |cells: usize| dims(cells).iter().product::<f64>() * IMAGE_BYTES_PER_VOXEL;
+    let available = grain::memory::available() as f64;
+    let cells = options.pad_cells;
+    if bytes(cells) <= available {
+        return Ok(pad(cells) as usize);
+    }
+    let (flag, advice) = if bytes(0) <= available {
+        ("--pad", "a smaller --pad, or a --spacing closer to --voxel")
+    } else {
+        ("the image", "a smaller image, or one cut to the grain")
+    };
+    Err(BakeError::parameter(
+        flag,
+        format!(
+            "the image of {} voxels, padded by {} voxels of {:e} on every side (--pad {cells} nodes at --spacing {:e}), is {} voxels, whose distance transform would need {}, more than the {:.1} GB available to this process: {advice}",
+            image.dims.map(|n| n.to_string()).join(" x "),
+            count(pad(cells)),
+            image.voxel,
+            options.spacing,
+            dims(cells).map(count).join(" x "),
+            gigabytes(bytes(cells)),
+            available / 1e9
+        ),
+    ))
 }
 
 /// Volume, centroid and inertia of the solid `phi < 0` described by a level-set grid. Each grid
@@ -508,6 +604,13 @@ struct Solid {
     translation: Vector3<f64>,
 }
 
+/// Refuses the value of `flag` (a density, a Young's modulus) that takes a quantity it sets
+/// out of the normal `f64`s, with the range it must lie in (issue #33: a density of 1e308 made
+/// an infinite mass, 1e-310 a subnormal one, both baked).
+pub(crate) fn in_range(flag: &str, value: f64, quantities: &[Derived]) -> Result<(), BakeError> {
+    grain::derived::check(value, quantities).map_err(|e| BakeError::parameter(flag, e.to_string()))
+}
+
 fn assemble(
     options: &BakeOptions,
     grid: (GridSpec, Vec<f64>),
@@ -515,6 +618,22 @@ fn assemble(
     solid: Solid,
     surface: TriangleMesh,
 ) -> Result<Baked, BakeError> {
+    in_range(
+        "--density",
+        options.density,
+        &[
+            Derived {
+                name: "grain's mass",
+                power: 1,
+                values: &[solid.volume],
+            },
+            Derived {
+                name: "grain's principal moments of inertia",
+                power: 1,
+                values: &solid.moments,
+            },
+        ],
+    )?;
     let levelset = LevelSetGrid::new(grid.0, grid.1)
         .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
     let mut unresolved = Vec::new();

@@ -9,6 +9,7 @@
 //! - [`BendingMode`]: the analytic bending mode of docs/physics.md section 2 (paper Eq. 51), defined
 //!   everywhere by its formula.
 
+use grain::derived::Derived;
 use grain::{
     Deformation, ForceTable, InternalForce, LevelSetGrid, ModePath, ModesBundle, RigidTransform,
     SampledLevelSet, TableInterpolation, TableLaw,
@@ -17,7 +18,7 @@ use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
 use rayon::prelude::*;
 
-use crate::bake::{Baked, Resolution};
+use crate::bake::{Baked, Resolution, in_range};
 use crate::error::BakeError;
 use crate::mass::MassProperties;
 use crate::sdf::{DistanceField, Signing};
@@ -471,6 +472,27 @@ impl Samples {
     }
 }
 
+/// `--samples` as written: `path`, or finite amplitudes separated by commas. Anything else is
+/// refused whole (issue #33: `0.005,path` was taken as `path`, the 0.005 dropped).
+impl std::str::FromStr for Samples {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "path" {
+            return Ok(Samples::Path);
+        }
+        s.split(',')
+            .map(|a| a.parse::<f64>().ok().filter(|a| a.is_finite()))
+            .collect::<Option<Vec<f64>>>()
+            .map(Samples::At)
+            .ok_or_else(|| {
+                format!(
+                    "expected `path` alone (the path mode's own amplitudes) or finite amplitudes separated by commas (e.g. `0.4,0.8,1.2`), got `{s}`"
+                )
+            })
+    }
+}
+
 /// Everything that makes a baked grain deformable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModeRequest {
@@ -603,11 +625,20 @@ impl ModeRequest {
                             )
                         })
                 };
+                let closed_form = |flag, value, name, unit| {
+                    let quantity = Derived {
+                        name,
+                        power: 1,
+                        values: &[unit],
+                    };
+                    in_range(flag, value, &[quantity]).map(|()| value * unit)
+                };
                 let mass = match mass {
                     Some(m) => *m,
                     None => {
                         let (b, h) = section("--modal-mass")?;
-                        mode.cuboid_mass_stiffness(b, h, density, 1.0, 0.0).0
+                        let unit = mode.cuboid_mass_stiffness(b, h, 1.0, 1.0, 0.0).0;
+                        closed_form("--density", density, "bending mode's modal mass", unit)?
                     }
                 };
                 let stiffness = match (stiffness, youngs_modulus, poisson) {
@@ -621,8 +652,22 @@ impl ModeRequest {
                         ));
                     }
                     (None, Some(e), Some(nu)) => {
+                        if !(e.is_finite() && *e > 0.0 && *nu > -1.0 && *nu < 0.5) {
+                            return Err(BakeError::parameter(
+                                "--youngs-modulus/--poisson",
+                                format!(
+                                    "need a finite E > 0 and -1 < nu < 0.5 (else the stiffness is not positive), got {e} and {nu}"
+                                ),
+                            ));
+                        }
                         let (b, h) = section("--modal-stiffness")?;
-                        mode.cuboid_mass_stiffness(b, h, density, *e, *nu).1
+                        let unit = mode.cuboid_mass_stiffness(b, h, 1.0, 1.0, *nu).1;
+                        closed_form(
+                            "--youngs-modulus",
+                            *e,
+                            "bending mode's modal stiffness",
+                            unit,
+                        )?
                     }
                     _ => {
                         return Err(BakeError::parameter(

@@ -16,8 +16,8 @@ mod sdf;
 mod surface;
 
 pub use bake::{
-    BakeOptions, Baked, MAX_VOLUME_MISMATCH, NodeChoice, OpenMesh, Resolution, bake_image,
-    bake_mesh, bake_primitive, grid_mass_properties, summary,
+    BakeOptions, Baked, DEFAULT_PAD, MAX_VOLUME_MISMATCH, NodeChoice, OpenMesh, Resolution,
+    bake_image, bake_mesh, bake_primitive, grid_mass_properties, summary,
 };
 pub use deform::{
     BendingMode, Damping, FemModes, Modal, ModeField, ModeRequest, ModeSource, Samples,

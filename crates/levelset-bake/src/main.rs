@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use levelset_bake::{
-    BakeError, BakeOptions, BendingMode, Damping, Extent, ModeRequest, ModeSource, NodeChoice,
-    OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image, bake_mesh, bake_primitive,
-    input, summary,
+    BakeError, BakeOptions, BendingMode, DEFAULT_PAD, Damping, Extent, ModeRequest, ModeSource,
+    NodeChoice, OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image, bake_mesh,
+    bake_primitive, input, summary,
 };
 
 #[derive(Parser)]
@@ -106,7 +106,7 @@ struct Common {
     #[arg(long)]
     spacing: f64,
     /// Grid nodes of padding around the grain on every side.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = DEFAULT_PAD)]
     pad: usize,
     /// Exact distances only within this many cells of the surface (default: everywhere).
     #[arg(long)]
@@ -148,11 +148,11 @@ struct DeformArgs {
     /// Deflection direction of the bending mode (local frame).
     #[arg(long, default_value = "z", value_parser = parse_axis)]
     bending_direction: usize,
-    /// Amplitudes at which to precompute level sets (comma-separated, increasing), or `path`:
-    /// at the amplitudes of a path mode's snapshots; the undeformed surface (amplitude 0) is
-    /// added.
-    #[arg(long, value_delimiter = ',', allow_negative_numbers = true, value_parser = parse_sample)]
-    samples: Vec<Sample>,
+    /// Amplitudes at which to precompute level sets (comma-separated, increasing), or `path`
+    /// alone: at the amplitudes of a path mode's snapshots; the undeformed surface (amplitude 0)
+    /// is added.
+    #[arg(long, allow_hyphen_values = true, value_parser = str::parse::<Samples>)]
+    samples: Option<Samples>,
     /// Modal mass of the bending mode (default: the closed form for a box), or of the one mode
     /// of a --modes bundle (instead of its own).
     #[arg(long)]
@@ -224,38 +224,9 @@ impl DeformArgs {
         };
         ModeRequest {
             source,
-            samples: if self.samples.contains(&Sample::Path) {
-                Samples::Path
-            } else {
-                Samples::At(
-                    self.samples
-                        .iter()
-                        .filter_map(|s| match s {
-                            Sample::At(a) => Some(*a),
-                            Sample::Path => None,
-                        })
-                        .collect(),
-                )
-            },
+            samples: self.samples.clone().unwrap_or(Samples::At(Vec::new())),
             damping,
         }
-    }
-}
-
-/// One item of `--samples`.
-#[derive(Clone, Copy, PartialEq)]
-enum Sample {
-    At(f64),
-    Path,
-}
-
-fn parse_sample(s: &str) -> Result<Sample, String> {
-    match s {
-        "path" => Ok(Sample::Path),
-        _ => s
-            .parse()
-            .map(Sample::At)
-            .map_err(|_| format!("expected an amplitude or `path`, got `{s}`")),
     }
 }
 

@@ -194,15 +194,48 @@ impl ExtractOptions {
     }
 }
 
-fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, ExtractError> {
+/// Where a material constant came from, so that a refusal names it: an option, or a deck's
+/// keyword and the line of its data.
+enum Source {
+    Option(&'static str),
+    Deck {
+        at: (PathBuf, usize),
+        keyword: &'static str,
+    },
+}
+
+impl Source {
+    /// `message` about the constant `value` read from here.
+    fn refuse(&self, value: f64, message: String) -> ExtractError {
+        match self {
+            Source::Option(flag) => option(flag, format!("{value:e} {message}")),
+            Source::Deck {
+                at: (path, line),
+                keyword,
+            } => {
+                fem::InputError::line(path, *line, format!("*{keyword} {value:e} {message}")).into()
+            }
+        }
+    }
+}
+
+/// The material, and where its Young's modulus and density came from.
+fn material(
+    o: &ExtractOptions,
+    deck: Option<&fem::Deck>,
+) -> Result<(Elastic, Source, Source), ExtractError> {
     let from_deck = deck.and_then(|d| d.materials.first());
-    let (e, nu) = match (
+    let in_deck = |at: &Option<(PathBuf, usize)>, keyword, flag| {
+        at.clone()
+            .map_or(Source::Option(flag), |at| Source::Deck { at, keyword })
+    };
+    let (e, nu, e_source) = match (
         o.youngs_modulus,
         o.poisson_ratio,
-        from_deck.and_then(|m| m.elastic),
+        from_deck.and_then(|m| m.elastic.map(|(e, nu)| (e, nu, &m.elastic_at))),
     ) {
-        (Some(e), Some(nu), _) => (e, nu),
-        (None, None, Some((e, nu))) => (e, nu),
+        (Some(e), Some(nu), _) => (e, nu, Source::Option("--youngs-modulus")),
+        (None, None, Some((e, nu, at))) => (e, nu, in_deck(at, "Elastic", "--mesh")),
         _ => {
             return Err(option(
                 "--youngs-modulus/--poisson",
@@ -210,21 +243,53 @@ fn material(o: &ExtractOptions, deck: Option<&fem::Deck>) -> Result<Elastic, Ext
             ));
         }
     };
-    let rho = o
-        .density
-        .or(from_deck.and_then(|m| m.density))
-        .ok_or_else(|| option("--density", "give it (the deck has no *Density)"))?;
+    let (rho, rho_source) = match (
+        o.density,
+        from_deck.and_then(|m| m.density.map(|rho| (rho, &m.density_at))),
+    ) {
+        (Some(rho), _) => (rho, Source::Option("--density")),
+        (None, Some((rho, at))) => (rho, in_deck(at, "Density", "--mesh")),
+        (None, None) => return Err(option("--density", "give it (the deck has no *Density)")),
+    };
     if !(e > 0.0 && nu > -1.0 && nu < 0.5 && rho > 0.0) {
         return Err(option(
             "--youngs-modulus/--poisson/--density",
             format!("need E > 0, -1 < nu < 0.5, rho > 0; got {e}, {nu}, {rho}"),
         ));
     }
-    Ok(Elastic {
+    let material = Elastic {
         youngs_modulus: e,
         poisson_ratio: nu,
         density: rho,
-    })
+    };
+    Ok((material, e_source, rho_source))
+}
+
+/// Refuses a modal mass or stiffness (`quantity`, the diagonal of `matrix`) that the material
+/// constant `value` took out of the normal `f64`s (issue #33: a density of 1e308 or 1e-310, or
+/// such an E, was reported as "a rigid motion"), naming where the constant was given. Zero is
+/// [`rigid_modes`]' to refuse.
+fn modal_in_range(
+    matrix: &Array2<f64>,
+    quantity: &str,
+    value: f64,
+    source: &Source,
+) -> Result<(), ExtractError> {
+    let diagonal = matrix.diag();
+    match diagonal
+        .iter()
+        .enumerate()
+        .find(|(_, v)| **v != 0.0 && !v.is_normal())
+    {
+        Some((a, v)) => Err(source.refuse(
+            value,
+            format!(
+                "makes mode {a}'s {quantity} {v:e}, {}: give the material in units that keep it normal",
+                grain::derived::NOT_NORMAL
+            ),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
@@ -447,7 +512,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         probe(&o.normalization, deck.as_ref())?,
     )?;
     let mesh = part.mesh;
-    let material = material(o, deck.as_ref())?;
+    let (material, e_source, rho_source) = material(o, deck.as_ref())?;
     let modes_error = |error| ExtractError::Modes {
         snapshots: sources(o),
         error,
@@ -583,6 +648,13 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 error,
             }
         })?;
+    modal_in_range(&mass, "modal mass", material.density, &rho_source)?;
+    modal_in_range(
+        &stiffness,
+        "modal stiffness",
+        material.youngs_modulus,
+        &e_source,
+    )?;
     rigid_modes(&mesh, &mass, &stiffness, &material)?;
     if o.normalization == Normalization::Mass {
         let scales: Vec<f64> = (0..modes.ncols())
@@ -615,7 +687,16 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
             Mat::from_fn(s, c.ncols(), |i, a| c[(column_of[i], a)])
         }
     };
-    let path = if modes.ncols() == 1 && !o.linear && trained >= 2 {
+    let follows_path = modes.ncols() == 1 && !o.linear && trained >= 2;
+    if modes.ncols() == 1 && (follows_path || scalars.is_some()) {
+        loading_in_order(
+            &order[..trained],
+            |i| coords[(i, 0)],
+            &ids,
+            scalars.is_none() && !o.linear,
+        )?;
+    }
+    let path = if follows_path {
         let points: Vec<(usize, f64)> = order[..trained]
             .iter()
             .enumerate()
@@ -813,40 +894,58 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
     })
 }
 
+/// Refuses training snapshots (`train`: input indices, in input order) whose amplitude `eps`
+/// does not grow from each to the next. A one-mode bundle follows its snapshots in order of
+/// amplitude (its path, its force table): sorted by amplitude, a run that loads then unloads
+/// became one zigzag path (issue #33). `linear_helps` when `--linear` would need no order.
+fn loading_in_order(
+    train: &[usize],
+    eps: impl Fn(usize) -> f64,
+    ids: &[String],
+    linear_helps: bool,
+) -> Result<(), ExtractError> {
+    let Some(&[a, b]) = train.windows(2).find(|w| eps(w[1]) <= eps(w[0])) else {
+        return Ok(());
+    };
+    let linear = if linear_helps {
+        ", or scale the mode linearly with no path (--linear)"
+    } else {
+        ""
+    };
+    Err(option(
+        "--snapshots",
+        format!(
+            "the amplitude does not grow from `{}` (eps {:e}) to the next snapshot, `{}` (eps {:e}): a one-mode bundle follows its snapshots in order of amplitude (its path through them, its force table), so they must be one loading in the run's order, not a run that loads then unloads; give only the loading increments, in order (hold the others out of the fit by name with --holdout-snapshots){linear}",
+            ids[a],
+            eps(a),
+            ids[b],
+            eps(b)
+        ),
+    ))
+}
+
 /// The path of a one-mode bundle through its training snapshots (docs/physics.md section 1):
-/// `points` are `(column of u, eps)`, `name` names a column's snapshot. The points are sorted
-/// by amplitude; a snapshot at amplitude 0 with no displacement (the undeformed state some
-/// codes write) is the path's origin and is left out. Refused, naming the snapshots: an
-/// amplitude at or below 0 with a displacement, or two snapshots at the same amplitude (the
-/// path would not be a function of the amplitude: `--linear` makes the mode linear instead).
+/// `points` are `(column of u, eps)`, in order of increasing amplitude ([`loading_in_order`]),
+/// `name` names a column's snapshot. A snapshot at amplitude 0 with no displacement (the
+/// undeformed state some codes write) is the path's origin and is left out. Refused, naming the
+/// snapshot: an amplitude at or below 0 with a displacement.
 fn snapshot_path<'a>(
     points: &[(usize, f64)],
     u: MatRef<'_, f64>,
     name: impl Fn(usize) -> &'a str,
 ) -> Result<SnapshotPath, ExtractError> {
-    let mut points: Vec<(usize, f64)> = points
+    let points: Vec<(usize, f64)> = points
         .iter()
         .copied()
         .filter(|&(j, e)| e != 0.0 || (0..u.nrows()).any(|r| u[(r, j)] != 0.0))
         .collect();
-    points.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let refuse = |message: String| {
-        Err(option(
+    if let Some(&(j, e)) = points.iter().find(|p| p.1 <= 0.0) {
+        return Err(option(
             "--single",
             format!(
-                "{message}; the path through the snapshots needs positive, distinct amplitudes (`--linear` scales the mode linearly instead)"
+                "snapshot `{}` has amplitude {e}; the path through the snapshots needs positive amplitudes (`--linear` scales the mode linearly instead)",
+                name(j)
             ),
-        ))
-    };
-    if let Some(&(j, e)) = points.iter().find(|p| p.1 <= 0.0) {
-        return refuse(format!("snapshot `{}` has amplitude {e}", name(j)));
-    }
-    if let Some(w) = points.windows(2).find(|w| w[0].1 == w[1].1) {
-        return refuse(format!(
-            "snapshots `{}` and `{}` have the same amplitude {}",
-            name(w[0].0),
-            name(w[1].0),
-            w[0].1
         ));
     }
     let n = u.nrows() / 3;

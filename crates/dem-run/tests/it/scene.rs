@@ -446,3 +446,38 @@ fn grains_behind_walls_and_walls_that_overrun_grains_are_refused() {
         "{e}"
     );
 }
+
+/// Issue #33: a grain scaled by 1e-65 had moments of inertia of 0 (`s^5` underflowed) and the
+/// run "diverged", to be cured with a smaller step; by 1e62, infinite ones. The scale is refused
+/// under its own key, with the quantity and the scales that keep `I s^5` normal: the ball's
+/// moments are `2/5 m r^2 = pi / 60`.
+#[test]
+fn a_scale_the_grain_cannot_take_is_refused_under_its_key() {
+    let moment = std::f64::consts::PI / 60.0;
+    let range = format!(
+        "here it must lie between about {:.3e} and {:.3e}",
+        (f64::MIN_POSITIVE / moment).powf(0.2),
+        (f64::MAX.powf(0.2) / moment.powf(0.2))
+    );
+    let small = error(&GOOD.replace(
+        "position = [0, 0, 0]",
+        "position = [0, 0, 0]\nscale = 1e-65",
+    ));
+    assert!(
+        small.contains("scene.toml: grains[0].scale: ")
+            && small.contains(
+                "ball.grain: the scale 1e-65 makes the principal moments of inertia 5.24e-327, which is not a normal floating-point number"
+            )
+            && small.ends_with(&range),
+        "{small}"
+    );
+    let large = error(&format!(
+        "{GOOD}[[lattices]]\nbundle = \"ball.grain\"\norigin = [0, 0, 5e62]\ncounts = [1, 1, 1]\nspacing = [2, 2, 2]\nscale = 1e62\n"
+    ));
+    assert!(
+        large.contains("scene.toml: lattices[0].scale: ")
+            && large.contains("the scale 1e62 makes the principal moments of inertia 5.24e308")
+            && large.ends_with(&range),
+        "{large}"
+    );
+}

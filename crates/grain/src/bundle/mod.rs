@@ -5,6 +5,7 @@
 pub mod grain;
 pub mod modes;
 mod scale;
+pub use scale::ScaleError;
 
 pub use grain::{
     Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, ModePath, RigidTransform,

@@ -24,24 +24,59 @@
 
 use super::GrainBundle;
 use crate::InternalForce;
+use crate::derived::{Derived, OutOfRange, check, times_power};
 use crate::grid::{GridError, LevelSetGrid};
+
+/// Why a bundle cannot be scaled.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ScaleError {
+    /// The scale is not a finite number > 0.
+    #[error("a finite scale factor > 0, got {0}")]
+    NotPositive(f64),
+    /// The scale takes a quantity of the grain out of the normal `f64`s.
+    #[error("the scale {0}")]
+    OutOfRange(#[from] OutOfRange),
+    /// The scaled grid is not one (a level set value no `f64` holds).
+    #[error(transparent)]
+    Grid(#[from] GridError),
+}
 
 impl GrainBundle {
     /// The bundle of the same grain `s` times larger (module docs). Refuses `s` not finite and
-    /// positive, or a scaled grid no `f64` can hold.
-    pub fn scaled(&self, s: f64) -> Result<GrainBundle, GridError> {
+    /// positive, or one that takes the grain's volume, mass, principal moments, grid spacing,
+    /// modal mass or stiffness out of the normal `f64`s (issue #33: at 1e-65 the moments, `s^5`,
+    /// underflowed to zero and the run diverged), naming the quantity and the usable range.
+    pub fn scaled(&self, s: f64) -> Result<GrainBundle, ScaleError> {
         if !(s.is_finite() && s > 0.0) {
-            return Err(GridError::Spec {
-                field: "scale",
-                message: format!("a finite scale factor > 0, got {s}"),
-            });
+            return Err(ScaleError::NotPositive(s));
         }
-        let (s2, s3, s5) = (s * s, s * s * s, s.powi(5));
+        let p = &self.properties;
+        let diagonal = |m: &ndarray::Array2<f64>| m.diag().to_vec();
+        let (modal_mass, modal_stiffness) = self.deformation.as_ref().map_or_else(
+            || (Vec::new(), Vec::new()),
+            |d| (diagonal(&d.modal_mass), diagonal(&d.modal_stiffness)),
+        );
+        let quantity = |name, power, values| Derived {
+            name,
+            power,
+            values,
+        };
+        check(
+            s,
+            &[
+                quantity("volume", 3, &[p.volume]),
+                quantity("mass", 3, &[p.mass]),
+                quantity("principal moments of inertia", 5, &p.principal_moments),
+                quantity("grid spacing", 1, &[self.levelset.spec().spacing]),
+                quantity("modal mass", 5, &modal_mass),
+                quantity("modal stiffness", 3, &modal_stiffness),
+            ],
+        )?;
         let mut b = self.clone();
         let p = &mut b.properties;
-        p.volume *= s3;
-        p.mass *= s3;
-        p.principal_moments = p.principal_moments.map(|m| m * s5);
+        p.volume = times_power(p.volume, s, 3);
+        p.mass = times_power(p.mass, s, 3);
+        p.principal_moments = p.principal_moments.map(|m| times_power(m, s, 5));
         p.input_frame.translation = p.input_frame.translation.map(|t| t * s);
         let grid = &self.levelset;
         let mut spec = grid.spec().clone();
@@ -49,21 +84,21 @@ impl GrainBundle {
         spec.spacing *= s;
         b.levelset = LevelSetGrid::new(spec, grid.values().iter().map(|v| v * s).collect())?;
         b.nodes.mapv_inplace(|x| x * s);
-        b.node_areas.mapv_inplace(|a| a * s2);
+        b.node_areas.mapv_inplace(|a| times_power(a, s, 2));
         if let Some(d) = &mut b.deformation {
-            d.modal_mass.mapv_inplace(|m| m * s5);
-            d.modal_stiffness.mapv_inplace(|k| k * s3);
-            d.modal_damping.mapv_inplace(|c| c * s3);
+            d.modal_mass.mapv_inplace(|m| times_power(m, s, 5));
+            d.modal_stiffness.mapv_inplace(|k| times_power(k, s, 3));
+            d.modal_damping.mapv_inplace(|c| times_power(c, s, 3));
             match &mut d.internal_force {
                 InternalForce::Linear => {}
                 InternalForce::Table { table, .. } => {
                     for v in table.force.iter_mut().chain(table.energy.iter_mut()) {
-                        *v *= s3;
+                        *v = times_power(*v, s, 3);
                     }
                 }
                 InternalForce::Polynomial(p) => {
                     for t in &mut p.terms {
-                        t.coefficient *= s3;
+                        t.coefficient = times_power(t.coefficient, s, 3);
                     }
                 }
             }

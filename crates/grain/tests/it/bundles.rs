@@ -662,3 +662,44 @@ fn paths_round_trip_and_bad_paths_are_refused() {
         &["grain.json", "deformable.path_amplitudes", "positive"],
     );
 }
+
+/// Issue #33: a scale of 1e-65 underflowed the moments of inertia (`s^5`) to zero, and the run
+/// diverged "for too large a step". A scale that takes the volume, mass, moments, grid spacing,
+/// modal mass or stiffness out of the normal `f64`s is refused, naming the first such quantity
+/// and the scales the grain takes: from the smallest moment's underflow to the modal mass's
+/// overflow, here.
+#[test]
+fn a_scale_that_takes_the_grain_out_of_floating_point_is_refused() {
+    let g = deformable_grain(1, InternalForce::Linear);
+    let smallest_moment = 4.44e-9;
+    let modal_mass = g.deformation.as_ref().unwrap().modal_mass[[0, 0]];
+    assert_eq!(modal_mass, 2.0);
+    let low = (f64::MIN_POSITIVE / smallest_moment).powf(0.2);
+    let high = (f64::MAX / modal_mass).powf(0.2);
+    let range = format!("here it must lie between about {low:.3e} and {high:.3e}");
+    let e = g.scaled(1e-65).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "the scale 1e-65 makes the principal moments of inertia 4.44e-334, which is not a normal floating-point number"
+        ) && e.ends_with(&range),
+        "{e}"
+    );
+    let e = g.scaled(1e62).unwrap_err().to_string();
+    assert!(
+        e.starts_with("the scale 1e62 makes the modal mass 2.00e310") && e.ends_with(&range),
+        "{e}"
+    );
+    // Just inside the range, every quantity is normal.
+    for s in [1.001 * low, 0.999 * high] {
+        let b = g.scaled(s).unwrap();
+        let d = b.deformation.as_ref().unwrap();
+        assert!(
+            b.properties
+                .principal_moments
+                .iter()
+                .chain([&b.properties.mass, &d.modal_mass[[0, 0]]])
+                .all(|x| x.is_normal()),
+            "{s:e}"
+        );
+    }
+}

@@ -536,3 +536,219 @@ fn a_grid_beyond_an_address_space_limit_is_refused_by_its_need() {
     );
     assert!(!out.exists());
 }
+
+/// Issue #33: an oversized --pad was blamed on --spacing (2^32), or overflowed the grid's size
+/// arithmetic (a panic from 2^63 on); a CT image's padding, `--pad` nodes at `--spacing` in
+/// voxels, asked for hundreds of GB (an abort) or overflowed. Refused now, naming --pad, with
+/// the grid or padded image it would make and, for the grid, the largest pad that fits.
+#[test]
+fn an_oversized_pad_is_refused_naming_pad() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.grain");
+    let out = out.to_str().unwrap();
+    // A sphere of radius 5 at spacing 0.5: a box of 20 cells, 21 nodes a side.
+    for (pad, grid) in [
+        ("4294967296", "8589934613 x 8589934613 x 8589934613"),
+        ("18446744073709551615", "3.689e19 x 3.689e19 x 3.689e19"),
+    ] {
+        let (ok, _, stderr) = bake(&[
+            "sphere",
+            "--radius",
+            "5",
+            "--spacing",
+            "0.5",
+            "--pad",
+            pad,
+            "--out",
+            out,
+        ]);
+        assert!(!ok);
+        let prefix = format!(
+            "levelset-bake: --pad: {pad} nodes on every side of the grain's 21 x 21 x 21 nodes make a grid of {grid} nodes"
+        );
+        assert!(stderr.starts_with(&prefix), "{stderr}");
+        // Whatever the machine, the default pad fits.
+        let most: usize = stderr.split("at most ").nth(1).unwrap()[..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(most >= 3, "{stderr}");
+    }
+    // A 12-voxel cube image, voxels of 2^-10: 3 nodes at spacing 1 pad it by 3 x 1024 voxels and
+    // the margin of 2, 3074, to 6160 a side (5.8e12 bytes at 25 a voxel); a pad of 2^32 nodes is
+    // the grid's to refuse first.
+    let image = dir.path().join("cube.npy");
+    let mut text = b"\x93NUMPY\x01\x00".to_vec();
+    let header = "{'descr': '|u1', 'fortran_order': False, 'shape': (12, 12, 12), }";
+    let header = format!("{header:<117}\n");
+    text.extend((header.len() as u16).to_le_bytes());
+    text.extend(header.as_bytes());
+    text.extend([1u8; 12 * 12 * 12]);
+    std::fs::write(&image, text).unwrap();
+    let image = image.to_str().unwrap();
+    for (voxel, pad, expected) in [
+        (
+            "0.0009765625",
+            "3",
+            "levelset-bake: --pad: the image of 12 x 12 x 12 voxels, padded by 3074 voxels of 9.765625e-4 on every side (--pad 3 nodes at --spacing 1e0), is 6160 x 6160 x 6160 voxels",
+        ),
+        (
+            "1e-300",
+            "3",
+            "levelset-bake: --pad: the image of 12 x 12 x 12 voxels, padded by 3.000e300 voxels",
+        ),
+        (
+            "1",
+            "4294967296",
+            "levelset-bake: --pad: 4294967296 nodes on every side of the grain's",
+        ),
+    ] {
+        let (ok, _, stderr) = bake(&[
+            "image",
+            image,
+            "--voxel",
+            voxel,
+            "--spacing",
+            "1",
+            "--pad",
+            pad,
+            "--out",
+            out,
+        ]);
+        assert!(!ok && stderr.starts_with(expected), "{stderr}");
+    }
+}
+
+/// Issue #33: a density of 1e308 made an infinite mass (refused only by the bundle's writer,
+/// as `properties.mass`), 1e-310 a subnormal one (baked); a Young's modulus of 1e308, -5 or
+/// 1e-310 an infinite, negative or subnormal bending stiffness. Refused now, naming the flag,
+/// the quantity and the range, from the closed forms: a sphere's volume `4/3 pi r^3` and
+/// moments `2/5 m r^2`; a beam's bending mode `M = rho [(pi/L)^2 (L/2) (b h^3/12) + (L/2) b h]`
+/// and `K = (lambda + 2 mu) (pi/L)^4 (L/2) (b h^3/12)`.
+#[test]
+fn a_density_or_modulus_that_takes_a_mass_or_stiffness_out_of_range_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("d.grain");
+    let out = out.to_str().unwrap();
+    let refused = |args: &[&str]| {
+        let (ok, _, stderr) = bake(&[args, &["--out", out]].concat());
+        assert!(!ok, "{args:?}");
+        stderr
+    };
+    let volume = 4.0 / 3.0 * std::f64::consts::PI * 125.0;
+    let e = refused(&[
+        "sphere",
+        "--radius",
+        "5",
+        "--spacing",
+        "1",
+        "--density",
+        "1e308",
+    ]);
+    assert!(
+        e.starts_with(&format!(
+            "levelset-bake: --density: 1e308 makes the grain's mass {:.2}e310, which is not a normal floating-point number",
+            volume / 100.0
+        )) && e.contains(&format!(
+            "here it must lie between about {:.3e} and {:.3e}",
+            f64::MIN_POSITIVE,
+            f64::MAX / (0.4 * volume * 25.0)
+        )),
+        "{e}"
+    );
+    let e = refused(&[
+        "box",
+        "--size",
+        "2",
+        "2",
+        "2",
+        "--spacing",
+        "0.2",
+        "--density",
+        "1e-310",
+    ]);
+    assert!(
+        e.starts_with("levelset-bake: --density: 1e-310 makes the grain's mass 8.00e-310"),
+        "{e}"
+    );
+    // A 40 x 4 x 4 beam: at a density of 5e-311 its mass (640 rho) and moments are normal, its
+    // bending mode's mass (322.6 rho) is not.
+    let bending = |l: f64, b: f64, h: f64| {
+        let k = std::f64::consts::PI / l;
+        let second_moment = b * h.powi(3) / 12.0;
+        let p_modulus = 0.7 / (1.3 * 0.4);
+        (
+            k * k * l / 2.0 * second_moment + l / 2.0 * b * h,
+            p_modulus * k.powi(4) * l / 2.0 * second_moment,
+        )
+    };
+    let beam = [
+        "box",
+        "--size",
+        "40",
+        "4",
+        "4",
+        "--spacing",
+        "1",
+        "--bending-mode",
+        "40",
+    ];
+    let e = refused(
+        &[
+            &beam[..],
+            &["--modal-stiffness", "1", "--density", "5e-311"],
+        ]
+        .concat(),
+    );
+    assert!(
+        e.starts_with(&format!(
+            "levelset-bake: --density: 5e-311 makes the bending mode's modal mass {:.2}e-308",
+            bending(40.0, 4.0, 4.0).0 * 5e-311 / 1e-308
+        )),
+        "{e}"
+    );
+    // A 2 x 2 x 2 cube's bending stiffness, 10.9 E, leaves the normal numbers at both ends.
+    let cube = [
+        "box",
+        "--size",
+        "2",
+        "2",
+        "2",
+        "--spacing",
+        "0.2",
+        "--bending-mode",
+        "2",
+    ];
+    let stiffness = bending(2.0, 2.0, 2.0).1;
+    for (modulus, expected) in [
+        (
+            "1e308",
+            format!(
+                "--youngs-modulus: 1e308 makes the bending mode's modal stiffness {:.2}e309",
+                stiffness / 10.0
+            ),
+        ),
+        (
+            "1e-310",
+            format!(
+                "--youngs-modulus: 1e-310 makes the bending mode's modal stiffness {:.2}e-309",
+                stiffness / 10.0
+            ),
+        ),
+        (
+            "-5",
+            "--youngs-modulus/--poisson: need a finite E > 0 and -1 < nu < 0.5".to_string(),
+        ),
+    ] {
+        let e = refused(
+            &[
+                &cube[..],
+                &["--youngs-modulus", modulus, "--poisson", "0.3"],
+            ]
+            .concat(),
+        );
+        assert!(e.starts_with(&format!("levelset-bake: {expected}")), "{e}");
+    }
+}

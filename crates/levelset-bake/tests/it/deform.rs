@@ -122,7 +122,8 @@ fn precomputed_bending_level_sets_equal_the_distance_of_the_deformed_beam() {
             "--modal-damping",
             "2e4",
         ])
-        .args(["--samples=-1.5,0.5,2", "--out", out.to_str().unwrap()])
+        // A separate word that starts with a minus (issue #33: clap took it for a flag).
+        .args(["--samples", "-1.5,0.5,2", "--out", out.to_str().unwrap()])
         .output()
         .unwrap();
     assert!(
@@ -501,6 +502,19 @@ fn samples_at_the_path_are_its_snapshots_and_need_a_path() {
     let amplitudes: Vec<f64> = path[0].iter().map(|s| s.amplitude).collect();
     assert_eq!(amplitudes, [0.0, 0.5, 1.0]);
     assert_eq!(path, listed);
+    // Issue #33: `path` among amplitudes was taken alone, the amplitudes dropped; such a list,
+    // or an item that is no finite amplitude, is refused whole with the forms accepted.
+    for samples in ["0.25,path", "path,0.25", "0.25,,1", "0.25,inf"] {
+        let o = bake(&path_modes, samples, "mixed.grain");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success()
+                && stderr.contains(&format!(
+                    "invalid value '{samples}' for '--samples <SAMPLES>': expected `path` alone (the path mode's own amplitudes) or finite amplitudes separated by commas"
+                )),
+            "{stderr}"
+        );
+    }
 }
 
 /// Issue #23: a precomputed level set at an amplitude that moves the surface past the grid was

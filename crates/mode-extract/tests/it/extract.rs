@@ -321,3 +321,153 @@ fn mode_and_mesh_failures_name_their_files() {
         "{e}"
     );
 }
+
+/// Issue #33: a run that loads then unloads was sorted by amplitude into one zigzag path (the
+/// unloading shapes, here with a lateral set `u_x = b z`, between the loading ones). Its one mode
+/// follows the snapshots in order, so the increments must grow: refused, naming the two where
+/// the amplitude turns back and what to do.
+#[test]
+fn a_run_that_loads_then_unloads_is_refused_where_it_turns_back() {
+    let dir = tempfile::tempdir().unwrap();
+    // The block's nodes (tests/data/tiny.inp): x in {0, 1, 2}, y and z in {0, 1}.
+    let nodes: Vec<[f64; 3]> = [
+        [0, 0, 0],
+        [1, 0, 0],
+        [1, 1, 0],
+        [0, 1, 0],
+        [0, 0, 1],
+        [1, 0, 1],
+        [1, 1, 1],
+        [0, 1, 1],
+        [2, 0, 0],
+        [2, 1, 0],
+        [2, 0, 1],
+        [2, 1, 1],
+    ]
+    .map(|x| x.map(f64::from))
+    .to_vec();
+    // u = (b z, 0, -a z): with unit-max scaling the mode is (0, 0, -z) and eps is a.
+    let run = [
+        ("load1", 0.0034, 0.0),
+        ("load2", 0.0068, 0.0),
+        ("peak", 0.01, 0.0),
+        ("unload1", 0.008, 4e-4),
+        ("unload2", 0.005, 6e-4),
+    ];
+    let snapshots: Vec<PathBuf> = run
+        .iter()
+        .map(|&(name, a, b)| {
+            let mut csv = String::from("node,u1,u2,u3\n");
+            for (n, x) in nodes.iter().enumerate() {
+                csv.push_str(&format!("{},{:e},0,{:e}\n", n + 1, b * x[2], -a * x[2]));
+            }
+            let path = dir.path().join(format!("{name}.csv"));
+            std::fs::write(&path, csv).unwrap();
+            path
+        })
+        .collect();
+    let o = ExtractOptions {
+        mesh: Some(data("tiny.inp")),
+        method: Method::Single,
+        ..ExtractOptions::new(snapshots)
+    };
+    let e = extract(&o).unwrap_err().to_string();
+    assert!(
+        e.starts_with("--snapshots: the amplitude does not grow from `")
+            && e.contains("peak.csv` (eps 1e-2) to the next snapshot, `")
+            && e.contains("unload1.csv` (eps 8e-3)")
+            && e.contains("--holdout-snapshots")
+            && e.contains("(--linear)"),
+        "{e}"
+    );
+    // The loading alone makes the path, in order.
+    let loading = ExtractOptions {
+        holdout_snapshots: vec!["unload1".into(), "unload2".into()],
+        ..o.clone()
+    };
+    let b = extract(&loading).unwrap();
+    let amplitudes = &b.path.as_ref().unwrap().amplitudes;
+    for (got, want) in amplitudes.iter().zip([0.0034, 0.0068, 0.01]) {
+        assert!((got - want).abs() < 1e-15, "{amplitudes:?}");
+    }
+    assert_eq!(amplitudes.len(), 3);
+    // A linear mode needs no order, unless a force table is fitted over the amplitudes.
+    let linear = ExtractOptions {
+        linear: true,
+        ..o.clone()
+    };
+    assert!(extract(&linear).unwrap().path.is_none());
+    let scalars = dir.path().join("scalars.csv");
+    let mut csv = String::from("snapshot,strain_energy\n");
+    for (name, a, _) in run {
+        csv.push_str(&format!("{name},{:e}\n", 1e6 * a * a));
+    }
+    std::fs::write(&scalars, csv).unwrap();
+    let e = extract(&ExtractOptions {
+        scalars: Some(scalars),
+        ..linear
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("unload1.csv` (eps 8e-3)") && !e.contains("--linear"),
+        "{e}"
+    );
+}
+
+/// Issue #33: a density of 1e-310 made a subnormal modal mass, 1e308 on a larger grain an
+/// infinite one, and so did E for the stiffness; both were reported as "a rigid motion". They
+/// are refused, naming the option or the deck's line the constant came from. The block's
+/// uniaxial mode has `M = 2 rho / 3` and `K = 2 (lambda + 2 mu)` (see above): with rho = 1e-310
+/// and E = 1e308, `M` is below the normal range and `K` above it.
+#[test]
+fn a_density_or_modulus_that_takes_the_modal_matrices_out_of_range_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let deck = std::fs::read_to_string(data("tiny.inp")).unwrap();
+    let light = dir.path().join("light.inp");
+    std::fs::write(&light, deck.replace("\n7.85E-9\n", "\n1e-310\n")).unwrap();
+    let stiff = dir.path().join("stiff.inp");
+    std::fs::write(&stiff, deck.replace("\n210000., 0.3\n", "\n1e308, 0.3\n")).unwrap();
+    let refused = |o: ExtractOptions| extract(&o).unwrap_err().to_string();
+    let single = || options(Method::Single, Normalization::UnitMax);
+    let e = refused(ExtractOptions {
+        density: Some(1e-310),
+        ..single()
+    });
+    assert!(
+        e.starts_with("--density: 1e-310 makes mode 0's modal mass 6.6")
+            && e.contains("which is not a normal floating-point number"),
+        "{e}"
+    );
+    let e = refused(ExtractOptions {
+        mesh: Some(light.clone()),
+        ..single()
+    });
+    assert!(
+        e.starts_with(&format!(
+            "{}: line 27: *Density 1e-310 makes mode 0's modal mass 6.6",
+            light.display()
+        )),
+        "{e}"
+    );
+    let e = refused(ExtractOptions {
+        youngs_modulus: Some(1e308),
+        poisson_ratio: Some(0.3),
+        ..single()
+    });
+    assert!(
+        e.starts_with("--youngs-modulus: 1e308 makes mode 0's modal stiffness inf"),
+        "{e}"
+    );
+    let e = refused(ExtractOptions {
+        mesh: Some(stiff.clone()),
+        ..single()
+    });
+    assert!(
+        e.starts_with(&format!(
+            "{}: line 25: *Elastic 1e308 makes mode 0's modal stiffness inf",
+            stiff.display()
+        )),
+        "{e}"
+    );
+}
