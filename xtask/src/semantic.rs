@@ -345,12 +345,15 @@ fn modes_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
         rng.random_range(-1.0..1.0),
         rng.random_range(-1.0..1.0),
     ];
-    // Amplitudes of both signs, or positive ones (a path through the snapshots needs those),
-    // and a mode that scales linearly or follows its path.
+    // Amplitudes of both signs, or a loading's growing ones (a path through the snapshots
+    // needs those), and a mode that scales linearly or follows its path.
     let positive = rng.random_bool(0.5);
-    let amplitudes: Vec<f64> = (0..rng.random_range(2..6))
+    let mut amplitudes: Vec<f64> = (0..rng.random_range(2..6))
         .map(|_| rng.random_range(if positive { 1e-5..1e-3 } else { -1e-3..1e-3 }))
         .collect();
+    if positive {
+        amplitudes.sort_by(f64::total_cmp);
+    }
     let linear = rng.random_bool(0.5);
     *case = format!(
         "box {l:.3e}, E {e:.3e}, nu {nu:.3}, rho {rho:.3e}, rigid {rigid}, linear {linear}, {} snapshots",
