@@ -262,6 +262,7 @@ impl Simulation {
             ledger: Ledger::default(),
             excursions: Vec::new(),
             fault: None,
+            servo_fault: None,
             timings: Timings::default(),
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
