@@ -39,6 +39,9 @@
 //! by `dH' H^-1 (X - origin)`, the change of the affine velocity field at its place (YADE's
 //! `homoDeform`), so that grains on the affine field stay on it exactly; a grain wrapped by
 //! `m` keeps its fluctuation about the field (`v -= H' m`, LAMMPS's `remap v`).
+//!
+//! Refused: a servo's target in tension on one of its axes (`pressure[k] < 0`: cohesionless
+//! grains carry none, the servo wall's rule, crate::wall::check_pressure).
 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -213,6 +216,11 @@ impl CellSpec {
             }
             if !servo.pressure.iter().all(|p| p.is_finite()) {
                 return fail("servo.pressure", "finite numbers expected".into());
+            }
+            for (k, &p) in servo.pressure.iter().enumerate() {
+                if servo.axes[k] {
+                    crate::wall::check_pressure(p, format!("cell.servo.pressure[{k}]"))?;
+                }
             }
             if !(servo.max_rate.is_finite() && servo.max_rate > 0.0) {
                 return fail(

@@ -6,7 +6,7 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::body::Body;
-use crate::scene::{Motion, WallSpec};
+use crate::scene::{KeyError, Motion, WallSpec};
 
 /// A wall's geometry, at its initial position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +85,23 @@ fn half() -> f64 {
     0.5
 }
 
+/// Refuses a servo's target stress (a wall's, or a periodic cell's on one axis; `key` names
+/// it) that is not a finite compression or zero: the contact laws only push (a node inside the
+/// other grain's level set is pushed out, docs/physics.md section 4), so a sample of
+/// cohesionless grains carries no tension, and a servo that asks for one opens its wall or its
+/// cell without end.
+pub fn check_pressure(pressure: f64, key: String) -> Result<(), KeyError> {
+    if pressure.is_finite() && pressure >= 0.0 {
+        return Ok(());
+    }
+    Err(KeyError::new(
+        key,
+        format!(
+            "a stress >= 0 (compression positive): the contacts are cohesionless and carry no tension, got {pressure}"
+        ),
+    ))
+}
+
 /// A servo wall that cannot reach its target (docs/experiments.md section 3): the run stops.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ServoFault {
@@ -136,17 +153,9 @@ pub fn driven_through(walls: &[Wall], bodies: &[Body], ids: &[u32]) -> Option<Se
 
 impl Servo {
     /// The checks of its keys (`key` names it).
-    pub fn check(&self, key: &str) -> Result<(), crate::scene::KeyError> {
-        let fail = |k: &str, m: String| Err(crate::scene::KeyError::new(format!("{key}.{k}"), m));
-        if !(self.pressure.is_finite() && self.pressure >= 0.0) {
-            return fail(
-                "pressure",
-                format!(
-                    "a stress >= 0 (compression positive), got {}",
-                    self.pressure
-                ),
-            );
-        }
+    pub fn check(&self, key: &str) -> Result<(), KeyError> {
+        let fail = |k: &str, m: String| Err(KeyError::new(format!("{key}.{k}"), m));
+        check_pressure(self.pressure, format!("{key}.pressure"))?;
         if !(self.max_speed.is_finite() && self.max_speed > 0.0) {
             return fail("max_speed", format!("a speed > 0, got {}", self.max_speed));
         }

@@ -676,3 +676,58 @@ fn a_held_grain_in_a_deforming_cell_is_refused() {
         "{e}"
     );
 }
+
+/// The error of building the scene `text` (bundle paths relative to `dir`), or "accepted".
+fn refusal(dir: &std::path::Path, text: &str) -> String {
+    let path = crate::common::scene_file(dir, text);
+    match dem_run::Scene::read(&path) {
+        Err(e) => e.to_string(),
+        Ok(scene) => match Simulation::from_scene(&scene, &path) {
+            Err(e) => e.to_string(),
+            Ok(_) => "accepted".into(),
+        },
+    }
+}
+
+/// One unit sphere in a cell 6 on a side, at rest, with `cell` ending `[cell]`.
+fn lone_in_cell(cell: &str) -> String {
+    format!(
+        "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+         [cell]\nsize = [6, 6, 6]\n{cell}\n[[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 3]\n"
+    )
+}
+
+#[test]
+fn a_cell_servo_target_in_tension_is_refused_as_a_servo_walls_is() {
+    // issue #33: the cell's servo took a tensile target, which cohesionless grains cannot
+    // carry: the cell opened at its largest rate for the whole run (90 times its volume in 3
+    // time units), as a servo wall asked for one would have (refused).
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("servo = { pressure = [1, -1, 1], max_rate = 0.1 }"),
+    );
+    let rule = "a stress >= 0 (compression positive): the contacts are cohesionless and carry no tension, got -1";
+    assert!(
+        e.ends_with(&format!("cell.servo.pressure[1]: {rule}")),
+        "{e}"
+    );
+    let wall = "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+                [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\n\
+                [[walls]]\nkind = \"plane\"\npoint = [0, 0, 2]\nnormal = [0, 0, -1]\n\
+                servo = { pressure = -1, max_speed = 1, area = 1 }\n";
+    let e = refusal(dir.path(), wall);
+    assert!(
+        e.ends_with(&format!("walls[0].servo.pressure: {rule}")),
+        "{e}"
+    );
+    // An axis the servo does not set keeps its number unread.
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell(
+            "servo = { pressure = [1, -1, 1], axes = [true, false, true], max_rate = 0.1 }",
+        ),
+    );
+    assert_eq!(e, "accepted");
+}
