@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use crate::body::{Body, Drive, Shape};
 use crate::cell::Cell;
@@ -15,7 +15,7 @@ use crate::law::Histories;
 use crate::ledger::{Dissipation, Ledger};
 use crate::modal::{InternalLaw, Modes};
 use crate::packing::Generated;
-use crate::scene::{GrainSpec, KeyError, ModesSpec, Motion, Scene, SceneError, TimeStep, held};
+use crate::scene::{GrainSpec, KeyError, ModesSpec, Scene, SceneError, TimeStep, held};
 use crate::sim::{Simulation, Timings};
 use crate::wall::Wall;
 
@@ -304,18 +304,25 @@ impl Simulation {
 
     /// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
     /// its contacts, and the grains meet it deep inside, with forces of no physical meaning.
-    /// The error is the wall's scene key and the reason.
+    /// The same for a deforming periodic cell, whose velocity gradient `L` moves two grains in
+    /// contact, their centres `l` apart, by `L l dt` per step relative to each other
+    /// (crate::cell: the grains follow the affine field, the images the cell): at most
+    /// `|L| 2 r_max dt`, `|L|` the largest singular value of `L` (its largest stretch), over the
+    /// gradients its servo may set ([`Cell::extreme_gradients`]). A cell held below this also
+    /// keeps `det(I + L dt) > 0`, so it never turns inside out (`|L dt| < 1`). The error is the
+    /// scene key (`walls[i].motion`, `walls[i].servo.max_speed`, `cell.velocity_gradient`,
+    /// `cell.servo.max_rate`) and the reason.
     pub fn check_wall_steps(&self) -> Result<(), KeyError> {
-        let smallest = (self.shapes.iter())
-            .map(|s| s.bounding_radius)
-            .fold(f64::INFINITY, f64::min);
+        let smallest = smallest_radius(&self.shapes);
         for (w, wall) in self.walls.iter().enumerate() {
-            let speed = (wall.motion.as_ref().map(Motion::largest_speed))
-                .or(wall.servo.as_ref().map(|s| s.max_speed))
-                .unwrap_or(0.0);
+            let (speed, key) = match (&wall.motion, &wall.servo) {
+                (Some(m), _) => (m.largest_speed(), "motion"),
+                (None, Some(s)) => (s.max_speed, "servo.max_speed"),
+                (None, None) => (0.0, ""),
+            };
             if speed * self.dt > WALL_STEP * smallest {
                 return Err(KeyError::new(
-                    format!("walls[{w}].motion"),
+                    format!("walls[{w}].{key}"),
                     format!(
                         "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
                         speed * self.dt,
@@ -324,13 +331,69 @@ impl Simulation {
                 ));
             }
         }
-        Ok(())
+        let Some(cell) = &self.cell else {
+            return Ok(());
+        };
+        // The largest singular value, from L scaled to at most 1 (it is linear in the scale).
+        let stretch = |l: &Matrix3<f64>| {
+            let scale = l.amax();
+            if scale == 0.0 {
+                return 0.0;
+            }
+            scale * (l / scale).svd(false, false).singular_values.max()
+        };
+        let apart = 2.0 * largest_radius(&self.shapes);
+        let fastest = (cell.extreme_gradients().into_iter())
+            .map(|l| (stretch(&l), l))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("one gradient at least");
+        let moved = fastest.0 * apart * self.dt;
+        if moved <= WALL_STEP * smallest {
+            return Ok(());
+        }
+        let prescribed = stretch(&cell.loading.velocity_gradient) * apart * self.dt;
+        let key = if prescribed > WALL_STEP * smallest {
+            "cell.velocity_gradient"
+        } else {
+            "cell.servo.max_rate"
+        };
+        // Over the step the cell is (I + s L dt) H, s from 0 to 1: it goes flat where
+        // det(I + s L dt) = 0, at a real eigenvalue of L dt of -1 or less (det(I + L dt) <= 0
+        // is one case; two such eigenvalues keep it positive).
+        let flat = (fastest.1 * self.dt)
+            .complex_eigenvalues()
+            .iter()
+            .filter(|e| e.im == 0.0 && e.re <= -1.0)
+            .map(|e| e.re)
+            .fold(f64::INFINITY, f64::min);
+        let inverted = if flat.is_finite() {
+            format!(
+                " (L dt has the eigenvalue {flat:e} <= -1: the cell goes flat within the step, and inside out past it; det(I + L dt) = {:e})",
+                (Matrix3::identity() + fastest.1 * self.dt).determinant()
+            )
+        } else {
+            String::new()
+        };
+        Err(KeyError::new(
+            key.into(),
+            format!(
+                "it moves grains in contact, up to {apart:e} apart (twice the largest bounding radius), by up to {moved:e} per step relative to each other (L's largest stretch {:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}{inverted}: lower the rate or the step",
+                fastest.0, self.dt
+            ),
+        ))
     }
 }
 
 /// The largest bounding radius of `shapes`.
 pub(crate) fn largest_radius(shapes: &[Arc<Shape>]) -> f64 {
     shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max)
+}
+
+/// The smallest bounding radius of `shapes`.
+fn smallest_radius(shapes: &[Arc<Shape>]) -> f64 {
+    (shapes.iter())
+        .map(|s| s.bounding_radius)
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the

@@ -41,7 +41,11 @@
 //! `m` keeps its fluctuation about the field (`v -= H' m`, LAMMPS's `remap v`).
 //!
 //! Refused: a servo's target in tension on one of its axes (`pressure[k] < 0`: cohesionless
-//! grains carry none, the servo wall's rule, crate::wall::check_pressure).
+//! grains carry none, the servo wall's rule, crate::wall::check_pressure); an `L` that moves two
+//! grains in contact by more than 0.1 of the smallest grain's radius per step relative to each
+//! other, `|L| 2 r_max dt`, `|L|` the largest singular value over the `L` the servo may set (a
+//! wall's rule: crate::sim::Simulation::check_wall_steps), which also keeps the cell from going
+//! flat or inside out within a step (`det(I + s L dt) > 0`).
 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -327,6 +331,29 @@ impl Cell {
         let v = self.volume();
         let a = |k: usize| self.vectors.column(k).into_owned();
         [0, 1, 2].map(|k| v / a((k + 1) % 3).cross(&a((k + 2) % 3)).norm())
+    }
+
+    /// The velocity gradients its loading may apply over a step: `L` with each of the servo's
+    /// entries at `-max_rate` or `max_rate` (the `L` it may set are their convex
+    /// combinations), or `L` alone.
+    pub fn extreme_gradients(&self) -> Vec<Matrix3<f64>> {
+        let l = self.loading.velocity_gradient;
+        let Some(servo) = &self.loading.servo else {
+            return vec![l];
+        };
+        (0..8u32)
+            .map(|corner| {
+                let mut l = l;
+                for k in (0..3).filter(|&k| servo.axes[k]) {
+                    l[(k, k)] = if corner >> k & 1 == 1 {
+                        servo.max_rate
+                    } else {
+                        -servo.max_rate
+                    };
+                }
+                l
+            })
+            .collect()
     }
 
     /// The fractional coordinates `H^-1 (x - origin)`.

@@ -731,3 +731,54 @@ fn a_cell_servo_target_in_tension_is_refused_as_a_servo_walls_is() {
     );
     assert_eq!(e, "accepted");
 }
+
+#[test]
+fn a_cell_deformed_more_than_its_contacts_follow_in_a_step_is_refused() {
+    // issue #33: L_11 dt = -2 turned the cell inside out in its first step, reported as "-6e0
+    // across periodic axis 1 ... a larger cell"; L_11 dt = -1 flattened it and the step
+    // panicked; L_11 = L_22 with L dt = -3 passed the cell through flat and back (det(I + L dt)
+    // = 4 > 0) and ran to its end. Like a wall, a cell may move two grains in contact (their
+    // centres at most 2 r apart) by at most 0.1 r per step relative to each other: |L| 2 r dt
+    // <= 0.1 r, |L| <= 0.05 / dt = 50 here for any radius.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let gradient = |l: f64| {
+        lone_in_cell(&format!(
+            "velocity_gradient = [[{l}, 0, 0], [0, 0, 0], [0, 0, 0]]"
+        ))
+    };
+    assert_eq!(refusal(dir.path(), &gradient(-0.99 * 50.0)), "accepted");
+    let e = refusal(dir.path(), &gradient(-1.01 * 50.0));
+    assert!(
+        e.contains("cell.velocity_gradient: it moves grains in contact"),
+        "{e}"
+    );
+    let e = refusal(dir.path(), &gradient(-2000.0));
+    assert!(
+        e.contains("L dt has the eigenvalue -2e0 <= -1: the cell goes flat within the step")
+            && e.contains("det(I + L dt) = -1e0"),
+        "{e}"
+    );
+    let e = refusal(dir.path(), &gradient(-1000.0));
+    assert!(e.contains("det(I + L dt) = 0e0"), "{e}");
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("velocity_gradient = [[-3000, 0, 0], [0, -3000, 0], [0, 0, 0]]"),
+    );
+    assert!(
+        e.contains("the eigenvalue -3e0") && e.contains("det(I + L dt) = 4e0"),
+        "{e}"
+    );
+    // The servo's rate, by its key (its entries anywhere in [-max_rate, max_rate]).
+    let servo = |rate: f64| {
+        lone_in_cell(&format!(
+            "servo = {{ pressure = [1, 1, 1], max_rate = {rate} }}"
+        ))
+    };
+    assert_eq!(refusal(dir.path(), &servo(0.99 * 50.0)), "accepted");
+    let e = refusal(dir.path(), &servo(1.01 * 50.0));
+    assert!(
+        e.contains("cell.servo.max_rate: it moves grains in contact"),
+        "{e}"
+    );
+}

@@ -207,3 +207,23 @@ fn a_servo_wall_whose_face_is_gone_stops_instead_of_panicking() {
     assert_eq!(sim.walls[5].displacement.z, 0.0);
     assert_eq!(sim.walls[5].velocity.z, 0.0);
 }
+
+#[test]
+fn a_servo_wall_too_fast_for_the_step_is_refused_by_its_own_key() {
+    // issue #33: the refusal of a servo wall too fast for the step named `walls[5].motion`, a
+    // key the wall does not have.
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let path = scene_file(
+        dir.path(),
+        &scene(3.2, ["", ""], "servo = { pressure = 0.5, max_speed = 1e3 }"),
+    );
+    let e = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("walls[5].servo.max_speed: it moves 2e0 per step"),
+        "{e}"
+    );
+}
