@@ -15,7 +15,7 @@ use crate::law::Histories;
 use crate::ledger::{Dissipation, Ledger};
 use crate::modal::{InternalLaw, Modes};
 use crate::packing::Generated;
-use crate::scene::{GrainSpec, KeyError, ModesSpec, Scene, SceneError, TimeStep, held};
+use crate::scene::{CellSpec, GrainSpec, KeyError, ModesSpec, Scene, SceneError, TimeStep, held};
 use crate::sim::{Simulation, Timings};
 use crate::wall::Wall;
 
@@ -156,25 +156,35 @@ impl Simulation {
             }
         }
         let walls: Vec<Wall> = scene.walls.iter().map(Wall::from_spec).collect();
-        let mut packed = Vec::new();
-        let cell = scene.cell.as_ref().map(|c| c.cell());
+        let mut class_shapes = Vec::new();
         for (i, p) in scene.packings.iter().enumerate() {
+            class_shapes.push(
+                (p.classes().iter())
+                    .map(|c| {
+                        let bundle = &p.bundles[c.ingredient].bundle;
+                        library.shape(
+                            bundle,
+                            c.scale,
+                            format!("packings[{i}].bundles[{}].bundle", c.ingredient),
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        // The cell against every grain of the scene, before the packings place grains in it.
+        let cell = scene.cell.as_ref().map(|c| c.cell());
+        if let (Some(spec), Some(cell)) = (&scene.cell, &cell) {
+            check_cell_reach(spec, cell, smallest_radius(&library.shapes)).map_err(key_error)?;
+            check_cell(cell, largest_radius(&library.shapes)).map_err(key_error)?;
+        }
+        let mut packed = Vec::new();
+        for (i, (p, class_shapes)) in scene.packings.iter().zip(&class_shapes).enumerate() {
             let key = format!("packings[{i}]");
-            let class_shapes = (p.classes().iter())
-                .map(|c| {
-                    let bundle = &p.bundles[c.ingredient].bundle;
-                    library.shape(
-                        bundle,
-                        c.scale,
-                        format!("{key}.bundles[{}].bundle", c.ingredient),
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()?;
             let generated = crate::packing::generate(
                 p,
                 &key,
                 &library.shapes,
-                &class_shapes,
+                class_shapes,
                 &placed.bodies,
                 &walls,
                 cell.as_ref(),
@@ -217,7 +227,6 @@ impl Simulation {
             b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         }
         if let Some(cell) = &cell {
-            check_cell(cell, largest_radius(&shapes)).map_err(key_error)?;
             // The affine field and the wraps of a deforming cell would move a held coordinate.
             if cell.deforms()
                 && let Some(i) = bodies
@@ -394,6 +403,33 @@ fn smallest_radius(shapes: &[Arc<Shape>]) -> f64 {
     (shapes.iter())
         .map(|s| s.bounding_radius)
         .fold(f64::INFINITY, f64::min)
+}
+
+/// Refuses a cell (`spec`, made `cell`) with a corner farther from the origin than floating
+/// point resolves the smallest grain, of radius `smallest` ([`FARTHEST`], every grain's rule):
+/// its grains' images across its faces would be rounding noise, and the image counts of grains
+/// far from it would overflow.
+fn check_cell_reach(spec: &CellSpec, cell: &Cell, smallest: f64) -> Result<(), KeyError> {
+    let limit = FARTHEST * smallest;
+    let far = (cell.corners().iter())
+        .map(|c| c.amax())
+        .fold(0.0, f64::max);
+    if far <= limit {
+        return Ok(());
+    }
+    let key = if Vector3::from(spec.origin).amax() > limit {
+        "cell.origin"
+    } else if spec.size.is_some() {
+        "cell.size"
+    } else {
+        "cell.vectors"
+    };
+    Err(KeyError::new(
+        key.into(),
+        format!(
+            "the cell reaches {far:e} from the origin, more than {FARTHEST:e} times the smallest grain's radius {smallest:e}, where floating point cannot resolve a grain or its images across the faces: a cell within [-{limit:e}, {limit:e}] on each axis"
+        ),
+    ))
 }
 
 /// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the

@@ -21,6 +21,9 @@
 //! (the distance between its faces `V / |a_j x a_k|` at least `4 r_max`, YADE's rule): then a
 //! pair meets through one image at most, and no grain meets its own. A deforming cell that gets
 //! narrower stops the run (there is no re-choice of skewed cell vectors, YADE's `flipCell`).
+//! Like every grain, the cell's corners must lie within 1e8 of the smallest grain's radius
+//! from the origin (crate::build: beyond, floating point does not resolve a grain or its
+//! images).
 //!
 //! # A deforming cell
 //!
@@ -105,6 +108,19 @@ fn half() -> f64 {
     0.5
 }
 
+/// The lengths `|a_k|` of the columns of `h` and the volume of their unit vectors,
+/// `D = det H / (|a_1| |a_2| |a_3|)` in `[-1, 1]` (0 for dependent vectors), apart: neither a
+/// cell 1e300 long nor one 1e-300 thin leaves floating point.
+fn proportions(h: &Matrix3<f64>) -> (Vector3<f64>, f64) {
+    let lengths = Vector3::from_fn(|k, _| {
+        let c = h.column(k);
+        let largest = c.amax();
+        largest * (c / largest).norm()
+    });
+    let units = Matrix3::from_fn(|i, k| h[(i, k)] / lengths[k]);
+    (lengths, units.determinant())
+}
+
 fn all_periodic() -> [bool; 3] {
     [true; 3]
 }
@@ -162,7 +178,8 @@ impl CellSpec {
                 format!("finite numbers expected, got {:?}", self.origin),
             );
         }
-        let h = match (self.size, self.vectors) {
+        // The sizes are judged against the grains' in crate::build.
+        match (self.size, self.vectors) {
             (Some(_), Some(_)) | (None, None) => {
                 return fail("size", "give `size` or `vectors`, one of the two".into());
             }
@@ -170,23 +187,22 @@ impl CellSpec {
                 if !size.iter().all(|x| x.is_finite() && *x > 0.0) {
                     return fail("size", format!("three edges > 0, got {size:?}"));
                 }
-                Matrix3::from_diagonal(&Vector3::from(size))
             }
             (None, Some(v)) => {
                 if !v.iter().flatten().all(|x| x.is_finite()) {
                     return fail("vectors", "finite numbers expected".into());
                 }
-                Matrix3::from_columns(&v.map(Vector3::from))
+                let h = Matrix3::from_columns(&v.map(Vector3::from));
+                let (_, d) = proportions(&h);
+                if d.is_nan() || d <= 0.0 {
+                    return fail(
+                        "vectors",
+                        format!(
+                            "three independent vectors, right-handed (a_1 . (a_2 x a_3) > 0), got {v:?}"
+                        ),
+                    );
+                }
             }
-        };
-        let volume = h.determinant();
-        if !(volume.is_finite() && volume > 0.0) {
-            return fail(
-                "vectors",
-                format!(
-                    "three independent vectors, right-handed (a_1 . (a_2 x a_3) > 0), got the volume {volume}"
-                ),
-            );
         }
         if let Some(l) = self.velocity_gradient {
             if !l.iter().flatten().all(|x| x.is_finite()) {
@@ -326,11 +342,13 @@ impl Cell {
         self.vectors.determinant()
     }
 
-    /// The distance between the two faces across each cell vector, `V / |a_j x a_k|`.
+    /// The distance between the two faces across each cell vector, `V / |a_j x a_k|`, as
+    /// `|a_i| D / |u_j x u_k|` with the unit vectors `u` and their volume `D`
+    /// (the products of a cell 1e300 long would overflow).
     pub fn widths(&self) -> [f64; 3] {
-        let v = self.volume();
-        let a = |k: usize| self.vectors.column(k).into_owned();
-        [0, 1, 2].map(|k| v / a((k + 1) % 3).cross(&a((k + 2) % 3)).norm())
+        let (lengths, d) = proportions(&self.vectors);
+        let u = |k: usize| self.vectors.column(k) / lengths[k];
+        [0, 1, 2].map(|k| lengths[k] * d / u((k + 1) % 3).cross(&u((k + 2) % 3)).norm())
     }
 
     /// The velocity gradients its loading may apply over a step: `L` with each of the servo's

@@ -782,3 +782,69 @@ fn a_cell_deformed_more_than_its_contacts_follow_in_a_step_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_cell_beyond_floating_point_is_refused_by_its_key() {
+    // issue #33: a cell 1e300 long was called "0e0 across periodic axis 2" (its faces' cross
+    // products overflowed), and one at the origin 1e308 saturated its grains' image counts
+    // and ran. A cell's corners, like every grain, lie within 1e8 of the smallest grain's
+    // radius from the origin.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let r = Simulation::from_scene(
+        &dem_run::Scene::read(&crate::common::scene_file(dir.path(), &lone_in_cell(""))).unwrap(),
+        &dir.path().join("scene.toml"),
+    )
+    .unwrap()
+    .shapes[0]
+        .bounding_radius;
+    let range = format!("a cell within [-{:e}, {:e}] on each axis", 1e8 * r, 1e8 * r);
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("").replace("size = [6, 6, 6]", "size = [1e300, 6, 6]"),
+    );
+    assert!(
+        e.contains("cell.size: the cell reaches 1e300 from the origin") && e.contains(&range),
+        "{e}"
+    );
+    let e = refusal(dir.path(), &lone_in_cell("origin = [1e308, 0, 0]"));
+    assert!(
+        e.contains("cell.origin: the cell reaches 1e308 from the origin"),
+        "{e}"
+    );
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("").replace(
+            "size = [6, 6, 6]",
+            "vectors = [[6, 0, 0], [0, 6, 0], [0, 0, 2e8]]",
+        ),
+    );
+    assert!(e.contains("cell.vectors: the cell reaches 2e8"), "{e}");
+    // The widths from the vectors' proportions: the distances between the faces whatever
+    // their size (closed form: a_1 = (2, 0, 0), a_2 = (2, 3, 0), a_3 = (0, 0, 5) times s, of
+    // volume 30 s^3, have the widths V / |a_2 x a_3| = 6 s / sqrt(13), V / |a_3 x a_1| = 3 s
+    // and V / |a_1 x a_2| = 5 s), to the round-off of a few operations.
+    for scale in [1e-300, 1.0, 1e300] {
+        let spec = dem_run::scene::CellSpec {
+            origin: [0.0; 3],
+            size: None,
+            vectors: Some([
+                [2.0 * scale, 0.0, 0.0],
+                [2.0 * scale, 3.0 * scale, 0.0],
+                [0.0, 0.0, 5.0 * scale],
+            ]),
+            periodic: [true; 3],
+            velocity_gradient: None,
+            servo: None,
+        };
+        spec.check().unwrap();
+        let w = spec.cell().widths();
+        let expected = [6.0 / 13f64.sqrt(), 3.0, 5.0].map(|x| x * scale);
+        for k in 0..3 {
+            assert!(
+                (w[k] / expected[k] - 1.0).abs() < 1e-14,
+                "{scale}: {w:?} against {expected:?}"
+            );
+        }
+    }
+}
