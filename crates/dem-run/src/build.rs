@@ -434,22 +434,36 @@ fn check_cell_reach(spec: &CellSpec, cell: &Cell, smallest: f64) -> Result<(), K
 
 /// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the
 /// grains reaching `largest` from their centres (crate::cell): a pair could meet through two
-/// images, or a grain its own.
+/// images, or a grain its own. A deformed cell with a servo may have been compressed there
+/// towards a stress its grains do not carry at any width they fit in: the message gives the
+/// servo's targets and the stresses carried.
 pub(crate) fn check_cell(cell: &Cell, largest: f64) -> Result<(), KeyError> {
     let widths = cell.widths();
-    match (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) {
-        Some(k) => Err(KeyError::new(
-            "cell".into(),
+    let Some(k) = (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) else {
+        return Ok(());
+    };
+    let servo = match &cell.loading.servo {
+        Some(servo) if cell.rate != Matrix3::zeros() => {
+            let carried = [0, 1, 2].map(|k| format!("{:e}", -cell.measured.stress[(k, k)]));
+            let asked = servo.pressure.map(|p| format!("{p:e}"));
             format!(
-                "{:e} across periodic axis {} (a_{}), less than twice the largest grain's diameter {:e}: a larger cell",
-                widths[k],
-                k + 1,
-                k + 1,
-                4.0 * largest
-            ),
-        )),
-        None => Ok(()),
-    }
+                ", or a servo target the grains carry (its servo asks for the pressures [{}]; they carry [{}])",
+                asked.join(", "),
+                carried.join(", ")
+            )
+        }
+        _ => String::new(),
+    };
+    Err(KeyError::new(
+        "cell".into(),
+        format!(
+            "{:e} across periodic axis {} (a_{}), less than twice the largest grain's diameter {:e}: a larger cell{servo}",
+            widths[k],
+            k + 1,
+            k + 1,
+            4.0 * largest
+        ),
+    ))
 }
 
 /// The shapes of a scene: each bundle read once, each bundle at each scale made a shape once.

@@ -20,10 +20,11 @@
 //! Along each periodic axis the cell must be at least twice the largest grain's diameter across
 //! (the distance between its faces `V / |a_j x a_k|` at least `4 r_max`, YADE's rule): then a
 //! pair meets through one image at most, and no grain meets its own. A deforming cell that gets
-//! narrower stops the run (there is no re-choice of skewed cell vectors, YADE's `flipCell`).
-//! Like every grain, the cell's corners must lie within 1e8 of the smallest grain's radius
-//! from the origin (crate::build: beyond, floating point does not resolve a grain or its
-//! images).
+//! narrower stops the run (there is no re-choice of skewed cell vectors, YADE's `flipCell`);
+//! if it has a servo, the message gives the servo's targets and the stresses the grains carry
+//! (a target they cannot carry compresses the cell until it is too narrow). Like every grain,
+//! the cell's corners must lie within 1e8 of the smallest grain's radius from the origin
+//! (crate::build: beyond, floating point does not resolve a grain or its images).
 //!
 //! # A deforming cell
 //!

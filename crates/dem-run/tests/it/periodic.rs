@@ -848,3 +848,30 @@ fn a_cell_beyond_floating_point_is_refused_by_its_key() {
         }
     }
 }
+
+#[test]
+fn a_cell_servo_target_out_of_the_grains_reach_is_reported_with_the_stress_they_carry() {
+    // issue #33: a cell servo asked for 1e30 compressed the cell until it was too narrow for
+    // its grains, and the run advised "a larger cell". It now also gives the servo's targets
+    // and the stresses the grains carried, the target being what to change.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let path = crate::common::scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 30000\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\nlocal_damping = 0.5\n\
+         [cell]\nsize = [6, 6, 6]\nservo = { pressure = [1e30, 1e30, 1e30], max_rate = 0.5 }\n\
+         [[lattices]]\nbundle = \"ball.grain\"\norigin = [1, 1, 1]\ncounts = [3, 3, 3]\nspacing = [1.99, 1.99, 1.99]\n",
+    );
+    let options = crate::common::run_options(&dir.path().join("out"), Some(1), None);
+    let e = dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
+    println!("{e}");
+    match &e {
+        dem_run::RunError::Cell { message, .. } => assert!(
+            message.contains(
+                "a larger cell, or a servo target the grains carry (its servo asks for the pressures [1e30, 1e30, 1e30]; they carry ["
+            ),
+            "{message}"
+        ),
+        other => panic!("{other}"),
+    }
+}
