@@ -48,6 +48,9 @@
 //! fraction of 0.38 for equal spheres: denser samples are made by compressing a loose one.
 //! Deformable grains are placed in their reference shape, at rest: a packing's `modes` take no
 //! amplitudes or rates.
+//!
+//! Fractions of any size are normalized by the largest first: fractions of 1e308 do not
+//! overflow.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -183,8 +186,8 @@ impl Packing {
                     .collect()
             }
             (Some(sizes), None) => {
-                let total: f64 = sizes.iter().map(|s| s[1]).sum();
-                sizes.iter().map(|s| [s[0], s[1] / total]).collect()
+                let shares = normalized(sizes.iter().map(|s| s[1]));
+                sizes.iter().zip(shares).map(|(s, f)| [s[0], f]).collect()
             }
             (None, None) => vec![[1.0, 1.0]],
         }
@@ -192,14 +195,14 @@ impl Packing {
 
     /// Every class, bundle-major.
     pub fn classes(&self) -> Vec<Class> {
-        let total: f64 = self.bundles.iter().map(|b| b.fraction).sum();
+        let fractions = normalized(self.bundles.iter().map(|b| b.fraction));
         let sizes = self.sizes();
-        (self.bundles.iter().enumerate())
-            .flat_map(|(ingredient, b)| {
+        (fractions.into_iter().enumerate())
+            .flat_map(|(ingredient, f)| {
                 sizes.iter().map(move |&[scale, share]| Class {
                     ingredient,
                     scale,
-                    share: b.fraction / total * share,
+                    share: f * share,
                 })
             })
             .collect()
@@ -381,12 +384,21 @@ fn inverse(curve: &[[f64; 2]], p: f64) -> f64 {
     a[0] + (b[0] - a[0]) * (p - a[1]) / (b[1] - a[1])
 }
 
-/// Grains per class: `total` split in proportion to `weights` by largest remainders (ties to
-/// the first class). The weights are the count shares, or the mass shares over the grains'
-/// masses.
+/// `values` (finite, `>= 0`, not all 0) over their sum, summed after dividing by the largest, so
+/// that fractions of 1e308 do not sum to infinity.
+fn normalized(values: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
+    let largest = values.clone().fold(0.0, f64::max);
+    let sum: f64 = values.clone().map(|v| v / largest).sum();
+    values.map(|v| v / largest / sum).collect()
+}
+
+/// Grains per class: `total` split in proportion to `weights` (finite, `>= 0`, not all 0) by
+/// largest remainders (ties to the first class). The weights are the count shares, or the mass
+/// shares over the grains' masses.
 pub fn counts(weights: &[f64], total: usize) -> Vec<usize> {
-    let sum: f64 = weights.iter().sum();
-    let exact: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
+    let exact: Vec<f64> = (normalized(weights.iter().copied()).iter())
+        .map(|w| w * total as f64)
+        .collect();
     let mut n: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&i, &j| {
@@ -595,10 +607,16 @@ pub fn generate(
     cell: Option<&Cell>,
 ) -> Result<Generated, KeyError> {
     let classes = p.classes();
+    // By mass, the shares over the masses relative to the lightest class that has a share (at
+    // most the shares, and that class's its own: no overflow for grains of any mass).
+    let lightest = (classes.iter().zip(class_shapes))
+        .filter(|(c, _)| c.share > 0.0)
+        .map(|(_, &s)| shapes[s].mass)
+        .fold(f64::INFINITY, f64::min);
     let weights: Vec<f64> = (classes.iter().zip(class_shapes))
         .map(|(c, &s)| match p.by {
             Basis::Count => c.share,
-            Basis::Mass => c.share / shapes[s].mass,
+            Basis::Mass => c.share / (shapes[s].mass / lightest),
         })
         .collect();
     let n = counts(&weights, p.count);

@@ -473,3 +473,34 @@ sizes = [[-1.0, 1.0]]"#,
         assert!(e.contains(key), "{key}: {e}");
     }
 }
+
+#[test]
+fn fractions_of_1e308_split_the_count_by_their_ratio() {
+    // issue #33: bundle and size fractions of 1e308 summed to infinity, each share became 0
+    // and 20 requested grains became 2 (one per class of the largest remainders). Equal
+    // fractions split the count equally (Hamilton's method, closed form): 10 and 10; four
+    // classes of equal shares, 5 each.
+    assert_eq!(dem_run::packing::counts(&[1e308, 1e308], 20), [10, 10]);
+    assert_eq!(dem_run::packing::counts(&[f64::MAX; 3], 20), [7, 7, 6]);
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    sphere(dir.path(), "small", 0.7, 0.1, 300);
+    let sim = build(
+        dir.path(),
+        &format!(
+            r#"{HEADER}
+[[packings]]
+seed = 3
+count = 20
+region = {{ kind = "box", min = [0, 0, 0], max = [20, 20, 20] }}
+bundles = [{{ bundle = "ball.grain", fraction = 1e308 }}, {{ bundle = "small.grain", fraction = 1e308 }}]
+sizes = [[1.0, 1e308], [0.8, 1e308]]
+"#
+        ),
+    );
+    assert_eq!(sim.shapes.len(), 4);
+    for s in 0..4 {
+        let n = sim.bodies.iter().filter(|b| b.shape == s).count();
+        assert_eq!(n, 5, "shape {s}");
+    }
+}
