@@ -504,3 +504,25 @@ sizes = [[1.0, 1e308], [0.8, 1e308]]
         assert_eq!(n, 5, "shape {s}");
     }
 }
+
+#[test]
+fn attempts_beyond_the_limit_are_refused() {
+    // issue #33: `attempts` near i64::MAX made an impossible packing search for ever.
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene_file(
+        dir.path(),
+        &format!(
+            "{HEADER}\n[[packings]]\nseed = 1\ncount = 100\nattempts = 9223372036854775807\n\
+             region = {{ kind = \"box\", min = [0, 0, 0], max = [6, 6, 6] }}\n\
+             bundles = [{{ bundle = \"ball.grain\" }}]\n"
+        ),
+    );
+    let e = Scene::read(&path).err().unwrap().to_string();
+    assert!(
+        e.contains(&format!(
+            "packings[0].attempts: between 1 and {}",
+            dem_run::packing::MAX_ATTEMPTS
+        )) && e.ends_with("got 9223372036854775807"),
+        "{e}"
+    );
+}
