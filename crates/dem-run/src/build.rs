@@ -241,9 +241,7 @@ impl Simulation {
             // Free grains start in the cell: one placed outside is its image inside, its
             // unwrapped position where the scene put it.
             for b in bodies.iter_mut().filter(|b| b.is_free()) {
-                let m = cell.wrap(&b.position);
-                b.position -= cell.shift(m);
-                b.image = m;
+                (b.position, b.image) = cell.into_cell(&b.position);
             }
         }
         let law = scene.contact.law.clone();
@@ -569,7 +567,7 @@ pub(crate) fn behind_wall(body: &Body, walls: &[Wall]) -> Option<String> {
 /// its contact geometry would be rounding noise, and a lattice's grains would fall onto each
 /// other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on one point, and the
 /// first step ran for minutes).
-const FARTHEST: f64 = 1e8;
+pub(crate) const FARTHEST: f64 = 1e8;
 
 /// Why a grain of `shape` at `position` is too far from the origin ([`FARTHEST`]), if it is.
 pub(crate) fn too_far(position: &[f64; 3], shape: &Shape) -> Option<String> {

@@ -383,6 +383,13 @@ impl Cell {
             * (x - self.origin)
     }
 
+    /// `x` brought into the cell along its periodic axes, `x - H m`, and the image `m`
+    /// ([`Cell::wrap`]).
+    pub fn into_cell(&self, x: &Vector3<f64>) -> (Vector3<f64>, [i32; 3]) {
+        let m = self.wrap(x);
+        (x - self.shift(m), m)
+    }
+
     /// The image `m` that brings `x` into the cell along its periodic axes (`x - H m` inside).
     pub fn wrap(&self, x: &Vector3<f64>) -> [i32; 3] {
         let s = self.fractional(x);

@@ -43,17 +43,22 @@
 //! it: no surface node of either grain inside the other's level set, no node beyond the
 //! region's faces or the scene's walls, and for spheres no overlap of the spheres themselves.
 //! In a periodic cell, a grain's images count (any region): a grain near a face is judged
-//! against the grains near the opposite face, displaced by the cell vector. The packing
-//! therefore starts with no contact. Grains already in the scene (single grains,
-//! lattices, earlier packings) are obstacles. Random sequential addition jams near a solid
-//! fraction of 0.38 for equal spheres: denser samples are made by compressing a loose one.
-//! Deformable grains are placed in their reference shape, at rest: a packing's `modes` take no
-//! amplitudes or rates.
+//! against the grains near the opposite face, displaced by the cell vector, and every free
+//! grain where the solver will see it, brought into the cell ([`Cell::into_cell`]; the region's
+//! faces judge it where the region puts it). The packing therefore starts with no contact.
+//! Grains already in the scene (single grains, lattices, earlier packings) are obstacles.
+//! Random sequential addition jams near a solid fraction of 0.38 for equal spheres: denser
+//! samples are made by compressing a loose one. Deformable grains are placed in their reference
+//! shape, at rest: a packing's `modes` take no amplitudes or rates.
 //!
 //! Fractions of any size are normalized by the largest first: fractions of 1e308 do not
 //! overflow.
 //! `attempts` is at most [`MAX_ATTEMPTS`], and a packing that runs for more than a second
 //! shows its grains placed, tries and solid fraction on standard error (on a terminal).
+//! A region reaching farther from the origin than 1e8 of its smallest grain's radius (every
+//! grain's rule, crate::build), or longer than one period of the scene's cell along a periodic
+//! cell vector (its grains would overlap their own images, and its volume would not be the
+//! sample's), is refused with its key.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -515,6 +520,66 @@ impl Region {
         }
     }
 
+    /// Why grains of bounding radius `smallest` and up cannot be placed in the region, if they
+    /// cannot: it reaches farther from the origin than floating point resolves them
+    /// (crate::build::FARTHEST, every grain's rule), or it is longer than one period of
+    /// `cell` along a periodic cell vector, where it would overlap its own images (and the
+    /// solid fraction of its volume would be no sample's).
+    fn check_reach(&self, cell: Option<&Cell>, smallest: f64) -> Result<(), String> {
+        if *self == Region::Cell {
+            // The cell's own reach is checked with the scene's (crate::build).
+            return Ok(());
+        }
+        let (lo, hi) = self.bounds(cell);
+        let far = lo.amax().max(hi.amax());
+        let limit = crate::build::FARTHEST * smallest;
+        // Finite corners (checked) give no NaN.
+        if far > limit {
+            return Err(format!(
+                "it reaches {far:e} from the origin, more than {:e} times its smallest grain's radius {smallest:e}, where floating point cannot resolve a grain: a region within [-{limit:e}, {limit:e}] on each axis",
+                crate::build::FARTHEST
+            ));
+        }
+        let Some(cell) = cell else {
+            return Ok(());
+        };
+        let inverse = cell
+            .vectors
+            .try_inverse()
+            .expect("a cell of positive volume");
+        for k in (0..3).filter(|&k| cell.periodic[k]) {
+            // Along a_k the fractional coordinate is b . x, b the row k of H^-1 (its length
+            // the inverse of the cell's width across a_k).
+            let b = inverse.row(k).transpose();
+            let periods = match self {
+                Region::Box { min, max } => (0..3).map(|d| b[d].abs() * (max[d] - min[d])).sum(),
+                Region::Cylinder {
+                    axis,
+                    radius,
+                    length,
+                    ..
+                } => {
+                    let a = Vector3::from(*axis).normalize();
+                    let along = b.dot(&a);
+                    along.abs() * length
+                        + 2.0 * radius * (b.norm_squared() - along * along).max(0.0).sqrt()
+                }
+                Region::Cell => unreachable!("returned above"),
+            };
+            // A region of exactly one period (a box the size of an orthorhombic cell) within
+            // the round-off of H^-1.
+            if periods > 1.0 + 1e-12 {
+                return Err(format!(
+                    "it spans {periods:.6} periods of the cell along a_{}, which is periodic: its grains would overlap their own images; a region at most one period long along each periodic cell vector ({:e} across a_{})",
+                    k + 1,
+                    cell.widths()[k],
+                    k + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The region's bounding box (`cell`: the scene's).
     fn bounds(&self, cell: Option<&Cell>) -> (Vector3<f64>, Vector3<f64>) {
         match self {
@@ -608,10 +673,11 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
 }
 
 /// Places packing `p` (its key `key`, its classes' shapes `class_shapes`, aligned with
-/// [`Packing::classes`]) among `obstacles` (bodies already
-/// placed, with `shapes`) inside `walls` (the scene's), in the scene's periodic `cell` if it
-/// has one. The grains are returned largest first.
-/// Refused with `key.count` when a grain finds no free place in `attempts` tries.
+/// [`Packing::classes`]) among `obstacles` (bodies already placed, with `shapes`) inside
+/// `walls` (the scene's), in the scene's periodic `cell` if it has one (checked against the
+/// grains: crate::build). The grains are returned largest first.
+/// Refused with `key.region` when the region is out of floating point's reach or longer than
+/// a period of the cell, with `key.count` when a grain finds no free place in `attempts` tries.
 pub fn generate(
     p: &Packing,
     key: &str,
@@ -621,6 +687,12 @@ pub fn generate(
     walls: &[Wall],
     cell: Option<&Cell>,
 ) -> Result<Generated, KeyError> {
+    let smallest = (class_shapes.iter())
+        .map(|&s| shapes[s].bounding_radius)
+        .fold(f64::INFINITY, f64::min);
+    p.region
+        .check_reach(cell, smallest)
+        .map_err(|m| KeyError::new(format!("{key}.region"), m))?;
     let classes = p.classes();
     // By mass, the shares over the masses relative to the lightest class that has a share (at
     // most the shares, and that class's its own: no overflow for grains of any mass).
@@ -644,20 +716,28 @@ pub fn generate(
     let largest = (obstacles.iter().map(|b| shapes[b.shape].bounding_radius))
         .chain(class_shapes.iter().map(|&s| shapes[s].bounding_radius))
         .fold(0.0, f64::max);
-    let (lo, hi) = p.region.bounds(cell);
+    let region_walls = p.region.walls();
     let place = Place {
         shapes,
-        walls: &walls
-            .iter()
-            .cloned()
-            .chain(p.region.walls())
-            .collect::<Vec<_>>(),
+        walls,
         cell,
         largest,
     };
+    // Places are judged where the solver will see the grains: free grains in the cell (the
+    // build brings them in, crate::cell), the region's faces where the region puts them.
+    let inside = |b: &Body| match cell {
+        Some(c) if b.is_free() => c.into_cell(&b.position).0,
+        _ => b.position,
+    };
+    let (mut lo, mut hi) = p.region.bounds(cell);
+    if let Some(c) = cell {
+        let (a, b) = Region::Cell.bounds(Some(c));
+        (lo, hi) = (lo.inf(&a), hi.sup(&b));
+    }
     let mut cells = CellList::new(lo, hi, 2.0 * largest, obstacles.len() + p.count);
     let mut bodies: Vec<Body> = obstacles.to_vec();
-    for b in &bodies {
+    for b in &mut bodies {
+        b.position = inside(b);
         cells.insert(&b.position, shapes[b.shape].bounding_radius);
     }
     let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(p.seed);
@@ -674,12 +754,12 @@ pub fn generate(
         let ingredient = &p.bundles[classes[c].ingredient];
         for _ in 0..n[c] {
             let mut tries = 0;
-            let (body, q) = loop {
+            let (body, x, q) = loop {
                 if tries == p.attempts {
                     return Err(KeyError::new(
                         format!("{key}.count"),
                         format!(
-                            "placed {} of {} grains; the next ({}, scale {}, bounding radius {:e}) found no free place in {} attempts, at a solid fraction of {:.3}: a larger region, fewer or smaller grains, or more attempts",
+                            "placed {} of {} grains; the next ({}, scale {:?}, bounding radius {:e}) found no free place in {} attempts, at a solid fraction of {:.3}: a larger region, fewer or smaller grains, or more attempts",
                             grains.len(),
                             p.count,
                             ingredient.bundle.display(),
@@ -696,16 +776,24 @@ pub fn generate(
                     return Err(KeyError::new(
                         format!("{key}.region"),
                         format!(
-                            "too small for {} at scale {}",
+                            "too small for {} at scale {:?}",
                             ingredient.bundle.display(),
                             classes[c].scale
                         ),
                     ));
                 };
                 let q = orientation(&mut rng);
-                let body = Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
+                let mut body =
+                    Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
+                if region_walls
+                    .iter()
+                    .any(|w| touches(w, &View::new(&body, shape)))
+                {
+                    continue;
+                }
+                body.position = inside(&body);
                 if place.free(&body, shape, &bodies, &cells) {
-                    break (body, q);
+                    break (body, x, q);
                 }
             };
             attempts += tries;
@@ -716,7 +804,7 @@ pub fn generate(
                 spec: GrainSpec {
                     bundle: ingredient.bundle.clone(),
                     scale: classes[c].scale,
-                    position: body.position.into(),
+                    position: x.into(),
                     orientation: q,
                     velocity: p.velocity,
                     angular_velocity: [0.0; 3],
@@ -798,8 +886,8 @@ impl Drop for Progress {
     }
 }
 
-/// What a place is judged against besides the grains: their shapes, the walls (the scene's and
-/// the region's), the periodic cell and the largest bounding radius.
+/// What a place is judged against besides the grains: their shapes, the scene's walls, the
+/// periodic cell and the largest bounding radius.
 struct Place<'a> {
     shapes: &'a [Arc<Shape>],
     walls: &'a [Wall],
@@ -808,8 +896,8 @@ struct Place<'a> {
 }
 
 impl Place<'_> {
-    /// Whether `body` (of `shape`) touches none of `bodies` (binned in `cells`), none of their
-    /// periodic images and none of the walls.
+    /// Whether `body` (of `shape`, in the cell if there is one) touches none of `bodies`
+    /// (binned in `cells`), none of their periodic images and none of the walls.
     fn free(&self, body: &Body, shape: &Shape, bodies: &[Body], cells: &CellList) -> bool {
         let view = View::new(body, shape);
         if self.walls.iter().any(|w| touches(w, &view)) {

@@ -938,10 +938,10 @@ pub fn wrap(
         if !b.is_free() {
             continue;
         }
-        let m = cell.wrap(&b.position);
+        let (inside, m) = cell.into_cell(&b.position);
         if m != [0; 3] {
             let n = Vector3::from(m.map(f64::from));
-            b.position -= cell.vectors * n;
+            b.position = inside;
             if cell.rate != nalgebra::Matrix3::zeros() {
                 let dv = -(cell.rate * n);
                 b.velocity += dv;

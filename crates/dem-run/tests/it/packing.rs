@@ -506,6 +506,113 @@ sizes = [[1.0, 1e308], [0.8, 1e308]]
 }
 
 #[test]
+fn a_region_beyond_floating_point_or_longer_than_a_period_is_refused() {
+    // issue #33: a box region of +-1.7e308 panicked ("a box or a closed cylinder encloses its
+    // volume"), and a box three periods of the cell long placed grains onto each other's
+    // images (contacts and elastic energy at step 0).
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    let error = |region: &str, cell: &str| {
+        let path = scene_file(
+            dir.path(),
+            &format!(
+                "{HEADER}\n{cell}\n[[packings]]\nseed = 1\ncount = 10\nregion = {region}\nbundles = [{{ bundle = \"ball.grain\" }}]\n"
+            ),
+        );
+        match Simulation::from_scene(&Scene::read(&path).unwrap(), &path) {
+            Ok(_) => "accepted".to_string(),
+            Err(e) => e.to_string(),
+        }
+    };
+    let e = error(
+        r#"{ kind = "box", min = [-1.7e308, -1.7e308, -1.7e308], max = [1.7e308, 1.7e308, 1.7e308] }"#,
+        "",
+    );
+    assert!(
+        e.contains("packings[0].region: it reaches 1.7e308 from the origin")
+            && e.contains("a region within [-1.2"),
+        "{e}"
+    );
+    let e = error(
+        r#"{ kind = "cylinder", point = [0, 0, 0], axis = [0, 0, 1], radius = 1e308, length = 1 }"#,
+        "",
+    );
+    assert!(e.contains("packings[0].region: it reaches 1e308"), "{e}");
+    let cell = "[cell]\nsize = [10, 10, 10]";
+    let e = error(
+        r#"{ kind = "box", min = [0, 0, 0], max = [30, 10, 10] }"#,
+        cell,
+    );
+    assert!(
+        e.contains("packings[0].region: it spans 3.000000 periods of the cell along a_1"),
+        "{e}"
+    );
+    // A cylinder along a_3 of diameter 12 spans 1.2 periods along a_1 and a_2.
+    let e = error(
+        r#"{ kind = "cylinder", point = [5, 5, 0], axis = [0, 0, 1], radius = 6, length = 10 }"#,
+        cell,
+    );
+    assert!(
+        e.contains("it spans 1.200000 periods of the cell along a_1"),
+        "{e}"
+    );
+    // One period, wherever it starts; across an axis that is not periodic, any length.
+    for (region, cell) in [
+        (
+            r#"{ kind = "box", min = [5, -5, 0], max = [15, 5, 10] }"#,
+            cell,
+        ),
+        (
+            r#"{ kind = "box", min = [0, 0, 0], max = [10, 10, 30] }"#,
+            "[cell]\nsize = [10, 10, 10]\nperiodic = [true, true, false]",
+        ),
+    ] {
+        assert_eq!(error(region, cell), "accepted", "{region}");
+    }
+}
+
+#[test]
+fn a_packing_judges_its_places_against_the_grains_the_cell_wraps() {
+    // issue #33: grains of the scene placed outside a periodic cell are wrapped into it by the
+    // build, but the packing judged its places against them where the scene put them: a
+    // packed grain could sit on a wrapped grain. Checked by the closed form: every pair of
+    // unit spheres at least 2 apart through the cell's images.
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    let sim = build(
+        dir.path(),
+        &format!(
+            r#"{HEADER}
+[cell]
+size = [10, 10, 10]
+[[lattices]]
+bundle = "ball.grain"
+origin = [12.5, 2.5, 2.5]
+counts = [2, 2, 2]
+spacing = [5, 5, 5]
+[[packings]]
+seed = 4
+count = 30
+region = {{ kind = "cell" }}
+bundles = [{{ bundle = "ball.grain" }}]
+"#
+        ),
+    );
+    assert_eq!(sim.bodies.len(), 38);
+    let mut closest = f64::INFINITY;
+    for i in 0..38 {
+        for j in 0..i {
+            let d = sim.bodies[i].position - sim.bodies[j].position;
+            let image = d.map(|x| x - 10.0 * (x / 10.0).round());
+            closest = closest.min(image.norm());
+        }
+    }
+    println!("closest centres {closest}");
+    assert!(closest >= 2.0 * (1.0 - 1e-6), "{closest}");
+    assert_eq!(sim.contacts, 0);
+}
+
+#[test]
 fn attempts_beyond_the_limit_are_refused() {
     // issue #33: `attempts` near i64::MAX made an impossible packing search for ever.
     let dir = tempfile::tempdir().unwrap();
