@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nalgebra::Vector3;
+use nalgebra::{Matrix3, Vector3};
 
 use crate::body::{Body, Drive, Shape};
 use crate::cell::Cell;
@@ -16,7 +16,7 @@ use crate::law::Histories;
 use crate::ledger::{Dissipation, Ledger};
 use crate::modal::{InternalLaw, Modes};
 use crate::packing::Generated;
-use crate::scene::{GrainSpec, KeyError, ModesSpec, Motion, Scene, SceneError, TimeStep, held};
+use crate::scene::{CellSpec, GrainSpec, KeyError, ModesSpec, Scene, SceneError, TimeStep, held};
 use crate::sim::{Simulation, Timings};
 use crate::wall::Wall;
 
@@ -168,28 +168,38 @@ impl Simulation {
             }
         }
         let walls: Vec<Wall> = scene.walls.iter().map(Wall::from_spec).collect();
-        let mut packed = Vec::new();
-        let cell = scene.cell.as_ref().map(|c| c.cell());
+        let mut class_shapes = Vec::new();
         for (i, p) in scene.packings.iter().enumerate() {
-            let key = format!("packings[{i}]");
             // The classes' scales come from the sizes, or from the grading curve.
             let scales = if p.sieve.is_some() { "sieve" } else { "sizes" };
-            let class_shapes = (p.classes().iter())
-                .map(|c| {
-                    let bundle = &p.bundles[c.ingredient].bundle;
-                    library.shape(
-                        bundle,
-                        c.scale,
-                        format!("{key}.bundles[{}].bundle", c.ingredient),
-                        format!("{key}.{scales}"),
-                    )
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            class_shapes.push(
+                (p.classes().iter())
+                    .map(|c| {
+                        let bundle = &p.bundles[c.ingredient].bundle;
+                        library.shape(
+                            bundle,
+                            c.scale,
+                            format!("packings[{i}].bundles[{}].bundle", c.ingredient),
+                            format!("packings[{i}].{scales}"),
+                        )
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+        }
+        // The cell against every grain of the scene, before the packings place grains in it.
+        let cell = scene.cell.as_ref().map(|c| c.cell());
+        if let (Some(spec), Some(cell)) = (&scene.cell, &cell) {
+            check_cell_reach(spec, cell, smallest_radius(&library.shapes)).map_err(key_error)?;
+            check_cell(cell, largest_radius(&library.shapes)).map_err(key_error)?;
+        }
+        let mut packed = Vec::new();
+        for (i, (p, class_shapes)) in scene.packings.iter().zip(&class_shapes).enumerate() {
+            let key = format!("packings[{i}]");
             let generated = crate::packing::generate(
                 p,
                 &key,
                 &library.shapes,
-                &class_shapes,
+                class_shapes,
                 &placed.bodies,
                 &walls,
                 cell.as_ref(),
@@ -232,7 +242,6 @@ impl Simulation {
             b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         }
         if let Some(cell) = &cell {
-            check_cell(cell, largest_radius(&shapes)).map_err(key_error)?;
             // The affine field and the wraps of a deforming cell would move a held coordinate.
             if cell.deforms()
                 && let Some(i) = bodies
@@ -247,9 +256,7 @@ impl Simulation {
             // Free grains start in the cell: one placed outside is its image inside, its
             // unwrapped position where the scene put it.
             for b in bodies.iter_mut().filter(|b| b.is_free()) {
-                let m = cell.wrap(&b.position);
-                b.position -= cell.shift(m);
-                b.image = m;
+                (b.position, b.image) = cell.into_cell(&b.position);
             }
         }
         let law = scene.contact.law.clone();
@@ -278,6 +285,7 @@ impl Simulation {
             ledger: Ledger::default(),
             excursions: Vec::new(),
             fault: None,
+            servo_fault: None,
             timings: Timings::default(),
             dissipation: Dissipation::default(),
             largest_contact: (0.0, 0.0),
@@ -319,18 +327,25 @@ impl Simulation {
 
     /// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
     /// its contacts, and the grains meet it deep inside, with forces of no physical meaning.
-    /// The error is the wall's scene key and the reason.
+    /// The same for a deforming periodic cell, whose velocity gradient `L` moves two grains in
+    /// contact, their centres `l` apart, by `L l dt` per step relative to each other
+    /// (crate::cell: the grains follow the affine field, the images the cell): at most
+    /// `|L| 2 r_max dt`, `|L|` the largest singular value of `L` (its largest stretch), over the
+    /// gradients its servo may set ([`Cell::extreme_gradients`]). A cell held below this also
+    /// keeps `det(I + L dt) > 0`, so it never turns inside out (`|L dt| < 1`). The error is the
+    /// scene key (`walls[i].motion`, `walls[i].servo.max_speed`, `cell.velocity_gradient`,
+    /// `cell.servo.max_rate`) and the reason.
     pub fn check_wall_steps(&self) -> Result<(), KeyError> {
-        let smallest = (self.shapes.iter())
-            .map(|s| s.bounding_radius)
-            .fold(f64::INFINITY, f64::min);
+        let smallest = smallest_radius(&self.shapes);
         for (w, wall) in self.walls.iter().enumerate() {
-            let speed = (wall.motion.as_ref().map(Motion::largest_speed))
-                .or(wall.servo.as_ref().map(|s| s.max_speed))
-                .unwrap_or(0.0);
+            let (speed, key) = match (&wall.motion, &wall.servo) {
+                (Some(m), _) => (m.largest_speed(), "motion"),
+                (None, Some(s)) => (s.max_speed, "servo.max_speed"),
+                (None, None) => (0.0, ""),
+            };
             if speed * self.dt > WALL_STEP * smallest {
                 return Err(KeyError::new(
-                    format!("walls[{w}].motion"),
+                    format!("walls[{w}].{key}"),
                     format!(
                         "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
                         speed * self.dt,
@@ -339,7 +354,56 @@ impl Simulation {
                 ));
             }
         }
-        Ok(())
+        let Some(cell) = &self.cell else {
+            return Ok(());
+        };
+        // The largest singular value, from L scaled to at most 1 (it is linear in the scale).
+        let stretch = |l: &Matrix3<f64>| {
+            let scale = l.amax();
+            if scale == 0.0 {
+                return 0.0;
+            }
+            scale * (l / scale).svd(false, false).singular_values.max()
+        };
+        let apart = 2.0 * largest_radius(&self.shapes);
+        let fastest = (cell.extreme_gradients().into_iter())
+            .map(|l| (stretch(&l), l))
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .expect("one gradient at least");
+        let moved = fastest.0 * apart * self.dt;
+        if moved <= WALL_STEP * smallest {
+            return Ok(());
+        }
+        let prescribed = stretch(&cell.loading.velocity_gradient) * apart * self.dt;
+        let key = if prescribed > WALL_STEP * smallest {
+            "cell.velocity_gradient"
+        } else {
+            "cell.servo.max_rate"
+        };
+        // Over the step the cell is (I + s L dt) H, s from 0 to 1: it goes flat where
+        // det(I + s L dt) = 0, at a real eigenvalue of L dt of -1 or less (det(I + L dt) <= 0
+        // is one case; two such eigenvalues keep it positive).
+        let flat = (fastest.1 * self.dt)
+            .complex_eigenvalues()
+            .iter()
+            .filter(|e| e.im == 0.0 && e.re <= -1.0)
+            .map(|e| e.re)
+            .fold(f64::INFINITY, f64::min);
+        let inverted = if flat.is_finite() {
+            format!(
+                " (L dt has the eigenvalue {flat:e} <= -1: the cell goes flat within the step, and inside out past it; det(I + L dt) = {:e})",
+                (Matrix3::identity() + fastest.1 * self.dt).determinant()
+            )
+        } else {
+            String::new()
+        };
+        Err(KeyError::new(
+            key.into(),
+            format!(
+                "it moves grains in contact, up to {apart:e} apart (twice the largest bounding radius), by up to {moved:e} per step relative to each other (L's largest stretch {:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}{inverted}: lower the rate or the step",
+                fastest.0, self.dt
+            ),
+        ))
     }
 }
 
@@ -348,24 +412,72 @@ pub(crate) fn largest_radius(shapes: &[Arc<Shape>]) -> f64 {
     shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max)
 }
 
+/// The smallest bounding radius of `shapes`.
+fn smallest_radius(shapes: &[Arc<Shape>]) -> f64 {
+    (shapes.iter())
+        .map(|s| s.bounding_radius)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Refuses a cell (`spec`, made `cell`) with a corner farther from the origin than floating
+/// point resolves the smallest grain, of radius `smallest` ([`FARTHEST`], every grain's rule):
+/// its grains' images across its faces would be rounding noise, and the image counts of grains
+/// far from it would overflow.
+fn check_cell_reach(spec: &CellSpec, cell: &Cell, smallest: f64) -> Result<(), KeyError> {
+    let limit = FARTHEST * smallest;
+    let far = (cell.corners().iter())
+        .map(|c| c.amax())
+        .fold(0.0, f64::max);
+    if far <= limit {
+        return Ok(());
+    }
+    let key = if Vector3::from(spec.origin).amax() > limit {
+        "cell.origin"
+    } else if spec.size.is_some() {
+        "cell.size"
+    } else {
+        "cell.vectors"
+    };
+    Err(KeyError::new(
+        key.into(),
+        format!(
+            "the cell reaches {far:e} from the origin, more than {FARTHEST:e} times the smallest grain's radius {smallest:e}, where floating point cannot resolve a grain or its images across the faces: a cell within [-{limit:e}, {limit:e}] on each axis"
+        ),
+    ))
+}
+
 /// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the
 /// grains reaching `largest` from their centres (crate::cell): a pair could meet through two
-/// images, or a grain its own.
+/// images, or a grain its own. A deformed cell with a servo may have been compressed there
+/// towards a stress its grains do not carry at any width they fit in: the message gives the
+/// servo's targets and the stresses carried.
 pub(crate) fn check_cell(cell: &Cell, largest: f64) -> Result<(), KeyError> {
     let widths = cell.widths();
-    match (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) {
-        Some(k) => Err(KeyError::new(
-            "cell".into(),
+    let Some(k) = (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) else {
+        return Ok(());
+    };
+    let servo = match &cell.loading.servo {
+        Some(servo) if cell.rate != Matrix3::zeros() => {
+            let carried = [0, 1, 2].map(|k| format!("{:e}", -cell.measured.stress[(k, k)]));
+            let asked = servo.pressure.map(|p| format!("{p:e}"));
             format!(
-                "{:e} across periodic axis {} (a_{}), less than twice the largest grain's diameter {:e}: a larger cell",
-                widths[k],
-                k + 1,
-                k + 1,
-                4.0 * largest
-            ),
-        )),
-        None => Ok(()),
-    }
+                ", or a servo target the grains carry (its servo asks for the pressures [{}]; they carry [{}])",
+                asked.join(", "),
+                carried.join(", ")
+            )
+        }
+        _ => String::new(),
+    };
+    Err(KeyError::new(
+        "cell".into(),
+        format!(
+            "{:e} across periodic axis {} (a_{}), less than twice the largest grain's diameter {:e}: a larger cell{servo}",
+            widths[k],
+            k + 1,
+            k + 1,
+            4.0 * largest
+        ),
+    ))
 }
 
 /// The shapes of a scene: each bundle read once, each bundle at each scale made a shape once.
@@ -491,7 +603,7 @@ pub(crate) fn behind_wall(body: &Body, walls: &[Wall]) -> Option<String> {
 /// its contact geometry would be rounding noise, and a lattice's grains would fall onto each
 /// other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on one point, and the
 /// first step ran for minutes).
-const FARTHEST: f64 = 1e8;
+pub(crate) const FARTHEST: f64 = 1e8;
 
 /// Why a grain of `shape` at `position` is too far from the origin ([`FARTHEST`]), if it is.
 pub(crate) fn too_far(position: &[f64; 3], shape: &Shape) -> Option<String> {

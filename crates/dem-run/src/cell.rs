@@ -20,7 +20,11 @@
 //! Along each periodic axis the cell must be at least twice the largest grain's diameter across
 //! (the distance between its faces `V / |a_j x a_k|` at least `4 r_max`, YADE's rule): then a
 //! pair meets through one image at most, and no grain meets its own. A deforming cell that gets
-//! narrower stops the run (there is no re-choice of skewed cell vectors, YADE's `flipCell`).
+//! narrower stops the run (there is no re-choice of skewed cell vectors, YADE's `flipCell`);
+//! if it has a servo, the message gives the servo's targets and the stresses the grains carry
+//! (a target they cannot carry compresses the cell until it is too narrow). Like every grain,
+//! the cell's corners must lie within 1e8 of the smallest grain's radius from the origin
+//! (crate::build: beyond, floating point does not resolve a grain or its images).
 //!
 //! # A deforming cell
 //!
@@ -39,6 +43,13 @@
 //! by `dH' H^-1 (X - origin)`, the change of the affine velocity field at its place (YADE's
 //! `homoDeform`), so that grains on the affine field stay on it exactly; a grain wrapped by
 //! `m` keeps its fluctuation about the field (`v -= H' m`, LAMMPS's `remap v`).
+//!
+//! Refused: a servo's target in tension on one of its axes (`pressure[k] < 0`: cohesionless
+//! grains carry none, the servo wall's rule, crate::wall::check_pressure); an `L` that moves two
+//! grains in contact by more than 0.1 of the smallest grain's radius per step relative to each
+//! other, `|L| 2 r_max dt`, `|L|` the largest singular value over the `L` the servo may set (a
+//! wall's rule: crate::sim::Simulation::check_wall_steps), which also keeps the cell from going
+//! flat or inside out within a step (`det(I + s L dt) > 0`).
 
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
@@ -98,6 +109,19 @@ fn half() -> f64 {
     0.5
 }
 
+/// The lengths `|a_k|` of the columns of `h` and the volume of their unit vectors,
+/// `D = det H / (|a_1| |a_2| |a_3|)` in `[-1, 1]` (0 for dependent vectors), apart: neither a
+/// cell 1e300 long nor one 1e-300 thin leaves floating point.
+fn proportions(h: &Matrix3<f64>) -> (Vector3<f64>, f64) {
+    let lengths = Vector3::from_fn(|k, _| {
+        let c = h.column(k);
+        let largest = c.amax();
+        largest * (c / largest).norm()
+    });
+    let units = Matrix3::from_fn(|i, k| h[(i, k)] / lengths[k]);
+    (lengths, units.determinant())
+}
+
 fn all_periodic() -> [bool; 3] {
     [true; 3]
 }
@@ -155,7 +179,8 @@ impl CellSpec {
                 format!("finite numbers expected, got {:?}", self.origin),
             );
         }
-        let h = match (self.size, self.vectors) {
+        // The sizes are judged against the grains' in crate::build.
+        match (self.size, self.vectors) {
             (Some(_), Some(_)) | (None, None) => {
                 return fail("size", "give `size` or `vectors`, one of the two".into());
             }
@@ -163,23 +188,22 @@ impl CellSpec {
                 if !size.iter().all(|x| x.is_finite() && *x > 0.0) {
                     return fail("size", format!("three edges > 0, got {size:?}"));
                 }
-                Matrix3::from_diagonal(&Vector3::from(size))
             }
             (None, Some(v)) => {
                 if !v.iter().flatten().all(|x| x.is_finite()) {
                     return fail("vectors", "finite numbers expected".into());
                 }
-                Matrix3::from_columns(&v.map(Vector3::from))
+                let h = Matrix3::from_columns(&v.map(Vector3::from));
+                let (_, d) = proportions(&h);
+                if d.is_nan() || d <= 0.0 {
+                    return fail(
+                        "vectors",
+                        format!(
+                            "three independent vectors, right-handed (a_1 . (a_2 x a_3) > 0), got {v:?}"
+                        ),
+                    );
+                }
             }
-        };
-        let volume = h.determinant();
-        if !(volume.is_finite() && volume > 0.0) {
-            return fail(
-                "vectors",
-                format!(
-                    "three independent vectors, right-handed (a_1 . (a_2 x a_3) > 0), got the volume {volume}"
-                ),
-            );
         }
         if let Some(l) = self.velocity_gradient {
             if !l.iter().flatten().all(|x| x.is_finite()) {
@@ -213,6 +237,11 @@ impl CellSpec {
             }
             if !servo.pressure.iter().all(|p| p.is_finite()) {
                 return fail("servo.pressure", "finite numbers expected".into());
+            }
+            for (k, &p) in servo.pressure.iter().enumerate() {
+                if servo.axes[k] {
+                    crate::wall::check_pressure(p, format!("cell.servo.pressure[{k}]"))?;
+                }
             }
             if !(servo.max_rate.is_finite() && servo.max_rate > 0.0) {
                 return fail(
@@ -314,11 +343,36 @@ impl Cell {
         self.vectors.determinant()
     }
 
-    /// The distance between the two faces across each cell vector, `V / |a_j x a_k|`.
+    /// The distance between the two faces across each cell vector, `V / |a_j x a_k|`, as
+    /// `|a_i| D / |u_j x u_k|` with the unit vectors `u` and their volume `D`
+    /// (the products of a cell 1e300 long would overflow).
     pub fn widths(&self) -> [f64; 3] {
-        let v = self.volume();
-        let a = |k: usize| self.vectors.column(k).into_owned();
-        [0, 1, 2].map(|k| v / a((k + 1) % 3).cross(&a((k + 2) % 3)).norm())
+        let (lengths, d) = proportions(&self.vectors);
+        let u = |k: usize| self.vectors.column(k) / lengths[k];
+        [0, 1, 2].map(|k| lengths[k] * d / u((k + 1) % 3).cross(&u((k + 2) % 3)).norm())
+    }
+
+    /// The velocity gradients its loading may apply over a step: `L` with each of the servo's
+    /// entries at `-max_rate` or `max_rate` (the `L` it may set are their convex
+    /// combinations), or `L` alone.
+    pub fn extreme_gradients(&self) -> Vec<Matrix3<f64>> {
+        let l = self.loading.velocity_gradient;
+        let Some(servo) = &self.loading.servo else {
+            return vec![l];
+        };
+        (0..8u32)
+            .map(|corner| {
+                let mut l = l;
+                for k in (0..3).filter(|&k| servo.axes[k]) {
+                    l[(k, k)] = if corner >> k & 1 == 1 {
+                        servo.max_rate
+                    } else {
+                        -servo.max_rate
+                    };
+                }
+                l
+            })
+            .collect()
     }
 
     /// The fractional coordinates `H^-1 (x - origin)`.
@@ -327,6 +381,13 @@ impl Cell {
             .try_inverse()
             .expect("a cell of positive volume")
             * (x - self.origin)
+    }
+
+    /// `x` brought into the cell along its periodic axes, `x - H m`, and the image `m`
+    /// ([`Cell::wrap`]).
+    pub fn into_cell(&self, x: &Vector3<f64>) -> (Vector3<f64>, [i32; 3]) {
+        let m = self.wrap(x);
+        (x - self.shift(m), m)
     }
 
     /// The image `m` that brings `x` into the cell along its periodic axes (`x - H m` inside).

@@ -21,6 +21,7 @@
 //! # classes = 8
 //! velocity = [0, 0, 0]     # every grain's initial velocity
 //! attempts = 1000          # random places tried per grain before the packing gives up
+//!                          # (at most MAX_ATTEMPTS, 1e6)
 //! ```
 //!
 //! The scales multiply the bundle's lengths ([`grain::GrainBundle::scaled`]: the same grain, of
@@ -42,12 +43,22 @@
 //! it: no surface node of either grain inside the other's level set, no node beyond the
 //! region's faces or the scene's walls, and for spheres no overlap of the spheres themselves.
 //! In a periodic cell, a grain's images count (any region): a grain near a face is judged
-//! against the grains near the opposite face, displaced by the cell vector. The packing
-//! therefore starts with no contact. Grains already in the scene (single grains,
-//! lattices, earlier packings) are obstacles. Random sequential addition jams near a solid
-//! fraction of 0.38 for equal spheres: denser samples are made by compressing a loose one.
-//! Deformable grains are placed in their reference shape, at rest: a packing's `modes` take no
-//! amplitudes or rates.
+//! against the grains near the opposite face, displaced by the cell vector, and every free
+//! grain where the solver will see it, brought into the cell ([`Cell::into_cell`]; the region's
+//! faces judge it where the region puts it). The packing therefore starts with no contact.
+//! Grains already in the scene (single grains, lattices, earlier packings) are obstacles.
+//! Random sequential addition jams near a solid fraction of 0.38 for equal spheres: denser
+//! samples are made by compressing a loose one. Deformable grains are placed in their reference
+//! shape, at rest: a packing's `modes` take no amplitudes or rates.
+//!
+//! Fractions of any size are normalized by the largest first: fractions of 1e308 do not
+//! overflow.
+//! `attempts` is at most [`MAX_ATTEMPTS`], and a packing that runs for more than a second
+//! shows its grains placed, tries and solid fraction on standard error (on a terminal).
+//! A region reaching farther from the origin than 1e8 of its smallest grain's radius (every
+//! grain's rule, crate::build), or longer than one period of the scene's cell along a periodic
+//! cell vector (its grains would overlap their own images, and its volume would not be the
+//! sample's), is refused with its key.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -99,6 +110,12 @@ fn default_attempts() -> u64 {
 
 /// The most classes a grading curve is cut into (each is a level-set grid per bundle).
 pub const MAX_CLASSES: usize = 64;
+
+/// The most random places a packing tries per grain. A try costs about 80 us for a grain of
+/// 700 nodes among its neighbours (a brick packed to a solid fraction of 0.25, release build):
+/// a grain that finds no place takes a minute and a half to give up; more tries are a typo or a
+/// region that cannot hold the count.
+pub const MAX_ATTEMPTS: u64 = 1_000_000;
 
 /// What the fractions of a packing are of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -183,8 +200,8 @@ impl Packing {
                     .collect()
             }
             (Some(sizes), None) => {
-                let total: f64 = sizes.iter().map(|s| s[1]).sum();
-                sizes.iter().map(|s| [s[0], s[1] / total]).collect()
+                let shares = normalized(sizes.iter().map(|s| s[1]));
+                sizes.iter().zip(shares).map(|(s, f)| [s[0], f]).collect()
             }
             (None, None) => vec![[1.0, 1.0]],
         }
@@ -192,14 +209,14 @@ impl Packing {
 
     /// Every class, bundle-major.
     pub fn classes(&self) -> Vec<Class> {
-        let total: f64 = self.bundles.iter().map(|b| b.fraction).sum();
+        let fractions = normalized(self.bundles.iter().map(|b| b.fraction));
         let sizes = self.sizes();
-        (self.bundles.iter().enumerate())
-            .flat_map(|(ingredient, b)| {
+        (fractions.into_iter().enumerate())
+            .flat_map(|(ingredient, f)| {
                 sizes.iter().map(move |&[scale, share]| Class {
                     ingredient,
                     scale,
-                    share: b.fraction / total * share,
+                    share: f * share,
                 })
             })
             .collect()
@@ -212,8 +229,14 @@ impl Packing {
         if self.count == 0 {
             return fail("count", "at least one grain".into());
         }
-        if self.attempts == 0 {
-            return fail("attempts", "at least one".into());
+        if !(1..=MAX_ATTEMPTS).contains(&self.attempts) {
+            return fail(
+                "attempts",
+                format!(
+                    "between 1 and {MAX_ATTEMPTS} (more is a typo, or a region that cannot hold the count: a grain that finds no place would search for hours), got {}",
+                    self.attempts
+                ),
+            );
         }
         if !self.velocity.iter().all(|v| v.is_finite()) {
             return fail(
@@ -381,12 +404,21 @@ fn inverse(curve: &[[f64; 2]], p: f64) -> f64 {
     a[0] + (b[0] - a[0]) * (p - a[1]) / (b[1] - a[1])
 }
 
-/// Grains per class: `total` split in proportion to `weights` by largest remainders (ties to
-/// the first class). The weights are the count shares, or the mass shares over the grains'
-/// masses.
+/// `values` (finite, `>= 0`, not all 0) over their sum, summed after dividing by the largest, so
+/// that fractions of 1e308 do not sum to infinity.
+fn normalized(values: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
+    let largest = values.clone().fold(0.0, f64::max);
+    let sum: f64 = values.clone().map(|v| v / largest).sum();
+    values.map(|v| v / largest / sum).collect()
+}
+
+/// Grains per class: `total` split in proportion to `weights` (finite, `>= 0`, not all 0) by
+/// largest remainders (ties to the first class). The weights are the count shares, or the mass
+/// shares over the grains' masses.
 pub fn counts(weights: &[f64], total: usize) -> Vec<usize> {
-    let sum: f64 = weights.iter().sum();
-    let exact: Vec<f64> = weights.iter().map(|w| w / sum * total as f64).collect();
+    let exact: Vec<f64> = (normalized(weights.iter().copied()).iter())
+        .map(|w| w * total as f64)
+        .collect();
     let mut n: Vec<usize> = exact.iter().map(|x| x.floor() as usize).collect();
     let mut order: Vec<usize> = (0..weights.len()).collect();
     order.sort_by(|&i, &j| {
@@ -488,6 +520,66 @@ impl Region {
         }
     }
 
+    /// Why grains of bounding radius `smallest` and up cannot be placed in the region, if they
+    /// cannot: it reaches farther from the origin than floating point resolves them
+    /// (crate::build::FARTHEST, every grain's rule), or it is longer than one period of
+    /// `cell` along a periodic cell vector, where it would overlap its own images (and the
+    /// solid fraction of its volume would be no sample's).
+    fn check_reach(&self, cell: Option<&Cell>, smallest: f64) -> Result<(), String> {
+        if *self == Region::Cell {
+            // The cell's own reach is checked with the scene's (crate::build).
+            return Ok(());
+        }
+        let (lo, hi) = self.bounds(cell);
+        let far = lo.amax().max(hi.amax());
+        let limit = crate::build::FARTHEST * smallest;
+        // Finite corners (checked) give no NaN.
+        if far > limit {
+            return Err(format!(
+                "it reaches {far:e} from the origin, more than {:e} times its smallest grain's radius {smallest:e}, where floating point cannot resolve a grain: a region within [-{limit:e}, {limit:e}] on each axis",
+                crate::build::FARTHEST
+            ));
+        }
+        let Some(cell) = cell else {
+            return Ok(());
+        };
+        let inverse = cell
+            .vectors
+            .try_inverse()
+            .expect("a cell of positive volume");
+        for k in (0..3).filter(|&k| cell.periodic[k]) {
+            // Along a_k the fractional coordinate is b . x, b the row k of H^-1 (its length
+            // the inverse of the cell's width across a_k).
+            let b = inverse.row(k).transpose();
+            let periods = match self {
+                Region::Box { min, max } => (0..3).map(|d| b[d].abs() * (max[d] - min[d])).sum(),
+                Region::Cylinder {
+                    axis,
+                    radius,
+                    length,
+                    ..
+                } => {
+                    let a = Vector3::from(*axis).normalize();
+                    let along = b.dot(&a);
+                    along.abs() * length
+                        + 2.0 * radius * (b.norm_squared() - along * along).max(0.0).sqrt()
+                }
+                Region::Cell => unreachable!("returned above"),
+            };
+            // A region of exactly one period (a box the size of an orthorhombic cell) within
+            // the round-off of H^-1.
+            if periods > 1.0 + 1e-12 {
+                return Err(format!(
+                    "it spans {periods:.6} periods of the cell along a_{}, which is periodic: its grains would overlap their own images; a region at most one period long along each periodic cell vector ({:e} across a_{})",
+                    k + 1,
+                    cell.widths()[k],
+                    k + 1
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The region's bounding box (`cell`: the scene's).
     fn bounds(&self, cell: Option<&Cell>) -> (Vector3<f64>, Vector3<f64>) {
         match self {
@@ -581,10 +673,11 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
 }
 
 /// Places packing `p` (its key `key`, its classes' shapes `class_shapes`, aligned with
-/// [`Packing::classes`]) among `obstacles` (bodies already
-/// placed, with `shapes`) inside `walls` (the scene's), in the scene's periodic `cell` if it
-/// has one. The grains are returned largest first.
-/// Refused with `key.count` when a grain finds no free place in `attempts` tries.
+/// [`Packing::classes`]) among `obstacles` (bodies already placed, with `shapes`) inside
+/// `walls` (the scene's), in the scene's periodic `cell` if it has one (checked against the
+/// grains: crate::build). The grains are returned largest first.
+/// Refused with `key.region` when the region is out of floating point's reach or longer than
+/// a period of the cell, with `key.count` when a grain finds no free place in `attempts` tries.
 pub fn generate(
     p: &Packing,
     key: &str,
@@ -594,11 +687,23 @@ pub fn generate(
     walls: &[Wall],
     cell: Option<&Cell>,
 ) -> Result<Generated, KeyError> {
+    let smallest = (class_shapes.iter())
+        .map(|&s| shapes[s].bounding_radius)
+        .fold(f64::INFINITY, f64::min);
+    p.region
+        .check_reach(cell, smallest)
+        .map_err(|m| KeyError::new(format!("{key}.region"), m))?;
     let classes = p.classes();
+    // By mass, the shares over the masses relative to the lightest class that has a share (at
+    // most the shares, and that class's its own: no overflow for grains of any mass).
+    let lightest = (classes.iter().zip(class_shapes))
+        .filter(|(c, _)| c.share > 0.0)
+        .map(|(_, &s)| shapes[s].mass)
+        .fold(f64::INFINITY, f64::min);
     let weights: Vec<f64> = (classes.iter().zip(class_shapes))
         .map(|(c, &s)| match p.by {
             Basis::Count => c.share,
-            Basis::Mass => c.share / shapes[s].mass,
+            Basis::Mass => c.share / (shapes[s].mass / lightest),
         })
         .collect();
     let n = counts(&weights, p.count);
@@ -611,23 +716,33 @@ pub fn generate(
     let largest = (obstacles.iter().map(|b| shapes[b.shape].bounding_radius))
         .chain(class_shapes.iter().map(|&s| shapes[s].bounding_radius))
         .fold(0.0, f64::max);
-    let (lo, hi) = p.region.bounds(cell);
+    let region_walls = p.region.walls();
     let place = Place {
         shapes,
-        walls: &walls
-            .iter()
-            .cloned()
-            .chain(p.region.walls())
-            .collect::<Vec<_>>(),
+        walls,
         cell,
         largest,
     };
+    // Places are judged where the solver will see the grains: free grains in the cell (the
+    // build brings them in, crate::cell), the region's faces where the region puts them.
+    let inside = |b: &Body| match cell {
+        Some(c) if b.is_free() => c.into_cell(&b.position).0,
+        _ => b.position,
+    };
+    let (mut lo, mut hi) = p.region.bounds(cell);
+    if let Some(c) = cell {
+        let (a, b) = Region::Cell.bounds(Some(c));
+        (lo, hi) = (lo.inf(&a), hi.sup(&b));
+    }
     let mut cells = CellList::new(lo, hi, 2.0 * largest, obstacles.len() + p.count);
     let mut bodies: Vec<Body> = obstacles.to_vec();
-    for b in &bodies {
+    for b in &mut bodies {
+        b.position = inside(b);
         cells.insert(&b.position, shapes[b.shape].bounding_radius);
     }
     let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(p.seed);
+    let region_volume = p.region_volume(cell);
+    let mut progress = Progress::new(key, p.count);
     let (mut grains, mut attempts, mut volume) = (Vec::with_capacity(p.count), 0, 0.0);
     for &c in &order {
         let shape_index = class_shapes[c];
@@ -639,37 +754,46 @@ pub fn generate(
         let ingredient = &p.bundles[classes[c].ingredient];
         for _ in 0..n[c] {
             let mut tries = 0;
-            let (body, q) = loop {
+            let (body, x, q) = loop {
                 if tries == p.attempts {
                     return Err(KeyError::new(
                         format!("{key}.count"),
                         format!(
-                            "placed {} of {} grains; the next ({}, scale {}, bounding radius {:e}) found no free place in {} attempts, at a solid fraction of {:.3}: a larger region, fewer or smaller grains, or more attempts",
+                            "placed {} of {} grains; the next ({}, scale {:?}, bounding radius {:e}) found no free place in {} attempts, at a solid fraction of {:.3}: a larger region, fewer or smaller grains, or more attempts",
                             grains.len(),
                             p.count,
                             ingredient.bundle.display(),
                             classes[c].scale,
                             shape.bounding_radius,
                             p.attempts,
-                            volume / p.region_volume(cell)
+                            volume / region_volume
                         ),
                     ));
                 }
                 tries += 1;
+                progress.tried(grains.len(), attempts + tries, volume / region_volume);
                 let Some(x) = p.region.sample(inner, cell, &mut rng) else {
                     return Err(KeyError::new(
                         format!("{key}.region"),
                         format!(
-                            "too small for {} at scale {}",
+                            "too small for {} at scale {:?}",
                             ingredient.bundle.display(),
                             classes[c].scale
                         ),
                     ));
                 };
                 let q = orientation(&mut rng);
-                let body = Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
+                let mut body =
+                    Body::new(shape_index, x.into(), q, p.velocity, [0.0; 3], Drive::Free);
+                if region_walls
+                    .iter()
+                    .any(|w| touches(w, &View::new(&body, shape)))
+                {
+                    continue;
+                }
+                body.position = inside(&body);
                 if place.free(&body, shape, &bodies, &cells) {
-                    break (body, q);
+                    break (body, x, q);
                 }
             };
             attempts += tries;
@@ -680,7 +804,7 @@ pub fn generate(
                 spec: GrainSpec {
                     bundle: ingredient.bundle.clone(),
                     scale: classes[c].scale,
-                    position: body.position.into(),
+                    position: x.into(),
                     orientation: q,
                     velocity: p.velocity,
                     angular_velocity: [0.0; 3],
@@ -697,12 +821,73 @@ pub fn generate(
     Ok(Generated {
         grains,
         attempts,
-        solid_fraction: volume / p.region_volume(cell),
+        solid_fraction: volume / region_volume,
     })
 }
 
-/// What a place is judged against besides the grains: their shapes, the walls (the scene's and
-/// the region's), the periodic cell and the largest bounding radius.
+/// A packing's progress on standard error, shown (on a terminal) once it has taken
+/// [`Progress::AFTER`]: the grains placed, the tries and the solid fraction reached.
+struct Progress {
+    key: String,
+    count: usize,
+    started: std::time::Instant,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// How long a packing runs before it shows its progress.
+    const AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+    fn new(key: &str, count: usize) -> Progress {
+        Progress {
+            key: key.to_string(),
+            count,
+            started: std::time::Instant::now(),
+            bar: None,
+        }
+    }
+
+    /// After each try (`attempts` in all), `placed` grains at `fraction`; the bar is redrawn
+    /// every 1024 tries.
+    fn tried(&mut self, placed: usize, attempts: u64, fraction: f64) {
+        if !attempts.is_multiple_of(1024) {
+            return;
+        }
+        let message = format!("{attempts} tries, solid fraction {fraction:.3}");
+        match &self.bar {
+            Some(bar) => {
+                bar.set_message(message);
+                bar.set_position(placed as u64);
+            }
+            None if self.started.elapsed() >= Self::AFTER => {
+                let style = indicatif::ProgressStyle::with_template(
+                    "{prefix}: {bar:40} {pos}/{len} grains, {msg}, {elapsed}",
+                )
+                .expect("valid template");
+                self.bar = Some(
+                    indicatif::ProgressBar::new(self.count as u64)
+                        .with_style(style)
+                        .with_prefix(self.key.clone())
+                        .with_message(message)
+                        .with_position(placed as u64)
+                        .with_elapsed(self.started.elapsed()),
+                );
+            }
+            None => {}
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// What a place is judged against besides the grains: their shapes, the scene's walls, the
+/// periodic cell and the largest bounding radius.
 struct Place<'a> {
     shapes: &'a [Arc<Shape>],
     walls: &'a [Wall],
@@ -711,8 +896,8 @@ struct Place<'a> {
 }
 
 impl Place<'_> {
-    /// Whether `body` (of `shape`) touches none of `bodies` (binned in `cells`), none of their
-    /// periodic images and none of the walls.
+    /// Whether `body` (of `shape`, in the cell if there is one) touches none of `bodies`
+    /// (binned in `cells`), none of their periodic images and none of the walls.
     fn free(&self, body: &Body, shape: &Shape, bodies: &[Body], cells: &CellList) -> bool {
         let view = View::new(body, shape);
         if self.walls.iter().any(|w| touches(w, &view)) {

@@ -153,6 +153,16 @@ pub enum RunError {
         /// Its width against the grains'.
         message: String,
     },
+    /// A servo wall could not reach its target (crate::wall::ServoFault).
+    #[error("the run stopped at step {step} (t = {time:e}): {fault}")]
+    Servo {
+        /// The step.
+        step: u64,
+        /// Its time.
+        time: f64,
+        /// What the servo met.
+        fault: crate::wall::ServoFault,
+    },
     /// A decomposed run stopped for what a process found (each process says what it found).
     #[error("the run stopped at step {step} (t = {time:e}): {message}")]
     Elsewhere {
@@ -782,6 +792,22 @@ fn run_steps(
         if let Some(e) = level_set_fault(sim) {
             history.row(sim)?;
             return Err(e);
+        }
+        // No row: a wall that met its facing wall leaves no sample volume to write.
+        let servo = sim.servo_fault.take();
+        if sim.anywhere(servo.is_some()) {
+            let (step, time) = (sim.step, sim.time);
+            return Err(match servo {
+                Some(fault) => RunError::Servo { step, time, fault },
+                // The process that owns the grain says which.
+                None => RunError::Elsewhere {
+                    step,
+                    time,
+                    message:
+                        "another process found a servo wall out of reach (its message says which)"
+                            .into(),
+                },
+            });
         }
         if sim.largest_reach > sim.ghost_reach && sim.processes.is_some() {
             return Err(RunError::Elsewhere {

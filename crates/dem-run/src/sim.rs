@@ -46,7 +46,7 @@ use crate::modal::{PerMode, refill};
 use crate::scene::NodeRole;
 use crate::timestep;
 use crate::view::View;
-use crate::wall::Wall;
+use crate::wall::{ServoFault, Wall};
 
 /// What a grain's model rests on over a range of amplitudes, beyond which it extrapolates
 /// (docs/physics.md sections 1, 5 and 7).
@@ -213,6 +213,9 @@ pub struct Simulation {
     pub excursions: Vec<Excursion>,
     /// A level-set query of the last evaluation that could not be answered (the run stops).
     pub fault: Option<(usize, LevelSetFault)>,
+    /// A servo wall that cannot reach its target (the run stops): the first found, kept until
+    /// taken.
+    pub servo_fault: Option<ServoFault>,
     /// Wall-clock time spent in each stage since the run (or restart) began.
     pub timings: Timings,
     /// Dissipation of the last evaluation.
@@ -259,7 +262,12 @@ impl Simulation {
             self.ledger.work += deform_cell(cell, &mut self.bodies[..owned], &self.shapes, dt);
         }
         integrate::first_half(&mut self.bodies[..owned], &self.shapes, t, dt);
-        move_walls(&mut self.walls, t, dt);
+        let no_face = move_walls(&mut self.walls, t, dt);
+        if self.servo_fault.is_none() {
+            self.servo_fault = no_face.or_else(|| {
+                crate::wall::driven_through(&self.walls, &self.bodies[..owned], &self.ids)
+            });
+        }
         let mut remapped = Vec::new();
         if let Some(cell) = &mut self.cell {
             let step = cell.rate * dt;
@@ -663,20 +671,30 @@ impl Simulation {
     }
 }
 
-/// Stage 2: walls to their positions at time `t` (`dt`: the step just taken).
-fn move_walls(walls: &mut [Wall], t: f64, dt: f64) {
-    // Servos press on their faces' areas, from every wall's position before the move.
+/// Stage 2: walls to their positions at time `t` (`dt`: the step just taken). A servo wall
+/// whose face has no area any more stays, and is returned ([`ServoFault::NoFace`]).
+fn move_walls(walls: &mut [Wall], t: f64, dt: f64) -> Option<ServoFault> {
+    // Servos press on their faces' areas (their own, or the enclosure's from every wall's
+    // position before the move).
     let areas: Vec<Option<f64>> = (0..walls.len())
         .map(|i| {
-            walls[i]
-                .servo
-                .as_ref()
-                .and_then(|_| crate::measure::face_area(walls, i))
+            (walls[i].servo.as_ref())
+                .and_then(|s| s.area.or_else(|| crate::measure::face_area(walls, i)))
         })
         .collect();
+    let fault = (walls.iter().zip(&areas).enumerate()).find_map(|(w, (wall, area))| {
+        match (&wall.servo, area) {
+            (Some(servo), None) => Some(ServoFault::NoFace {
+                wall: w,
+                pressure: servo.pressure,
+            }),
+            _ => None,
+        }
+    });
     for (w, area) in walls.iter_mut().zip(areas) {
         w.move_to(t, dt, area);
     }
+    fault
 }
 
 /// Stage 3: one view of each body at its current state.
@@ -922,10 +940,10 @@ pub fn wrap(
         if !b.is_free() {
             continue;
         }
-        let m = cell.wrap(&b.position);
+        let (inside, m) = cell.into_cell(&b.position);
         if m != [0; 3] {
             let n = Vector3::from(m.map(f64::from));
-            b.position -= cell.vectors * n;
+            b.position = inside;
             if cell.rate != nalgebra::Matrix3::zeros() {
                 let dv = -(cell.rate * n);
                 b.velocity += dv;

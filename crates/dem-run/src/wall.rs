@@ -5,7 +5,8 @@
 use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
-use crate::scene::{Motion, WallSpec};
+use crate::body::Body;
+use crate::scene::{KeyError, Motion, WallSpec};
 
 /// A wall's geometry, at its initial position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,6 +63,10 @@ pub struct Wall {
 /// without its velocity memory). With a stiffness measured each step, `g < 1` closes the error
 /// by the factor `1 - g` per step in quasi-static loading; the cap keeps the wall's speed below
 /// what the grains can follow.
+///
+/// A target the grains cannot carry stops the run ([`ServoFault`]): the wall is then driven
+/// through the grains (past a grain's centre) or onto its facing wall (the walls enclose no
+/// volume, and its face has no area).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Servo {
@@ -80,19 +85,77 @@ fn half() -> f64 {
     0.5
 }
 
+/// Refuses a servo's target stress (a wall's, or a periodic cell's on one axis; `key` names
+/// it) that is not a finite compression or zero: the contact laws only push (a node inside the
+/// other grain's level set is pushed out, docs/physics.md section 4), so a sample of
+/// cohesionless grains carries no tension, and a servo that asks for one opens its wall or its
+/// cell without end.
+pub fn check_pressure(pressure: f64, key: String) -> Result<(), KeyError> {
+    if pressure.is_finite() && pressure >= 0.0 {
+        return Ok(());
+    }
+    Err(KeyError::new(
+        key,
+        format!(
+            "a stress >= 0 (compression positive): the contacts are cohesionless and carry no tension, got {pressure}"
+        ),
+    ))
+}
+
+/// A servo wall that cannot reach its target (docs/experiments.md section 3): the run stops.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ServoFault {
+    /// The wall was driven past a grain's centre: the grains cannot carry the target (an
+    /// overlap as deep as a grain is no contact).
+    #[error(
+        "walls[{wall}].servo: its target pressure {pressure:e} is out of reach: the wall was driven through the grains, {depth:e} past the centre of grain {grain}, and they still do not carry it; a lower pressure, or stiffer contacts"
+    )]
+    ThroughGrains {
+        /// The wall (its index in the scene).
+        wall: usize,
+        /// Its target.
+        pressure: f64,
+        /// The grain (its index in the scene's order).
+        grain: usize,
+        /// How far behind the wall the grain's centre is.
+        depth: f64,
+    },
+    /// The walls no longer enclose a volume whose face the wall is (it, or another wall, met
+    /// its facing wall), and the servo has no `area` of its own.
+    #[error(
+        "walls[{wall}].servo: its target pressure {pressure:e} is out of reach: the walls no longer enclose a volume whose face this wall is (a wall met the wall facing it), so its face has no area"
+    )]
+    NoFace {
+        /// The wall (its index in the scene).
+        wall: usize,
+        /// Its target.
+        pressure: f64,
+    },
+}
+
+/// The first servo wall of `walls` driven past the centre of one of `bodies` (global ids
+/// `ids`), if any ([`ServoFault::ThroughGrains`]). The scene places every centre on the walls'
+/// insides (crate::build::behind_wall).
+pub fn driven_through(walls: &[Wall], bodies: &[Body], ids: &[u32]) -> Option<ServoFault> {
+    walls.iter().enumerate().find_map(|(w, wall)| {
+        let servo = wall.servo.as_ref()?;
+        bodies.iter().zip(ids).find_map(|(b, &id)| {
+            let (d, _) = wall.distance(&b.position);
+            (d <= 0.0).then_some(ServoFault::ThroughGrains {
+                wall: w,
+                pressure: servo.pressure,
+                grain: id as usize,
+                depth: -d,
+            })
+        })
+    })
+}
+
 impl Servo {
     /// The checks of its keys (`key` names it).
-    pub fn check(&self, key: &str) -> Result<(), crate::scene::KeyError> {
-        let fail = |k: &str, m: String| Err(crate::scene::KeyError::new(format!("{key}.{k}"), m));
-        if !(self.pressure.is_finite() && self.pressure >= 0.0) {
-            return fail(
-                "pressure",
-                format!(
-                    "a stress >= 0 (compression positive), got {}",
-                    self.pressure
-                ),
-            );
-        }
+    pub fn check(&self, key: &str) -> Result<(), KeyError> {
+        let fail = |k: &str, m: String| Err(KeyError::new(format!("{key}.{k}"), m));
+        check_pressure(self.pressure, format!("{key}.pressure"))?;
         if !(self.max_speed.is_finite() && self.max_speed > 0.0) {
             return fail("max_speed", format!("a speed > 0, got {}", self.max_speed));
         }
@@ -182,7 +245,8 @@ impl Wall {
     }
 
     /// Moves the wall to time `t` (from the start), with `dt` the step just taken: along its
-    /// prescribed motion, or its servo's step (`area`: its face's area).
+    /// prescribed motion, or its servo's step (`area`: its face's area, the servo's own or the
+    /// enclosure's; without one the wall stays, [`ServoFault::NoFace`]).
     pub fn move_to(&mut self, t: f64, dt: f64, area: Option<f64>) {
         if let Some(m) = &self.motion {
             let d = Vector3::from(m.displacement(t));
@@ -190,12 +254,12 @@ impl Wall {
             self.displacement = d;
         }
         if let (Some(servo), Geometry::Plane { normal, .. }) = (&self.servo, &self.geometry) {
+            let Some(area) = area else {
+                self.velocity = Vector3::zeros();
+                return;
+            };
             let cap = servo.max_speed * dt;
             let du = if self.stiffness > 0.0 {
-                let area = servo
-                    .area
-                    .or(area)
-                    .expect("a servo's area is checked with the scene");
                 let push = -self.force.dot(normal);
                 (servo.gain * (servo.pressure * area - push) / self.stiffness).clamp(-cap, cap)
             } else {

@@ -473,3 +473,163 @@ sizes = [[-1.0, 1.0]]"#,
         assert!(e.contains(key), "{key}: {e}");
     }
 }
+
+#[test]
+fn fractions_of_1e308_split_the_count_by_their_ratio() {
+    // issue #33: bundle and size fractions of 1e308 summed to infinity, each share became 0
+    // and 20 requested grains became 2 (one per class of the largest remainders). Equal
+    // fractions split the count equally (Hamilton's method, closed form): 10 and 10; four
+    // classes of equal shares, 5 each.
+    assert_eq!(dem_run::packing::counts(&[1e308, 1e308], 20), [10, 10]);
+    assert_eq!(dem_run::packing::counts(&[f64::MAX; 3], 20), [7, 7, 6]);
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    sphere(dir.path(), "small", 0.7, 0.1, 300);
+    let sim = build(
+        dir.path(),
+        &format!(
+            r#"{HEADER}
+[[packings]]
+seed = 3
+count = 20
+region = {{ kind = "box", min = [0, 0, 0], max = [20, 20, 20] }}
+bundles = [{{ bundle = "ball.grain", fraction = 1e308 }}, {{ bundle = "small.grain", fraction = 1e308 }}]
+sizes = [[1.0, 1e308], [0.8, 1e308]]
+"#
+        ),
+    );
+    assert_eq!(sim.shapes.len(), 4);
+    for s in 0..4 {
+        let n = sim.bodies.iter().filter(|b| b.shape == s).count();
+        assert_eq!(n, 5, "shape {s}");
+    }
+}
+
+#[test]
+fn a_region_beyond_floating_point_or_longer_than_a_period_is_refused() {
+    // issue #33: a box region of +-1.7e308 panicked ("a box or a closed cylinder encloses its
+    // volume"), and a box three periods of the cell long placed grains onto each other's
+    // images (contacts and elastic energy at step 0).
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    let error = |region: &str, cell: &str| {
+        let path = scene_file(
+            dir.path(),
+            &format!(
+                "{HEADER}\n{cell}\n[[packings]]\nseed = 1\ncount = 10\nregion = {region}\nbundles = [{{ bundle = \"ball.grain\" }}]\n"
+            ),
+        );
+        match Simulation::from_scene(&Scene::read(&path).unwrap(), &path) {
+            Ok(_) => "accepted".to_string(),
+            Err(e) => e.to_string(),
+        }
+    };
+    let e = error(
+        r#"{ kind = "box", min = [-1.7e308, -1.7e308, -1.7e308], max = [1.7e308, 1.7e308, 1.7e308] }"#,
+        "",
+    );
+    assert!(
+        e.contains("packings[0].region: it reaches 1.7e308 from the origin")
+            && e.contains("a region within [-1.2"),
+        "{e}"
+    );
+    let e = error(
+        r#"{ kind = "cylinder", point = [0, 0, 0], axis = [0, 0, 1], radius = 1e308, length = 1 }"#,
+        "",
+    );
+    assert!(e.contains("packings[0].region: it reaches 1e308"), "{e}");
+    let cell = "[cell]\nsize = [10, 10, 10]";
+    let e = error(
+        r#"{ kind = "box", min = [0, 0, 0], max = [30, 10, 10] }"#,
+        cell,
+    );
+    assert!(
+        e.contains("packings[0].region: it spans 3.000000 periods of the cell along a_1"),
+        "{e}"
+    );
+    // A cylinder along a_3 of diameter 12 spans 1.2 periods along a_1 and a_2.
+    let e = error(
+        r#"{ kind = "cylinder", point = [5, 5, 0], axis = [0, 0, 1], radius = 6, length = 10 }"#,
+        cell,
+    );
+    assert!(
+        e.contains("it spans 1.200000 periods of the cell along a_1"),
+        "{e}"
+    );
+    // One period, wherever it starts; across an axis that is not periodic, any length.
+    for (region, cell) in [
+        (
+            r#"{ kind = "box", min = [5, -5, 0], max = [15, 5, 10] }"#,
+            cell,
+        ),
+        (
+            r#"{ kind = "box", min = [0, 0, 0], max = [10, 10, 30] }"#,
+            "[cell]\nsize = [10, 10, 10]\nperiodic = [true, true, false]",
+        ),
+    ] {
+        assert_eq!(error(region, cell), "accepted", "{region}");
+    }
+}
+
+#[test]
+fn a_packing_judges_its_places_against_the_grains_the_cell_wraps() {
+    // issue #33: grains of the scene placed outside a periodic cell are wrapped into it by the
+    // build, but the packing judged its places against them where the scene put them: a
+    // packed grain could sit on a wrapped grain. Checked by the closed form: every pair of
+    // unit spheres at least 2 apart through the cell's images.
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.25, 300);
+    let sim = build(
+        dir.path(),
+        &format!(
+            r#"{HEADER}
+[cell]
+size = [10, 10, 10]
+[[lattices]]
+bundle = "ball.grain"
+origin = [12.5, 2.5, 2.5]
+counts = [2, 2, 2]
+spacing = [5, 5, 5]
+[[packings]]
+seed = 4
+count = 30
+region = {{ kind = "cell" }}
+bundles = [{{ bundle = "ball.grain" }}]
+"#
+        ),
+    );
+    assert_eq!(sim.bodies.len(), 38);
+    let mut closest = f64::INFINITY;
+    for i in 0..38 {
+        for j in 0..i {
+            let d = sim.bodies[i].position - sim.bodies[j].position;
+            let image = d.map(|x| x - 10.0 * (x / 10.0).round());
+            closest = closest.min(image.norm());
+        }
+    }
+    println!("closest centres {closest}");
+    assert!(closest >= 2.0 * (1.0 - 1e-6), "{closest}");
+    assert_eq!(sim.contacts, 0);
+}
+
+#[test]
+fn attempts_beyond_the_limit_are_refused() {
+    // issue #33: `attempts` near i64::MAX made an impossible packing search for ever.
+    let dir = tempfile::tempdir().unwrap();
+    let path = scene_file(
+        dir.path(),
+        &format!(
+            "{HEADER}\n[[packings]]\nseed = 1\ncount = 100\nattempts = 9223372036854775807\n\
+             region = {{ kind = \"box\", min = [0, 0, 0], max = [6, 6, 6] }}\n\
+             bundles = [{{ bundle = \"ball.grain\" }}]\n"
+        ),
+    );
+    let e = Scene::read(&path).err().unwrap().to_string();
+    assert!(
+        e.contains(&format!(
+            "packings[0].attempts: between 1 and {}",
+            dem_run::packing::MAX_ATTEMPTS
+        )) && e.ends_with("got 9223372036854775807"),
+        "{e}"
+    );
+}

@@ -676,3 +676,202 @@ fn a_held_grain_in_a_deforming_cell_is_refused() {
         "{e}"
     );
 }
+
+/// The error of building the scene `text` (bundle paths relative to `dir`), or "accepted".
+fn refusal(dir: &std::path::Path, text: &str) -> String {
+    let path = crate::common::scene_file(dir, text);
+    match dem_run::Scene::read(&path) {
+        Err(e) => e.to_string(),
+        Ok(scene) => match Simulation::from_scene(&scene, &path) {
+            Err(e) => e.to_string(),
+            Ok(_) => "accepted".into(),
+        },
+    }
+}
+
+/// One unit sphere in a cell 6 on a side, at rest, with `cell` ending `[cell]`.
+fn lone_in_cell(cell: &str) -> String {
+    format!(
+        "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+         [cell]\nsize = [6, 6, 6]\n{cell}\n[[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 3]\n"
+    )
+}
+
+#[test]
+fn a_cell_servo_target_in_tension_is_refused_as_a_servo_walls_is() {
+    // issue #33: the cell's servo took a tensile target, which cohesionless grains cannot
+    // carry: the cell opened at its largest rate for the whole run (90 times its volume in 3
+    // time units), as a servo wall asked for one would have (refused).
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("servo = { pressure = [1, -1, 1], max_rate = 0.1 }"),
+    );
+    let rule = "a stress >= 0 (compression positive): the contacts are cohesionless and carry no tension, got -1";
+    assert!(
+        e.ends_with(&format!("cell.servo.pressure[1]: {rule}")),
+        "{e}"
+    );
+    let wall = "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
+                [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\n\
+                [[walls]]\nkind = \"plane\"\npoint = [0, 0, 2]\nnormal = [0, 0, -1]\n\
+                servo = { pressure = -1, max_speed = 1, area = 1 }\n";
+    let e = refusal(dir.path(), wall);
+    assert!(
+        e.ends_with(&format!("walls[0].servo.pressure: {rule}")),
+        "{e}"
+    );
+    // An axis the servo does not set keeps its number unread.
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell(
+            "servo = { pressure = [1, -1, 1], axes = [true, false, true], max_rate = 0.1 }",
+        ),
+    );
+    assert_eq!(e, "accepted");
+}
+
+#[test]
+fn a_cell_deformed_more_than_its_contacts_follow_in_a_step_is_refused() {
+    // issue #33: L_11 dt = -2 turned the cell inside out in its first step, reported as "-6e0
+    // across periodic axis 1 ... a larger cell"; L_11 dt = -1 flattened it and the step
+    // panicked; L_11 = L_22 with L dt = -3 passed the cell through flat and back (det(I + L dt)
+    // = 4 > 0) and ran to its end. Like a wall, a cell may move two grains in contact (their
+    // centres at most 2 r apart) by at most 0.1 r per step relative to each other: |L| 2 r dt
+    // <= 0.1 r, |L| <= 0.05 / dt = 50 here for any radius.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let gradient = |l: f64| {
+        lone_in_cell(&format!(
+            "velocity_gradient = [[{l}, 0, 0], [0, 0, 0], [0, 0, 0]]"
+        ))
+    };
+    assert_eq!(refusal(dir.path(), &gradient(-0.99 * 50.0)), "accepted");
+    let e = refusal(dir.path(), &gradient(-1.01 * 50.0));
+    assert!(
+        e.contains("cell.velocity_gradient: it moves grains in contact"),
+        "{e}"
+    );
+    let e = refusal(dir.path(), &gradient(-2000.0));
+    assert!(
+        e.contains("L dt has the eigenvalue -2e0 <= -1: the cell goes flat within the step")
+            && e.contains("det(I + L dt) = -1e0"),
+        "{e}"
+    );
+    let e = refusal(dir.path(), &gradient(-1000.0));
+    assert!(e.contains("det(I + L dt) = 0e0"), "{e}");
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("velocity_gradient = [[-3000, 0, 0], [0, -3000, 0], [0, 0, 0]]"),
+    );
+    assert!(
+        e.contains("the eigenvalue -3e0") && e.contains("det(I + L dt) = 4e0"),
+        "{e}"
+    );
+    // The servo's rate, by its key (its entries anywhere in [-max_rate, max_rate]).
+    let servo = |rate: f64| {
+        lone_in_cell(&format!(
+            "servo = {{ pressure = [1, 1, 1], max_rate = {rate} }}"
+        ))
+    };
+    assert_eq!(refusal(dir.path(), &servo(0.99 * 50.0)), "accepted");
+    let e = refusal(dir.path(), &servo(1.01 * 50.0));
+    assert!(
+        e.contains("cell.servo.max_rate: it moves grains in contact"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_cell_beyond_floating_point_is_refused_by_its_key() {
+    // issue #33: a cell 1e300 long was called "0e0 across periodic axis 2" (its faces' cross
+    // products overflowed), and one at the origin 1e308 saturated its grains' image counts
+    // and ran. A cell's corners, like every grain, lie within 1e8 of the smallest grain's
+    // radius from the origin.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let r = Simulation::from_scene(
+        &dem_run::Scene::read(&crate::common::scene_file(dir.path(), &lone_in_cell(""))).unwrap(),
+        &dir.path().join("scene.toml"),
+    )
+    .unwrap()
+    .shapes[0]
+        .bounding_radius;
+    let range = format!("a cell within [-{:e}, {:e}] on each axis", 1e8 * r, 1e8 * r);
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("").replace("size = [6, 6, 6]", "size = [1e300, 6, 6]"),
+    );
+    assert!(
+        e.contains("cell.size: the cell reaches 1e300 from the origin") && e.contains(&range),
+        "{e}"
+    );
+    let e = refusal(dir.path(), &lone_in_cell("origin = [1e308, 0, 0]"));
+    assert!(
+        e.contains("cell.origin: the cell reaches 1e308 from the origin"),
+        "{e}"
+    );
+    let e = refusal(
+        dir.path(),
+        &lone_in_cell("").replace(
+            "size = [6, 6, 6]",
+            "vectors = [[6, 0, 0], [0, 6, 0], [0, 0, 2e8]]",
+        ),
+    );
+    assert!(e.contains("cell.vectors: the cell reaches 2e8"), "{e}");
+    // The widths from the vectors' proportions: the distances between the faces whatever
+    // their size (closed form: a_1 = (2, 0, 0), a_2 = (2, 3, 0), a_3 = (0, 0, 5) times s, of
+    // volume 30 s^3, have the widths V / |a_2 x a_3| = 6 s / sqrt(13), V / |a_3 x a_1| = 3 s
+    // and V / |a_1 x a_2| = 5 s), to the round-off of a few operations.
+    for scale in [1e-300, 1.0, 1e300] {
+        let spec = dem_run::scene::CellSpec {
+            origin: [0.0; 3],
+            size: None,
+            vectors: Some([
+                [2.0 * scale, 0.0, 0.0],
+                [2.0 * scale, 3.0 * scale, 0.0],
+                [0.0, 0.0, 5.0 * scale],
+            ]),
+            periodic: [true; 3],
+            velocity_gradient: None,
+            servo: None,
+        };
+        spec.check().unwrap();
+        let w = spec.cell().widths();
+        let expected = [6.0 / 13f64.sqrt(), 3.0, 5.0].map(|x| x * scale);
+        for k in 0..3 {
+            assert!(
+                (w[k] / expected[k] - 1.0).abs() < 1e-14,
+                "{scale}: {w:?} against {expected:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cell_servo_target_out_of_the_grains_reach_is_reported_with_the_stress_they_carry() {
+    // issue #33: a cell servo asked for 1e30 compressed the cell until it was too narrow for
+    // its grains, and the run advised "a larger cell". It now also gives the servo's targets
+    // and the stresses the grains carried, the target being what to change.
+    let dir = tempfile::tempdir().unwrap();
+    crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
+    let path = crate::common::scene_file(
+        dir.path(),
+        "[run]\ndt = 1e-3\nsteps = 30000\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\nlocal_damping = 0.5\n\
+         [cell]\nsize = [6, 6, 6]\nservo = { pressure = [1e30, 1e30, 1e30], max_rate = 0.5 }\n\
+         [[lattices]]\nbundle = \"ball.grain\"\norigin = [1, 1, 1]\ncounts = [3, 3, 3]\nspacing = [1.99, 1.99, 1.99]\n",
+    );
+    let options = crate::common::run_options(&dir.path().join("out"), Some(1), None);
+    let e = dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
+    println!("{e}");
+    match &e {
+        dem_run::RunError::Cell { message, .. } => assert!(
+            message.contains(
+                "a larger cell, or a servo target the grains carry (its servo asks for the pressures [1e30, 1e30, 1e30]; they carry ["
+            ),
+            "{message}"
+        ),
+        other => panic!("{other}"),
+    }
+}

@@ -140,3 +140,116 @@ fn servo_runs_restart_and_thread_counts_give_the_same_bits() {
     assert_eq!(tail.len(), 15, "rows after step 2500");
     assert!(all.ends_with(&tail), "the restart departs from the run");
 }
+
+#[test]
+fn a_servo_wall_asked_for_more_than_the_grains_carry_stops_naming_its_target() {
+    // issue #33: a servo wall asked for 1e30 was driven through the grains and past the floor,
+    // until the step panicked ("a servo's area is checked with the scene"). It now stops
+    // where it passes a grain's centre: no contact holds a wall there.
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let servo = "servo = { pressure = 1e30, max_speed = 0.5 }";
+    let text = scene(3.2, ["", ""], servo).replace("kn = 1e4", "kn = 1e3");
+    let mut sim = simulation(dir.path(), &text);
+    while sim.servo_fault.is_none() && sim.time < 40.0 {
+        sim.step(false);
+    }
+    let fault = sim.servo_fault.clone().expect("the servo gives up");
+    // The wall's plane z = 3.2 + u_z, its normal -z; it cannot have passed a centre of the
+    // top layer (z = 2 at the start) before travelling 1.2 at its largest speed.
+    let plane = 3.2 + sim.walls[5].displacement.z;
+    match fault {
+        dem_run::wall::ServoFault::ThroughGrains {
+            wall,
+            pressure,
+            grain,
+            depth,
+        } => {
+            assert_eq!((wall, pressure), (5, 1e30));
+            let z = sim.bodies[grain].position.z;
+            assert_eq!(
+                depth,
+                z - plane,
+                "grain {grain} at z = {z}, the wall at {plane}"
+            );
+            assert!(depth >= 0.0);
+        }
+        other => panic!("{other}"),
+    }
+    assert!(sim.time >= 1.2 / 0.5, "{}", sim.time);
+    let message = sim.servo_fault.unwrap().to_string();
+    println!("t = {}: {message}", sim.time);
+    assert!(
+        message.starts_with("walls[5].servo: its target pressure 1e30 is out of reach"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_servo_wall_whose_face_is_gone_stops_instead_of_panicking() {
+    // issue #33: the servo took its face's area from the walls' enclosure with an `expect`;
+    // once a wall meets its facing wall the walls enclose nothing and the step panicked.
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let servo = format!("servo = {{ pressure = {PRESSURE}, max_speed = 0.05 }}");
+    let mut sim = simulation(dir.path(), &scene(3.2, ["", ""], &servo));
+    // The floor (z = -3, facing the servo wall) moved past the servo wall at 3.2.
+    sim.walls[4].displacement.z = 7.0;
+    sim.step(false);
+    assert_eq!(
+        sim.servo_fault,
+        Some(dem_run::wall::ServoFault::NoFace {
+            wall: 5,
+            pressure: PRESSURE
+        })
+    );
+    // The wall stays where it was.
+    assert_eq!(sim.walls[5].displacement.z, 0.0);
+    assert_eq!(sim.walls[5].velocity.z, 0.0);
+}
+
+#[test]
+fn a_servo_wall_too_fast_for_the_step_is_refused_by_its_own_key() {
+    // issue #33: the refusal of a servo wall too fast for the step named `walls[5].motion`, a
+    // key the wall does not have.
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let path = scene_file(
+        dir.path(),
+        &scene(3.2, ["", ""], "servo = { pressure = 0.5, max_speed = 1e3 }"),
+    );
+    let e = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("walls[5].servo.max_speed: it moves 2e0 per step"),
+        "{e}"
+    );
+}
+
+/// Issue #33: the run loop stops on the servo's fault (the step only records it) with its
+/// message, and summary.json says the run failed there, before its last step.
+#[test]
+fn a_run_whose_servo_wall_is_out_of_reach_fails_with_the_servos_message() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.2, 400);
+    let servo = "servo = { pressure = 1e30, max_speed = 0.5 }";
+    let text = scene(3.2, ["", ""], servo)
+        .replace("kn = 1e4", "kn = 1e3")
+        .replace("steps = 4000", "steps = 10000");
+    let path = scene_file(dir.path(), &text);
+    let out = dir.path().join("run");
+    let options = crate::common::run_options(&out, Some(1), None);
+    let e = dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap_err();
+    assert!(matches!(e, dem_run::RunError::Servo { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("walls[5].servo: its target pressure 1e30 is out of reach"),
+        "{e}"
+    );
+    let summary: dem_run::Summary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary.status, dem_run::Status::Failed);
+    assert!(summary.steps < 10_000, "{}", summary.steps);
+}
