@@ -436,8 +436,9 @@ fn modes_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
     Verdict::Accepted
 }
 
-fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
-    let ball = dir.join("ball.grain");
+/// Bakes the campaign's sphere of `radius` (grid spacing 0.1, 200 nodes, density 1000, SI) into
+/// the bundle `path`: the grain of the `run` and `rundir` tools.
+fn bake_ball(path: &Path, radius: f64) -> Result<(), String> {
     let options = BakeOptions {
         spacing: 0.1,
         pad_cells: 2,
@@ -448,13 +449,15 @@ fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
         open: OpenMesh::Refuse,
         allow_unresolved: false,
     };
-    let written = bake_primitive(&Primitive::Sphere { radius: 0.5 }, &options)
+    bake_primitive(&Primitive::Sphere { radius }, &options)
         .map_err(|e| e.to_string())
-        .and_then(|b| b.bundle.write(&ball).map_err(|e| e.to_string()));
-    if let Err(e) = written {
-        return Verdict::Failed(format!("baking the sphere: {e}"));
-    }
-    let law = match rng.random_range(0..3) {
+        .and_then(|b| b.bundle.write(path).map_err(|e| e.to_string()))
+}
+
+/// A contact law at random, as the lines of a scene's `[contact]`: linear springs, Hertz-Mindlin
+/// with restitution or Hertz-Jäger, with random coefficients.
+fn draw_law(rng: &mut XorShiftRng) -> String {
+    match rng.random_range(0..3) {
         0 => format!(
             "law = \"linear-springs\"\nkn = {:e}\nks = {:e}\nfriction = {}\nnormal_damping = {:e}",
             log_uniform(rng, 1e3, 1e6),
@@ -475,7 +478,14 @@ fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
             rng.random_range(0.0..0.45),
             rng.random_range(0.0..1.0)
         ),
-    };
+    }
+}
+
+fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
+    if let Err(e) = bake_ball(&dir.join("ball.grain"), 0.5) {
+        return Verdict::Failed(format!("baking the sphere: {e}"));
+    }
+    let law = draw_law(rng);
     let dt = if rng.random_bool(0.5) {
         "\"auto\"".to_string()
     } else {
