@@ -666,6 +666,8 @@ enum Source {
 }
 
 struct Invocation {
+    /// What it is, for the tally: a fresh run, a restart, a stage...
+    kind: &'static str,
     scene: usize,
     out: usize,
     restart: Option<Source>,
@@ -1161,21 +1163,26 @@ impl World {
             .collect();
         let pick_run = |rng: &mut XorShiftRng| {
             if with_run.is_empty() || rng.random_bool(0.15) {
-                rng.random_range(0..n)
+                pick(rng)
             } else {
                 with_run[rng.random_range(0..with_run.len())]
+            }
+        };
+        // Another directory than `d`: mostly one without a run, if there is one.
+        let elsewhere = |rng: &mut XorShiftRng, d: usize| {
+            let free: Vec<usize> = (0..n)
+                .filter(|&e| e != d && self.dirs[e].held.is_none())
+                .collect();
+            if free.is_empty() || rng.random_bool(0.3) {
+                (d + rng.random_range(1..n)) % n
+            } else {
+                free[rng.random_range(0..free.len())]
             }
         };
         let base = 0;
         let stage = self.scenes.iter().position(|s| s.role == Role::Stage);
         let hot = self.scenes.iter().position(|s| s.role == Role::Hot);
         let other = self.scenes.len() - 1;
-        let interrupt = rng.random_bool(0.25);
-        // Mostly as they are.
-        let spelling: [u8; 3] = std::array::from_fn(|_| match rng.random_bool(0.7) {
-            true => 0,
-            false => rng.random_range(1..4),
-        });
         // A checkpoint of `d` to restart from: its latest (`--restart DIR`) or a file, an
         // earlier one or a user's.
         let source = |rng: &mut XorShiftRng, d: usize| {
@@ -1199,80 +1206,86 @@ impl World {
                 _ => held,
             }
         };
-        if let Some(d) = after.filter(|_| rng.random_bool(0.7)) {
-            return Invocation {
-                scene: own_scene(rng, d),
-                out: d,
-                restart: Some(Source::Dir(d)),
-                overwrite: false,
-                interrupt,
-                spelling,
-            };
-        }
-        // Mostly a fresh run while no directory holds a checkpoint.
-        let draw = match with_run.is_empty() && rng.random_bool(0.7) {
-            true => 0,
-            false => rng.random_range(0..11),
+        // Mostly a fresh run while no directory holds a checkpoint; the run just interrupted
+        // mostly resumed.
+        let draw = match (after, with_run.is_empty()) {
+            (Some(_), _) if rng.random_bool(0.7) => 12,
+            (_, true) if rng.random_bool(0.9) => 0,
+            _ => rng.random_range(0..12),
         };
-        match draw {
-            0..=3 => Invocation {
-                scene: base,
-                out: pick(rng),
-                restart: None,
-                overwrite: rng.random_bool(0.5),
-                interrupt,
-                spelling,
-            },
+        let (kind, scene, out, restart, overwrite) = match draw {
+            0..=3 => {
+                let overwrite = rng.random_bool(0.5);
+                let kind = if overwrite {
+                    "fresh --overwrite"
+                } else {
+                    "fresh"
+                };
+                (kind, base, pick(rng), None, overwrite)
+            }
             4..=6 => {
                 let d = pick_run(rng);
-                Invocation {
-                    scene: own_scene(rng, d),
-                    out: d,
-                    restart: Some(source(rng, d)),
-                    overwrite: rng.random_bool(0.1),
-                    interrupt,
-                    spelling,
-                }
+                let scene = own_scene(rng, d);
+                let restart = source(rng, d);
+                ("own restart", scene, d, Some(restart), rng.random_bool(0.1))
             }
-            7 | 8 => {
+            7..=10 if stage.is_none() || draw < 9 => {
                 let from = pick_run(rng);
-                let out = (from + rng.random_range(1..n)) % n;
-                Invocation {
-                    scene: base,
+                let out = elsewhere(rng, from);
+                let restart = source(rng, from);
+                (
+                    "restart elsewhere",
+                    base,
                     out,
-                    restart: Some(source(rng, from)),
-                    overwrite: rng.random_bool(0.5),
-                    interrupt,
-                    spelling,
-                }
+                    Some(restart),
+                    rng.random_bool(0.5),
+                )
             }
-            9 => {
+            9 | 10 => {
                 let from = pick_run(rng);
-                let out = if rng.random_bool(0.25) {
-                    from
-                } else {
-                    (from + rng.random_range(1..n)) % n
+                let (kind, out) = match rng.random_bool(0.25) {
+                    true => ("stage into its source", from),
+                    false => ("stage", elsewhere(rng, from)),
                 };
-                Invocation {
-                    scene: stage.unwrap_or(base),
+                let scene = stage.unwrap_or(base);
+                (
+                    kind,
+                    scene,
                     out,
-                    restart: Some(Source::Dir(from)),
-                    overwrite: rng.random_bool(0.3),
-                    interrupt,
-                    spelling,
-                }
+                    Some(Source::Dir(from)),
+                    rng.random_bool(0.3),
+                )
+            }
+            11 => {
+                let from = pick_run(rng);
+                let out = pick(rng);
+                let restart = source(rng, from);
+                (
+                    "other experiment",
+                    other,
+                    out,
+                    Some(restart),
+                    rng.random_bool(0.5),
+                )
             }
             _ => {
-                let from = pick_run(rng);
-                Invocation {
-                    scene: other,
-                    out: pick(rng),
-                    restart: Some(source(rng, from)),
-                    overwrite: rng.random_bool(0.5),
-                    interrupt,
-                    spelling,
-                }
+                let d = after.unwrap_or(0);
+                let scene = own_scene(rng, d);
+                ("resume", scene, d, Some(Source::Dir(d)), false)
             }
+        };
+        Invocation {
+            kind,
+            scene,
+            out,
+            restart,
+            overwrite,
+            interrupt: rng.random_bool(0.25),
+            // Mostly as they are.
+            spelling: std::array::from_fn(|_| match rng.random_bool(0.7) {
+                true => 0,
+                false => rng.random_range(1..4),
+            }),
         }
     }
 
@@ -1349,7 +1362,12 @@ impl World {
             if outcome == "ran: interrupted" {
                 interrupted = Some(inv.out);
             }
-            *outcomes.entry(outcome).or_default() += 1;
+            // Runs by kind and status; refusals by their message.
+            let key = match outcome.starts_with("ran") {
+                true => format!("{outcome} ({})", inv.kind),
+                false => outcome,
+            };
+            *outcomes.entry(key).or_default() += 1;
         }
         if let Some(k) = self
             .scenes
@@ -1455,10 +1473,30 @@ impl World {
                     "refused ({why} predicted) without naming `{w}`: {m}"
                 ));
             }
-            let m = m.replace(&self.dir.display().to_string(), "<case>");
-            let m = DIRS
-                .iter()
-                .fold(m, |m, d| m.replace(&format!("<case>/{d}"), "<dir>"));
+            // The scenes and the run directories, however spelled, as <scene> and <dir>.
+            let mut m = m.replace(&self.dir.display().to_string(), "<case>");
+            for s in &self.scenes {
+                let name = format!("{}.toml", s.name);
+                for spelled in [
+                    format!("<case>/{}/../{name}", DIRS[0]),
+                    format!("<case>/link-{name}"),
+                    format!("<case>/{name}"),
+                ] {
+                    m = m.replace(&spelled, "<scene>");
+                }
+            }
+            for spelled in [
+                |d: &str| format!("<case>/{}/../{d}", DIRS[0]),
+                |d: &str| format!("<case>/link-{d}"),
+                |d: &str| format!("<case>/{d}/."),
+                |d: &str| format!("<case>/{d}"),
+            ] {
+                for d in DIRS {
+                    for end in [":", "/"] {
+                        m = m.replace(&format!("{}{end}", spelled(d)), &format!("<dir>{end}"));
+                    }
+                }
+            }
             return Ok(format!("refused: {}", class(&m)));
         }
         if let Some((why, _)) = &p.refused {
