@@ -65,7 +65,7 @@ pub struct Tally {
     pub failures: Vec<String>,
     /// What the steps inside the cases ended in, by class, for a tool whose case is a sequence
     /// of steps (`rundir`: each invocation of dem-run, `ran: <status>` or `refused: <message
-    /// class>`).
+    /// class>`), and `note: ...` counts of what some steps met on the way (not steps).
     pub outcomes: BTreeMap<String, usize>,
 }
 
@@ -136,14 +136,24 @@ pub fn run(tools: &[String], cases: usize, seed: u64, messages: usize) -> Result
             println!("  {n:>5} x {m}");
         }
         if !t.outcomes.is_empty() {
-            let steps: usize = t.outcomes.values().sum();
-            println!("  {steps} steps inside the cases:");
             let mut common: Vec<(&String, &usize)> = t.outcomes.iter().collect();
             common.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-            // Every run's status, and the most frequent refusals.
+            // Every run's status and every note, and the most frequent refusals.
+            let (notes, steps): (Vec<_>, Vec<_>) =
+                common.into_iter().partition(|(m, _)| m.starts_with("note"));
             let (ran, refused): (Vec<_>, Vec<_>) =
-                common.into_iter().partition(|(m, _)| m.starts_with("ran"));
-            for (m, n) in ran.into_iter().chain(refused.into_iter().take(messages)) {
+                steps.into_iter().partition(|(m, _)| m.starts_with("ran"));
+            let count = |v: &[(&String, &usize)]| v.iter().map(|(_, n)| **n).sum::<usize>();
+            println!(
+                "  {} steps inside the cases: {} ran, {} refused",
+                count(&ran) + count(&refused),
+                count(&ran),
+                count(&refused)
+            );
+            for (m, n) in (ran.into_iter())
+                .chain(notes)
+                .chain(refused.into_iter().take(messages))
+            {
                 println!("  {n:>5} x {m}");
             }
         }

@@ -5,23 +5,27 @@
 //! `[[packings]]` in such a box, or in a periodic cell; a random law, step, cadences and `[stop]`)
 //! with its variants (a stage, `run.stage = true`; the scene at another fixed step; scenes of
 //! other experiments: another grain count, law, scale, bundle or cell periodicity), three run
-//! directories holding a user's files at random (names a run never writes, names it does,
-//! `manifest.json`, files where a run makes its folders), and a random sequence of invocations:
-//! fresh runs with and without `--overwrite`, restarts of a directory's own checkpoint (its
-//! latest or an earlier one), restarts from another directory's checkpoint into a third, stages
-//! into a directory of their own or into the one they continue, restarts by the scene of another
+//! directories holding a user's files at random (names a run never writes, names it does, a
+//! `manifest.json` of their own, a `manifest.jsonl` that is not dem-run's, files `vtk` and
+//! `checkpoint` where a run keeps its folders), and a random sequence of invocations: fresh
+//! runs with and without `--overwrite`, restarts of a directory's own checkpoint (its latest or
+//! an earlier one), restarts from another directory's checkpoint into a third, stages into a
+//! directory of their own or into the one they continue, restarts by the scene of another
 //! experiment, each interrupted at random (the stop flag raised before it starts), while the user
-//! adds and moves files between them.
+//! adds and moves files between them and a crash's trace cuts a manifest's last line short.
 //!
 //! Each invocation is predicted from the contract alone (what the directories hold, which of
-//! their files are the user's): refused, and why, or run. Then, on the outputs:
+//! their files are the user's; a manifest's cut last line ignored): refused, and why, or run.
+//! Then, on the outputs:
 //! 1. no file the run did not write is changed or removed, in any directory, and a run changes
 //!    no directory but its `--out`;
 //! 2. a run reproduces the uninterrupted run of its scene from its start (same thread count):
 //!    every row of history.csv equals, bit for bit, that run's row at the step, every checkpoint
-//!    its state at the step, every node cloud its cloud; rows strictly increase with no row of
-//!    the cadence missing; the run ends where and as that run does (an interrupted one at the
-//!    step after its start), with the same error if it failed;
+//!    its state at the step (all but `history_bytes` and the copy of the scene's `settings`:
+//!    step, origin, identity and state), every node cloud its cloud; rows strictly increase with
+//!    no row of the cadence missing; the run ends where and as that run does (an interrupted one
+//!    at the step after its start), with the same error if it failed; each checkpoint's
+//!    `settings` are those of the scene whose run wrote it;
 //! 3. a run stopped by `[stop]` stopped at a step the conditions are due, with a checkpoint
 //!    there, and the history row there meets them (recomputed: `unbalanced` only with contacts);
 //!    the uninterrupted run stops at the first due step whose row meets them (every step's row);
@@ -29,8 +33,11 @@
 //!    its `grains.toml` in place of the `[[packings]]` starts the same run (every row);
 //! 5. summary.json agrees with history.csv (`history_last_step` its last row's step, the
 //!    step the run ended at unless it failed; a failed run says `failed` and the error it
-//!    returned); run.pvd and cell.pvd list exactly the node and cell clouds in vtk/; the manifest
-//!    lists every file of the run and only files that exist;
+//!    returned); run.pvd and cell.pvd list exactly the node and cell clouds in vtk/, a restart
+//!    in its own directory included; `manifest.jsonl` is whole JSON Lines (its head: schema 1,
+//!    dem-run as writer, the scene that took the directory; then a `dir` or `file` line per
+//!    claim, each once, no line cut short) and lists every file of the run, only files that
+//!    exist, and only folders that exist;
 //! 6. a refusal is the one predicted, names what it refuses (the file, the key, the option),
 //!    and leaves every directory's files as they were.
 
@@ -38,6 +45,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use dem_run::rundir::MANIFEST;
 use dem_run::{RunOptions, Status, Summary};
 use rand::RngExt;
 use rand_xorshift::XorShiftRng;
@@ -47,9 +55,11 @@ use super::{Verdict, bake_ball, class, draw_law, log_uniform};
 /// The run directories of a case.
 const DIRS: [&str; 3] = ["a", "b", "c"];
 
-/// The names a user's files take: names a run never writes (some like its own), names it
-/// writes, its manifest's, and files where it makes its folders.
-const USER_NAMES: [&str; 27] = [
+/// The names a user's files take: names a run never writes (some like its own, and
+/// `manifest.json`, the manifest's name before JSON Lines: now a user's file like any), names
+/// it writes, its manifest's (`manifest.jsonl`: a user's is not dem-run's, and refused), and
+/// files where it keeps its folders.
+const USER_NAMES: [&str; 28] = [
     "notes.txt",
     "README.md",
     "history.csv.bak",
@@ -75,12 +85,10 @@ const USER_NAMES: [&str; 27] = [
     "checkpoint/step_5.json",
     "checkpoint/step_9999999999.json",
     "manifest.json",
+    "manifest.jsonl",
     "vtk",
     "checkpoint",
 ];
-
-/// The run's manifest.
-const MANIFEST: &str = "manifest.json";
 
 /// Whether `rel` is a name a run writes (docs/formats.md, "The run directory": history.csv,
 /// summary.json, run.pvd, cell.pvd, grains.toml, vtk/nodes_*, vtk/cell_*,
@@ -503,7 +511,7 @@ struct Ckpt {
     /// The step its run's steps count from.
     origin: u64,
     text: String,
-    /// The text without `history_bytes` (the length of the history it was written beside).
+    /// What two runs of one state write alike ([`comparable`]).
     same: String,
 }
 
@@ -520,23 +528,27 @@ impl Ckpt {
         Ok(Ckpt {
             step,
             origin,
-            same: without_history_bytes(&text),
+            same: comparable(&text)?,
             text,
         })
     }
 }
 
-/// A checkpoint's text without its `history_bytes` (the only field two runs of one state may
-/// write differently: their histories have other cadences).
-fn without_history_bytes(text: &str) -> String {
-    match text.find("\"history_bytes\":") {
-        Some(i) => {
-            let rest = &text[i..];
-            let j = rest.find(',').map_or(rest.len(), |j| j + 1);
-            format!("{}{}", &text[..i], &rest[j..])
-        }
-        None => text.to_string(),
+/// A checkpoint's text as two runs of one state write it alike: without `history_bytes` (the
+/// length of the history beside it: their histories have other cadences) and `settings` (the
+/// copy of the scene's tables: the reference's scene has other cadences and `[stop] after`, a
+/// hot scene another step); its state, step, origin and identity as written (JSON numbers
+/// read back exactly).
+fn comparable(text: &str) -> Result<String, String> {
+    let mut v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| format!("no checkpoint: {e}"))?;
+    let o = v
+        .as_object_mut()
+        .ok_or("a checkpoint that is no JSON object")?;
+    for field in ["history_bytes", "settings"] {
+        o.remove(field);
     }
+    Ok(v.to_string())
 }
 
 /// history.csv: its header and its rows by step, in file order.
@@ -612,6 +624,8 @@ struct Dir {
     user: BTreeMap<String, Vec<u8>>,
     /// The run it holds: its manifest's scene and its timeline.
     held: Option<Held>,
+    /// Its manifest's last line is cut short ([`World::cut`]) and no run has taken it since.
+    cut: bool,
 }
 
 /// A run in a directory: the scene that took it, and the uninterrupted runs its history
@@ -648,7 +662,7 @@ impl Dir {
             .collect()
     }
 
-    /// A user's `vtk` or `checkpoint` file where the run makes that folder.
+    /// A user's file `vtk` or `checkpoint`, where a run keeps that folder.
     fn blocked(&self) -> Option<&str> {
         ["vtk", "checkpoint"]
             .into_iter()
@@ -689,6 +703,8 @@ struct World {
     dirs: Vec<Dir>,
     refs: Vec<Reference>,
     memo: BTreeMap<(usize, Option<String>, Option<u64>), usize>,
+    /// What the invocations met on the way, for the tally (`note: ...`).
+    notes: Vec<&'static str>,
 }
 
 /// The options of a run.
@@ -706,6 +722,64 @@ fn read_summary(out: &Path) -> Result<Summary, String> {
     let path = out.join("summary.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("no {}: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// A run's manifest, read as the contract describes it (docs/formats.md, "The run
+/// directory"): JSON Lines, a head `{"schema": 1, "writer": ..., "scene": ...}`, then a line
+/// `{"dir": ...}` or `{"file": ...}` per claim.
+struct Manifest {
+    scene: PathBuf,
+    dirs: BTreeSet<String>,
+    files: BTreeSet<String>,
+}
+
+impl Manifest {
+    /// The manifest of a run that did not crash: every line whole (a last line without its
+    /// newline, which a crash leaves and a reader ignores, is a failure here: the run that
+    /// took the directory rewrites the manifest), each file listed once.
+    fn parse(text: &str) -> Result<Manifest, String> {
+        if !text.ends_with('\n') {
+            return Err(format!(
+                "{MANIFEST} ends in a line without its newline, after a run that did not crash: {:?}",
+                text.lines().last().unwrap_or("")
+            ));
+        }
+        let mut lines = text.lines().map(|l| {
+            serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(l)
+                .map_err(|e| format!("{MANIFEST}: a line that is no JSON object ({e}): {l}"))
+        });
+        let head = lines.next().ok_or(format!("{MANIFEST} is empty"))??;
+        let keys: Vec<&str> = head.keys().map(String::as_str).collect();
+        let writer = head.get("writer").and_then(|w| w.as_str()).unwrap_or("");
+        let scene = head.get("scene").and_then(|s| s.as_str());
+        let (true, Some(1), true, Some(scene)) = (
+            keys == ["scene", "schema", "writer"],
+            head.get("schema").and_then(|s| s.as_u64()),
+            writer.starts_with("dem-run "),
+            scene,
+        ) else {
+            return Err(format!(
+                "{MANIFEST}'s head is not {{\"schema\": 1, \"writer\": \"dem-run ...\", \"scene\": ...}}: {head:?}"
+            ));
+        };
+        let mut m = Manifest {
+            scene: PathBuf::from(scene),
+            dirs: BTreeSet::new(),
+            files: BTreeSet::new(),
+        };
+        for line in lines {
+            let line = line?;
+            let (set, name) = match (line.len(), line.get("dir"), line.get("file")) {
+                (1, Some(serde_json::Value::String(d)), None) => (&mut m.dirs, d),
+                (1, None, Some(serde_json::Value::String(f))) => (&mut m.files, f),
+                _ => return Err(format!("{MANIFEST}: a line that is no claim: {line:?}")),
+            };
+            if !set.insert(name.clone()) {
+                return Err(format!("{MANIFEST} lists {name} twice"));
+            }
+        }
+        Ok(m)
+    }
 }
 
 /// The `file="..."` entries of a .pvd.
@@ -834,7 +908,8 @@ impl World {
         for (rel, bytes) in files(&out) {
             if let Some(s) = checkpoint_step(&rel) {
                 let text = String::from_utf8_lossy(&bytes);
-                refs.checkpoints.insert(s, without_history_bytes(&text));
+                let same = comparable(&text).map_err(|e| format!("{}: {rel}: {e}", what()))?;
+                refs.checkpoints.insert(s, same);
             } else if let Some(name) = rel.strip_prefix("vtk/") {
                 refs.clouds.insert(name.to_string(), bytes);
             }
@@ -886,14 +961,21 @@ impl World {
                 from: None,
             })
         };
+        // A user's file named as the manifest, read where a run reads its directory's manifest.
         let user_manifest = |d: &Dir| d.user.contains_key(MANIFEST);
+        let not_manifest = || {
+            refuse(
+                "a user's manifest.jsonl",
+                vec![MANIFEST.into(), "not a manifest of dem-run's".into()],
+            )
+        };
         let mut checkpoint = None;
         let mut from = None;
         if let Some(source) = &inv.restart {
             let (d, rel) = match source {
                 Source::Dir(d) => {
                     if user_manifest(&self.dirs[*d]) {
-                        return refuse("a user's manifest.json", vec![MANIFEST.into()]);
+                        return not_manifest();
                     }
                     match self.dirs[*d].checkpoints().pop_last() {
                         Some((_, rel)) => (*d, rel),
@@ -926,7 +1008,7 @@ impl World {
                 );
             }
             if user_manifest(out) {
-                return refuse("a user's manifest.json", vec![MANIFEST.into()]);
+                return not_manifest();
             }
             let own = d == inv.out && !user;
             if own && inv.overwrite {
@@ -957,7 +1039,18 @@ impl World {
             }
             checkpoint = Some((c, own));
         } else if user_manifest(out) {
-            return refuse("a user's manifest.json", vec![MANIFEST.into()]);
+            return not_manifest();
+        }
+        // Taking the directory: a file where the run keeps a folder, then a user's files at
+        // the run's names, then an earlier run.
+        if let Some(f) = out.blocked() {
+            return refuse(
+                "a file where a run keeps a folder",
+                vec![
+                    format!("{f}:"),
+                    "is a file where a run keeps a folder of its outputs".into(),
+                ],
+            );
         }
         let strangers = out.strangers();
         if !strangers.is_empty() {
@@ -1080,6 +1173,7 @@ fn world(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Result<World, 
             path,
             user: BTreeMap::new(),
             held: None,
+            cut: false,
         });
     }
     let mut w = World {
@@ -1089,6 +1183,7 @@ fn world(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Result<World, 
         dirs,
         refs: Vec::new(),
         memo: BTreeMap::new(),
+        notes: Vec::new(),
     };
     *case += "; user files:";
     for _ in 0..rng.random_range(0..=3) {
@@ -1133,6 +1228,36 @@ impl World {
         std::fs::write(&path, &bytes).map_err(|e| format!("{}: {e}", path.display()))?;
         self.dirs[d].user.insert(rel.to_string(), bytes);
         *case += &format!(" +{}/{rel}", DIRS[d]);
+        Ok(())
+    }
+
+    /// A crash's trace in a directory holding a run: its manifest's last line cut short, a
+    /// claim without its newline (whole, or cut within), which names a file never written and
+    /// which a reader ignores (the next run that takes the directory writes the manifest
+    /// whole).
+    fn cut(&mut self, rng: &mut XorShiftRng, case: &mut String) -> Result<(), String> {
+        let held: Vec<usize> = (0..self.dirs.len())
+            .filter(|&d| self.dirs[d].held.is_some())
+            .collect();
+        if held.is_empty() {
+            return Ok(());
+        }
+        let d = held[rng.random_range(0..held.len())];
+        let line = [
+            "{\"file\":\"checkpoint/step_0000000999.json\"}",
+            "{\"file\":\"vtk/nodes_00000",
+            "{\"dir\":\"vtk\"}",
+            "{\"fi",
+        ][rng.random_range(0..4)];
+        let path = self.dirs[d].path.join(MANIFEST);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        std::io::Write::write_all(&mut f, line.as_bytes())
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        self.dirs[d].cut = true;
+        *case += &format!(" ~{}/{MANIFEST} ending in `{line}`", DIRS[d]);
         Ok(())
     }
 
@@ -1355,6 +1480,9 @@ impl World {
             if rng.random_bool(0.15) {
                 self.unplace(rng, case)?;
             }
+            if rng.random_bool(0.1) {
+                self.cut(rng, case)?;
+            }
             let inv = self.draw(rng, interrupted.take());
             *case += &format!("; {}", self.describe(&inv));
             let outcome = self.invoke(&inv)?;
@@ -1368,6 +1496,9 @@ impl World {
                 false => outcome,
             };
             *outcomes.entry(key).or_default() += 1;
+            for note in self.notes.drain(..) {
+                *outcomes.entry(format!("note: {note}")).or_default() += 1;
+            }
         }
         if let Some(k) = self
             .scenes
@@ -1389,8 +1520,11 @@ impl World {
             .map_err(|e| format!("the packing's grains.toml: {e}"))?;
         let mut spec = self.scenes[scene].spec.clone();
         spec.placed = Some(placed);
+        // Compared by its rows alone: a row at every step, no node cloud, and no checkpoint but
+        // a stop's (a checkpoint at every step, synced, was most of this run's time).
+        spec.every = [1, 0, 0];
         let path = self.dir.join("placed.toml");
-        std::fs::write(&path, spec.toml(true, None)).map_err(|e| e.to_string())?;
+        std::fs::write(&path, spec.toml(false, None)).map_err(|e| e.to_string())?;
         let placed_out = self.dir.join("placed");
         let result = dem_run::run(
             &path,
@@ -1505,15 +1639,23 @@ impl World {
                 message.map_or("it ran".into(), |m| format!("failed: {m}"))
             ));
         }
-        self.ran(inv, &out, &p, message.as_deref(), result.ok().as_ref())
+        // It read a manifest whose last line a crash cut, and took --out (writing its manifest
+        // whole: check_dir reads it so).
+        if matches!(&inv.restart, Some(Source::Dir(d)) if self.dirs[*d].cut) {
+            self.notes
+                .push("--restart DIR found its checkpoint in a manifest whose last line was cut");
+        }
+        if std::mem::take(&mut self.dirs[inv.out].cut) {
+            self.notes
+                .push("a run took a directory whose manifest's last line was cut");
+        }
+        self.ran(inv, &p, message.as_deref(), result.ok().as_ref())
     }
 
     /// The checks of an invocation that ran (finished, stopped, interrupted or failed).
-    /// `out`: `--out` as given.
     fn ran(
         &mut self,
         inv: &Invocation,
-        out: &Path,
         p: &Prediction,
         failed: Option<&str>,
         returned: Option<&Summary>,
@@ -1622,12 +1764,7 @@ impl World {
                 }
             }
         };
-        // A user's file where the run makes a folder fails the run there (not a refusal: the
-        // run's files so far agree).
-        let blocked = (self.dirs[inv.out].blocked()).map(|b| out.join(b).display().to_string());
-        let blocked_here =
-            matches!((&status, &blocked), (Ended::Failed(m), Some(b)) if m.contains(b.as_str()));
-        if !blocked_here && (status != ended || (failed.is_none() && summary.steps != end)) {
+        if status != ended || (failed.is_none() && summary.steps != end) {
             return Err(format!(
                 "ended {status:?} at step {}; the uninterrupted run from step {first} ended {:?} at step {}{}",
                 summary.steps,
@@ -1716,8 +1853,9 @@ impl World {
         for rel in &mine {
             if let Some(s) = checkpoint_step(rel) {
                 let r = &self.refs[held.covering(s)];
-                let text = without_history_bytes(&String::from_utf8_lossy(&all[*rel]));
-                if r.checkpoints.get(&s) != Some(&text) {
+                let text = String::from_utf8_lossy(&all[*rel]);
+                let same = comparable(&text).map_err(|e| format!("{rel}: {e}"))?;
+                if r.checkpoints.get(&s) != Some(&same) {
                     return Err(format!(
                         "{rel} is not the uninterrupted run's state at step {s}{}",
                         if r.checkpoints.contains_key(&s) {
@@ -1725,6 +1863,20 @@ impl World {
                         } else {
                             " (which has no such step)"
                         }
+                    ));
+                }
+                // Its copy of the settings: those of the scene whose run wrote it.
+                let scene = &self.scenes[r.scene];
+                let expected = std::fs::read_to_string(&scene.path)
+                    .ok()
+                    .and_then(|t| dem_run::checkpoint::settings(&t));
+                let v: serde_json::Value =
+                    serde_json::from_str(&text).map_err(|e| format!("{rel}: {e}"))?;
+                if v.get("settings") != expected.as_ref() {
+                    return Err(format!(
+                        "{rel}'s settings are not those of {}.toml, whose run wrote it: {}",
+                        scene.name,
+                        v.get("settings").map_or("none".into(), |s| s.to_string())
                     ));
                 }
             } else if let Some(name) = rel.strip_prefix("vtk/") {
@@ -1761,23 +1913,33 @@ impl World {
                 return Err(format!("{pvd} does not list the run's {f}"));
             }
         }
-        // The manifest lists the run's files, and only files there.
-        let manifest: serde_json::Value =
-            serde_json::from_slice(all.get(MANIFEST).ok_or("a run without its manifest.json")?)
-                .map_err(|e| format!("manifest.json: {e}"))?;
-        let listed: BTreeSet<String> = (manifest["files"].as_array())
-            .ok_or("manifest.json without files")?
-            .iter()
-            .filter_map(|f| f.as_str().map(str::to_string))
-            .collect();
+        // The manifest lists the run's files, and only files there; its head names the scene
+        // that took the directory.
+        let text = all.get(MANIFEST).ok_or("a run without its manifest")?;
+        let manifest = Manifest::parse(&String::from_utf8_lossy(text))?;
+        let scene = self.scenes[held.scene].path.canonicalize();
+        let scene = scene.map_err(|e| format!("{}: {e}", self.scenes[held.scene].name))?;
+        if manifest.scene != scene {
+            return Err(format!(
+                "{MANIFEST} says its run ran {}, not {}",
+                manifest.scene.display(),
+                scene.display()
+            ));
+        }
+        if let Some(d) = manifest.dirs.iter().find(|d| !dir.path.join(d).is_dir()) {
+            return Err(format!(
+                "{MANIFEST} lists the folder {d}, which is not there"
+            ));
+        }
+        let listed = manifest.files;
         for rel in &mine {
             if rel.as_str() != MANIFEST && !listed.contains(*rel) {
-                return Err(format!("{rel} is the run's and not in its manifest.json"));
+                return Err(format!("{rel} is the run's and not in its {MANIFEST}"));
             }
         }
         if let Some(rel) = listed.iter().find(|r| !mine.contains(r)) {
             return Err(format!(
-                "manifest.json lists {rel}, which is {}",
+                "{MANIFEST} lists {rel}, which is {}",
                 if dir.user.contains_key(rel) {
                     "the user's"
                 } else {
