@@ -1212,6 +1212,14 @@ impl World {
             return Ok(());
         }
         let mut bytes = format!("the user's {rel} in {}\n", DIRS[d]).into_bytes();
+        if rel == MANIFEST {
+            // A line that is no JSON, a line without its newline (no whole line), or nothing.
+            match rng.random_range(0..3) {
+                0 => {}
+                1 => _ = bytes.pop(),
+                _ => bytes.clear(),
+            }
+        }
         if checkpoint_step(rel).is_some() && rng.random_bool(0.5) {
             // A copy of some run's checkpoint.
             let all: Vec<PathBuf> = (self.dirs.iter())
