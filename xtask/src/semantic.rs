@@ -23,6 +23,12 @@
 //!   refused.
 //! - `jaeger`: random parameters and movement histories. Accepted: the normal force is Hertz's
 //!   closed form `4/3 E* sqrt(R*) delta^(3/2)` and `|T| <= mu N`.
+//! - `rundir`: dem-run's run directory contract: small scenes and their variants, three run
+//!   directories with a user's files among the run's, and a random sequence of invocations
+//!   (fresh, `--overwrite`, restarts, stages, interrupted runs) each predicted from the contract
+//!   and checked on the outputs (the module `rundir`). Accepted: every invocation refused as
+//!   predicted, or run with every invariant holding; its invocations' outcomes are tallied
+//!   apart ([`Tally::outcomes`]).
 
 use std::collections::BTreeMap;
 use std::f64::consts::PI;
@@ -36,6 +42,8 @@ use levelset_bake::{
 };
 use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
+
+mod rundir;
 
 /// What a tool made of one case.
 enum Verdict {
@@ -55,10 +63,14 @@ pub struct Tally {
     pub accepted: usize,
     /// The failures: the case and what broke.
     pub failures: Vec<String>,
+    /// What the steps inside the cases ended in, by class, for a tool whose case is a sequence
+    /// of steps (`rundir`: each invocation of dem-run, `ran: <status>` or `refused: <message
+    /// class>`), and `note: ...` counts of what some steps met on the way (not steps).
+    pub outcomes: BTreeMap<String, usize>,
 }
 
 /// The tools, by name.
-pub const TOOLS: [&str; 4] = ["bake", "modes", "run", "jaeger"];
+pub const TOOLS: [&str; 5] = ["bake", "modes", "run", "jaeger", "rundir"];
 
 /// Runs `cases` cases of each of `tools` from `seed` in the scratch directory `dir`.
 pub fn campaign(
@@ -74,7 +86,7 @@ pub fn campaign(
         for k in 0..cases {
             let scratch = dir.join(format!("{tool}-{k}"));
             std::fs::create_dir_all(&scratch)?;
-            let (case, verdict) = one(tool, &mut rng, &scratch);
+            let (case, verdict) = one(tool, &mut rng, &scratch, &mut tally.outcomes);
             tally.cases += 1;
             match verdict {
                 Verdict::Accepted => tally.accepted += 1,
@@ -123,6 +135,28 @@ pub fn run(tools: &[String], cases: usize, seed: u64, messages: usize) -> Result
         for (m, n) in common.into_iter().take(messages) {
             println!("  {n:>5} x {m}");
         }
+        if !t.outcomes.is_empty() {
+            let mut common: Vec<(&String, &usize)> = t.outcomes.iter().collect();
+            common.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            // Every run's status and every note, and the most frequent refusals.
+            let (notes, steps): (Vec<_>, Vec<_>) =
+                common.into_iter().partition(|(m, _)| m.starts_with("note"));
+            let (ran, refused): (Vec<_>, Vec<_>) =
+                steps.into_iter().partition(|(m, _)| m.starts_with("ran"));
+            let count = |v: &[(&String, &usize)]| v.iter().map(|(_, n)| **n).sum::<usize>();
+            println!(
+                "  {} steps inside the cases: {} ran, {} refused",
+                count(&ran) + count(&refused),
+                count(&ran),
+                count(&refused)
+            );
+            for (m, n) in (ran.into_iter())
+                .chain(notes)
+                .chain(refused.into_iter().take(messages))
+            {
+                println!("  {n:>5} x {m}");
+            }
+        }
         for f in &t.failures {
             println!("  FAILED {f}");
             clean = false;
@@ -148,12 +182,18 @@ fn class(message: &str) -> String {
 }
 
 /// One case of `tool`: its description and verdict (a panic is a failure).
-fn one(tool: &str, rng: &mut XorShiftRng, dir: &Path) -> (String, Verdict) {
+fn one(
+    tool: &str,
+    rng: &mut XorShiftRng,
+    dir: &Path,
+    outcomes: &mut BTreeMap<String, usize>,
+) -> (String, Verdict) {
     let mut case = String::new();
     let verdict = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match tool {
         "bake" => bake_case(rng, dir, &mut case),
         "modes" => modes_case(rng, dir, &mut case),
         "run" => run_case(rng, dir, &mut case),
+        "rundir" => rundir::rundir_case(rng, dir, &mut case, outcomes),
         _ => jaeger_case(rng, &mut case),
     }))
     .unwrap_or_else(|p| {
@@ -439,8 +479,9 @@ fn modes_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
     Verdict::Accepted
 }
 
-fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
-    let ball = dir.join("ball.grain");
+/// Bakes the campaign's sphere of `radius` (grid spacing 0.1, 200 nodes, density 1000, SI) into
+/// the bundle `path`: the grain of the `run` and `rundir` tools.
+fn bake_ball(path: &Path, radius: f64) -> Result<(), String> {
     let options = BakeOptions {
         spacing: 0.1,
         pad_cells: 2,
@@ -451,13 +492,15 @@ fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
         open: OpenMesh::Refuse,
         allow_unresolved: false,
     };
-    let written = bake_primitive(&Primitive::Sphere { radius: 0.5 }, &options)
+    bake_primitive(&Primitive::Sphere { radius }, &options)
         .map_err(|e| e.to_string())
-        .and_then(|b| b.bundle.write(&ball).map_err(|e| e.to_string()));
-    if let Err(e) = written {
-        return Verdict::Failed(format!("baking the sphere: {e}"));
-    }
-    let law = match rng.random_range(0..3) {
+        .and_then(|b| b.bundle.write(path).map_err(|e| e.to_string()))
+}
+
+/// A contact law at random, as the lines of a scene's `[contact]`: linear springs, Hertz-Mindlin
+/// with restitution or Hertz-Jäger, with random coefficients.
+fn draw_law(rng: &mut XorShiftRng) -> String {
+    match rng.random_range(0..3) {
         0 => format!(
             "law = \"linear-springs\"\nkn = {:e}\nks = {:e}\nfriction = {}\nnormal_damping = {:e}",
             log_uniform(rng, 1e3, 1e6),
@@ -478,7 +521,14 @@ fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
             rng.random_range(0.0..0.45),
             rng.random_range(0.0..1.0)
         ),
-    };
+    }
+}
+
+fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
+    if let Err(e) = bake_ball(&dir.join("ball.grain"), 0.5) {
+        return Verdict::Failed(format!("baking the sphere: {e}"));
+    }
+    let law = draw_law(rng);
     let dt = if rng.random_bool(0.5) {
         "\"auto\"".to_string()
     } else {
@@ -623,19 +673,24 @@ fn jaeger_case(rng: &mut XorShiftRng, case: &mut String) -> Verdict {
 
 #[cfg(test)]
 mod tests {
-    /// The default suite's reduced campaign: a few cases of each tool from a fixed seed.
-    /// `cargo xtask fuzz --semantic` runs the long one.
+    /// The default suite's reduced campaign: a few cases of each tool from a fixed seed (25, and
+    /// `RUNDIR` of `rundir`, whose case runs dem-run a dozen times). `cargo xtask fuzz
+    /// --semantic` runs the long one.
     #[test]
     fn reduced_semantic_campaign_finds_nothing() {
+        const RUNDIR: usize = 4;
         let scratch = tempfile::tempdir().unwrap();
-        let report = super::campaign(&super::TOOLS, 25, 2026, scratch.path()).unwrap();
+        let mut report = Vec::new();
+        for tool in super::TOOLS {
+            let cases = if tool == "rundir" { RUNDIR } else { 25 };
+            let r = super::campaign(&[tool], cases, 2026, scratch.path()).unwrap();
+            assert_eq!(r[0].1.cases, cases, "{tool}");
+            report.extend(r);
+        }
         let failures: Vec<String> = report
             .iter()
             .flat_map(|(tool, t)| t.failures.iter().map(move |f| format!("{tool}: {f}")))
             .collect();
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-        for (tool, t) in &report {
-            assert_eq!(t.cases, 25, "{tool}");
-        }
     }
 }
