@@ -323,8 +323,12 @@ pub(crate) fn run_in_pool(
     // Everything is read and checked before the directory is touched: a refused run changes
     // no file.
     let (mut sim, packed) = Simulation::build(scene, scene_path)?;
+    // The scene's settings, kept in every checkpoint and compared with a restart's.
+    let settings = std::fs::read_to_string(scene_path)
+        .ok()
+        .and_then(|t| crate::checkpoint::settings(&t));
     let restart = match &options.restart {
-        Some(given) => Some(restore(&mut sim, scene, scene_path, given, out)?),
+        Some(given) => Some(restore(&mut sim, scene, scene_path, &settings, given, out)?),
         None => None,
     };
     let own = restart.as_ref().is_some_and(|r| r.own);
@@ -424,12 +428,7 @@ pub(crate) fn run_in_pool(
         split(&mut sim);
     }
     sim.timings = Timings::default();
-    let stamp = Stamp {
-        origin,
-        settings: std::fs::read_to_string(scene_path)
-            .ok()
-            .and_then(|t| crate::checkpoint::settings(&t)),
-    };
+    let stamp = Stamp { origin, settings };
     let ran = run_steps(
         &mut sim,
         scene,
@@ -493,11 +492,13 @@ struct Restart {
 
 /// Puts the checkpoint `given` names (a file, or a run directory's latest) into `sim`, after
 /// checking that the scene is its experiment ([`crate::checkpoint::Identity`]) and its state
-/// the scene's to run; says on standard error what the restart took from where.
+/// the scene's to run; says on standard error what the restart took from where, and which of
+/// the scene's `settings` changed since the checkpoint.
 fn restore(
     sim: &mut Simulation,
     scene: &Scene,
     scene_path: &Path,
+    settings: &Option<serde_json::Value>,
     given: &Path,
     out: &Path,
 ) -> Result<Restart, RunError> {
@@ -535,10 +536,7 @@ fn restore(
     // A checkpoint of this run directory continues its files; one of another run directory
     // (an earlier stage, a copy) starts them afresh.
     let own = crate::rundir::is_own(out, path)?;
-    let now = std::fs::read_to_string(scene_path)
-        .ok()
-        .and_then(|t| crate::checkpoint::settings(&t));
-    if let (Some(then), Some(now), true) = (&c.settings, &now, sim.is_first()) {
+    if let (Some(then), Some(now), true) = (&c.settings, settings, sim.is_first()) {
         let changes = crate::checkpoint::changes(then, now);
         eprintln!(
             "dem-run: restart: {}",
