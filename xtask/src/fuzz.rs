@@ -331,8 +331,7 @@ pub fn targets() -> Vec<Target> {
             },
             read: |p| {
                 let scene = dem_run::Scene::read(p).map_err(|e| e.to_string())?;
-                let mut sim =
-                    dem_run::Simulation::from_scene(&scene, p).map_err(|e| e.to_string())?;
+                let mut sim = dem_run::build::from_scene(&scene, p).map_err(|e| e.to_string())?;
                 // Two steps: a scene that loads can still break the first steps. A state gone
                 // non-finite is what `dem-run` stops on with an error (RunError::Diverged).
                 sim.step(false);

@@ -3,4 +3,5 @@
 //! semantic campaign (`cargo xtask fuzz --semantic`).
 
 pub mod fuzz;
+pub mod layers;
 pub mod semantic;

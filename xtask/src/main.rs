@@ -101,6 +101,15 @@ enum Cmd {
         #[arg(long)]
         data: Option<PathBuf>,
     },
+    /// The module import graph of each workspace crate and its cycles (docs/layout.md):
+    /// exit 1 on a cycle.
+    Layers {
+        /// The workspace to read (default: this one).
+        root: Option<PathBuf>,
+        /// Print every import edge.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// A fuzz campaign against the readers of every input format (structured mutation of seed
     /// files; see xtask/src/fuzz.rs): prints runs and failures per target, exit 1 on a failure.
     Fuzz {
@@ -297,6 +306,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 fuzz::run(&targets, time, runs, seed, messages)?
             };
             Ok(if clean {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            })
+        }
+        Cmd::Layers { root, verbose } => {
+            let root = root.unwrap_or_else(workspace_root);
+            Ok(if xtask::layers::report(&root, verbose)? {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use dem_run::{Scene, Simulation};
+use dem_run::Scene;
 
 mod common;
 
@@ -43,7 +43,7 @@ sizes = [[0.8, 1], [1.0, 1], [1.25, 1]]
         std::fs::write(&path, text).unwrap();
         let scene = Scene::read(&path).unwrap();
         let start = Instant::now();
-        let (sim, packed) = Simulation::build(&scene, &path).unwrap();
+        let (sim, packed) = dem_run::build::with_packings(&scene, &path).unwrap();
         let t = start.elapsed().as_secs_f64();
         seconds.push(t);
         println!(

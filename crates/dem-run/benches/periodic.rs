@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use dem_run::{Scene, Simulation};
+use dem_run::Scene;
 
 mod common;
 
@@ -31,7 +31,7 @@ fn main() {
     );
     let path = dir.path().join("packing.toml");
     std::fs::write(&path, packing).unwrap();
-    let (_, packed) = Simulation::build(&Scene::read(&path).unwrap(), &path).unwrap();
+    let (_, packed) = dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path).unwrap();
     let grains = dem_run::packing::grains_toml(&path, &packed);
     let walls: String = (0..3)
         .flat_map(|d| {
@@ -48,7 +48,8 @@ fn main() {
     let build = |name: &str, boundary: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, format!("{header}{boundary}{grains}")).unwrap();
-        let (mut sim, _) = Simulation::build(&Scene::read(&path).unwrap(), &path).unwrap();
+        let (mut sim, _) =
+            dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path).unwrap();
         // The same random velocities for both (speed 0.3, one step moves 3e-4).
         for (i, b) in sim.bodies.iter_mut().enumerate() {
             let t = i as f64;

@@ -27,7 +27,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use dem_run::{Scene, Simulation};
+use dem_core::sim::Simulation;
+use dem_run::Scene;
 use levelset_bake::{
     BakeOptions, Extent, Modal, ModeField, NodeChoice, OpenMesh, Primitive, attach_modes,
     bake_primitive,
@@ -116,7 +117,7 @@ normal = [0, -1, 0]
 "#;
     let path = dir.path().join("scene.toml");
     std::fs::write(&path, scene).unwrap();
-    let mut sim = Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
+    let mut sim = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
     println!(
         "216 spheres of {nodes} nodes in a box, dt {:e}: settling {SETTLE} steps (untimed)",
         sim.dt
@@ -227,7 +228,7 @@ fn deformable(dir: &Path, scene: &str) {
             );
             let path = dir.join(format!("{}.toml", name.split(' ').next().unwrap()));
             std::fs::write(&path, text).unwrap();
-            let mut sim = Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
+            let mut sim = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
             pool.install(|| {
                 for _ in 0..SETTLE {
                     sim.step(false);

@@ -25,7 +25,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use dem_run::{Scene, Simulation};
+use dem_core::sim::Simulation;
+use dem_run::Scene;
 use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
 
 const R: f64 = 1e-3;
@@ -164,8 +165,8 @@ fn stresses(sim: &Simulation) -> [f64; 2] {
     // Walls in the scene's order: x-, x+, y-, y+, z-, z+ (points at the faces of the box).
     let gap = |w: usize, axis: usize| {
         let (a, b) = (&sim.walls[w], &sim.walls[w + 1]);
-        let point = |w: &dem_run::wall::Wall| match &w.geometry {
-            dem_run::wall::Geometry::Plane { point, .. } => point[axis] + w.displacement[axis],
+        let point = |w: &dem_core::wall::Wall| match &w.geometry {
+            dem_core::wall::Geometry::Plane { point, .. } => point[axis] + w.displacement[axis],
             _ => unreachable!("plane walls"),
         };
         point(b) - point(a)
@@ -245,5 +246,5 @@ fn simulation(dir: &Path, law: &str, dt: &str, step: f64) -> Simulation {
     }
     let path = dir.join(format!("{law}.toml"));
     std::fs::write(&path, text).unwrap();
-    Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
+    dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
 }

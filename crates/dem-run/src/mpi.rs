@@ -1,5 +1,5 @@
 //! The processes of a decomposed run over MPI (feature `mpi`; docs/mpi.md): rsmpi over the
-//! system's MPI library moves the bytes, [`crate::domain`] says where they go.
+//! system's MPI library moves the bytes, [`dem_core::domain`] says where they go.
 //!
 //! Every exchange is one `MPI_Alltoallv` over the Cartesian communicator of the grid (counts
 //! first, by `MPI_Alltoall`): a grain goes straight to each process that needs it, whatever
@@ -26,12 +26,13 @@ use ::mpi::topology::{CartesianCommunicator, SimpleCommunicator};
 use ::mpi::traits::*;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
-use crate::body::Body;
-use crate::cell::Cell;
-use crate::domain::{Frame, Grid, Holding, Processes, Traffic, WallTerm};
-use crate::law::{ContactLaw, PairKey, Partner};
-use crate::sim::{Excursion, Wrapped};
-use crate::wall::Wall;
+use dem_core::body::Body;
+use dem_core::cell::{Cell, Wrapped};
+use dem_core::domain::{Frame, Grid, Holding, Processes, Traffic, WallTerm};
+use dem_core::law::{ContactLaw, PairKey, Partner};
+use dem_core::modal::Excursion;
+use dem_core::wall::Wall;
+
 use crate::{RunError, RunOptions, Scene, Summary};
 
 /// Runs a scene over the processes of `world` (`mpirun -n N dem-run scene.toml`), each with
@@ -57,7 +58,7 @@ pub fn run(
             path: scene_path.to_path_buf(),
             message: format!("the thread pool: {e}"),
         })?;
-    let split = |sim: &mut crate::Simulation| Mpi::decompose(world, sim, rebalance);
+    let split = |sim: &mut dem_core::sim::Simulation| Mpi::decompose(world, sim, rebalance);
     crate::run::run_in_pool(
         &scene,
         scene_path,
@@ -97,7 +98,7 @@ struct Migrant {
     histories: Vec<(PairKey, serde_json::Value)>,
     remapped: Option<Vector3<f64>>,
     excursions: Vec<Excursion>,
-    load: Option<crate::ledger::Load>,
+    load: Option<dem_core::ledger::Load>,
 }
 
 impl Mpi {
@@ -109,7 +110,11 @@ impl Mpi {
     /// Every `rebalance` steps (0: never) the cuts move to the quantiles of the grains' current
     /// positions ([`Grid::balanced`] on every grain, gathered), and the grains go to their new
     /// owners by the migration.
-    pub fn decompose(world: &impl Communicator, sim: &mut crate::Simulation, rebalance: u64) {
+    pub fn decompose(
+        world: &impl Communicator,
+        sim: &mut dem_core::sim::Simulation,
+        rebalance: u64,
+    ) {
         let size = world.size() as usize;
         let centres: Vec<Vector3<f64>> = sim.bodies.iter().map(|b| b.position).collect();
         let (frame, box_frame) = match &sim.cell {
@@ -154,7 +159,7 @@ impl Mpi {
         let mine: Vec<bool> = s.iter().map(|x| mpi.grid.owner(x) == rank).collect();
         // The grains' reach at this state (a restored checkpoint's deformable grains may reach
         // farther than the scene's).
-        sim.largest_reach = (crate::sim::views(&sim.bodies, &sim.shapes).iter())
+        sim.largest_reach = (dem_core::sim::views(&sim.bodies, &sim.shapes).iter())
             .map(|v| v.reach)
             .fold(0.0, f64::max);
         let bodies = std::mem::take(&mut sim.bodies);
@@ -178,7 +183,7 @@ impl Mpi {
             (sim.contacts, sim.contact_energy) = (0, 0.0);
             (sim.node_tests, sim.node_candidates) = (0, 0);
         }
-        let reach = crate::sim::GHOST_MARGIN * sim.largest_reach;
+        let reach = dem_core::sim::GHOST_MARGIN * sim.largest_reach;
         let holding = Holding {
             bodies: &mut sim.bodies,
             ids: &mut sim.ids,

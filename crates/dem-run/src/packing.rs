@@ -67,13 +67,16 @@ use nalgebra::{Point3, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
 
-use crate::body::{Body, Drive, Shape};
-use crate::broad::CellList;
-use crate::cell::Cell;
-use crate::law::surface::{Scratch, Surface};
-use crate::scene::{Dof, GrainSpec, KeyError, ModesSpec, NodeRole, WallSpec};
-use crate::view::View;
-use crate::wall::Wall;
+use dem_core::body::{Body, Dof, Drive, FARTHEST, NodeRole, Shape, held};
+use dem_core::broad::CellList;
+use dem_core::cell::Cell;
+use dem_core::error::KeyError;
+use dem_core::law::surface::{Scratch, Surface};
+use dem_core::modal::ModesSpec;
+use dem_core::view::View;
+use dem_core::wall::{Wall, WallSpec};
+
+use crate::grains::GrainSpec;
 
 /// `[[packings]]` (module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -290,7 +293,7 @@ impl Packing {
                     format!("a fraction >= 0, got {}", ingredient.fraction),
                 );
             }
-            let (translation, _) = crate::scene::held(&ingredient.hold);
+            let (translation, _) = held(&ingredient.hold);
             if (0..3).any(|k| translation[k] && self.velocity[k] != 0.0) {
                 return fail(
                     &format!("bundles[{b}].hold"),
@@ -354,12 +357,12 @@ impl Packing {
         }
     }
 
-    /// The region's volume: the cell's, or the volume its walls enclose (crate::measure).
+    /// The region's volume: the cell's, or the volume its walls enclose (dem_core::measure).
     pub fn region_volume(&self, cell: Option<&Cell>) -> f64 {
         match (&self.region, cell) {
             (Region::Cell, Some(cell)) => cell.volume(),
             (Region::Cell, None) => unreachable!("checked: a cell region has a cell"),
-            _ => crate::measure::sample_volume(&self.region.walls())
+            _ => dem_core::measure::sample_volume(&self.region.walls())
                 .expect("a box or a closed cylinder encloses its volume"),
         }
     }
@@ -522,7 +525,7 @@ impl Region {
 
     /// Why grains of bounding radius `smallest` and up cannot be placed in the region, if they
     /// cannot: it reaches farther from the origin than floating point resolves them
-    /// (crate::build::FARTHEST, every grain's rule), or it is longer than one period of
+    /// (FARTHEST, every grain's rule), or it is longer than one period of
     /// `cell` along a periodic cell vector, where it would overlap its own images (and the
     /// solid fraction of its volume would be no sample's).
     fn check_reach(&self, cell: Option<&Cell>, smallest: f64) -> Result<(), String> {
@@ -532,12 +535,12 @@ impl Region {
         }
         let (lo, hi) = self.bounds(cell);
         let far = lo.amax().max(hi.amax());
-        let limit = crate::build::FARTHEST * smallest;
+        let limit = FARTHEST * smallest;
         // Finite corners (checked) give no NaN.
         if far > limit {
             return Err(format!(
                 "it reaches {far:e} from the origin, more than {:e} times its smallest grain's radius {smallest:e}, where floating point cannot resolve a grain: a region within [-{limit:e}, {limit:e}] on each axis",
-                crate::build::FARTHEST
+                FARTHEST
             ));
         }
         let Some(cell) = cell else {
@@ -724,7 +727,7 @@ pub fn generate(
         largest,
     };
     // Places are judged where the solver will see the grains: free grains in the cell (the
-    // build brings them in, crate::cell), the region's faces where the region puts them.
+    // build brings them in, dem_core::cell), the region's faces where the region puts them.
     let inside = |b: &Body| match cell {
         Some(c) if b.is_free() => c.into_cell(&b.position).0,
         _ => b.position,

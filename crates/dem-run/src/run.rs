@@ -3,10 +3,10 @@
 //!
 //! `<out>/history.csv`: one row every `output.history_every` steps (and the first and last):
 //! - `step,time`;
-//! - the energies (crate::ledger::Energies, docs/physics.md section 3): `kinetic_translational,
+//! - the energies (dem_core::ledger::Energies, docs/physics.md section 3): `kinetic_translational,
 //!   kinetic_rotational,potential_gravity,elastic_contact,kinetic_modal,elastic_modal,
 //!   energy_total`;
-//! - the ledger (crate::ledger::Ledger): `work_boundaries` (work done on the grains by walls and
+//! - the ledger (dem_core::ledger::Ledger): `work_boundaries` (work done on the grains by walls and
 //!   prescribed grains), `dissipated_local,dissipated_viscous,dissipated_modal,
 //!   dissipated_friction`, and `energy_residual` = `energy_total` - its initial value -
 //!   `work_boundaries` + the dissipated terms (zero up to the integration error);
@@ -56,12 +56,12 @@
 //! (`finished`, `stopped`, `interrupted`, or `failed` with the `error`), `history_last_step`
 //! (history.csv's last row), and `excursions`: each grain's amplitude that went beyond a
 //! range its model rests on (the internal-force table, the precomputed level sets, a path
-//! mode's snapshots: `crate::sim::Limit`), the step it first did and the amplitude farthest out.
+//! mode's snapshots: `dem_core::sim::Limit`), the step it first did and the amplitude farthest out.
 //! The run also says so on standard error at the step it happens. `timings` splits the
-//! invocation's wall-clock seconds by stage of the step (`crate::sim::Timings`).
+//! invocation's wall-clock seconds by stage of the step (`dem_core::sim::Timings`).
 //!
 //! A run stops with an error when a grain's state becomes non-finite, or when its energy grows
-//! beyond what the run can supply (crate::ledger::Ledger::runaway): both mean a time step too large
+//! beyond what the run can supply (dem_core::ledger::Ledger::runaway): both mean a time step too large
 //! for the scene. Every file but history.csv is written atomically; history.csv
 //! grows by whole rows, flushed at checkpoints and at the end.
 
@@ -73,122 +73,20 @@ use std::time::Instant;
 use grain::vtk::{PointData, PvdEntry, read_pvd, write_lines, write_pvd, write_pvtp, write_vtp};
 use serde::{Deserialize, Serialize};
 
-use crate::body::Drive;
+use dem_core::body::Drive;
+use dem_core::error::KeyError;
+use dem_core::modal::Excursion;
+use dem_core::sim::{Simulation, Timings};
+use dem_core::view::View;
+
 use crate::checkpoint::{CHECKPOINT_SCHEMA, Checkpoint};
-use crate::measure;
+use crate::error::{RunError, file_error};
 use crate::rundir::{RunDir, Take};
-use crate::scene::KeyError;
 use crate::scene::{MODAL_COLUMNS_DEFAULT, Scene, SceneError, TimeStep};
-use crate::sim::{Excursion, Simulation, Timings};
-use crate::view::View;
 
 /// The most steps a run may take: 1e12 is months of computing at a million steps per second,
 /// so more is a unit slip, not a run.
 pub const MAX_STEPS: f64 = 1e12;
-
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The scene is unusable.
-    #[error(transparent)]
-    Scene(#[from] SceneError),
-    /// The state became non-finite: the time step is too large for the contacts.
-    #[error(
-        "the run diverged at step {step} (t = {time:e}): a grain's state is no longer finite; lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
-    )]
-    Diverged {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-    },
-    /// A value of the history went non-finite (it is not written).
-    #[error(
-        "the run produced a non-finite `{column}` at step {step} (t = {time:e}) and stopped before writing it: a parameter or an initial velocity too large for floating point, or a time step too large (lower run.dt or run.safety)"
-    )]
-    NonFinite {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-        /// The history column.
-        column: String,
-    },
-    /// The energy grew beyond what the loads can supply: an unstable integration.
-    #[error(
-        "the run became unstable at step {step} (t = {time:e}): its energy grew by {residual:e} more than the loads, the initial state and the dissipation account for ({supplied:e}); lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
-    )]
-    EnergyGrowth {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-        /// The ledger's residual.
-        residual: f64,
-        /// What the run could supply.
-        supplied: f64,
-    },
-    /// A grain's deformed level set could not be evaluated.
-    #[error("the run stopped at step {step} (t = {time:e}): grain {grain}: {fault}")]
-    LevelSet {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-        /// The grain (its index in the scene's order).
-        grain: usize,
-        /// What failed.
-        fault: crate::levelset::LevelSetFault,
-    },
-    /// A periodic cell got too narrow for its grains (it deformed, or their modes grew their
-    /// reach).
-    #[error(
-        "the run stopped at step {step} (t = {time:e}): the periodic cell (deformed, or its grains' reach grown by their modes) is {message}"
-    )]
-    Cell {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-        /// Its width against the grains'.
-        message: String,
-    },
-    /// A servo wall could not reach its target (crate::wall::ServoFault).
-    #[error("the run stopped at step {step} (t = {time:e}): {fault}")]
-    Servo {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-        /// What the servo met.
-        fault: crate::wall::ServoFault,
-    },
-    /// A decomposed run stopped for what a process found (each process says what it found).
-    #[error("the run stopped at step {step} (t = {time:e}): {message}")]
-    Elsewhere {
-        /// The step.
-        step: u64,
-        /// Its time.
-        time: f64,
-        /// What was found.
-        message: String,
-    },
-    /// An output or checkpoint could not be written or read.
-    #[error("{}: {message}", path.display())]
-    File {
-        /// The file.
-        path: PathBuf,
-        /// What went wrong.
-        message: String,
-    },
-}
-
-pub(crate) fn file_error(path: &Path, e: impl std::fmt::Display) -> RunError {
-    RunError::File {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    }
-}
 
 /// How to run.
 #[derive(Debug, Clone)]
@@ -234,7 +132,7 @@ pub struct Summary {
     /// Steps per second of this invocation.
     pub steps_per_second: f64,
     /// Wall-clock seconds of this invocation's steps, by stage of the step
-    /// ([`crate::sim::Timings`]; the rest of `wall_seconds` is output and checks).
+    /// ([`dem_core::sim::Timings`]; the rest of `wall_seconds` is output and checks).
     pub timings: Timings,
     /// Node contacts at the end.
     pub node_contacts: usize,
@@ -243,7 +141,7 @@ pub struct Summary {
     /// The energy ledger's residual at the end.
     pub energy_residual: f64,
     /// The ledger error of this invocation's steps: the largest `|residual|` over the most the
-    /// run supplied ([`crate::ledger::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
+    /// run supplied ([`dem_core::ledger::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
     #[serde(default)]
     pub ledger_error: f64,
     /// Ended early by the scene's `[stop]` conditions: the step and the conditions met.
@@ -256,9 +154,9 @@ pub struct Summary {
     pub excursions: Vec<Excursion>,
     /// The last checkpoint written, if any.
     pub last_checkpoint: Option<PathBuf>,
-    /// A decomposed run's grid, grains per process and traffic (crate::domain::Decomposition).
+    /// A decomposed run's grid, grains per process and traffic (dem_core::domain::Decomposition).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub processes: Option<crate::domain::Decomposition>,
+    pub processes: Option<dem_core::domain::Decomposition>,
 }
 
 /// Runs a scene to its stop condition, or until `stop` is raised (then a checkpoint is written).
@@ -322,7 +220,7 @@ pub(crate) fn run_in_pool(
     let first = decompose.is_none_or(|(first, _)| first);
     // Everything is read and checked before the directory is touched: a refused run changes
     // no file.
-    let (mut sim, packed) = Simulation::build(scene, scene_path)?;
+    let (mut sim, packed) = crate::build::with_packings(scene, scene_path)?;
     // The scene's settings, kept in every checkpoint and compared with a restart's.
     let settings = std::fs::read_to_string(scene_path)
         .ok()
@@ -394,7 +292,10 @@ pub(crate) fn run_in_pool(
         grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
             .map_err(|e| file_error(&path, e))?;
     }
-    if first && restart.is_none() && measure::volume(sim.cell.as_ref(), &sim.walls).is_none() {
+    if first
+        && restart.is_none()
+        && dem_core::measure::volume(sim.cell.as_ref(), &sim.walls).is_none()
+    {
         eprintln!(
             "dem-run: no cell periodic on its three axes, and the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
         );
@@ -531,7 +432,7 @@ fn restore(
     let new_dt = sim.dt != c.dt;
     sim.restore(c.state)
         .map_err(|e| file_error(path, e.to_string()))?;
-    sim.check_wall_steps()
+    dem_core::timestep::check_wall_steps(&sim.shapes, &sim.walls, sim.cell.as_ref(), sim.dt)
         .map_err(|e| file_error(path, e.to_string()))?;
     // A checkpoint of this run directory continues its files; one of another run directory
     // (an earlier stage, a copy) starts them afresh.
@@ -701,10 +602,10 @@ impl End {
             let mut owned = vec![0.0; p.size()];
             owned[p.rank()] = sim.owned as f64;
             p.sum(&mut owned);
-            crate::domain::Decomposition {
+            dem_core::domain::Decomposition {
                 grid: p.grid(),
                 owned: owned.into_iter().map(|n| n as usize).collect(),
-                traffic: crate::domain::Traffic {
+                traffic: dem_core::domain::Traffic {
                     migrants,
                     migrant_bytes,
                     ghosts,
@@ -818,8 +719,8 @@ fn run_steps(
             });
         }
         // A deforming cell narrows; a deformable grain's reach grows with its amplitudes.
-        let largest = crate::build::largest_radius(&sim.shapes).max(sim.largest_reach);
-        if let Some(Err(e)) = (sim.cell.as_ref()).map(|c| crate::build::check_cell(c, largest)) {
+        let largest = dem_core::body::largest_radius(&sim.shapes).max(sim.largest_reach);
+        if let Some(Err(e)) = (sim.cell.as_ref()).map(|c| dem_core::cell::check_cell(c, largest)) {
             history.row(sim)?;
             return Err(RunError::Cell {
                 step: sim.step,
@@ -865,7 +766,7 @@ fn run_steps(
             b.set_position(sim.step);
         }
         if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.step)))
-            .and_then(|s| s.reached(sim.step, &measure::measures(sim)))
+            .and_then(|s| s.reached(sim.step, &sim.measures()))
         {
             // The measures are the same numbers in every process: all stop here.
             say(format!(
@@ -1048,7 +949,7 @@ impl History {
                 .map(|(&i, _)| i)
                 .collect(),
             followed: followed.to_vec(),
-            sample: measure::volume(sim.cell.as_ref(), &sim.walls).is_some(),
+            sample: dem_core::measure::volume(sim.cell.as_ref(), &sim.walls).is_some(),
         })
     }
 
@@ -1115,7 +1016,7 @@ impl History {
             values.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
         }
         values.extend(&shares[4..]);
-        let m = measure::measures(sim);
+        let m = sim.measures();
         let f = m.fabric;
         values.extend([
             m.coordination,
@@ -1216,7 +1117,7 @@ fn header(sim: &Simulation, followed: &[usize]) -> String {
         }
     }
     h += ",coordination,mechanical_coordination,rattlers,unbalanced,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_yz,fabric_zx";
-    if measure::volume(sim.cell.as_ref(), &sim.walls).is_some() {
+    if dem_core::measure::volume(sim.cell.as_ref(), &sim.walls).is_some() {
         h += ",volume,stress_xx,stress_yy,stress_zz,stress_xy,stress_yz,stress_zx,pressure,deviator,solid_fraction";
     }
     h.push('\n');

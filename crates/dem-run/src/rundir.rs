@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::{RunError, file_error};
+use crate::error::{RunError, file_error};
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "manifest.jsonl";

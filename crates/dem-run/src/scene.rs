@@ -14,7 +14,7 @@
 //! checkpoint_every = 0
 //! modal_grains = [0, 3]  # grains whose amplitudes history.csv carries (default: the first 16)
 //!
-//! [contact]              # one law for every contact; its keys are the law's (crate::law)
+//! [contact]              # one law for every contact; its keys are the law's (dem_core::law)
 //! law = "linear-springs" # or "area-tractions", "hertz-jaeger", "hertz-mindlin" (spheres)
 //! kn = 1e5               # normal stiffness: force/length per node, or force/length^3 (areas)
 //! ks = 5e4               # shear stiffness, same units as kn
@@ -66,14 +66,14 @@
 //! bundles = [{ bundle = "sphere.grain" }]
 //! sizes = [[0.8, 0.5], [1.2, 0.5]]   # [scale, fraction]
 //!
-//! [cell]                 # optional: a periodic cell (crate::cell)
+//! [cell]                 # optional: a periodic cell (dem_core::cell)
 //! origin = [0, 0, 0]
 //! size = [10, 10, 10]    # or vectors = [[10, 0, 0], [0, 10, 0], [0, 0, 10]]
 //! periodic = [true, true, false]
 //! velocity_gradient = [[0, 0.1, 0], [0, 0, 0], [0, 0, 0]]  # optional: the cell deforms, L (rows)
 //! # servo = { pressure = [1e5, 1e5, 1e5], max_rate = 0.1 }  # optional: L_kk to target stresses
 //!
-//! [stop]                 # optional: end early when every condition holds (crate::measure::Stop)
+//! [stop]                 # optional: end early when every condition holds (dem_core::measure::Stop)
 //! unbalanced = 0.01      # the unbalanced-force ratio at most this
 //! pressure = 1e5         # the sample's mean stress at least this (needs walls enclosing it)
 //!
@@ -82,7 +82,7 @@
 //! point = [0, 0, 0]
 //! normal = [0, 0, 1]
 //! motion = { table = [[0, 0, 0, 0], [1, 0, 0, -0.1]] }  # time, displacement x, y, z
-//! # or, instead of a motion, a servo to a normal stress (crate::wall::Servo):
+//! # or, instead of a motion, a servo to a normal stress (dem_core::wall::Servo):
 //! # servo = { pressure = 1e5, max_speed = 0.01, gain = 0.5 }
 //!
 //! [[walls]]
@@ -98,42 +98,18 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
-pub use crate::cell::CellSpec;
-use crate::law::ContactLaw;
-use crate::levelset::LevelSetUpdate;
-pub use crate::measure::Stop;
-use crate::modal::ModalDamping;
-pub use crate::packing::Packing;
-use crate::wall::Servo;
+use dem_core::body::held;
+use dem_core::cell::CellSpec;
+use dem_core::error::KeyError;
+use dem_core::law::ContactLaw;
+use dem_core::measure::Stop;
+use dem_core::modal::check_modes;
+use dem_core::wall::WallSpec;
 
-/// A scene key that is refused, and why (its file is added by [`SceneError::Key`]).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{key}: {message}")]
-pub struct KeyError {
-    /// The key's path, e.g. `grains[2].position`.
-    pub key: String,
-    /// What was expected.
-    pub message: String,
-}
-
-impl KeyError {
-    /// Key `key` refused for `message`.
-    pub fn new(key: String, message: String) -> Self {
-        KeyError { key, message }
-    }
-
-    /// The scene error of this key in the scene file `path`.
-    pub fn in_scene(self, path: &std::path::Path) -> SceneError {
-        SceneError::Key {
-            path: path.to_path_buf(),
-            key: self.key,
-            message: self.message,
-        }
-    }
-}
+use crate::grains::{GrainSpec, Lattice, check_scale};
+use crate::packing::Packing;
 
 /// Why a scene could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -166,6 +142,17 @@ pub enum SceneError {
         /// The bundle's error.
         source: Box<grain::FormatError>,
     },
+}
+
+impl SceneError {
+    /// The error of key `e` of the scene file `path`.
+    pub fn key(path: &Path, e: KeyError) -> SceneError {
+        SceneError::Key {
+            path: path.to_path_buf(),
+            key: e.key,
+            message: e.message,
+        }
+    }
 }
 
 /// The scene: as written in the file (`Scene<toml::Table>`, the `[contact]` table unread), and
@@ -288,59 +275,7 @@ impl Default for Output {
     }
 }
 
-/// Which grain of a pair gives the surface nodes tested against the other's level set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NodeRoles {
-    /// Both directions, each weighted 1/2 (symmetric; twice the node tests).
-    Both,
-    /// The grain with more nodes per unit area (ties: the lower index); the other's level set.
-    Finer,
-}
-
-/// A grain's own node role (`nodes = "give"` or `"receive"` on `[[grains]]`), the paper's
-/// master/slave choice. It decides a pair when the partner does not claim the same role; pairs
-/// of two grains with the same role, or none, follow `[contact] nodes`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NodeRole {
-    /// Its surface nodes are tested against the partner's level set.
-    Give,
-    /// Its level set receives the partner's nodes.
-    Receive,
-}
-
-/// `hold = [...]` of a free grain or a lattice: degrees of freedom held at their initial values,
-/// among `"x"`, `"y"`, `"z"` (the centre of mass's global coordinates) and `"rotation"` (the
-/// orientation); the others, and the modes, follow the forces. The constraint forces do no work.
-///
-/// These are the constraints of the FEM model a DEM run reproduces: an octant between symmetry
-/// planes cannot turn, a beam pinned at its centre cannot slide. Free, a deformable grain with a
-/// body-fixed mode can move into states the FEM model excludes: between frictionless walls a
-/// compacted sphere relieves its load by turning its flattened poles away from the walls, and a
-/// beam on frictionless supports slides off sideways as its ends turn (docs/validation.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Dof {
-    /// The centre of mass's x.
-    X,
-    /// The centre of mass's y.
-    Y,
-    /// The centre of mass's z.
-    Z,
-    /// The orientation.
-    Rotation,
-}
-
-/// The held degrees of freedom as masks: translation per axis, rotation.
-pub fn held(hold: &[Dof]) -> ([bool; 3], bool) {
-    (
-        [Dof::X, Dof::Y, Dof::Z].map(|d| hold.contains(&d)),
-        hold.contains(&Dof::Rotation),
-    )
-}
-
-/// `[contact]`: the law (its keys are its own, [`crate::law`]) and Cundall's local damping.
+/// `[contact]`: the law (its keys are its own, [`dem_core::law`]) and Cundall's local damping.
 #[derive(Debug, Clone)]
 pub struct Contact {
     /// The law, read and checked.
@@ -381,192 +316,10 @@ impl Contact {
             }
         };
         Ok(Contact {
-            law: crate::law::from_table(&law, table, walls)?,
+            law: dem_core::law::registry::from_table(&law, table, walls)?,
             local_damping,
         })
     }
-}
-
-/// A prescribed motion (grains or walls): a constant velocity, or a piecewise linear
-/// displacement-time table `[[t, dx, dy, dz], ...]` (held at its last row after its end).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "lowercase")]
-pub enum Motion {
-    /// Constant velocity.
-    Velocity([f64; 3]),
-    /// Displacement from the initial position against time.
-    Table(Vec<[f64; 4]>),
-}
-
-impl Motion {
-    /// The largest speed along the motion (a table's, over its segments).
-    pub fn largest_speed(&self) -> f64 {
-        match self {
-            Motion::Velocity(v) => Vector3::from(*v).norm(),
-            Motion::Table(rows) => rows
-                .windows(2)
-                .map(|w| {
-                    let d = Vector3::new(w[1][1] - w[0][1], w[1][2] - w[0][2], w[1][3] - w[0][3]);
-                    d.norm() / (w[1][0] - w[0][0])
-                })
-                .fold(0.0, f64::max),
-        }
-    }
-}
-
-/// `[[grains]]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GrainSpec {
-    /// The grain bundle directory (relative to the scene file).
-    pub bundle: PathBuf,
-    /// The bundle's scale factor `s`: the same grain `s` times larger, of the same material
-    /// ([`grain::GrainBundle::scaled`]; default 1).
-    #[serde(default = "unit_scale", skip_serializing_if = "is_unit_scale")]
-    pub scale: f64,
-    /// Centre of mass.
-    pub position: [f64; 3],
-    /// Orientation, unit quaternion `(w, x, y, z)`, local to global.
-    #[serde(default = "identity_quaternion")]
-    pub orientation: [f64; 4],
-    /// Velocity of the centre of mass.
-    #[serde(default)]
-    pub velocity: [f64; 3],
-    /// Angular velocity (global frame).
-    #[serde(default)]
-    pub angular_velocity: [f64; 3],
-    /// Prescribed motion (the grain is then moved, not integrated; its angular velocity stays).
-    pub motion: Option<Motion>,
-    /// Its modes (deformable bundles only; absent: active, semi-Lagrangian, at rest).
-    pub modes: Option<ModesSpec>,
-    /// Its node role in grain pairs (default: the `[contact] nodes` rule).
-    pub nodes: Option<NodeRole>,
-    /// Degrees of freedom held at their initial values (free grains only).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub hold: Vec<Dof>,
-}
-
-fn unit_scale() -> f64 {
-    1.0
-}
-
-fn is_unit_scale(s: &f64) -> bool {
-    *s == 1.0
-}
-
-/// Refuses a scale factor that is not finite and positive.
-fn check_scale(s: f64, key: &str) -> Result<(), KeyError> {
-    if s.is_finite() && s > 0.0 {
-        Ok(())
-    } else {
-        Err(KeyError::new(
-            key.to_string(),
-            format!("a finite scale factor > 0, got {s}"),
-        ))
-    }
-}
-
-/// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle
-/// (crate::modal). A rigid bundle refuses the key. A prescribed grain keeps its amplitudes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ModesSpec {
-    /// `false` runs the bundle as a rigid grain (its modal data unused); then no other key.
-    #[serde(default = "active_by_default")]
-    pub active: bool,
-    /// How the level set follows the deformation: `"rigid"`, `"semi-lagrangian"` (default) or
-    /// `"precomputed"` (needs a bundle baked with `--samples`).
-    #[serde(default = "semi_lagrangian")]
-    pub levelset: LevelSetUpdate,
-    /// Initial amplitudes `eps_a`, one per mode (default 0).
-    pub amplitudes: Option<Vec<f64>>,
-    /// Initial rates `eps'_a`, one per mode (default 0).
-    pub rates: Option<Vec<f64>>,
-    /// Modal damping: `"bundle"` (default: the bundle's matrix), `{ matrix = [[...]] }`,
-    /// `{ stiffness = beta }` (`C = beta K`) or `{ tangent = beta }` (`C = beta dF_int/deps`).
-    #[serde(default = "bundle_damping")]
-    pub damping: ModalDamping,
-}
-
-impl Default for ModesSpec {
-    fn default() -> Self {
-        ModesSpec {
-            active: true,
-            levelset: LevelSetUpdate::SemiLagrangian,
-            amplitudes: None,
-            rates: None,
-            damping: ModalDamping::Bundle,
-        }
-    }
-}
-
-fn active_by_default() -> bool {
-    true
-}
-
-fn semi_lagrangian() -> LevelSetUpdate {
-    LevelSetUpdate::SemiLagrangian
-}
-
-fn bundle_damping() -> ModalDamping {
-    ModalDamping::Bundle
-}
-
-fn identity_quaternion() -> [f64; 4] {
-    [1.0, 0.0, 0.0, 0.0]
-}
-
-/// `[[lattices]]`: a box lattice of identical grains, in x-major order (z fastest).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Lattice {
-    /// The grain bundle directory (relative to the scene file).
-    pub bundle: PathBuf,
-    /// The bundle's scale factor (as for a single grain).
-    #[serde(default = "unit_scale", skip_serializing_if = "is_unit_scale")]
-    pub scale: f64,
-    /// Centre of the first grain.
-    pub origin: [f64; 3],
-    /// Grains along x, y, z.
-    pub counts: [usize; 3],
-    /// Centre-to-centre distances along x, y, z.
-    pub spacing: [f64; 3],
-    /// Initial velocity of every grain.
-    #[serde(default)]
-    pub velocity: [f64; 3],
-    /// Their modes (as for a single grain).
-    pub modes: Option<ModesSpec>,
-    /// Degrees of freedom held (as for a single grain).
-    #[serde(default)]
-    pub hold: Vec<Dof>,
-}
-
-/// `[[walls]]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
-pub enum WallSpec {
-    /// The half-space `(x - point) . normal >= 0` holds the grains.
-    Plane {
-        /// A point of the plane.
-        point: [f64; 3],
-        /// Normal pointing to the grains' side.
-        normal: [f64; 3],
-        /// Prescribed motion.
-        motion: Option<Motion>,
-        /// Servo to a normal stress, instead of a motion.
-        servo: Option<Servo>,
-    },
-    /// The inside of an infinite circular cylinder holds the grains.
-    Cylinder {
-        /// A point of the axis.
-        point: [f64; 3],
-        /// Axis direction.
-        axis: [f64; 3],
-        /// Radius.
-        radius: f64,
-        /// Prescribed motion.
-        motion: Option<Motion>,
-    },
 }
 
 impl Scene {
@@ -601,7 +354,7 @@ impl Scene {
                 message: e.into_inner().message().trim().to_string(),
             }
         })?;
-        let in_scene = |e: KeyError| e.in_scene(path);
+        let in_scene = |e: KeyError| SceneError::key(path, e);
         let scene = Scene {
             contact: Contact::read(raw.contact, &raw.walls).map_err(in_scene)?,
             run: raw.run,
@@ -725,7 +478,7 @@ impl Scene {
                 );
             }
             if let Some(m) = &g.motion {
-                check_motion(m, &key("motion"))?;
+                m.check(&key("motion"))?;
             }
             if !g.hold.is_empty() {
                 if g.motion.is_some() {
@@ -827,7 +580,7 @@ impl Scene {
                 );
             }
             if let Some(m) = motion {
-                check_motion(m, &key("motion"))?;
+                m.check(&key("motion"))?;
             }
         }
         if let Some(cell) = &self.cell {
@@ -842,10 +595,10 @@ impl Scene {
                 );
             }
         }
-        let walls: Vec<crate::wall::Wall> = self
+        let walls: Vec<dem_core::wall::Wall> = self
             .walls
             .iter()
-            .map(crate::wall::Wall::from_spec)
+            .map(dem_core::wall::Wall::from_spec)
             .collect();
         if let Some(stop) = &self.stop {
             stop.check()?;
@@ -855,7 +608,7 @@ impl Scene {
         for (i, w) in walls.iter().enumerate() {
             if let Some(servo) = &w.servo
                 && servo.area.is_none()
-                && crate::measure::face_area(&walls, i).is_none()
+                && dem_core::measure::face_area(&walls, i).is_none()
             {
                 return fail(
                     &format!("walls[{i}].servo.area"),
@@ -864,96 +617,5 @@ impl Scene {
             }
         }
         Ok(())
-    }
-}
-
-/// The checks of a modes table that need no bundle (counts and ranges are checked against the
-/// bundle when the grains are built).
-fn check_modes(m: &ModesSpec, key: &str) -> Result<(), KeyError> {
-    let fail = |k: &str, message: String| Err(KeyError::new(format!("{key}.{k}"), message));
-    if !m.active
-        && (m.amplitudes.is_some()
-            || m.rates.is_some()
-            || *m
-                != ModesSpec {
-                    active: false,
-                    ..ModesSpec::default()
-                })
-    {
-        return fail(
-            "active",
-            "`active = false` runs the grain rigid: give no other modes key".into(),
-        );
-    }
-    for (k, v) in [("amplitudes", &m.amplitudes), ("rates", &m.rates)] {
-        if let Some(v) = v
-            && !v.iter().all(|x| x.is_finite())
-        {
-            return fail(k, format!("finite numbers expected, got {v:?}"));
-        }
-    }
-    match &m.damping {
-        ModalDamping::Stiffness(b) | ModalDamping::Tangent(b) if !(b.is_finite() && *b >= 0.0) => {
-            fail("damping", format!("a coefficient >= 0, got {b}"))
-        }
-        ModalDamping::Matrix(rows) if !rows.iter().flatten().all(|x| x.is_finite()) => {
-            fail("damping.matrix", "finite numbers expected".into())
-        }
-        _ => Ok(()),
-    }
-}
-
-fn check_motion(m: &Motion, key: &str) -> Result<(), KeyError> {
-    match m {
-        Motion::Velocity(v) if !v.iter().all(|x| x.is_finite()) => Err(KeyError::new(
-            format!("{key}.velocity"),
-            format!("finite numbers expected, got {v:?}"),
-        )),
-        Motion::Table(rows) => {
-            if rows.is_empty() {
-                return Err(KeyError::new(
-                    format!("{key}.table"),
-                    "at least one row".into(),
-                ));
-            }
-            for (r, row) in rows.iter().enumerate() {
-                if !row.iter().all(|x| x.is_finite()) {
-                    return Err(KeyError::new(
-                        format!("{key}.table[{r}]"),
-                        format!("finite numbers expected, got {row:?}"),
-                    ));
-                }
-                if r > 0 && row[0] <= rows[r - 1][0] {
-                    return Err(KeyError::new(
-                        format!("{key}.table[{r}]"),
-                        format!("times must increase: {} follows {}", row[0], rows[r - 1][0]),
-                    ));
-                }
-            }
-            Ok(())
-        }
-        Motion::Velocity(_) => Ok(()),
-    }
-}
-
-impl Motion {
-    /// Displacement from the start at time `t` (time since the start of the run).
-    pub fn displacement(&self, t: f64) -> [f64; 3] {
-        match self {
-            Motion::Velocity(v) => v.map(|c| c * t),
-            Motion::Table(rows) => {
-                let k = rows.partition_point(|r| r[0] <= t);
-                if k == 0 {
-                    return [rows[0][1], rows[0][2], rows[0][3]];
-                }
-                if k == rows.len() {
-                    let r = rows[k - 1];
-                    return [r[1], r[2], r[3]];
-                }
-                let (a, b) = (rows[k - 1], rows[k]);
-                let s = (t - a[0]) / (b[0] - a[0]);
-                [1, 2, 3].map(|c| a[c] + s * (b[c] - a[c]))
-            }
-        }
     }
 }

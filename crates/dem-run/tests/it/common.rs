@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use dem_run::{Scene, Simulation};
+use dem_core::sim::Simulation;
+use dem_run::Scene;
 use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
 
 /// Bakes `primitive` (density 1) with grid `spacing` and about `nodes` surface nodes into
@@ -63,7 +64,7 @@ pub fn run_options(
 /// The simulation of a scene text (bundle paths relative to `dir`).
 pub fn simulation(dir: &Path, text: &str) -> Simulation {
     let path = scene_file(dir, text);
-    Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
+    dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
 }
 
 /// A mode field for test grains, in the grain's local frame.

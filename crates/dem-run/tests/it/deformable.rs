@@ -4,7 +4,7 @@
 
 use crate::common::{self, TestMode};
 
-use dem_run::Simulation;
+use dem_core::sim::Simulation;
 use nalgebra::{Point3, Vector3};
 
 /// A scene with one grain `grain` (TOML of its `[[grains]]` entry), no gravity, no contact.
@@ -200,8 +200,8 @@ fn semi_lagrangian_precomputed_and_recomputed_level_sets_agree_near_the_surface(
     .unwrap();
     let blended = grain("blend", "precomputed");
     let remapped = grain("blend", "semi-lagrangian");
-    fn view(s: &Simulation) -> dem_run::view::View<'_> {
-        dem_run::view::View::new(&s.bodies[0], &s.shapes[0])
+    fn view(s: &Simulation) -> dem_core::view::View<'_> {
+        dem_core::view::View::new(&s.bodies[0], &s.shapes[0])
     }
     let (pre, sl) = (view(&blended), view(&remapped));
     let (mut worst_pre, mut worst_sl, mut worst_raw, mut checked): (f64, f64, f64, usize) =
@@ -305,11 +305,11 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
     let shape = &sim.shapes[0];
     let modal = shape.modal.as_ref().unwrap();
     let amplitudes = [eps];
-    let config = dem_run::path::Configuration::new(&modal.paths, &amplitudes);
+    let config = dem_core::path::Configuration::new(&modal.paths, &amplitudes);
     let fold = config.bounds().fold;
     let w2 = 0.16;
     let interpolation = 2.0 * h * h / 4.0 + 2.0 * facets + eps * h * h / 8.0 * (2.0 / w2 + 1.0);
-    let view = dem_run::view::View::new(&sim.bodies[0], shape);
+    let view = dem_core::view::View::new(&sim.bodies[0], shape);
     let grid = &shape.levelset;
     let u = |n| config.grid_displacement(n);
     let (mut worst_exact, mut worst_first, mut checked) = (0.0f64, 0.0f64, 0);
@@ -376,7 +376,7 @@ fn past_the_fold_bound_a_semi_lagrangian_query_is_refused() {
             (Some((grain, fault)), 0.4) => {
                 assert_eq!(*grain, 0);
                 assert!(
-                    matches!(fault, dem_run::levelset::LevelSetFault::Fold { .. }),
+                    matches!(fault, dem_core::levelset::LevelSetFault::Fold { .. }),
                     "{fault}"
                 );
                 let message = fault.to_string();
@@ -525,10 +525,10 @@ fn a_path_through_a_linear_mode_moves_like_it_and_reports_leaving_its_range() {
             linear
                 .excursions
                 .iter()
-                .all(|x| x.limit != dem_run::sim::Limit::Path)
+                .all(|x| x.limit != dem_core::modal::Limit::Path)
         );
         let x: Vec<_> = (along_path.excursions.iter())
-            .filter(|x| x.limit == dem_run::sim::Limit::Path)
+            .filter(|x| x.limit == dem_core::modal::Limit::Path)
             .collect();
         assert_eq!(x.len(), 2, "{update}: one per grain");
         for x in x {
@@ -765,7 +765,7 @@ fn table_and_polynomial_laws_match_the_linear_law_and_keep_their_energy() {
     let x = &sim.excursions;
     assert_eq!(x.len(), 1);
     assert_eq!(x[0].grain, 0);
-    assert_eq!(x[0].limit, dem_run::sim::Limit::Table);
+    assert_eq!(x[0].limit, dem_core::modal::Limit::Table);
     assert_eq!(x[0].range, (-0.01, 0.01));
     assert!((x[0].amplitude.abs() - peak).abs() < 1e-3 * peak);
     // Damping proportional to the table's tangent stiffness dissipates what the ledger says:

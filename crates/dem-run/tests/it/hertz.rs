@@ -4,7 +4,7 @@ use crate::common;
 
 /// Two unit spheres of `ball.grain` in `dir` meeting head on at relative speed 1, under the
 /// `[contact]` lines `contact`.
-fn head_on(dir: &std::path::Path, contact: &str) -> dem_run::Simulation {
+fn head_on(dir: &std::path::Path, contact: &str) -> dem_core::sim::Simulation {
     common::simulation(
         dir,
         &format!(
@@ -17,7 +17,12 @@ fn head_on(dir: &std::path::Path, contact: &str) -> dem_run::Simulation {
 
 /// A unit sphere of `ball.grain` in `dir` pressed into a plane by `delta` over the first time
 /// unit, then slid along x by `travel` over the second, under the `[contact]` lines `contact`.
-fn slide(dir: &std::path::Path, contact: &str, delta: f64, travel: f64) -> dem_run::Simulation {
+fn slide(
+    dir: &std::path::Path,
+    contact: &str,
+    delta: f64,
+    travel: f64,
+) -> dem_core::sim::Simulation {
     common::simulation(
         dir,
         &format!(

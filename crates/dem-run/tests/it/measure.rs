@@ -1,8 +1,8 @@
-//! Sample measures (dem_run::measure): the Love-Weber stress of a walled box at rest against the
+//! Sample measures (dem_core::measure): the Love-Weber stress of a walled box at rest against the
 //! walls' forces over their areas; coordination and fabric of a cubic lattice in closed form;
 //! the volume of a dilated deformable grain.
 
-use dem_run::measure::{self, grain_volume};
+use dem_core::measure::grain_volume;
 
 use std::sync::atomic::AtomicBool;
 
@@ -12,7 +12,7 @@ use crate::common::{TestMode, deformable_sphere, scene_file, simulation, sphere}
 
 /// A 3 x 3 x 3 simple cubic lattice of unit spheres, touching, between six walls that close in
 /// by `dx` (x walls), `dy`, `dz` over the first half of the run and then hold.
-fn squeezed_lattice(dir: &std::path::Path, d: [f64; 3]) -> dem_run::Simulation {
+fn squeezed_lattice(dir: &std::path::Path, d: [f64; 3]) -> dem_core::sim::Simulation {
     simulation(dir, &squeezed_scene(dir, d, ""))
 }
 
@@ -61,7 +61,7 @@ fn the_stress_of_a_walled_box_at_rest_is_its_wall_forces_over_their_areas() {
     while sim.time < 3.0 {
         sim.step(false);
     }
-    let m = measure::measures(&sim);
+    let m = sim.measures();
     let sample = m.sample.as_ref().expect("six walls enclose a box");
     // The box from the walls' positions: x walls are 0 and 1, y 2 and 3, z 4 and 5.
     let side = |axis: usize| {
@@ -127,7 +127,7 @@ fn a_cubic_lattice_has_coordination_four_and_an_isotropic_fabric() {
     while sim.time < 2.0 {
         sim.step(false);
     }
-    let m = measure::measures(&sim);
+    let m = sim.measures();
     // 3 x 3 x 3 simple cubic: 3 x (2 x 3 x 3) = 54 contacts among 27 grains, Z = 4; every grain
     // has at least three, so no rattler and Z_m = Z.
     assert_eq!(sim.sample_sums.grain_contacts, 54);

@@ -17,7 +17,7 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
         "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
          [[grains]]\nbundle = \"brick.grain\"\nposition = [0, 0, 0]\nangular_velocity = [0.01, 5, 0.02]\n",
     );
-    let momentum = |sim: &dem_run::Simulation| {
+    let momentum = |sim: &dem_core::sim::Simulation| {
         let b = &sim.bodies[0];
         let i = sim.shapes[0].moments;
         b.orientation.transform_vector(&Vector3::new(
@@ -47,7 +47,7 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
 
 /// `dt = "auto"`: safety x sqrt(m_eff / k), m_eff half the smaller of the mass and I / r^2 at
 /// the bounding radius, k the stiffness of a patch of nodes: k_n times the nodes on a cap of
-/// area 2 pi r (0.01 r) (docs/physics.md section 6; dem_run::timestep). For a sphere of radius 0.5
+/// area 2 pi r (0.01 r) (docs/physics.md section 6; dem_core::timestep). For a sphere of radius 0.5
 /// (density 1, grid spacing 0.1): m = pi / 6, I = m R^2 (2/5), r = 0.6.
 #[test]
 fn the_automatic_step_follows_the_lightest_grain_and_the_stiffness() {
@@ -163,8 +163,8 @@ fn a_grain_held_in_x_does_not_slide_down_a_tilted_plane() {
 /// Steps a held and a free run side by side; the held run's largest ledger residual relative to
 /// its initial energy.
 fn side_by_side(
-    held: &mut dem_run::Simulation,
-    free: &mut dem_run::Simulation,
+    held: &mut dem_core::sim::Simulation,
+    free: &mut dem_core::sim::Simulation,
     steps: usize,
 ) -> f64 {
     let e0 = held.energies().total();

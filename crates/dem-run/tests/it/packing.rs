@@ -5,7 +5,8 @@
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use dem_run::{RunOptions, Scene, Simulation};
+use dem_core::sim::Simulation;
+use dem_run::{RunOptions, Scene};
 use levelset_bake::{BakeOptions, Extent, NodeChoice, OpenMesh, Primitive, bake_primitive};
 use nalgebra::{Point3, Vector3};
 
@@ -24,7 +25,7 @@ friction = 0.0
 
 fn build(dir: &Path, text: &str) -> Simulation {
     let path = scene_file(dir, text);
-    Simulation::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
+    dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap()
 }
 
 /// The mass of bundle `name` in `dir`, as written.
@@ -410,7 +411,7 @@ bundles = [{{ bundle = "ball.grain" }}]
 "#
         ),
     );
-    let e = Simulation::from_scene(&Scene::read(&path).unwrap(), &path)
+    let e = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path)
         .err()
         .unwrap()
         .to_string();
@@ -519,7 +520,7 @@ fn a_region_beyond_floating_point_or_longer_than_a_period_is_refused() {
                 "{HEADER}\n{cell}\n[[packings]]\nseed = 1\ncount = 10\nregion = {region}\nbundles = [{{ bundle = \"ball.grain\" }}]\n"
             ),
         );
-        match Simulation::from_scene(&Scene::read(&path).unwrap(), &path) {
+        match dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path) {
             Ok(_) => "accepted".to_string(),
             Err(e) => e.to_string(),
         }

@@ -1,8 +1,8 @@
-//! Periodic cells (dem_run::cell): a grain meets another's image across a face with the forces
+//! Periodic cells (dem_core::cell): a grain meets another's image across a face with the forces
 //! of the same pair placed side by side without a cell, to round-off, and keeps its contact
 //! history as the grains are wrapped back into the cell.
 
-use dem_run::Simulation;
+use dem_core::sim::Simulation;
 
 use crate::common::{brick, simulation};
 
@@ -158,7 +158,7 @@ fn a_cell_narrower_than_two_grains_is_refused() {
         "[run]\ndt = 1e-3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1\n\
          [cell]\nsize = [2.5, 6, 6]\n[[grains]]\nbundle = \"brick.grain\"\nposition = [1, 3, 3]\n",
     );
-    let e = Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+    let e = dem_run::build::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
         .err()
         .unwrap()
         .to_string();
@@ -221,7 +221,7 @@ fn a_lattice_in_a_deforming_cell_has_the_stress_of_its_hertz_contacts_in_closed_
             nalgebra::Vector3::from([i % 3, (i / 3) % 3, i / 9].map(|c| (0.5 + c as f64) / 3.0));
         drift = drift.max((inverse * (b.position - cell.origin) - s0).norm());
     }
-    let m = dem_run::measure::measures(&sim);
+    let m = sim.measures();
     let stress = m.sample.unwrap().stress;
     let stress_error = (stress - sigma).norm() / sigma.norm();
     let e = sim.energies();
@@ -332,7 +332,7 @@ fn the_cell_servo_reaches_its_stresses_and_holds_them() {
     let target = [100.0, 100.0, 150.0];
     let mut sim = compressed(dir.path(), target, "");
     let stress = |sim: &Simulation| {
-        let s = dem_run::measure::measures(sim).sample.unwrap().stress;
+        let s = sim.measures().sample.unwrap().stress;
         [0, 1, 2].map(|k| -s[(k, k)])
     };
     let error = |s: [f64; 3]| {
@@ -348,7 +348,7 @@ fn the_cell_servo_reaches_its_stresses_and_holds_them() {
     }
     let last_out = path.iter().rposition(|&(_, e)| e >= 0.01);
     let settled = last_out.map_or(0.0, |i| path.get(i + 1).map_or(f64::INFINITY, |p| p.0));
-    let m = dem_run::measure::measures(&sim);
+    let m = sim.measures();
     let sample = m.sample.as_ref().unwrap();
     println!(
         "settled within 1 % from t = {settled:.2}; at the end {:?} (error {:.1e}), solid fraction {:.3}, \
@@ -467,7 +467,7 @@ fn a_run_stops_when_its_sheared_cell_gets_too_narrow() {
          [[grains]]\nbundle = \"ball.grain\"\nposition = [2.75, 2.75, 2.75]\n",
     );
     let options = crate::common::run_options(&dir.path().join("out"), Some(1), None);
-    let radius = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+    let radius = dem_run::build::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
         .unwrap()
         .shapes[0]
         .bounding_radius;
@@ -576,7 +576,7 @@ fn gravity_in_a_deforming_cell_keeps_the_ledger_closed_through_the_wraps() {
     );
     let sim = {
         let mut sim =
-            dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path).unwrap();
+            dem_run::build::from_scene(&dem_run::Scene::read(&path).unwrap(), &path).unwrap();
         for _ in 0..3000 {
             sim.step(false);
         }
@@ -656,7 +656,7 @@ fn a_held_grain_in_a_deforming_cell_is_refused() {
          [[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 3]\n\
          [[grains]]\nbundle = \"ball.grain\"\nposition = [3, 3, 5.5]\nhold = [\"x\"]\n",
     );
-    let e = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+    let e = dem_run::build::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
         .err()
         .unwrap()
         .to_string();
@@ -682,7 +682,7 @@ fn refusal(dir: &std::path::Path, text: &str) -> String {
     let path = crate::common::scene_file(dir, text);
     match dem_run::Scene::read(&path) {
         Err(e) => e.to_string(),
-        Ok(scene) => match Simulation::from_scene(&scene, &path) {
+        Ok(scene) => match dem_run::build::from_scene(&scene, &path) {
             Err(e) => e.to_string(),
             Ok(_) => "accepted".into(),
         },
@@ -791,7 +791,7 @@ fn a_cell_beyond_floating_point_is_refused_by_its_key() {
     // radius from the origin.
     let dir = tempfile::tempdir().unwrap();
     crate::common::sphere(dir.path(), "ball", 1.0, 0.25, 200);
-    let r = Simulation::from_scene(
+    let r = dem_run::build::from_scene(
         &dem_run::Scene::read(&crate::common::scene_file(dir.path(), &lone_in_cell(""))).unwrap(),
         &dir.path().join("scene.toml"),
     )
@@ -825,7 +825,7 @@ fn a_cell_beyond_floating_point_is_refused_by_its_key() {
     // volume 30 s^3, have the widths V / |a_2 x a_3| = 6 s / sqrt(13), V / |a_3 x a_1| = 3 s
     // and V / |a_1 x a_2| = 5 s), to the round-off of a few operations.
     for scale in [1e-300, 1.0, 1e300] {
-        let spec = dem_run::scene::CellSpec {
+        let spec = dem_core::cell::CellSpec {
             origin: [0.0; 3],
             size: None,
             vectors: Some([

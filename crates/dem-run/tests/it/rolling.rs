@@ -53,7 +53,7 @@ normal = [{nx}, 0, {nz}]
         let downhill = nalgebra::Vector3::new(alpha.cos(), 0.0, -alpha.sin());
         // The acceleration: least-squares slope of the speed over 0.4 s (the contact's shear
         // springs ring, undamped, with a period near 0.09 s).
-        let speed = |sim: &dem_run::Simulation| sim.bodies[0].velocity.dot(&downhill);
+        let speed = |sim: &dem_core::sim::Simulation| sim.bodies[0].velocity.dot(&downhill);
         let samples: Vec<(f64, f64)> = (0..4_000)
             .map(|_| {
                 sim.step(false);

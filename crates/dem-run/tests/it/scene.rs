@@ -2,7 +2,7 @@
 
 use crate::common;
 
-use dem_run::{Scene, Simulation};
+use dem_run::Scene;
 
 const GOOD: &str = r#"
 [run]
@@ -42,7 +42,7 @@ fn error(text: &str) -> String {
     let path = common::scene_file(dir.path(), text);
     match Scene::read(&path) {
         Err(e) => e.to_string(),
-        Ok(scene) => match Simulation::from_scene(&scene, &path) {
+        Ok(scene) => match dem_run::build::from_scene(&scene, &path) {
             Err(e) => e.to_string(),
             Ok(_) => "accepted".into(),
         },
@@ -297,7 +297,7 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
         let path = common::scene_file(dir.path(), &text);
         match Scene::read(&path) {
             Err(e) => e.to_string(),
-            Ok(scene) => match Simulation::from_scene(&scene, &path) {
+            Ok(scene) => match dem_run::build::from_scene(&scene, &path) {
                 Err(e) => e.to_string(),
                 Ok(_) => "accepted".into(),
             },
@@ -426,7 +426,7 @@ fn grains_behind_walls_and_walls_that_overrun_grains_are_refused() {
     };
     let build = |text: String| {
         let path = common::scene_file(dir.path(), &text);
-        Simulation::from_scene(&Scene::read(&path).unwrap(), &path)
+        dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path)
     };
     let r = build(scene(0.6, 1.0)).unwrap().shapes[0].bounding_radius;
     let e = build(scene(-0.1, 0.0)).err().unwrap().to_string();

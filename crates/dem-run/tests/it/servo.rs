@@ -1,4 +1,4 @@
-//! Servo walls (dem_run::wall::Servo): a wall pressed to a target stress reaches it and stays,
+//! Servo walls (dem_core::wall::Servo): a wall pressed to a target stress reaches it and stays,
 //! alone and while the other axes are strained; restarts and thread counts keep every bit.
 
 use std::sync::atomic::AtomicBool;
@@ -41,7 +41,7 @@ spacing = [2, 2, 2]
 }
 
 /// The grains' push on the top wall over the area of the box's face, from the walls' positions.
-fn top_stress(sim: &dem_run::Simulation) -> f64 {
+fn top_stress(sim: &dem_core::sim::Simulation) -> f64 {
     let gap = |a: usize| {
         let (lo, hi) = (&sim.walls[2 * a], &sim.walls[2 * a + 1]);
         6.0 + hi.displacement[a] - lo.displacement[a]
@@ -159,7 +159,7 @@ fn a_servo_wall_asked_for_more_than_the_grains_carry_stops_naming_its_target() {
     // top layer (z = 2 at the start) before travelling 1.2 at its largest speed.
     let plane = 3.2 + sim.walls[5].displacement.z;
     match fault {
-        dem_run::wall::ServoFault::ThroughGrains {
+        dem_core::wall::ServoFault::ThroughGrains {
             wall,
             pressure,
             grain,
@@ -198,7 +198,7 @@ fn a_servo_wall_whose_face_is_gone_stops_instead_of_panicking() {
     sim.step(false);
     assert_eq!(
         sim.servo_fault,
-        Some(dem_run::wall::ServoFault::NoFace {
+        Some(dem_core::wall::ServoFault::NoFace {
             wall: 5,
             pressure: PRESSURE
         })
@@ -218,7 +218,7 @@ fn a_servo_wall_too_fast_for_the_step_is_refused_by_its_own_key() {
         dir.path(),
         &scene(3.2, ["", ""], "servo = { pressure = 0.5, max_speed = 1e3 }"),
     );
-    let e = dem_run::Simulation::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
+    let e = dem_run::build::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
         .err()
         .unwrap()
         .to_string();

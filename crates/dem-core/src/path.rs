@@ -23,7 +23,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::Vector3;
 
-use crate::modal::{BAND_CELLS, PerMode};
+use smallvec::SmallVec;
 
 /// A displacement field at the surface nodes (the shape's order) and at the grid nodes (C
 /// order).
@@ -355,3 +355,10 @@ impl<'a> Configuration<'a> {
         b
     }
 }
+
+/// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per
+/// node test, where a heap allocation each would cost more than the arithmetic.
+pub type PerMode<T> = SmallVec<[T; 4]>;
+
+/// The width of the band near the surface, in cells.
+pub const BAND_CELLS: f64 = 4.0;

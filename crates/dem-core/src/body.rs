@@ -2,14 +2,16 @@
 //! state (docs/physics.md section 1): pose, velocities and, for a deformable grain, its modal state
 //! ([`crate::modal`]).
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use grain::{GrainBundle, LevelSetGrid};
 use nalgebra::{Point3, Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
+use crate::error::ShapeError;
 use crate::modal::{ModalShape, Modes};
-use crate::scene::Motion;
+use crate::motion::Motion;
 
 /// What every instance of one grain bundle shares: the level set, the surface nodes and the
 /// mass properties, all in the grain's local frame (principal axes, origin at the centre of
@@ -134,27 +136,6 @@ impl Shape {
             moments: b.properties.principal_moments,
         })
     }
-}
-
-/// Why a bundle cannot be a grain's shape.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ShapeError {
-    /// The bundle has no surface node.
-    #[error("the grain has no surface nodes")]
-    NoNodes,
-    /// `M` is not positive definite.
-    #[error("the modal mass is not positive definite")]
-    Mass,
-    /// `K` is not symmetric positive definite.
-    #[error(
-        "the modal stiffness is not symmetric positive definite (a mode with zero or negative stiffness is no deformation mode)"
-    )]
-    Stiffness,
-    /// `C` is not symmetric positive semi-definite.
-    #[error(
-        "the modal damping is not symmetric positive semi-definite (it would feed energy into the modes)"
-    )]
-    Damping,
 }
 
 /// The most nodes in a cluster.
@@ -344,3 +325,85 @@ impl Body {
 
 /// Shapes loaded once per bundle path.
 pub type Shapes = Vec<Arc<Shape>>;
+
+/// A grain's own node role (`nodes = "give"` or `"receive"` on `[[grains]]`), the paper's
+/// master/slave choice. It decides a pair when the partner does not claim the same role; pairs
+/// of two grains with the same role, or none, follow `[contact] nodes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeRole {
+    /// Its surface nodes are tested against the partner's level set.
+    Give,
+    /// Its level set receives the partner's nodes.
+    Receive,
+}
+
+/// `hold = [...]` of a free grain or a lattice: degrees of freedom held at their initial values,
+/// among `"x"`, `"y"`, `"z"` (the centre of mass's global coordinates) and `"rotation"` (the
+/// orientation); the others, and the modes, follow the forces. The constraint forces do no work.
+///
+/// These are the constraints of the FEM model a DEM run reproduces: an octant between symmetry
+/// planes cannot turn, a beam pinned at its centre cannot slide. Free, a deformable grain with a
+/// body-fixed mode can move into states the FEM model excludes: between frictionless walls a
+/// compacted sphere relieves its load by turning its flattened poles away from the walls, and a
+/// beam on frictionless supports slides off sideways as its ends turn (docs/validation.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Dof {
+    /// The centre of mass's x.
+    X,
+    /// The centre of mass's y.
+    Y,
+    /// The centre of mass's z.
+    Z,
+    /// The orientation.
+    Rotation,
+}
+
+/// The held degrees of freedom as masks: translation per axis, rotation.
+pub fn held(hold: &[Dof]) -> ([bool; 3], bool) {
+    (
+        [Dof::X, Dof::Y, Dof::Z].map(|d| hold.contains(&d)),
+        hold.contains(&Dof::Rotation),
+    )
+}
+
+/// What a shape was made from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapeSource {
+    /// The bundle as the scene names it (for messages: a moved bundle is the same grain).
+    pub bundle: PathBuf,
+    /// [`grain::bundle_digest`] of the bundle.
+    pub digest: String,
+    /// The scale factor `s` the scene applies to it.
+    pub scale: f64,
+}
+
+/// Beyond this many of its radii from the origin, f64 resolves less than about 2e-8 of a grain:
+/// its contact geometry would be rounding noise, and a lattice's grains would fall onto each
+/// other (found by the fuzz campaign: an origin of 1e308 put 3,000 grains on one point, and the
+/// first step ran for minutes).
+pub const FARTHEST: f64 = 1e8;
+
+/// Why a grain of `shape` at `position` is too far from the origin ([`FARTHEST`]), if it is.
+pub fn too_far(position: &[f64; 3], shape: &Shape) -> Option<String> {
+    let r = shape.bounding_radius;
+    position.iter().any(|x| x.abs() > FARTHEST * r).then(|| {
+        format!(
+            "the grain would sit at {position:?}, more than {FARTHEST:e} times its radius {r:e} from the origin, where floating point cannot resolve it; move the scene nearer the origin"
+        )
+    })
+}
+
+/// The largest bounding radius of `shapes`.
+pub fn largest_radius(shapes: &[Arc<Shape>]) -> f64 {
+    shapes.iter().map(|s| s.bounding_radius).fold(0.0, f64::max)
+}
+
+/// The smallest bounding radius of `shapes`.
+pub fn smallest_radius(shapes: &[Arc<Shape>]) -> f64 {
+    (shapes.iter())
+        .map(|s| s.bounding_radius)
+        .fold(f64::INFINITY, f64::min)
+}

@@ -30,9 +30,14 @@ use std::sync::Arc;
 
 use nalgebra::DMatrix;
 
-use crate::body::{Body, Shape};
+use nalgebra::Matrix3;
+
+use crate::body::{Body, Shape, largest_radius, smallest_radius};
+use crate::cell::Cell;
+use crate::error::KeyError;
 use crate::law::ContactLaw;
 use crate::modal::largest_frequency;
+use crate::wall::Wall;
 
 /// `(sqrt(1 + zeta^2) - zeta) / omega` for mass `m`, stiffness `k`, viscous coefficient `c`
 /// (infinite when `k = 0` and `c = 0`).
@@ -86,6 +91,96 @@ pub fn critical_step(
         }
     }
     dt
+}
+
+/// The most a wall, or a deforming cell between two grains, may move in one step, in radii of
+/// the smallest grain ([`check_wall_steps`]).
+pub const WALL_STEP: f64 = 0.1;
+
+/// Refuses a wall that moves a good part of a grain per step at the step `dt`: it overruns
+/// its contacts, and the grains meet it deep inside, with forces of no physical meaning.
+/// The same for a deforming periodic cell, whose velocity gradient `L` moves two grains in
+/// contact, their centres `l` apart, by `L l dt` per step relative to each other
+/// (crate::cell: the grains follow the affine field, the images the cell): at most
+/// `|L| 2 r_max dt`, `|L|` the largest singular value of `L` (its largest stretch), over the
+/// gradients its servo may set ([`Cell::extreme_gradients`]). A cell held below this also
+/// keeps `det(I + L dt) > 0`, so it never turns inside out (`|L dt| < 1`). The error is the
+/// scene key (`walls[i].motion`, `walls[i].servo.max_speed`, `cell.velocity_gradient`,
+/// `cell.servo.max_rate`) and the reason.
+pub fn check_wall_steps(
+    shapes: &[Arc<Shape>],
+    walls: &[Wall],
+    cell: Option<&Cell>,
+    dt: f64,
+) -> Result<(), KeyError> {
+    let smallest = smallest_radius(shapes);
+    for (w, wall) in walls.iter().enumerate() {
+        let (speed, key) = match (&wall.motion, &wall.servo) {
+            (Some(m), _) => (m.largest_speed(), "motion"),
+            (None, Some(s)) => (s.max_speed, "servo.max_speed"),
+            (None, None) => (0.0, ""),
+        };
+        if speed * dt > WALL_STEP * smallest {
+            return Err(KeyError::new(
+                format!("walls[{w}].{key}"),
+                format!(
+                    "it moves {:e} per step (speed {speed:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}: lower its speed or the step",
+                    speed * dt,
+                    dt
+                ),
+            ));
+        }
+    }
+    let Some(cell) = cell else {
+        return Ok(());
+    };
+    // The largest singular value, from L scaled to at most 1 (it is linear in the scale).
+    let stretch = |l: &Matrix3<f64>| {
+        let scale = l.amax();
+        if scale == 0.0 {
+            return 0.0;
+        }
+        scale * (l / scale).svd(false, false).singular_values.max()
+    };
+    let apart = 2.0 * largest_radius(shapes);
+    let fastest = (cell.extreme_gradients().into_iter())
+        .map(|l| (stretch(&l), l))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .expect("one gradient at least");
+    let moved = fastest.0 * apart * dt;
+    if moved <= WALL_STEP * smallest {
+        return Ok(());
+    }
+    let prescribed = stretch(&cell.loading.velocity_gradient) * apart * dt;
+    let key = if prescribed > WALL_STEP * smallest {
+        "cell.velocity_gradient"
+    } else {
+        "cell.servo.max_rate"
+    };
+    // Over the step the cell is (I + s L dt) H, s from 0 to 1: it goes flat where
+    // det(I + s L dt) = 0, at a real eigenvalue of L dt of -1 or less (det(I + L dt) <= 0
+    // is one case; two such eigenvalues keep it positive).
+    let flat = (fastest.1 * dt)
+        .complex_eigenvalues()
+        .iter()
+        .filter(|e| e.im == 0.0 && e.re <= -1.0)
+        .map(|e| e.re)
+        .fold(f64::INFINITY, f64::min);
+    let inverted = if flat.is_finite() {
+        format!(
+            " (L dt has the eigenvalue {flat:e} <= -1: the cell goes flat within the step, and inside out past it; det(I + L dt) = {:e})",
+            (Matrix3::identity() + fastest.1 * dt).determinant()
+        )
+    } else {
+        String::new()
+    };
+    Err(KeyError::new(
+        key.into(),
+        format!(
+            "it moves grains in contact, up to {apart:e} apart (twice the largest bounding radius), by up to {moved:e} per step relative to each other (L's largest stretch {:e}, dt {:e}), more than {WALL_STEP} of the smallest grain's radius {smallest:e}{inverted}: lower the rate or the step",
+            fastest.0, dt
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -6,7 +6,8 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use crate::body::Body;
-use crate::scene::{KeyError, Motion, WallSpec};
+use crate::error::KeyError;
+use crate::motion::Motion;
 
 /// A wall's geometry, at its initial position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -269,4 +270,45 @@ impl Wall {
             self.displacement += normal * du;
         }
     }
+}
+
+/// `[[walls]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, tag = "kind", rename_all = "lowercase")]
+pub enum WallSpec {
+    /// The half-space `(x - point) . normal >= 0` holds the grains.
+    Plane {
+        /// A point of the plane.
+        point: [f64; 3],
+        /// Normal pointing to the grains' side.
+        normal: [f64; 3],
+        /// Prescribed motion.
+        motion: Option<Motion>,
+        /// Servo to a normal stress, instead of a motion.
+        servo: Option<Servo>,
+    },
+    /// The inside of an infinite circular cylinder holds the grains.
+    Cylinder {
+        /// A point of the axis.
+        point: [f64; 3],
+        /// Axis direction.
+        axis: [f64; 3],
+        /// Radius.
+        radius: f64,
+        /// Prescribed motion.
+        motion: Option<Motion>,
+    },
+}
+
+/// Why `body`'s centre is behind one of `walls`, if it is: the wall would launch it.
+pub fn behind_wall(body: &Body, walls: &[Wall]) -> Option<String> {
+    walls.iter().enumerate().find_map(|(w, wall)| {
+        let (d, _) = wall.distance(&body.position);
+        (d < 0.0).then(|| {
+            format!(
+                "a grain's centre is {:e} behind walls[{w}] (a wall's inside is where its normal points): the wall would launch it",
+                -d
+            )
+        })
+    })
 }

@@ -28,8 +28,9 @@ use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
 use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
-use crate::modal::{ModalShape, Modes, PerMode};
+use crate::modal::{ModalShape, Modes};
 use crate::path::Configuration;
+use crate::path::PerMode;
 
 /// A body as the narrow phase sees it during one force evaluation, or one of its periodic
 /// images ([`View::image`]: the same body displaced by a cell vector, sharing its deformation).
@@ -93,7 +94,7 @@ impl<'a> View<'a> {
         };
         let config = Configuration::new(&modal.paths, &state.eps);
         let node_shift = config.bounds().nodes;
-        let levelset = levelset::update(state.levelset, shape, modal, config.clone());
+        let levelset = levelset::registry::update(state.levelset, shape, modal, config.clone());
         let early = levelset.early_out();
         View {
             body,

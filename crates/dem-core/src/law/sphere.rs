@@ -37,7 +37,8 @@ use serde::{Deserialize, Serialize};
 use super::surface::Surface;
 use super::{Against, ContactLaw, History, Pair, PairHistory, PairKey, PairOutcome, downcast};
 use crate::body::{Body, Shape};
-use crate::scene::{KeyError, WallSpec};
+use crate::error::KeyError;
+use crate::wall::WallSpec;
 
 /// A sphere law's tangential model: the one thing the sphere laws do not share.
 pub trait SphereModel: Send + Sync + std::fmt::Debug + 'static {

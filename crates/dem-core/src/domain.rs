@@ -24,9 +24,9 @@
 use nalgebra::{Matrix3, Vector3};
 
 use crate::body::Body;
-use crate::cell::Cell;
+use crate::cell::{Cell, Wrapped};
 use crate::law::Histories;
-use crate::sim::{Excursion, Wrapped};
+use crate::modal::Excursion;
 use crate::wall::Wall;
 
 /// The frame of the decomposition: `s = F^-1 (X - o)` (module docs).

@@ -51,10 +51,15 @@
 //! wall's rule: crate::sim::Simulation::check_wall_steps), which also keeps the cell from going
 //! flat or inside out within a step (`det(I + s L dt) > 0`).
 
+use std::sync::Arc;
+
 use nalgebra::{Matrix3, Vector3};
 use serde::{Deserialize, Serialize};
 
-use crate::scene::KeyError;
+use crate::body::{Body, Drive, Shape};
+use crate::broad;
+use crate::error::KeyError;
+use crate::law::{Histories, Partner};
 
 /// `[cell]` in a scene.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -401,4 +406,218 @@ impl Cell {
             }
         })
     }
+}
+
+/// The grain pairs of a periodic cell that touch one of the first `owned` bodies: for each
+/// body `i`, its partners `j > i` with the image `s` of `j` that meets it
+/// (`|X_j + H s - X_i| < r_i + r_j`), sorted. Each body near a periodic face (within its reach
+/// plus the largest, in the face's normal direction) gets image copies displaced by the cell
+/// vectors across it; the cell list of [`broad::neighbours_of_first`] finds the partners of
+/// the owned bodies and their copies among all (a pair meeting through an image meets a copy
+/// of one of its grains by the other grain; the copies are listed owned first, so that the
+/// owned side searches), and each pair found is keyed by its two bodies and the relative image
+/// (a pair found from both grains is kept once).
+pub fn periodic_neighbours(
+    cell: &Cell,
+    centres: &[Vector3<f64>],
+    radii: &[f64],
+    owned: usize,
+) -> Vec<Vec<(u32, [i32; 3])>> {
+    let n = centres.len();
+    let largest = radii.iter().copied().fold(0.0, f64::max);
+    let widths = cell.widths();
+    let inverse = cell
+        .vectors
+        .try_inverse()
+        .expect("a cell of positive volume");
+    // Every copy: its body and image, its centre and reach; the owned bodies and their images
+    // first, then the ghosts and theirs.
+    let mut copies = Vec::with_capacity(n);
+    let geometry = (&inverse, widths, largest);
+    copy_part(cell, (centres, radii), 0..owned, geometry, &mut copies);
+    let searching = copies.len();
+    copy_part(cell, (centres, radii), owned..n, geometry, &mut copies);
+    let (ghost_centres, ghost_radii): (Vec<Vector3<f64>>, Vec<f64>) = (copies.iter())
+        .map(|&(i, image)| (centres[i as usize] + cell.shift(image), radii[i as usize]))
+        .unzip();
+    let found = broad::neighbours_of_first(&ghost_centres, &ghost_radii, searching);
+    let mut pairs: Vec<Vec<(u32, [i32; 3])>> = vec![Vec::new(); n];
+    for (p, qs) in found.iter().enumerate() {
+        let (i, ni) = copies[p];
+        for &q in qs {
+            let (j, nj) = copies[q as usize];
+            let relative = [0, 1, 2].map(|k| nj[k] - ni[k]);
+            match i.cmp(&j) {
+                std::cmp::Ordering::Less => pairs[i as usize].push((j, relative)),
+                std::cmp::Ordering::Greater => {
+                    pairs[j as usize].push((i, relative.map(|r| -r)));
+                }
+                // A grain meets no image of its own in a cell wide enough (checked).
+                std::cmp::Ordering::Equal => {}
+            }
+        }
+    }
+    for p in &mut pairs {
+        p.sort_unstable();
+        p.dedup();
+    }
+    pairs
+}
+
+/// The copies of bodies `range` ([`periodic_neighbours`]): each body, then the images of those
+/// near a periodic face (within its reach plus the `largest`), appended to `copies` as (body,
+/// image); `(inverse, widths)`: the cell's `H^-1` and widths.
+fn copy_part(
+    cell: &Cell,
+    (centres, radii): (&[Vector3<f64>], &[f64]),
+    range: std::ops::Range<usize>,
+    (inverse, widths, largest): (&nalgebra::Matrix3<f64>, [f64; 3], f64),
+    copies: &mut Vec<(u32, [i32; 3])>,
+) {
+    copies.extend(range.clone().map(|i| (i as u32, [0; 3])));
+    for i in range {
+        let margin = radii[i] + largest;
+        let s = inverse * (centres[i] - cell.origin);
+        // Per axis, the images to make: none, or the one across the near face.
+        let across = [0, 1, 2].map(|k| {
+            if !cell.periodic[k] {
+                0
+            } else if s[k] * widths[k] < margin {
+                1
+            } else if (1.0 - s[k]) * widths[k] < margin {
+                -1
+            } else {
+                0
+            }
+        });
+        for m in 1..8u32 {
+            let image = [0, 1, 2].map(|k| if m >> k & 1 == 1 { across[k] } else { 0 });
+            if (0..3).any(|k| (m >> k & 1 == 1) && across[k] == 0) {
+                continue;
+            }
+            copies.push((i as u32, image));
+        }
+    }
+}
+
+/// Stage 1a: the cell's rate for the step ([`Cell::next_rate`]), and the change of the affine velocity field added to the free grains
+/// (`v += dH' H^-1 (X - origin)`, crate::cell); returns the kinetic energy this gives them (work
+/// of the cell in the ledger).
+pub fn deform_cell(cell: &mut Cell, bodies: &mut [Body], shapes: &[Arc<Shape>], dt: f64) -> f64 {
+    if !cell.moving() {
+        return 0.0;
+    }
+    let rate = cell.next_rate(dt);
+    let change = rate - cell.rate;
+    cell.rate = rate;
+    if change == nalgebra::Matrix3::zeros() {
+        return 0.0;
+    }
+    let field = change
+        * cell
+            .vectors
+            .try_inverse()
+            .expect("a cell of positive volume");
+    let mut work = 0.0;
+    for b in bodies.iter_mut().filter(|b| matches!(b.drive, Drive::Free)) {
+        let before = b.velocity.norm_squared();
+        b.velocity += field * (b.position - cell.origin);
+        work += 0.5 * shapes[b.shape].mass * (b.velocity.norm_squared() - before);
+    }
+    work
+}
+
+/// A grain's wrap: its global id and the cell vectors `m` it was moved back by.
+pub type Wrapped = (u32, [i32; 3]);
+
+/// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
+/// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`); `ids`: their global ids.
+/// Returns the velocity changes `(id, -H' m)` (none in a cell at rest), whose kinetic energy
+/// is the cell's work in the ledger, and the wraps, sorted by id ([`reshift`] corrects the
+/// pairs' shifts).
+pub fn wrap(
+    cell: &Cell,
+    bodies: &mut [Body],
+    ids: &[u32],
+) -> (Vec<(u32, Vector3<f64>)>, Vec<Wrapped>) {
+    let mut moved = Vec::new();
+    let mut remapped = Vec::new();
+    for (i, b) in bodies.iter_mut().enumerate() {
+        if !b.is_free() {
+            continue;
+        }
+        let (inside, m) = cell.into_cell(&b.position);
+        if m != [0; 3] {
+            let n = Vector3::from(m.map(f64::from));
+            b.position = inside;
+            if cell.rate != nalgebra::Matrix3::zeros() {
+                let dv = -(cell.rate * n);
+                b.velocity += dv;
+                remapped.push((ids[i], dv));
+            }
+            b.image = [0, 1, 2].map(|k| b.image[k].saturating_add(m[k]));
+            moved.push((ids[i], m));
+        }
+    }
+    moved.sort_unstable();
+    (remapped, moved)
+}
+
+/// The pairs' image shifts after the wraps `moved` (sorted by id), so that each pair keeps its
+/// history: `s - m` where the grain is the pair's first, `s + m` where it is the partner.
+pub fn reshift(histories: &mut Histories, moved: &[Wrapped]) {
+    if moved.is_empty() {
+        return;
+    }
+    let shift_of = |i: u32| {
+        moved
+            .binary_search_by_key(&i, |e| e.0)
+            .ok()
+            .map(|k| moved[k].1)
+    };
+    for (key, _) in histories.iter_mut() {
+        if let Some(m) = shift_of(key.a) {
+            key.shift = [0, 1, 2].map(|k| key.shift[k] - m[k]);
+        }
+        if let Partner::Body(j) = key.b
+            && let Some(m) = shift_of(j)
+        {
+            key.shift = [0, 1, 2].map(|k| key.shift[k] + m[k]);
+        }
+    }
+    histories.sort_by_key(|h| h.0);
+}
+
+/// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the
+/// grains reaching `largest` from their centres (dem_core::cell): a pair could meet through two
+/// images, or a grain its own. A deformed cell with a servo may have been compressed there
+/// towards a stress its grains do not carry at any width they fit in: the message gives the
+/// servo's targets and the stresses carried.
+pub fn check_cell(cell: &Cell, largest: f64) -> Result<(), KeyError> {
+    let widths = cell.widths();
+    let Some(k) = (0..3).find(|&k| cell.periodic[k] && widths[k] < 4.0 * largest) else {
+        return Ok(());
+    };
+    let servo = match &cell.loading.servo {
+        Some(servo) if cell.rate != Matrix3::zeros() => {
+            let carried = [0, 1, 2].map(|k| format!("{:e}", -cell.measured.stress[(k, k)]));
+            let asked = servo.pressure.map(|p| format!("{p:e}"));
+            format!(
+                ", or a servo target the grains carry (its servo asks for the pressures [{}]; they carry [{}])",
+                asked.join(", "),
+                carried.join(", ")
+            )
+        }
+        _ => String::new(),
+    };
+    Err(KeyError::new(
+        "cell".into(),
+        format!(
+            "{:e} across periodic axis {} (a_{}), less than twice the largest grain's diameter {:e}: a larger cell{servo}",
+            widths[k],
+            k + 1,
+            k + 1,
+            4.0 * largest
+        ),
+    ))
 }

@@ -31,9 +31,10 @@ use nalgebra::Vector3;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::body::{Body, Drive, Shape};
+use crate::body::NodeRole;
+use crate::body::{Body, Shape};
 use crate::broad;
-use crate::cell::Cell;
+use crate::cell::{Cell, deform_cell, periodic_neighbours, reshift, wrap};
 use crate::domain::{Holding, Processes, WallTerm};
 use crate::integrate::{self, PARALLEL_BODIES};
 use crate::law::{
@@ -42,78 +43,11 @@ use crate::law::{
 use crate::ledger::{self, Dissipation, Energies, Ledger};
 use crate::levelset::LevelSetFault;
 use crate::measure::ContactSums;
-use crate::modal::{PerMode, refill};
-use crate::scene::NodeRole;
+use crate::modal::{Excursion, refill};
+use crate::path::PerMode;
 use crate::timestep;
 use crate::view::View;
 use crate::wall::{ServoFault, Wall};
-
-/// What a grain's model rests on over a range of amplitudes, beyond which it extrapolates
-/// (docs/physics.md sections 1, 5 and 7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Limit {
-    /// The tabulated internal force, continued by its end slope.
-    Table,
-    /// The precomputed level sets, continued by the line through the last two samples.
-    Samples,
-    /// A path mode's snapshots, continued by the end segments.
-    Path,
-}
-
-impl Limit {
-    /// What the run does beyond the range.
-    fn beyond(self) -> &'static str {
-        match self {
-            Limit::Table => {
-                "the internal-force table's range: the force continues by the table's end slope"
-            }
-            Limit::Samples => {
-                "its precomputed level sets' amplitudes: the blend continues the line through the last two"
-            }
-            Limit::Path => {
-                "the amplitudes of its path (the FEM run's snapshots): the shape continues the end segment"
-            }
-        }
-    }
-}
-
-/// A grain's amplitude beyond a range its model rests on ([`Limit`]): when it first left it,
-/// and how far it went.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Excursion {
-    /// The grain (its index in the scene's order).
-    pub grain: usize,
-    /// The mode.
-    pub mode: usize,
-    /// What it left.
-    pub limit: Limit,
-    /// The range's first and last amplitudes.
-    pub range: (f64, f64),
-    /// The step at which the amplitude first left the range.
-    pub first_step: u64,
-    /// Its time.
-    pub first_time: f64,
-    /// The amplitude farthest outside.
-    pub amplitude: f64,
-}
-
-impl std::fmt::Display for Excursion {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "grain {} mode {}: amplitude {:e} at step {} (t = {:e}) is past [{:e}, {:e}], {}",
-            self.grain,
-            self.mode,
-            self.amplitude,
-            self.first_step,
-            self.first_time,
-            self.range.0,
-            self.range.1,
-            self.limit.beyond()
-        )
-    }
-}
 
 /// Wall-clock seconds spent in each stage of the step (module docs) since the run, or its
 /// restart, began: where a run's time goes (rapier's counters). Not part of the state: a
@@ -166,7 +100,7 @@ pub struct Simulation {
     /// Shapes, one per bundle and scale.
     pub shapes: Vec<Arc<Shape>>,
     /// What each shape was made from (a checkpoint's [`crate::checkpoint::Identity`]).
-    pub sources: Vec<crate::checkpoint::ShapeSource>,
+    pub sources: Vec<crate::body::ShapeSource>,
     /// The bodies this process holds: the grains it owns first (`bodies[..owned]`), then the
     /// ghosts, copies of other processes' grains within reach of its own (crate::domain). A
     /// run in one process owns every grain, in the scene's order.
@@ -229,11 +163,38 @@ pub struct Simulation {
     /// The largest reach of the last evaluation's views (a deformable grain's grows with its
     /// amplitudes), over every process: what a periodic cell's width is checked against during
     /// a run, and what ghosts are sent out to.
-    pub(crate) largest_reach: f64,
+    pub largest_reach: f64,
     /// The reach the last ghost exchange assumed (crate::domain): a larger one stops the run.
-    pub(crate) ghost_reach: f64,
+    pub ghost_reach: f64,
     /// The other processes of a decomposed run (crate::domain), none in one process.
     pub processes: Option<Box<dyn Processes>>,
+}
+
+/// What a simulation is made of: its shapes and grains, walls and periodic cell, as a scene
+/// places them (positions in the cell, amplitudes and node roles set).
+pub struct World {
+    /// Shapes, one per bundle and scale.
+    pub shapes: Vec<Arc<Shape>>,
+    /// What each shape was made from (one per shape).
+    pub sources: Vec<crate::body::ShapeSource>,
+    /// The grains, in the scene's order (their global ids).
+    pub bodies: Vec<Body>,
+    /// The walls.
+    pub walls: Vec<Wall>,
+    /// The periodic cell, if any.
+    pub cell: Option<Cell>,
+    /// Each grain's own node role, by global id.
+    pub node_roles: Vec<Option<NodeRole>>,
+}
+
+/// The physical parameters of a simulation that are not its grains' or walls'.
+pub struct Parameters {
+    /// The contact law.
+    pub law: Arc<dyn ContactLaw>,
+    /// Cundall's local damping fraction, in `[0, 1)`.
+    pub local_damping: f64,
+    /// Gravity (acceleration, global frame).
+    pub gravity: Vector3<f64>,
 }
 
 /// How far beyond the grains' largest reach of the last evaluation the ghosts are sent: a
@@ -241,6 +202,69 @@ pub struct Simulation {
 pub const GHOST_MARGIN: f64 = 1.1;
 
 impl Simulation {
+    /// A simulation of `world` under `parameters` in one process, at step 0 and time 0, its
+    /// forces evaluated (node records kept for a first output; no time has passed, so no shear
+    /// increment and no dissipation) and its energy ledger started from its energies. The time
+    /// step is 0 until the caller sets `dt` (for example to a fraction of
+    /// [`Simulation::critical_step`]).
+    pub fn new(world: World, parameters: Parameters) -> Simulation {
+        let World {
+            shapes,
+            sources,
+            bodies,
+            walls,
+            cell,
+            node_roles,
+        } = world;
+        let mut sim = Simulation {
+            shapes,
+            sources,
+            ids: (0..bodies.len() as u32).collect(),
+            shape_ids: bodies.iter().map(|b| b.shape).collect(),
+            owned: bodies.len(),
+            bodies,
+            walls,
+            histories: Histories::new(),
+            law: parameters.law,
+            node_roles,
+            local_damping: parameters.local_damping,
+            gravity: parameters.gravity,
+            dt: 0.0,
+            step: 0,
+            time: 0.0,
+            contacts: 0,
+            node_tests: 0,
+            node_candidates: 0,
+            contact_energy: 0.0,
+            records: Vec::new(),
+            ledger: Ledger::default(),
+            excursions: Vec::new(),
+            fault: None,
+            servo_fault: None,
+            timings: Timings::default(),
+            dissipation: Dissipation::default(),
+            largest_contact: (0.0, 0.0),
+            sample_sums: Default::default(),
+            cell,
+            largest_reach: 0.0,
+            ghost_reach: 0.0,
+            processes: None,
+        };
+        sim.evaluate_forces(true, 0.0, &mut Instant::now());
+        for b in &mut sim.bodies {
+            if let (Some(m), Some(modal)) = (&mut b.modes, &sim.shapes[b.shape].modal) {
+                m.set_damping_force(modal);
+            }
+        }
+        let e = sim.energies();
+        sim.ledger = Ledger {
+            initial: e.total(),
+            initial_gravity: e.gravity,
+            ..Ledger::default()
+        };
+        sim
+    }
+
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
     pub fn step(&mut self, record: bool) {
         let dt = self.dt;
@@ -671,6 +695,24 @@ impl Simulation {
     }
 }
 
+impl Simulation {
+    /// The sample measures of the last force evaluation ([`crate::measure::measures`]): the
+    /// sample's volume is the cell's or the walls' ([`crate::measure::volume`]), the grains'
+    /// the sum over every process.
+    pub fn measures(&self) -> crate::measure::Measures {
+        let sample = crate::measure::volume(self.cell.as_ref(), &self.walls).map(|volume| {
+            let mut solid = [(self.bodies[..self.owned].iter())
+                .map(|b| crate::measure::grain_volume(&self.shapes[b.shape], b))
+                .sum::<f64>()];
+            if let Some(p) = &self.processes {
+                p.sum(&mut solid);
+            }
+            (volume, solid[0])
+        });
+        crate::measure::measures(&self.sample_sums, sample)
+    }
+}
+
 /// Stage 2: walls to their positions at time `t` (`dt`: the step just taken). A servo wall
 /// whose face has no area any more stays, and is returned ([`ServoFault::NoFace`]).
 fn move_walls(walls: &mut [Wall], t: f64, dt: f64) -> Option<ServoFault> {
@@ -800,186 +842,6 @@ pub fn broad_phase(
         pairs.par_sort_unstable_by_key(|p| p.0);
     }
     pairs
-}
-
-/// The grain pairs of a periodic cell that touch one of the first `owned` bodies: for each
-/// body `i`, its partners `j > i` with the image `s` of `j` that meets it
-/// (`|X_j + H s - X_i| < r_i + r_j`), sorted. Each body near a periodic face (within its reach
-/// plus the largest, in the face's normal direction) gets image copies displaced by the cell
-/// vectors across it; the cell list of [`broad::neighbours_of_first`] finds the partners of
-/// the owned bodies and their copies among all (a pair meeting through an image meets a copy
-/// of one of its grains by the other grain; the copies are listed owned first, so that the
-/// owned side searches), and each pair found is keyed by its two bodies and the relative image
-/// (a pair found from both grains is kept once).
-pub fn periodic_neighbours(
-    cell: &Cell,
-    centres: &[Vector3<f64>],
-    radii: &[f64],
-    owned: usize,
-) -> Vec<Vec<(u32, [i32; 3])>> {
-    let n = centres.len();
-    let largest = radii.iter().copied().fold(0.0, f64::max);
-    let widths = cell.widths();
-    let inverse = cell
-        .vectors
-        .try_inverse()
-        .expect("a cell of positive volume");
-    // Every copy: its body and image, its centre and reach; the owned bodies and their images
-    // first, then the ghosts and theirs.
-    let mut copies = Vec::with_capacity(n);
-    let geometry = (&inverse, widths, largest);
-    copy_part(cell, (centres, radii), 0..owned, geometry, &mut copies);
-    let searching = copies.len();
-    copy_part(cell, (centres, radii), owned..n, geometry, &mut copies);
-    let (ghost_centres, ghost_radii): (Vec<Vector3<f64>>, Vec<f64>) = (copies.iter())
-        .map(|&(i, image)| (centres[i as usize] + cell.shift(image), radii[i as usize]))
-        .unzip();
-    let found = broad::neighbours_of_first(&ghost_centres, &ghost_radii, searching);
-    let mut pairs: Vec<Vec<(u32, [i32; 3])>> = vec![Vec::new(); n];
-    for (p, qs) in found.iter().enumerate() {
-        let (i, ni) = copies[p];
-        for &q in qs {
-            let (j, nj) = copies[q as usize];
-            let relative = [0, 1, 2].map(|k| nj[k] - ni[k]);
-            match i.cmp(&j) {
-                std::cmp::Ordering::Less => pairs[i as usize].push((j, relative)),
-                std::cmp::Ordering::Greater => {
-                    pairs[j as usize].push((i, relative.map(|r| -r)));
-                }
-                // A grain meets no image of its own in a cell wide enough (checked).
-                std::cmp::Ordering::Equal => {}
-            }
-        }
-    }
-    for p in &mut pairs {
-        p.sort_unstable();
-        p.dedup();
-    }
-    pairs
-}
-
-/// The copies of bodies `range` ([`periodic_neighbours`]): each body, then the images of those
-/// near a periodic face (within its reach plus the `largest`), appended to `copies` as (body,
-/// image); `(inverse, widths)`: the cell's `H^-1` and widths.
-fn copy_part(
-    cell: &Cell,
-    (centres, radii): (&[Vector3<f64>], &[f64]),
-    range: std::ops::Range<usize>,
-    (inverse, widths, largest): (&nalgebra::Matrix3<f64>, [f64; 3], f64),
-    copies: &mut Vec<(u32, [i32; 3])>,
-) {
-    copies.extend(range.clone().map(|i| (i as u32, [0; 3])));
-    for i in range {
-        let margin = radii[i] + largest;
-        let s = inverse * (centres[i] - cell.origin);
-        // Per axis, the images to make: none, or the one across the near face.
-        let across = [0, 1, 2].map(|k| {
-            if !cell.periodic[k] {
-                0
-            } else if s[k] * widths[k] < margin {
-                1
-            } else if (1.0 - s[k]) * widths[k] < margin {
-                -1
-            } else {
-                0
-            }
-        });
-        for m in 1..8u32 {
-            let image = [0, 1, 2].map(|k| if m >> k & 1 == 1 { across[k] } else { 0 });
-            if (0..3).any(|k| (m >> k & 1 == 1) && across[k] == 0) {
-                continue;
-            }
-            copies.push((i as u32, image));
-        }
-    }
-}
-
-/// Stage 1a: the cell's rate for the step ([`Cell::next_rate`]), and the change of the affine velocity field added to the free grains
-/// (`v += dH' H^-1 (X - origin)`, crate::cell); returns the kinetic energy this gives them (work
-/// of the cell in the ledger).
-pub fn deform_cell(cell: &mut Cell, bodies: &mut [Body], shapes: &[Arc<Shape>], dt: f64) -> f64 {
-    if !cell.moving() {
-        return 0.0;
-    }
-    let rate = cell.next_rate(dt);
-    let change = rate - cell.rate;
-    cell.rate = rate;
-    if change == nalgebra::Matrix3::zeros() {
-        return 0.0;
-    }
-    let field = change
-        * cell
-            .vectors
-            .try_inverse()
-            .expect("a cell of positive volume");
-    let mut work = 0.0;
-    for b in bodies.iter_mut().filter(|b| matches!(b.drive, Drive::Free)) {
-        let before = b.velocity.norm_squared();
-        b.velocity += field * (b.position - cell.origin);
-        work += 0.5 * shapes[b.shape].mass * (b.velocity.norm_squared() - before);
-    }
-    work
-}
-
-/// A grain's wrap: its global id and the cell vectors `m` it was moved back by.
-pub type Wrapped = (u32, [i32; 3]);
-
-/// Stage 2b: the free grains whose centres left the cell through a periodic face, back into
-/// it (`X -> X - H m`, `v -> v - H' m`, their image count `+ m`); `ids`: their global ids.
-/// Returns the velocity changes `(id, -H' m)` (none in a cell at rest), whose kinetic energy
-/// is the cell's work in the ledger, and the wraps, sorted by id ([`reshift`] corrects the
-/// pairs' shifts).
-pub fn wrap(
-    cell: &Cell,
-    bodies: &mut [Body],
-    ids: &[u32],
-) -> (Vec<(u32, Vector3<f64>)>, Vec<Wrapped>) {
-    let mut moved = Vec::new();
-    let mut remapped = Vec::new();
-    for (i, b) in bodies.iter_mut().enumerate() {
-        if !b.is_free() {
-            continue;
-        }
-        let (inside, m) = cell.into_cell(&b.position);
-        if m != [0; 3] {
-            let n = Vector3::from(m.map(f64::from));
-            b.position = inside;
-            if cell.rate != nalgebra::Matrix3::zeros() {
-                let dv = -(cell.rate * n);
-                b.velocity += dv;
-                remapped.push((ids[i], dv));
-            }
-            b.image = [0, 1, 2].map(|k| b.image[k].saturating_add(m[k]));
-            moved.push((ids[i], m));
-        }
-    }
-    moved.sort_unstable();
-    (remapped, moved)
-}
-
-/// The pairs' image shifts after the wraps `moved` (sorted by id), so that each pair keeps its
-/// history: `s - m` where the grain is the pair's first, `s + m` where it is the partner.
-pub fn reshift(histories: &mut Histories, moved: &[Wrapped]) {
-    if moved.is_empty() {
-        return;
-    }
-    let shift_of = |i: u32| {
-        moved
-            .binary_search_by_key(&i, |e| e.0)
-            .ok()
-            .map(|k| moved[k].1)
-    };
-    for (key, _) in histories.iter_mut() {
-        if let Some(m) = shift_of(key.a) {
-            key.shift = [0, 1, 2].map(|k| key.shift[k] - m[k]);
-        }
-        if let Partner::Body(j) = key.b
-            && let Some(m) = shift_of(j)
-        {
-            key.shift = [0, 1, 2].map(|k| key.shift[k] + m[k]);
-        }
-    }
-    histories.sort_by_key(|h| h.0);
 }
 
 /// What the narrow phase reads: the views, the walls, the grains' node roles and the law.

@@ -25,7 +25,7 @@ use nalgebra::Vector3;
 use serde::{Deserialize, Serialize};
 
 use super::sphere::{Material, SphereLaw, SphereModel, SphereStep};
-use crate::scene::KeyError;
+use crate::error::KeyError;
 
 /// The law.
 pub type HertzMindlin = SphereLaw<Mindlin>;

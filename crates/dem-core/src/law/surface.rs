@@ -10,7 +10,7 @@
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::Cluster;
-use crate::modal::PerMode;
+use crate::path::PerMode;
 use crate::view::View;
 use crate::wall::Wall;
 

@@ -63,10 +63,11 @@ use super::{
     Against, ContactLaw, History, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
     downcast,
 };
-use crate::body::{Body, Cluster, Shape};
-use crate::modal::PerMode;
-use crate::scene::{KeyError, NodeRole, NodeRoles, WallSpec};
+use crate::body::{Body, Cluster, NodeRole, Shape};
+use crate::error::KeyError;
+use crate::path::PerMode;
 use crate::view::View;
+use crate::wall::WallSpec;
 
 /// How a node law weights a node: the one thing its laws do not share.
 pub trait NodeWeight: Send + Sync + std::fmt::Debug + 'static {
@@ -548,6 +549,16 @@ fn split(
             &mut out.modal_a,
         )
     }
+}
+
+/// Which grain of a pair gives the surface nodes tested against the other's level set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeRoles {
+    /// Both directions, each weighted 1/2 (symmetric; twice the node tests).
+    Both,
+    /// The grain with more nodes per unit area (ties: the lower index); the other's level set.
+    Finer,
 }
 
 #[cfg(test)]

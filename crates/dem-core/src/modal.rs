@@ -26,17 +26,12 @@
 
 use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, TableLaw};
 
-use crate::body::ShapeError;
-use crate::levelset::LevelSetUpdate;
-use crate::path::{Bound, Field, ModePath};
-use crate::sim::Limit;
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
-/// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per
-/// node test, where a heap allocation each would cost more than the arithmetic.
-pub type PerMode<T> = SmallVec<[T; 4]>;
+use crate::error::{KeyError, ShapeError};
+use crate::path::{BAND_CELLS, Bound, Field, ModePath, PerMode};
 
 /// `F_int` of a deformable grain.
 #[derive(Debug, Clone)]
@@ -48,9 +43,6 @@ pub enum InternalLaw {
     /// `grad U` of a polynomial energy.
     Polynomial(EnergyPolynomial),
 }
-
-/// The width of the band near the surface, in cells.
-pub const BAND_CELLS: f64 = 4.0;
 
 /// A precomputed level set of one mode (Eq. 49), the reference included at amplitude 0.
 #[derive(Debug, Clone)]
@@ -518,6 +510,171 @@ impl Modes {
             .zip(&self.damping_force)
             .map(|(r, f)| r * f)
             .sum()
+    }
+}
+
+/// `modes = { ... }` of a grain or lattice: the modal degrees of freedom of a deformable bundle
+/// (crate::modal). A rigid bundle refuses the key. A prescribed grain keeps its amplitudes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModesSpec {
+    /// `false` runs the bundle as a rigid grain (its modal data unused); then no other key.
+    #[serde(default = "active_by_default")]
+    pub active: bool,
+    /// How the level set follows the deformation: `"rigid"`, `"semi-lagrangian"` (default) or
+    /// `"precomputed"` (needs a bundle baked with `--samples`).
+    #[serde(default = "semi_lagrangian")]
+    pub levelset: LevelSetUpdate,
+    /// Initial amplitudes `eps_a`, one per mode (default 0).
+    pub amplitudes: Option<Vec<f64>>,
+    /// Initial rates `eps'_a`, one per mode (default 0).
+    pub rates: Option<Vec<f64>>,
+    /// Modal damping: `"bundle"` (default: the bundle's matrix), `{ matrix = [[...]] }`,
+    /// `{ stiffness = beta }` (`C = beta K`) or `{ tangent = beta }` (`C = beta dF_int/deps`).
+    #[serde(default = "bundle_damping")]
+    pub damping: ModalDamping,
+}
+
+impl Default for ModesSpec {
+    fn default() -> Self {
+        ModesSpec {
+            active: true,
+            levelset: LevelSetUpdate::SemiLagrangian,
+            amplitudes: None,
+            rates: None,
+            damping: ModalDamping::Bundle,
+        }
+    }
+}
+
+fn active_by_default() -> bool {
+    true
+}
+
+fn semi_lagrangian() -> LevelSetUpdate {
+    LevelSetUpdate::SemiLagrangian
+}
+
+fn bundle_damping() -> ModalDamping {
+    ModalDamping::Bundle
+}
+
+/// The checks of a modes table that need no bundle (counts and ranges are checked against the
+/// bundle when the grains are built).
+pub fn check_modes(m: &ModesSpec, key: &str) -> Result<(), KeyError> {
+    let fail = |k: &str, message: String| Err(KeyError::new(format!("{key}.{k}"), message));
+    if !m.active
+        && (m.amplitudes.is_some()
+            || m.rates.is_some()
+            || *m
+                != ModesSpec {
+                    active: false,
+                    ..ModesSpec::default()
+                })
+    {
+        return fail(
+            "active",
+            "`active = false` runs the grain rigid: give no other modes key".into(),
+        );
+    }
+    for (k, v) in [("amplitudes", &m.amplitudes), ("rates", &m.rates)] {
+        if let Some(v) = v
+            && !v.iter().all(|x| x.is_finite())
+        {
+            return fail(k, format!("finite numbers expected, got {v:?}"));
+        }
+    }
+    match &m.damping {
+        ModalDamping::Stiffness(b) | ModalDamping::Tangent(b) if !(b.is_finite() && *b >= 0.0) => {
+            fail("damping", format!("a coefficient >= 0, got {b}"))
+        }
+        ModalDamping::Matrix(rows) if !rows.iter().flatten().all(|x| x.is_finite()) => {
+            fail("damping.matrix", "finite numbers expected".into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per
+/// grain in the scene.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LevelSetUpdate {
+    /// Not at all: only the surface nodes deform (exact when the grain's level set is never
+    /// penetrated, e.g. it only meets walls or gives the nodes).
+    Rigid,
+    /// The reference level set at the exactly pulled-back material point (Eqs. 47-48,
+    /// [`semi_lagrangian`]).
+    SemiLagrangian,
+    /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
+    /// multi-mode completion of docs/physics.md section 5; [`precomputed`]).
+    Precomputed,
+}
+
+/// What a grain's model rests on over a range of amplitudes, beyond which it extrapolates
+/// (docs/physics.md sections 1, 5 and 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// The tabulated internal force, continued by its end slope.
+    Table,
+    /// The precomputed level sets, continued by the line through the last two samples.
+    Samples,
+    /// A path mode's snapshots, continued by the end segments.
+    Path,
+}
+
+impl Limit {
+    /// What the run does beyond the range.
+    fn beyond(self) -> &'static str {
+        match self {
+            Limit::Table => {
+                "the internal-force table's range: the force continues by the table's end slope"
+            }
+            Limit::Samples => {
+                "its precomputed level sets' amplitudes: the blend continues the line through the last two"
+            }
+            Limit::Path => {
+                "the amplitudes of its path (the FEM run's snapshots): the shape continues the end segment"
+            }
+        }
+    }
+}
+
+/// A grain's amplitude beyond a range its model rests on ([`Limit`]): when it first left it,
+/// and how far it went.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Excursion {
+    /// The grain (its index in the scene's order).
+    pub grain: usize,
+    /// The mode.
+    pub mode: usize,
+    /// What it left.
+    pub limit: Limit,
+    /// The range's first and last amplitudes.
+    pub range: (f64, f64),
+    /// The step at which the amplitude first left the range.
+    pub first_step: u64,
+    /// Its time.
+    pub first_time: f64,
+    /// The amplitude farthest outside.
+    pub amplitude: f64,
+}
+
+impl std::fmt::Display for Excursion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "grain {} mode {}: amplitude {:e} at step {} (t = {:e}) is past [{:e}, {:e}], {}",
+            self.grain,
+            self.mode,
+            self.amplitude,
+            self.first_step,
+            self.first_time,
+            self.range.0,
+            self.range.1,
+            self.limit.beyond()
+        )
     }
 }
 

@@ -1,7 +1,7 @@
 //! The level set of a deformable grain at its current amplitudes (docs/physics.md section 5):
 //! one module per update, each with its query, its derivative with respect to the amplitudes
 //! and its bound for the exact early-out, behind one interface ([`DeformedLevelSet`]). The
-//! scene chooses the update per grain ([`LevelSetUpdate`]); [`update`] builds it.
+//! scene chooses the update per grain ([`crate::modal::LevelSetUpdate`]); [`registry::update`] builds it.
 //!
 //! - [`rigid`]: the reference level set `phi_0`, unchanged;
 //! - [`semi_lagrangian`]: `phi_0` at the material point pulled back exactly (Eqs. 47-48 with
@@ -14,32 +14,14 @@
 //! penetrated (docs/physics.md section 3).
 
 pub mod precomputed;
+pub mod registry;
 pub mod rigid;
 pub mod semi_lagrangian;
 
 use grain::{Located, PullBackFailure};
 use nalgebra::{Point3, Vector3};
-use serde::{Deserialize, Serialize};
 
-use crate::body::Shape;
-use crate::modal::{BAND_CELLS, ModalShape};
-use crate::path::Configuration;
-
-/// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per
-/// grain in the scene.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LevelSetUpdate {
-    /// Not at all: only the surface nodes deform (exact when the grain's level set is never
-    /// penetrated, e.g. it only meets walls or gives the nodes).
-    Rigid,
-    /// The reference level set at the exactly pulled-back material point (Eqs. 47-48,
-    /// [`semi_lagrangian`]).
-    SemiLagrangian,
-    /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
-    /// multi-mode completion of docs/physics.md section 5; [`precomputed`]).
-    Precomputed,
-}
+use crate::path::BAND_CELLS;
 
 /// One grain's deformed level set at its current amplitudes.
 pub trait DeformedLevelSet: Send + Sync {
@@ -67,27 +49,6 @@ pub struct Evaluation {
     /// Where the material point under `y` falls on the grid, if the update pulled it back
     /// (the view's material velocity and virtual work reuse it).
     pub material: Option<Located>,
-}
-
-/// The update `method` of a grain with shape `shape` (modes `modal`) in configuration
-/// `config`.
-pub fn update<'a>(
-    method: LevelSetUpdate,
-    shape: &'a Shape,
-    modal: &'a ModalShape,
-    config: Configuration<'a>,
-) -> Box<dyn DeformedLevelSet + 'a> {
-    match method {
-        LevelSetUpdate::Rigid => Box::new(rigid::Rigid {
-            grid: &shape.levelset,
-        }),
-        LevelSetUpdate::SemiLagrangian => {
-            Box::new(semi_lagrangian::SemiLagrangian::new(shape, config))
-        }
-        LevelSetUpdate::Precomputed => {
-            Box::new(precomputed::Precomputed::new(shape, modal, config.eps))
-        }
-    }
 }
 
 /// The exact early-out (docs/physics.md section 5): a level set `phi` with the sign of the

@@ -26,11 +26,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::{Body, Drive, Shape};
 use crate::cell::Cell;
+use crate::error::KeyError;
 use crate::law::{PairKey, PairOutcome, Partner};
 use crate::modal::ModalShape;
 use crate::path::Configuration;
-use crate::scene::KeyError;
-use crate::sim::Simulation;
 use crate::wall::{Geometry, Wall};
 
 /// What the force reduction keeps of one evaluation for the sample measures.
@@ -197,9 +196,10 @@ impl SampleState {
     }
 }
 
-/// The measures of the simulation's last force evaluation.
-pub fn measures(sim: &Simulation) -> Measures {
-    let s = &sim.sample_sums;
+/// The measures of contact sums `s` (a force evaluation's, [`ContactSums`]) in a sample of
+/// `volume` holding grains of total (deformed) volume `solid`, when it has a volume
+/// ([`crate::sim::Simulation::measures`] gives a simulation's).
+pub fn measures(s: &ContactSums, sample: Option<(f64, f64)>) -> Measures {
     let n = s.grains;
     let (n0, n1) = s.rattlers;
     let c = s.grain_contacts as f64;
@@ -221,18 +221,10 @@ pub fn measures(sim: &Simulation) -> Measures {
         },
         unbalanced: (contact > 0.0 && s.free_grains > 0)
             .then(|| mean(s.unbalanced_force, s.free_grains) / contact),
-        sample: volume(sim.cell.as_ref(), &sim.walls).map(|volume| {
-            let mut solid = [(sim.bodies[..sim.owned].iter())
-                .map(|b| grain_volume(&sim.shapes[b.shape], b))
-                .sum::<f64>()];
-            if let Some(p) = &sim.processes {
-                p.sum(&mut solid);
-            }
-            SampleState {
-                volume,
-                stress: (s.dipole + s.dipole.transpose()) / (2.0 * volume),
-                solid_fraction: solid[0] / volume,
-            }
+        sample: sample.map(|(volume, solid)| SampleState {
+            volume,
+            stress: (s.dipole + s.dipole.transpose()) / (2.0 * volume),
+            solid_fraction: solid / volume,
         }),
     }
 }

@@ -1,0 +1,43 @@
+//! The errors every layer may return: a refused key of a model's specification ([`KeyError`])
+//! and a bundle that cannot be a grain's shape ([`ShapeError`]). They sit at the bottom so that
+//! a model refuses its own parameters without knowing the file they came from (the scene parser
+//! above adds the file).
+
+/// A key of a specification that is refused, and why: `key` is its path in the scene
+/// (`grains[2].position`); the scene parser adds the file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct KeyError {
+    /// The key's path, e.g. `grains[2].position`.
+    pub key: String,
+    /// What was expected.
+    pub message: String,
+}
+
+impl KeyError {
+    /// Key `key` refused for `message`.
+    pub fn new(key: String, message: String) -> Self {
+        KeyError { key, message }
+    }
+}
+
+/// Why a bundle cannot be a grain's shape.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ShapeError {
+    /// The bundle has no surface node.
+    #[error("the grain has no surface nodes")]
+    NoNodes,
+    /// `M` is not positive definite.
+    #[error("the modal mass is not positive definite")]
+    Mass,
+    /// `K` is not symmetric positive definite.
+    #[error(
+        "the modal stiffness is not symmetric positive definite (a mode with zero or negative stiffness is no deformation mode)"
+    )]
+    Stiffness,
+    /// `C` is not symmetric positive semi-definite.
+    #[error(
+        "the modal damping is not symmetric positive semi-definite (it would feed energy into the modes)"
+    )]
+    Damping,
+}

@@ -1,0 +1,330 @@
+//! The state of a run: everything that changes during it ([`State`]), saved whole so that a
+//! continuation goes on bit for bit, and the identity of the experiment it belongs to
+//! ([`Identity`]). A state is put back only when the simulation is the same experiment and the
+//! state passes the simulation's own checks ([`Simulation::restore`]). The checkpoint file that
+//! carries a state is the run application's (dem-run's `checkpoint` module).
+
+use serde::{Deserialize, Serialize};
+
+use crate::body::{Body, ShapeSource, too_far};
+use crate::cell::Cell;
+use crate::error::KeyError;
+use crate::law::{Histories, PairKey, Partner};
+use crate::ledger::Ledger;
+use crate::sim::Simulation;
+use crate::wall::{Wall, behind_wall};
+
+/// What makes a run one experiment: a restart or a stage must have the same, and a scene that
+/// differs in any of it is refused (the key that differs named). Everything else (the time
+/// step, the law's coefficients, motions, servo targets, outputs, the end) may change between
+/// a checkpoint and its continuation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// The shapes, in the order the grains' `shape` indices refer to.
+    pub shapes: Vec<ShapeSource>,
+    /// Each grain's shape, in the scene's order (its length the grain count).
+    pub grains: Vec<usize>,
+    /// The periodic cell's periodic axes (none without a cell).
+    pub periodic: Option<[bool; 3]>,
+    /// The contact law (`[contact] law`).
+    pub law: String,
+}
+
+impl Identity {
+    /// The first difference of `scene`'s identity from this checkpoint's, as (key, message).
+    pub fn differs(&self, scene: &Identity) -> Option<(String, String)> {
+        let (a, b) = (self, scene);
+        if a.grains.len() != b.grains.len() {
+            return Some((
+                "grains".into(),
+                format!(
+                    "the checkpoint's run has {} grains, the scene {}",
+                    a.grains.len(),
+                    b.grains.len()
+                ),
+            ));
+        }
+        if a.law != b.law {
+            return Some((
+                "contact.law".into(),
+                format!(
+                    "the checkpoint's run has law \"{}\", the scene \"{}\" (their contact histories differ)",
+                    a.law, b.law
+                ),
+            ));
+        }
+        if a.periodic != b.periodic {
+            let axes = |p: Option<[bool; 3]>| match p {
+                None => "no periodic cell".to_string(),
+                Some(p) => format!("a cell periodic along {p:?} (x, y, z)"),
+            };
+            return Some((
+                "cell.periodic".into(),
+                format!(
+                    "the checkpoint's run has {}, the scene {}",
+                    axes(a.periodic),
+                    axes(b.periodic)
+                ),
+            ));
+        }
+        let source = |s: Option<&ShapeSource>| match s {
+            Some(s) => format!(
+                "{} at scale {} (bundle digest {})",
+                s.bundle.display(),
+                s.scale,
+                &s.digest[..s.digest.len().min(12)]
+            ),
+            None => "no such shape".into(),
+        };
+        for (i, (&sa, &sb)) in a.grains.iter().zip(&b.grains).enumerate() {
+            let (x, y) = (a.shapes.get(sa), b.shapes.get(sb));
+            let same = match (x, y) {
+                (Some(x), Some(y)) => x.digest == y.digest && x.scale == y.scale,
+                _ => false,
+            };
+            if !same {
+                return Some((
+                    format!("grain {i}"),
+                    format!(
+                        "the checkpoint's grain is {}, the scene's {}",
+                        source(x),
+                        source(y)
+                    ),
+                ));
+            }
+        }
+        None
+    }
+}
+
+/// Everything that changes during a run: saved whole in checkpoints, so that a restart
+/// continues bit for bit. (Compare two states by their serializations: a Jäger history arena
+/// has no equality of its own.)
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct State {
+    /// Steps taken.
+    pub step: u64,
+    /// Time.
+    pub time: f64,
+    /// The grains.
+    pub bodies: Vec<Body>,
+    /// The walls.
+    pub walls: Vec<Wall>,
+    /// The contact histories, sorted by pair, each in its law's checkpoint form
+    /// ([`crate::law::History::save`]).
+    pub histories: Vec<(PairKey, serde_json::Value)>,
+    /// The energy ledger.
+    pub ledger: Ledger,
+    /// The periodic cell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cell: Option<Cell>,
+}
+
+/// A process's share of a decomposed run's state ([`Simulation::run_state`]).
+#[derive(Serialize, Deserialize)]
+struct Share {
+    ids: Vec<u32>,
+    bodies: Vec<Body>,
+    histories: Vec<(PairKey, serde_json::Value)>,
+}
+
+impl Simulation {
+    /// What makes this run its experiment ([`Identity`]).
+    pub fn identity(&self) -> Identity {
+        Identity {
+            shapes: self.sources.clone(),
+            grains: self.shape_ids.clone(),
+            periodic: self.cell.as_ref().map(|c| c.periodic),
+            law: self.law.name().into(),
+        }
+    }
+
+    /// The mutable state, for a checkpoint.
+    pub fn state(&self) -> State {
+        State {
+            step: self.step,
+            time: self.time,
+            bodies: self.bodies.clone(),
+            walls: self.walls.clone(),
+            histories: (self.histories.iter())
+                .map(|(k, h)| (*k, h.save()))
+                .collect(),
+            ledger: self.ledger,
+            cell: self.cell.clone(),
+        }
+    }
+
+    /// The state of the whole run, in the first process (`None` in the others): in a decomposed
+    /// run, every process's grains and the histories of the pairs whose first grain it owns,
+    /// gathered, and the ledger summed ([`Simulation::run_energies`]). Every process calls it.
+    pub fn run_state(&self) -> Option<State> {
+        let Some(p) = &self.processes else {
+            return Some(self.state());
+        };
+        let (_, ledger) = self.run_energies();
+        let owned = &self.ids[..self.owned];
+        let share = Share {
+            ids: owned.to_vec(),
+            bodies: self.bodies[..self.owned].to_vec(),
+            histories: (self.histories.iter())
+                .filter(|(k, _)| owned.binary_search(&k.a).is_ok())
+                .map(|(k, h)| (*k, h.save()))
+                .collect(),
+        };
+        let all = p.gather_bytes(serde_json::to_vec(&share).expect("a share serializes"))?;
+        let mut bodies: Vec<(u32, Body)> = Vec::new();
+        let mut histories = Vec::new();
+        for bytes in all {
+            let s: Share = serde_json::from_slice(&bytes).expect("a share reads back");
+            bodies.extend(s.ids.into_iter().zip(s.bodies));
+            histories.extend(s.histories);
+        }
+        bodies.sort_unstable_by_key(|(i, _)| *i);
+        histories.sort_by_key(|(k, _)| *k);
+        Some(State {
+            step: self.step,
+            time: self.time,
+            bodies: bodies.into_iter().map(|(_, b)| b).collect(),
+            walls: self.walls.clone(),
+            histories,
+            ledger,
+            cell: self.cell.clone(),
+        })
+    }
+
+    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order,
+    /// with their modes on or off alike) and walls; motions, level-set updates and modal
+    /// damping come from the scene, so a continuation may change the loading. A checkpoint that
+    /// does not fit the scene is refused with the first mismatch, and nothing is changed.
+    pub fn restore(&mut self, mut state: State) -> Result<(), KeyError> {
+        let refuse = |key: String, message: String| Err(KeyError::new(key, message));
+        if state.bodies.len() != self.bodies.len() || state.walls.len() != self.walls.len() {
+            return refuse(
+                "state".into(),
+                format!(
+                    "the checkpoint has {} grains and {} walls, the scene {} and {}",
+                    state.bodies.len(),
+                    state.walls.len(),
+                    self.bodies.len(),
+                    self.walls.len()
+                ),
+            );
+        }
+        for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
+            saved.geometry = scene.geometry.clone();
+            saved.motion = scene.motion.clone();
+            saved.servo = scene.servo.clone();
+        }
+        for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.bodies).enumerate() {
+            let key = |k: &str| format!("state.bodies[{i}]{k}");
+            if saved.shape != scene.shape {
+                return refuse(key(".shape"), "another bundle than the scene's".into());
+            }
+            if !saved.is_finite() {
+                return refuse(key(""), "a non-finite state".into());
+            }
+            let q = saved.orientation.coords.norm();
+            if (q - 1.0).abs() > 1e-6 {
+                return refuse(
+                    key(".orientation"),
+                    format!("a quaternion of norm {q}, not 1: it is not a rotation"),
+                );
+            }
+            // The restored state is checked as a scene's is (issue #23: an edited checkpoint ran
+            // as written); the caller checks the walls' steps at the step it runs with.
+            let placed = too_far(&saved.position.into(), &self.shapes[saved.shape])
+                .or_else(|| behind_wall(saved, &state.walls));
+            if let Some(message) = placed {
+                return refuse(key(".position"), message);
+            }
+            match (&mut saved.modes, &scene.modes) {
+                (None, None) => {}
+                (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
+                    s.levelset = m.levelset;
+                    s.damping = m.damping.clone();
+                }
+                _ => {
+                    return refuse(
+                        key(".modes"),
+                        "on in one of the checkpoint and the scene and off in the other, or of another count".into(),
+                    );
+                }
+            }
+            saved.drive = scene.drive.clone();
+        }
+        if !state.histories.is_sorted_by_key(|(k, _)| *k) {
+            return refuse("state.histories".into(), "not sorted by pair".into());
+        }
+        let bodies = self.bodies.len() as u32;
+        let nodes =
+            |i: u32| (self.bodies.get(i as usize)).map_or(0, |b| self.shapes[b.shape].nodes.len());
+        let mut histories = Histories::with_capacity(state.histories.len());
+        for (key, saved) in state.histories {
+            let partner_ok = match key.b {
+                Partner::Body(j) => key.a < j && j < bodies,
+                Partner::Wall(w) => (w as usize) < self.walls.len(),
+            };
+            let history = if key.a < bodies && partner_ok {
+                self.law.load(&key, saved, &nodes)
+            } else {
+                Err("its bodies or wall are not the scene's".into())
+            };
+            match history {
+                Ok(h) => histories.push((key, h)),
+                Err(why) => {
+                    return refuse(
+                        "state.histories".into(),
+                        format!("pair {key:?} does not fit the scene or its contact law: {why}"),
+                    );
+                }
+            }
+        }
+        // The cell: its state in the checkpoint (a deformed cell, its rate), with the scene's
+        // periodic axes and loading.
+        if state.cell.is_some() != self.cell.is_some() {
+            return refuse(
+                "state.cell".into(),
+                "the checkpoint and the scene differ in having a periodic cell".into(),
+            );
+        }
+        if let (Some(saved), Some(scene)) = (&mut state.cell, &self.cell) {
+            saved.periodic = scene.periodic;
+            saved.loading = scene.loading.clone();
+            let m = &saved.measured;
+            let finite = (saved.origin.iter())
+                .chain(saved.vectors.iter())
+                .chain(saved.rate.iter())
+                .chain(
+                    m.stress
+                        .iter()
+                        .chain(m.stiffness.iter())
+                        .chain(m.images.iter()),
+                )
+                .all(|x| x.is_finite());
+            let volume = saved.vectors.determinant();
+            if !(finite && volume.is_finite() && volume > 0.0) {
+                return refuse(
+                    "state.cell".into(),
+                    format!(
+                        "a cell of finite numbers and positive volume, got the volume {volume}"
+                    ),
+                );
+            }
+        }
+        if !(state.time.is_finite() && state.time >= 0.0) {
+            return refuse(
+                "state.time".into(),
+                format!("{} is not a finite number >= 0", state.time),
+            );
+        }
+        self.step = state.step;
+        self.time = state.time;
+        self.bodies = state.bodies;
+        self.walls = state.walls;
+        self.histories = histories;
+        self.ledger = state.ledger;
+        self.cell = state.cell;
+        Ok(())
+    }
+}
