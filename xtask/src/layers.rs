@@ -225,6 +225,9 @@ impl<'ast> Visit<'ast> for Paths<'_> {
         }
     }
 
+    /// `pub(super)` and `pub(in path)` name who may see an item, not what it uses.
+    fn visit_vis_restricted(&mut self, _: &'ast syn::VisRestricted) {}
+
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         self.use_tree(&mut Vec::new(), &u.tree);
     }
@@ -297,7 +300,7 @@ pub fn graph(src: &Path) -> Result<Graph> {
         }
     }
     let resolve = |p: &str| -> Option<String> {
-        if let Some(r) = reexports.get(p) {
+        if let Some(r) = reexports.get(p).filter(|_| !modules.contains(p)) {
             return Some(r.clone());
         }
         let mut m = p.to_string();

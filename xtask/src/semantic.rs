@@ -44,13 +44,9 @@ use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 
 mod rundir;
+mod shared;
 
-/// What a tool made of one case.
-enum Verdict {
-    Refused(String),
-    Accepted,
-    Failed(String),
-}
+use shared::{Verdict, bake_ball, class, draw_law, log_uniform};
 
 /// One tool's tally.
 #[derive(Default)]
@@ -165,22 +161,6 @@ pub fn run(tools: &[String], cases: usize, seed: u64, messages: usize) -> Result
     Ok(clean)
 }
 
-/// A refusal's class: its first 90 characters with every number written `#`.
-fn class(message: &str) -> String {
-    let mut out = String::new();
-    let mut in_number = false;
-    for c in message.chars() {
-        let numeric = c.is_ascii_digit() || (in_number && matches!(c, '.' | 'e' | 'E' | '-' | '+'));
-        if numeric && !in_number {
-            out.push('#');
-        } else if !numeric {
-            out.push(c);
-        }
-        in_number = numeric;
-    }
-    out.chars().take(90).collect()
-}
-
 /// One case of `tool`: its description and verdict (a panic is a failure).
 fn one(
     tool: &str,
@@ -205,11 +185,6 @@ fn one(
         Verdict::Failed(format!("panicked: {what}"))
     });
     (case, verdict)
-}
-
-/// A number spread evenly in log scale over `[lo, hi]`.
-fn log_uniform(rng: &mut XorShiftRng, lo: f64, hi: f64) -> f64 {
-    (rng.random_range(lo.ln()..hi.ln())).exp()
 }
 
 /// Relative difference.
@@ -477,51 +452,6 @@ fn modes_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {
         return Verdict::Failed(format!("K/M = {:e}, closed form {expected:e}", k / m));
     }
     Verdict::Accepted
-}
-
-/// Bakes the campaign's sphere of `radius` (grid spacing 0.1, 200 nodes, density 1000, SI) into
-/// the bundle `path`: the grain of the `run` and `rundir` tools.
-fn bake_ball(path: &Path, radius: f64) -> Result<(), String> {
-    let options = BakeOptions {
-        spacing: 0.1,
-        pad_cells: 2,
-        extent: Extent::Full,
-        nodes: NodeChoice::Count(200),
-        density: 1000.0,
-        units: "SI".into(),
-        open: OpenMesh::Refuse,
-        allow_unresolved: false,
-    };
-    bake_primitive(&Primitive::Sphere { radius }, &options)
-        .map_err(|e| e.to_string())
-        .and_then(|b| b.bundle.write(path).map_err(|e| e.to_string()))
-}
-
-/// A contact law at random, as the lines of a scene's `[contact]`: linear springs, Hertz-Mindlin
-/// with restitution or Hertz-Jäger, with random coefficients.
-fn draw_law(rng: &mut XorShiftRng) -> String {
-    match rng.random_range(0..3) {
-        0 => format!(
-            "law = \"linear-springs\"\nkn = {:e}\nks = {:e}\nfriction = {}\nnormal_damping = {:e}",
-            log_uniform(rng, 1e3, 1e6),
-            log_uniform(rng, 1e2, 1e6),
-            rng.random_range(0.0..1.0),
-            log_uniform(rng, 1e-3, 1e2)
-        ),
-        1 => format!(
-            "law = \"hertz-mindlin\"\nshear_modulus = {:e}\npoisson_ratio = {}\nfriction = {}\nrestitution = {}",
-            log_uniform(rng, 1e5, 1e8),
-            rng.random_range(0.0..0.45),
-            rng.random_range(0.0..1.0),
-            rng.random_range(0.3..1.0)
-        ),
-        _ => format!(
-            "law = \"hertz-jaeger\"\nshear_modulus = {:e}\npoisson_ratio = {}\nfriction = {}",
-            log_uniform(rng, 1e5, 1e8),
-            rng.random_range(0.0..0.45),
-            rng.random_range(0.0..1.0)
-        ),
-    }
 }
 
 fn run_case(rng: &mut XorShiftRng, dir: &Path, case: &mut String) -> Verdict {

@@ -37,4 +37,4 @@ pub use grid::{
 };
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};
-pub use table::{ForceTable, TableError, TableLaw};
+pub use table::{ForceTable, TableError, TableInterpolation, TableLaw};

@@ -7,7 +7,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::atomic::write_file_atomically;
-use crate::bundle::TableInterpolation;
 use crate::error::{FormatError, Result};
 
 /// Generalized internal force `F_int(eps)` and strain energy `U(eps)` sampled at increasing
@@ -432,6 +431,16 @@ impl TableLaw {
     pub fn energy(&self, e: f64) -> f64 {
         self.integral_from_start(e) - self.at_zero
     }
+}
+
+/// Interpolation of a tabulated internal force.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableInterpolation {
+    /// Piecewise linear force (piecewise quadratic energy).
+    Linear,
+    /// Monotone piecewise cubic (Fritsch-Carlson) force.
+    MonotoneCubic,
 }
 
 #[cfg(test)]

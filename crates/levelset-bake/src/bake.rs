@@ -10,9 +10,10 @@ use rayon::prelude::*;
 use crate::error::BakeError;
 use crate::image::VoxelImage;
 use crate::isosurface::zero_level_set;
-use crate::mass::{MassProperties, PrincipalFrame};
+use crate::mass::{MassProperties, PrincipalFrame, grid_mass_properties};
 use crate::nodes::SurfaceNodes;
 use crate::primitives::Primitive;
+use crate::resolution::Resolution;
 use crate::sdf::{DistanceField, Extent, Signing};
 use crate::surface::{Closure, TriangleMesh};
 
@@ -85,98 +86,6 @@ pub struct BakeOptions {
     /// Bake a grid that does not hold the shape ([`Resolution`]) with a warning instead of
     /// refusing it (`--allow-unresolved-grid`).
     pub allow_unresolved: bool,
-}
-
-/// The largest relative difference between the volume of a grid's solid (`phi < 0`) and the
-/// volume the geometry encloses that a bake accepts. A resolved grid differs by a fraction of a
-/// cell layer (at most about `A h / (16 V)`, [`grid_mass_properties`]: 3.75 % for a sphere 10
-/// cells across; measured 6.7 % at 6 cells, 13 % at 4, 40 % at 2); a shape thinner than the
-/// spacing, a grid without a node inside, or closed surfaces that are nested or intersect
-/// themselves (whose enclosed volume counts some parts twice) differ by tens of per cent. So a
-/// grain needs about 8 cells across its thinnest part (docs/hardening.md).
-pub const MAX_VOLUME_MISMATCH: f64 = 0.05;
-
-/// How well a level-set grid holds the geometry it was computed from: the volumes the two
-/// enclose, and how deep inside the deepest grid node lies.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Resolution {
-    /// The volume the geometry encloses (length^3).
-    pub volume: f64,
-    /// The volume of the grid's solid `phi < 0` ([`grid_mass_properties`]).
-    pub grid_volume: f64,
-    /// The largest `-phi` over the grid nodes (length; negative when no node is inside).
-    pub depth: f64,
-    /// The grid spacing.
-    pub spacing: f64,
-}
-
-impl Resolution {
-    /// Measures `grid` against the geometry's volume `volume`.
-    pub fn of(grid: &LevelSetGrid, volume: f64) -> Self {
-        Resolution {
-            volume,
-            grid_volume: grid_mass_properties(grid).volume,
-            depth: -grid.values().iter().copied().fold(f64::INFINITY, f64::min),
-            spacing: grid.spec().spacing,
-        }
-    }
-
-    /// `|V_grid / V - 1|`.
-    pub fn mismatch(&self) -> f64 {
-        (self.grid_volume / self.volume - 1.0).abs()
-    }
-
-    /// Whether the grid holds the shape ([`MAX_VOLUME_MISMATCH`]).
-    pub fn holds(&self) -> bool {
-        self.mismatch() <= MAX_VOLUME_MISMATCH
-    }
-
-    /// Refuses a grid that does not hold the shape `what`, or, when `allow`, lists it in
-    /// `unresolved`.
-    pub(crate) fn require(
-        self,
-        what: &str,
-        allow: bool,
-        unresolved: &mut Vec<(String, Resolution)>,
-    ) -> Result<(), BakeError> {
-        match (self.holds(), allow) {
-            (true, _) => Ok(()),
-            (false, true) => {
-                unresolved.push((what.to_string(), self));
-                Ok(())
-            }
-            (false, false) => Err(BakeError::Unresolved {
-                what: what.to_string(),
-                resolution: self,
-            }),
-        }
-    }
-}
-
-impl std::fmt::Display for Resolution {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "the grid's solid (phi < 0) has volume {:.4e}, the surface encloses {:.4e} ({:.1} % apart, at most {:.0} % accepted); ",
-            self.grid_volume,
-            self.volume,
-            100.0 * self.mismatch(),
-            100.0 * MAX_VOLUME_MISMATCH
-        )?;
-        if self.depth <= 0.0 {
-            write!(f, "no grid node lies inside the shape")?;
-        } else {
-            write!(
-                f,
-                "the deepest grid node lies {:.3e} inside, at spacing {:.3e}",
-                self.depth, self.spacing
-            )?;
-        }
-        write!(
-            f,
-            ": a spacing well below the shape's thinnest part resolves it; closed surfaces that are nested or intersect themselves give the same mismatch"
-        )
-    }
 }
 
 impl BakeOptions {
@@ -531,54 +440,6 @@ fn padding(image: &VoxelImage, options: &BakeOptions) -> Result<usize, BakeError
     ))
 }
 
-/// Volume, centroid and inertia of the solid `phi < 0` described by a level-set grid. Each grid
-/// node stands for the cube of side `spacing` around it. Cubes farther than half their diagonal
-/// from the surface are wholly inside or outside; the others are sampled at 4 x 4 x 4 points of
-/// the trilinear interpolant. The error is of the order of the surface area times
-/// `(spacing / 4)^2 / spacing`, i.e. a small fraction of a cell layer.
-pub fn grid_mass_properties(grid: &LevelSetGrid) -> MassProperties {
-    const SUB: usize = 4;
-    let spec = grid.spec();
-    let h = spec.spacing;
-    let [_, ny, nz] = spec.dims;
-    let half_diagonal = 0.5 * 3f64.sqrt() * h;
-    let (mut v, mut first, mut second) = (0.0, Vector3::zeros(), Matrix3::zeros());
-    let mut add = |p: Vector3<f64>, w: f64| {
-        v += w;
-        first += p * w;
-        second += p * p.transpose() * w;
-    };
-    for (n, &phi) in grid.values().iter().enumerate() {
-        let node = spec.node(n / (ny * nz), (n / nz) % ny, n % nz).coords;
-        if phi <= -half_diagonal {
-            add(node, h * h * h);
-        } else if phi < half_diagonal {
-            let w = (h / SUB as f64).powi(3);
-            for a in 0..SUB {
-                for b in 0..SUB {
-                    for c in 0..SUB {
-                        let offset = Vector3::new(a as f64, b as f64, c as f64)
-                            .map(|t| (t + 0.5) / SUB as f64 - 0.5)
-                            * h;
-                        let p = node + offset;
-                        if grid.value(&Point3::from(p)) < 0.0 {
-                            add(p, w);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let c = first / v;
-    // Second moments about the centroid, then I = tr(S) 1 - S.
-    let s = second - c * c.transpose() * v;
-    MassProperties {
-        volume: v,
-        center: Point3::from(c),
-        inertia: Matrix3::identity() * s.trace() - s,
-    }
-}
-
 /// A baked grain with the surface it was baked from (local frame), kept for the deformable
 /// data: precomputed level sets deform this surface.
 #[derive(Debug, Clone)]
@@ -637,7 +498,8 @@ fn assemble(
     let levelset = LevelSetGrid::new(grid.0, grid.1)
         .map_err(|e| BakeError::parameter("--spacing", e.to_string()))?;
     let mut unresolved = Vec::new();
-    Resolution::of(&levelset, solid.volume).require(
+    require(
+        resolution(&levelset, solid.volume),
         "the grain",
         options.allow_unresolved,
         &mut unresolved,
@@ -689,4 +551,36 @@ pub fn summary(name: &str, g: &GrainBundle) -> String {
         g.node_count(),
         g.levelset.spec().spacing
     )
+}
+
+/// Refuses a grid of `resolution` that does not hold the shape `what`, or, when `allow`, lists it in
+/// `unresolved`.
+pub(crate) fn require(
+    resolution: Resolution,
+    what: &str,
+    allow: bool,
+    unresolved: &mut Vec<(String, Resolution)>,
+) -> Result<(), BakeError> {
+    match (resolution.holds(), allow) {
+        (true, _) => Ok(()),
+        (false, true) => {
+            unresolved.push((what.to_string(), resolution));
+            Ok(())
+        }
+        (false, false) => Err(BakeError::Unresolved {
+            what: what.to_string(),
+            resolution,
+        }),
+    }
+}
+
+/// The resolution of `grid` against the geometry's volume `volume` (the grid's solid measured by
+/// [`grid_mass_properties`]).
+pub fn resolution(grid: &LevelSetGrid, volume: f64) -> Resolution {
+    Resolution {
+        volume,
+        grid_volume: grid_mass_properties(grid).volume,
+        depth: -grid.values().iter().copied().fold(f64::INFINITY, f64::min),
+        spacing: grid.spec().spacing,
+    }
 }

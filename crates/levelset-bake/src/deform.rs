@@ -18,7 +18,7 @@ use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
 use rayon::prelude::*;
 
-use crate::bake::{Baked, Resolution, in_range};
+use crate::bake::{Baked, in_range, require, resolution};
 use crate::error::BakeError;
 use crate::mass::MassProperties;
 use crate::sdf::{DistanceField, Signing};
@@ -373,7 +373,8 @@ pub fn attach_modes(
                 DistanceField::new(&deformed, Signing::PseudoNormal).grid(&spec, baked.extent);
             let grid = LevelSetGrid::new(spec.clone(), values)
                 .map_err(|e| BakeError::parameter("--samples", format!("{}: {e}", what())))?;
-            Resolution::of(&grid, MassProperties::of_mesh(&deformed).volume).require(
+            require(
+                resolution(&grid, MassProperties::of_mesh(&deformed).volume),
                 &what(),
                 baked.allow_unresolved,
                 &mut baked.unresolved,

@@ -135,7 +135,7 @@ pub enum BakeError {
         /// The grain, or the mode and amplitude of a precomputed level set.
         what: String,
         /// The measurement.
-        resolution: crate::bake::Resolution,
+        resolution: crate::resolution::Resolution,
     },
     /// Reading or writing a bundle failed.
     #[error(transparent)]

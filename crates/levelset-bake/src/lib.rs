@@ -12,12 +12,13 @@ mod isosurface;
 mod mass;
 mod nodes;
 mod primitives;
+mod resolution;
 mod sdf;
 mod surface;
 
 pub use bake::{
-    BakeOptions, Baked, DEFAULT_PAD, MAX_VOLUME_MISMATCH, NodeChoice, OpenMesh, Resolution,
-    bake_image, bake_mesh, bake_primitive, grid_mass_properties, summary,
+    BakeOptions, Baked, DEFAULT_PAD, NodeChoice, OpenMesh, bake_image, bake_mesh, bake_primitive,
+    resolution, summary,
 };
 pub use deform::{
     BendingMode, Damping, FemModes, Modal, ModeField, ModeRequest, ModeSource, Samples,
@@ -26,8 +27,9 @@ pub use deform::{
 pub use error::{BakeError, MeshError};
 pub use image::{Segmentation, VoxelImage};
 pub use isosurface::zero_level_set;
-pub use mass::{MassProperties, PrincipalFrame};
+pub use mass::{MassProperties, PrincipalFrame, grid_mass_properties};
 pub use nodes::SurfaceNodes;
 pub use primitives::{Primitive, UnitMassProperties};
+pub use resolution::{MAX_VOLUME_MISMATCH, Resolution};
 pub use sdf::{DistanceField, Extent, Signing};
 pub use surface::{Closure, TriangleMesh};

@@ -50,7 +50,7 @@ use dem_run::{RunOptions, Status, Summary};
 use rand::RngExt;
 use rand_xorshift::XorShiftRng;
 
-use super::{Verdict, bake_ball, class, draw_law, log_uniform};
+use super::shared::{Verdict, bake_ball, class, draw_law, log_uniform};
 
 /// The run directories of a case.
 const DIRS: [&str; 3] = ["a", "b", "c"];

@@ -18,7 +18,7 @@ use std::path::Path;
 use ndarray::{Array1, Array2, Array3, Array5};
 use serde::{Deserialize, Serialize};
 
-use super::{
+use super::manifest::{
     InternalForce, InternalForceEntry, nested_rows, read_internal_force, read_manifest,
     square_matrix, write_internal_force, write_manifest,
 };

@@ -18,7 +18,7 @@ use ndarray::{Array2, Array3, Axis};
 use serde::{Deserialize, Serialize};
 
 use super::grain::check_path;
-use super::{
+use super::manifest::{
     InternalForce, InternalForceEntry, check_symmetric, read_internal_force, read_manifest,
     write_internal_force, write_manifest,
 };

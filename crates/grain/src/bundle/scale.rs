@@ -22,7 +22,7 @@
 //! the damping ratio `C / (2 sqrt(K M))` goes as `1 / s` too (a larger grain of the same
 //! viscous material rings longer).
 
-use super::GrainBundle;
+use super::grain::GrainBundle;
 use crate::InternalForce;
 use crate::derived::{Derived, OutOfRange, check, times_power};
 use crate::grid::{GridError, LevelSetGrid};

@@ -4,6 +4,7 @@
 //! STL and OBJ are parsed here rather than with `stl_io` or `tobj` because those crates report
 //! errors without line numbers; a user with a broken file needs to know where it breaks.
 
+mod fields;
 mod obj;
 mod stl;
 mod vtk;
@@ -141,36 +142,4 @@ pub fn read_volume(
         fem,
         fem_nodes,
     })
-}
-
-/// Parses `n` whitespace-separated numbers from `fields`, naming `what` in the error.
-pub(crate) fn numbers<'a>(
-    path: &Path,
-    line: usize,
-    what: &str,
-    mut fields: impl Iterator<Item = &'a str>,
-    n: usize,
-) -> Result<Vec<f64>, BakeError> {
-    (0..n)
-        .map(|i| {
-            let field = fields.next().ok_or_else(|| {
-                BakeError::parse(
-                    path,
-                    line,
-                    format!("{what}: expected {n} numbers, found {i}"),
-                )
-            })?;
-            field
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite())
-                .ok_or_else(|| {
-                    BakeError::parse(
-                        path,
-                        line,
-                        format!("{what}: `{field}` is not a finite number"),
-                    )
-                })
-        })
-        .collect()
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use nalgebra::Point3;
 
-use super::numbers;
+use super::fields::numbers;
 use crate::error::BakeError;
 use crate::surface::TriangleMesh;
 
