@@ -53,7 +53,7 @@ use shared::{Verdict, bake_ball, class, draw_law, log_uniform};
 pub struct Tally {
     /// Cases tried.
     pub cases: usize,
-    /// Cases refused or warned, by the class of their message ([`class`]).
+    /// Cases refused or warned, by the class of their message (`shared::class`).
     pub refused: BTreeMap<String, usize>,
     /// Cases accepted with every invariant holding.
     pub accepted: usize,

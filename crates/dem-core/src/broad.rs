@@ -71,7 +71,7 @@ pub fn neighbours_of_first(
 }
 
 /// The incremental form: a cell list (the linked cells of molecular dynamics) that bodies join
-/// one at a time, each queried before it joins (the packing generator, crate::packing). Bodies
+/// one at a time, each queried before it joins (the packing generator, dem-run's `packing`). Bodies
 /// are binned by their centres in cubes of side `cell` (at least the largest sum of two
 /// bounding radii) over a box, centres outside it binned in its nearest cell, so that the bodies that may
 /// touch a grain are in the (up to) 27 cells about its own. Each entry keeps the body's centre

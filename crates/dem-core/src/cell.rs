@@ -24,7 +24,7 @@
 //! if it has a servo, the message gives the servo's targets and the stresses the grains carry
 //! (a target they cannot carry compresses the cell until it is too narrow). Like every grain,
 //! the cell's corners must lie within 1e8 of the smallest grain's radius from the origin
-//! (crate::build: beyond, floating point does not resolve a grain or its images).
+//! ([`crate::body::FARTHEST`]: beyond, floating point does not resolve a grain or its images).
 //!
 //! # A deforming cell
 //!
@@ -48,7 +48,7 @@
 //! grains carry none, the servo wall's rule, crate::wall::check_pressure); an `L` that moves two
 //! grains in contact by more than 0.1 of the smallest grain's radius per step relative to each
 //! other, `|L| 2 r_max dt`, `|L|` the largest singular value over the `L` the servo may set (a
-//! wall's rule: crate::sim::Simulation::check_wall_steps), which also keeps the cell from going
+//! wall's rule: [`crate::timestep::check_wall_steps`]), which also keeps the cell from going
 //! flat or inside out within a step (`det(I + s L dt) > 0`).
 
 use std::sync::Arc;
@@ -184,7 +184,7 @@ impl CellSpec {
                 format!("finite numbers expected, got {:?}", self.origin),
             );
         }
-        // The sizes are judged against the grains' in crate::build.
+        // The sizes are judged against the grains' in dem-run's `build`.
         match (self.size, self.vectors) {
             (Some(_), Some(_)) | (None, None) => {
                 return fail("size", "give `size` or `vectors`, one of the two".into());

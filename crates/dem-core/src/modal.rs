@@ -604,10 +604,10 @@ pub enum LevelSetUpdate {
     /// penetrated, e.g. it only meets walls or gives the nodes).
     Rigid,
     /// The reference level set at the exactly pulled-back material point (Eqs. 47-48,
-    /// [`semi_lagrangian`]).
+    /// [`crate::levelset::semi_lagrangian`]).
     SemiLagrangian,
     /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
-    /// multi-mode completion of docs/physics.md section 5; [`precomputed`]).
+    /// multi-mode completion of docs/physics.md section 5; [`crate::levelset::precomputed`]).
     Precomputed,
 }
 

@@ -20,9 +20,9 @@
 //!
 //! The wall-clock time of each stage is counted ([`Timings`], in summary.json).
 //!
-//! Elsewhere: the scene-to-world build ([`crate::build`]), the integrator
+//! Elsewhere: the scene-to-world build (dem-run's `build`), the integrator
 //! ([`crate::integrate`]), the energy ledger ([`crate::ledger`]), checkpoints
-//! ([`crate::checkpoint`]).
+//! ([`crate::state`]).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -99,7 +99,7 @@ const PARALLEL_PAIRS: usize = 16;
 pub struct Simulation {
     /// Shapes, one per bundle and scale.
     pub shapes: Vec<Arc<Shape>>,
-    /// What each shape was made from (a checkpoint's [`crate::checkpoint::Identity`]).
+    /// What each shape was made from (a checkpoint's [`crate::state::Identity`]).
     pub sources: Vec<crate::body::ShapeSource>,
     /// The bodies this process holds: the grains it owns first (`bodies[..owned]`), then the
     /// ghosts, copies of other processes' grains within reach of its own (crate::domain). A

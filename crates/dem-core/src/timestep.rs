@@ -24,7 +24,7 @@
 //!   mode, so `zeta = (c / m) / (2 omega)`.
 //!
 //! A scene whose contacts stiffen beyond these estimates (deeper overlaps, larger patches) can
-//! still be unstable: the run's energy check stops it with a message (`crate::run`).
+//! still be unstable: the run's energy check stops it with a message (dem-run's run loop).
 
 use std::sync::Arc;
 

@@ -136,7 +136,7 @@ pub enum ServoFault {
 
 /// The first servo wall of `walls` driven past the centre of one of `bodies` (global ids
 /// `ids`), if any ([`ServoFault::ThroughGrains`]). The scene places every centre on the walls'
-/// insides (crate::build::behind_wall).
+/// insides ([`behind_wall`]).
 pub fn driven_through(walls: &[Wall], bodies: &[Body], ids: &[u32]) -> Option<ServoFault> {
     walls.iter().enumerate().find_map(|(w, wall)| {
         let servo = wall.servo.as_ref()?;
