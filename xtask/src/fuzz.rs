@@ -341,7 +341,7 @@ pub fn targets() -> Vec<Target> {
                 }
                 Ok(finite(
                     "position",
-                    sim.bodies.iter().flat_map(|b| b.position.iter()),
+                    sim.world.bodies.iter().flat_map(|b| b.position.iter()),
                 ))
             },
         },

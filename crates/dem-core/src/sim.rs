@@ -95,83 +95,24 @@ fn lap(clock: &mut Instant) -> f64 {
 /// [`PARALLEL_BODIES`]). Results do not depend on it.
 const PARALLEL_PAIRS: usize = 16;
 
-/// A simulation: the shapes, the state, the law and the bookkeeping of a run.
+/// A simulation: its world, parameters, the last evaluation, running totals and its share of a
+/// decomposed run, each a part the step's stages take as arguments.
 pub struct Simulation {
-    /// Shapes, one per bundle and scale.
-    pub shapes: Vec<Arc<Shape>>,
-    /// What each shape was made from (a checkpoint's [`crate::state::Identity`]).
-    pub sources: Vec<crate::body::ShapeSource>,
-    /// The bodies this process holds: the grains it owns first (`bodies[..owned]`), then the
-    /// ghosts, copies of other processes' grains within reach of its own (crate::domain). A
-    /// run in one process owns every grain, in the scene's order.
-    pub bodies: Vec<Body>,
-    /// The global id (index in the scene's order) of each body held: pair keys, histories,
-    /// node roles, excursions and faults are in global ids.
-    pub ids: Vec<u32>,
-    /// How many of the bodies held this process owns (integrates, and counts in sums).
-    pub owned: usize,
-    /// Walls.
-    pub walls: Vec<Wall>,
-    /// Shear histories by pair.
-    pub histories: Histories,
-    /// The contact law.
-    pub law: Arc<dyn ContactLaw>,
-    /// Each grain's own node role (`[[grains]] nodes`), by global id.
-    pub node_roles: Vec<Option<NodeRole>>,
-    /// Each grain's shape, by global id.
-    pub shape_ids: Vec<usize>,
-    /// Cundall's local damping fraction.
-    pub local_damping: f64,
-    /// Gravity.
-    pub gravity: Vector3<f64>,
-    /// Time step.
-    pub dt: f64,
-    /// Steps taken.
-    pub step: u64,
-    /// Time.
-    pub time: f64,
-    /// Node contacts at the last evaluation.
-    pub contacts: usize,
-    /// Node tests since the start (see [`PairOutcome::node_tests`]).
-    pub node_tests: u64,
-    /// Node candidates since the start (see [`PairOutcome::node_candidates`]).
-    pub node_candidates: u64,
-    /// Contact elastic energy at the last evaluation.
-    pub contact_energy: f64,
-    /// Node forces of the last evaluation, if they were asked for.
-    pub records: Vec<NodeRecord>,
-    /// The energy ledger.
-    pub ledger: Ledger,
-    /// The amplitudes that went beyond a range their grain's model rests on, in the order they
-    /// did (the run reports each at the step it happens, and summary.json lists them).
-    pub excursions: Vec<Excursion>,
-    /// A level-set query of the last evaluation that could not be answered (the run stops).
-    pub fault: Option<(usize, LevelSetFault)>,
-    /// A servo wall that cannot reach its target (the run stops): the first found, kept until
-    /// taken.
-    pub servo_fault: Option<ServoFault>,
-    /// Wall-clock time spent in each stage since the run (or restart) began.
-    pub timings: Timings,
-    /// Dissipation of the last evaluation.
-    pub(crate) dissipation: Dissipation,
-    /// The largest contact patch and penetration of the last evaluation.
-    pub(crate) largest_contact: (f64, f64),
-    /// The last evaluation's sums for the sample measures ([`crate::measure`]).
-    pub sample_sums: ContactSums,
-    /// The periodic cell, if any.
-    pub cell: Option<Cell>,
-    /// The largest reach of the last evaluation's views (a deformable grain's grows with its
-    /// amplitudes), over every process: what a periodic cell's width is checked against during
-    /// a run, and what ghosts are sent out to.
-    pub largest_reach: f64,
-    /// The reach the last ghost exchange assumed (crate::domain): a larger one stops the run.
-    pub ghost_reach: f64,
-    /// The other processes of a decomposed run (crate::domain), none in one process.
-    pub processes: Option<Box<dyn Processes>>,
+    /// The world and its clock.
+    pub world: World,
+    /// The parameters.
+    pub parameters: Parameters,
+    /// The last evaluation.
+    pub last: Evaluation,
+    /// Running totals.
+    pub totals: Totals,
+    /// This process's share of the grains.
+    pub partition: Partition,
 }
 
-/// What a simulation is made of: its shapes and grains, walls and periodic cell, as a scene
-/// places them (positions in the cell, amplitudes and node roles set).
+/// What a simulation is made of, and its clock: the shapes and grains, walls and periodic cell as
+/// placed, the contact histories, the step and the time. A scene's build gives one at step 0
+/// (positions in the cell, amplitudes and node roles set, no histories).
 pub struct World {
     /// Shapes, one per bundle and scale.
     pub shapes: Vec<Arc<Shape>>,
@@ -183,8 +124,14 @@ pub struct World {
     pub walls: Vec<Wall>,
     /// The periodic cell, if any.
     pub cell: Option<Cell>,
+    /// Shear histories by pair.
+    pub histories: Histories,
     /// Each grain's own node role, by global id.
     pub node_roles: Vec<Option<NodeRole>>,
+    /// Steps taken.
+    pub step: u64,
+    /// Time.
+    pub time: f64,
 }
 
 /// The physical parameters of a simulation that are not its grains' or walls'.
@@ -195,6 +142,80 @@ pub struct Parameters {
     pub local_damping: f64,
     /// Gravity (acceleration, global frame).
     pub gravity: Vector3<f64>,
+    /// Time step.
+    pub dt: f64,
+}
+
+/// What the last force evaluation found (stages 3 to 7), and the faults of the last step.
+#[derive(Default)]
+pub struct Evaluation {
+    /// Node contacts at the last evaluation.
+    pub contacts: usize,
+    /// Contact elastic energy at the last evaluation.
+    pub contact_energy: f64,
+    /// Node forces of the last evaluation, if they were asked for.
+    pub records: Vec<NodeRecord>,
+    /// Dissipation of the last evaluation.
+    pub dissipation: Dissipation,
+    /// The largest contact patch and penetration of the last evaluation.
+    pub largest_contact: (f64, f64),
+    /// The last evaluation's sums for the sample measures ([`crate::measure`]).
+    pub sample_sums: ContactSums,
+    /// A level-set query of the last evaluation that could not be answered (the run stops).
+    pub fault: Option<(usize, LevelSetFault)>,
+    /// A servo wall that cannot reach its target (the run stops): the first found, kept until
+    /// taken.
+    pub servo_fault: Option<ServoFault>,
+    /// The largest reach of the last evaluation's views (a deformable grain's grows with its
+    /// amplitudes), over every process: what a periodic cell's width is checked against during
+    /// a run, and what ghosts are sent out to.
+    pub largest_reach: f64,
+}
+
+/// Running totals since the run began: the energy ledger, counters, the excursions beyond the
+/// grains' models, the stages' wall-clock time.
+#[derive(Default)]
+pub struct Totals {
+    /// The energy ledger.
+    pub ledger: Ledger,
+    /// Node tests since the start (see [`PairOutcome::node_tests`]).
+    pub node_tests: u64,
+    /// Node candidates since the start (see [`PairOutcome::node_candidates`]).
+    pub node_candidates: u64,
+    /// The amplitudes that went beyond a range their grain's model rests on, in the order they
+    /// did (the run reports each at the step it happens, and summary.json lists them).
+    pub excursions: Vec<Excursion>,
+    /// Wall-clock time spent in each stage since the run (or restart) began.
+    pub timings: Timings,
+}
+
+/// Which grains this process holds, in a run decomposed over processes (crate::domain); in one
+/// process, every grain, owned.
+pub struct Partition {
+    /// The global id (index in the scene's order) of each body held: pair keys, histories,
+    /// node roles, excursions and faults are in global ids.
+    pub ids: Vec<u32>,
+    /// How many of the bodies held this process owns (integrates, and counts in sums).
+    pub owned: usize,
+    /// Each grain's shape, by global id.
+    pub shape_ids: Vec<usize>,
+    /// The other processes of a decomposed run (crate::domain), none in one process.
+    pub processes: Option<Box<dyn Processes>>,
+    /// The reach the last ghost exchange assumed (crate::domain): a larger one stops the run.
+    pub ghost_reach: f64,
+}
+
+impl Partition {
+    /// Whether this is the first process (or the only one): the one that writes the run's
+    /// files and books the walls' and the cell's work.
+    pub fn is_first(&self) -> bool {
+        self.processes.as_ref().is_none_or(|p| p.rank() == 0)
+    }
+
+    /// How many of `walls` this process books the work of: all in the first, none elsewhere.
+    fn booked_walls(&self, walls: usize) -> usize {
+        if self.is_first() { walls } else { 0 }
+    }
 }
 
 /// How far beyond the grains' largest reach of the last evaluation the ghosts are sent: a
@@ -202,62 +223,34 @@ pub struct Parameters {
 pub const GHOST_MARGIN: f64 = 1.1;
 
 impl Simulation {
-    /// A simulation of `world` under `parameters` in one process, at step 0 and time 0, its
-    /// forces evaluated (node records kept for a first output; no time has passed, so no shear
-    /// increment and no dissipation) and its energy ledger started from its energies. The time
-    /// step is 0 until the caller sets `dt` (for example to a fraction of
-    /// [`Simulation::critical_step`]).
+    /// A simulation of `world` under `parameters` in one process, its forces evaluated (node
+    /// records kept for a first output; no time passes, so no shear increment and no
+    /// dissipation) and its energy ledger started from its energies. The caller may set
+    /// `parameters.dt` after, for example to a fraction of [`Simulation::critical_step`].
     pub fn new(world: World, parameters: Parameters) -> Simulation {
-        let World {
-            shapes,
-            sources,
-            bodies,
-            walls,
-            cell,
-            node_roles,
-        } = world;
-        let mut sim = Simulation {
-            shapes,
-            sources,
-            ids: (0..bodies.len() as u32).collect(),
-            shape_ids: bodies.iter().map(|b| b.shape).collect(),
-            owned: bodies.len(),
-            bodies,
-            walls,
-            histories: Histories::new(),
-            law: parameters.law,
-            node_roles,
-            local_damping: parameters.local_damping,
-            gravity: parameters.gravity,
-            dt: 0.0,
-            step: 0,
-            time: 0.0,
-            contacts: 0,
-            node_tests: 0,
-            node_candidates: 0,
-            contact_energy: 0.0,
-            records: Vec::new(),
-            ledger: Ledger::default(),
-            excursions: Vec::new(),
-            fault: None,
-            servo_fault: None,
-            timings: Timings::default(),
-            dissipation: Dissipation::default(),
-            largest_contact: (0.0, 0.0),
-            sample_sums: Default::default(),
-            cell,
-            largest_reach: 0.0,
-            ghost_reach: 0.0,
+        let n = world.bodies.len();
+        let partition = Partition {
+            ids: (0..n as u32).collect(),
+            owned: n,
+            shape_ids: world.bodies.iter().map(|b| b.shape).collect(),
             processes: None,
+            ghost_reach: 0.0,
+        };
+        let mut sim = Simulation {
+            world,
+            parameters,
+            last: Evaluation::default(),
+            totals: Totals::default(),
+            partition,
         };
         sim.evaluate_forces(true, 0.0, &mut Instant::now());
-        for b in &mut sim.bodies {
-            if let (Some(m), Some(modal)) = (&mut b.modes, &sim.shapes[b.shape].modal) {
+        for b in &mut sim.world.bodies {
+            if let (Some(m), Some(modal)) = (&mut b.modes, &sim.world.shapes[b.shape].modal) {
                 m.set_damping_force(modal);
             }
         }
         let e = sim.energies();
-        sim.ledger = Ledger {
+        sim.totals.ledger = Ledger {
             initial: e.total(),
             initial_gravity: e.gravity,
             ..Ledger::default()
@@ -267,109 +260,131 @@ impl Simulation {
 
     /// One step of velocity Verlet (kick, drift, forces, kick); `record` keeps node forces.
     pub fn step(&mut self, record: bool) {
-        let dt = self.dt;
-        let t = self.time + dt;
+        let dt = self.parameters.dt;
+        let t = self.world.time + dt;
         let mut clock = Instant::now();
-        let owned = self.owned;
+        let owned = self.partition.owned;
         let mut before = self.boundary_loads();
         // The prescribed grains' loads go with them if they migrate (crate::domain::Holding).
-        let mut grain_loads: Vec<(u32, ledger::Load)> = (self.ids[..owned].iter())
-            .zip(&self.bodies)
+        let mut grain_loads: Vec<(u32, ledger::Load)> = (self.partition.ids[..owned].iter())
+            .zip(&self.world.bodies)
             .filter(|(_, b)| !b.is_free())
             .map(|(&id, _)| id)
-            .zip(before.drain(self.booked_walls()..))
+            .zip(before.drain(self.partition.booked_walls(self.world.walls.len())..))
             .collect();
-        let modal_power = ledger::modal_damping_power(&self.bodies[..owned]);
-        let images_before = self.cell.as_ref().map(|c| c.measured.images);
-        self.timings.ledger += lap(&mut clock);
-        if let Some(cell) = &mut self.cell {
-            self.ledger.work += deform_cell(cell, &mut self.bodies[..owned], &self.shapes, dt);
+        let modal_power = ledger::modal_damping_power(&self.world.bodies[..owned]);
+        let images_before = self.world.cell.as_ref().map(|c| c.measured.images);
+        self.totals.timings.ledger += lap(&mut clock);
+        if let Some(cell) = &mut self.world.cell {
+            self.totals.ledger.work += deform_cell(
+                cell,
+                &mut self.world.bodies[..owned],
+                &self.world.shapes,
+                dt,
+            );
         }
-        integrate::first_half(&mut self.bodies[..owned], &self.shapes, t, dt);
-        let no_face = move_walls(&mut self.walls, t, dt);
-        if self.servo_fault.is_none() {
-            self.servo_fault = no_face.or_else(|| {
-                crate::wall::driven_through(&self.walls, &self.bodies[..owned], &self.ids)
+        integrate::first_half(&mut self.world.bodies[..owned], &self.world.shapes, t, dt);
+        let no_face = move_walls(&mut self.world.walls, t, dt);
+        if self.last.servo_fault.is_none() {
+            self.last.servo_fault = no_face.or_else(|| {
+                crate::wall::driven_through(
+                    &self.world.walls,
+                    &self.world.bodies[..owned],
+                    &self.partition.ids,
+                )
             });
         }
         let mut remapped = Vec::new();
-        if let Some(cell) = &mut self.cell {
+        if let Some(cell) = &mut self.world.cell {
             let step = cell.rate * dt;
             cell.vectors += step;
             // Gravity's potential is taken at the unwrapped position X + H image, which the
             // cell's motion moves: the cell's work.
-            if self.gravity != Vector3::zeros() && step != nalgebra::Matrix3::zeros() {
-                self.ledger.work -= (self.bodies[..owned].iter().filter(|b| b.is_free()))
-                    .map(|b| {
-                        let image = Vector3::from(b.image.map(f64::from));
-                        self.shapes[b.shape].mass * self.gravity.dot(&(step * image))
-                    })
-                    .sum::<f64>();
+            if self.parameters.gravity != Vector3::zeros() && step != nalgebra::Matrix3::zeros() {
+                self.totals.ledger.work -= (self.world.bodies[..owned]
+                    .iter()
+                    .filter(|b| b.is_free()))
+                .map(|b| {
+                    let image = Vector3::from(b.image.map(f64::from));
+                    self.world.shapes[b.shape].mass * self.parameters.gravity.dot(&(step * image))
+                })
+                .sum::<f64>();
             }
             let mut moved;
-            (remapped, moved) = wrap(cell, &mut self.bodies[..owned], &self.ids);
-            if let Some(p) = &self.processes {
+            (remapped, moved) = wrap(cell, &mut self.world.bodies[..owned], &self.partition.ids);
+            if let Some(p) = &self.partition.processes {
                 moved = p.all_wrapped(moved);
             }
-            reshift(&mut self.histories, &moved);
+            reshift(&mut self.world.histories, &moved);
         }
-        self.timings.integrate += lap(&mut clock);
-        if let Some(p) = &mut self.processes {
+        self.totals.timings.integrate += lap(&mut clock);
+        if let Some(p) = &mut self.partition.processes {
             let holding = Holding {
-                bodies: &mut self.bodies,
-                ids: &mut self.ids,
-                owned: &mut self.owned,
-                histories: &mut self.histories,
+                bodies: &mut self.world.bodies,
+                ids: &mut self.partition.ids,
+                owned: &mut self.partition.owned,
+                histories: &mut self.world.histories,
                 remapped: &mut remapped,
-                excursions: &mut self.excursions,
+                excursions: &mut self.totals.excursions,
                 loads: &mut grain_loads,
             };
-            self.ghost_reach = GHOST_MARGIN * self.largest_reach;
-            let spent = p.exchange(holding, self.cell.as_ref(), self.ghost_reach);
-            self.timings.wait += spent[0];
-            self.timings.migrate += spent[1];
-            self.timings.ghosts += spent[2];
+            self.partition.ghost_reach = GHOST_MARGIN * self.last.largest_reach;
+            let spent = p.exchange(
+                holding,
+                self.world.cell.as_ref(),
+                self.partition.ghost_reach,
+            );
+            self.totals.timings.wait += spent[0];
+            self.totals.timings.migrate += spent[1];
+            self.totals.timings.ghosts += spent[2];
             clock = Instant::now();
         }
-        let owned = self.owned;
+        let owned = self.partition.owned;
         self.evaluate_forces(record, dt, &mut clock);
-        integrate::second_half(&mut self.bodies[..owned], &self.shapes, dt);
+        integrate::second_half(&mut self.world.bodies[..owned], &self.world.shapes, dt);
         // The wraps' velocity changes `dv`, booked at the step's end velocities as velocity
         // Verlet's kinetic energy counts them: 1/2 m (|v|^2 - |v - dv|^2).
         for (id, dv) in remapped {
-            let i = self.ids[..owned]
+            let i = self.partition.ids[..owned]
                 .binary_search(&id)
                 .expect("a wrapped grain is owned by the process it migrated to");
-            let b = &self.bodies[i];
+            let b = &self.world.bodies[i];
             let v = b.velocity;
-            self.ledger.work +=
-                0.5 * self.shapes[b.shape].mass * (v.norm_squared() - (v - dv).norm_squared());
+            self.totals.ledger.work += 0.5
+                * self.world.shapes[b.shape].mass
+                * (v.norm_squared() - (v - dv).norm_squared());
         }
-        self.timings.integrate += lap(&mut clock);
+        self.totals.timings.integrate += lap(&mut clock);
         grain_loads.sort_unstable_by_key(|(id, _)| *id);
         before.extend(grain_loads.into_iter().map(|(_, load)| load));
         let after = self.boundary_loads();
-        let spins = (self.bodies[..owned].iter())
+        let spins = (self.world.bodies[..owned].iter())
             .filter(|b| !b.is_free())
             .map(|b| b.spin());
-        self.ledger.book(
+        self.totals.ledger.book(
             (&before, &after),
-            std::iter::repeat_n(Vector3::zeros(), self.booked_walls()).chain(spins),
-            &self.dissipation,
+            std::iter::repeat_n(
+                Vector3::zeros(),
+                self.partition.booked_walls(self.world.walls.len()),
+            )
+            .chain(spins),
+            &self.last.dissipation,
             (
                 modal_power,
-                ledger::modal_damping_power(&self.bodies[..owned]),
+                ledger::modal_damping_power(&self.world.bodies[..owned]),
             ),
             dt,
         );
-        if let (Some(cell), Some(before), true) = (&self.cell, images_before, self.is_first()) {
+        if let (Some(cell), Some(before), true) =
+            (&self.world.cell, images_before, self.partition.is_first())
+        {
             // The images' power -H' : sum F_b s^T, by the trapezoid rule over the step.
             let images = 0.5 * (before + cell.measured.images);
-            self.ledger.work -= cell.rate.component_mul(&images).sum() * dt;
+            self.totals.ledger.work -= cell.rate.component_mul(&images).sum() * dt;
         }
-        self.timings.ledger += lap(&mut clock);
-        self.step += 1;
-        self.time = t;
+        self.totals.timings.ledger += lap(&mut clock);
+        self.world.step += 1;
+        self.world.time = t;
     }
 
     /// The loads of the walls and of the prescribed grains this process owns
@@ -377,249 +392,66 @@ impl Simulation {
     /// their work (each process books its own grains', and the ledger is their sum).
     fn boundary_loads(&self) -> Vec<ledger::Load> {
         ledger::boundary_loads(
-            &self.bodies[..self.owned],
-            &self.walls[..self.booked_walls()],
-            &self.shapes,
-            &self.gravity,
+            &self.world.bodies[..self.partition.owned],
+            &self.world.walls[..self.partition.booked_walls(self.world.walls.len())],
+            &self.world.shapes,
+            &self.parameters.gravity,
         )
-    }
-
-    /// Whether this is the first process (or the only one): the one that writes the run's
-    /// files and books the walls' and the cell's work.
-    pub fn is_first(&self) -> bool {
-        self.processes.as_ref().is_none_or(|p| p.rank() == 0)
-    }
-
-    /// The walls whose work this process books.
-    fn booked_walls(&self) -> usize {
-        if self.is_first() { self.walls.len() } else { 0 }
     }
 
     /// Stages 3 to 7 at the current positions (velocities are the half-step ones inside a
     /// step); shear displacements grow by `v_t dt`.
     pub(crate) fn evaluate_forces(&mut self, record: bool, dt: f64, clock: &mut Instant) {
-        let old = std::mem::take(&mut self.histories);
-        let views = views(&self.bodies, &self.shapes);
-        self.largest_reach = views.iter().map(|v| v.reach).fold(0.0, f64::max);
-        if let Some(p) = &self.processes {
-            self.largest_reach = p.max(self.largest_reach);
+        let Simulation {
+            world,
+            parameters,
+            last,
+            totals,
+            partition,
+        } = self;
+        let old = std::mem::take(&mut world.histories);
+        let views = views(&world.bodies, &world.shapes);
+        last.largest_reach = views.iter().map(|v| v.reach).fold(0.0, f64::max);
+        if let Some(p) = &partition.processes {
+            last.largest_reach = p.max(last.largest_reach);
         }
-        self.timings.views += lap(clock);
+        totals.timings.views += lap(clock);
         let held = Held {
-            bodies: &self.bodies,
-            ids: &self.ids,
-            owned: self.owned,
+            bodies: &world.bodies,
+            ids: &partition.ids,
+            owned: partition.owned,
         };
-        let pairs = broad_phase(&held, &views, &self.walls, self.cell.as_ref());
-        self.timings.broad += lap(clock);
+        let pairs = broad_phase(&held, &views, &world.walls, world.cell.as_ref());
+        totals.timings.broad += lap(clock);
         let contacts = Contacts {
             views: &views,
-            cell: self.cell.as_ref(),
-            walls: &self.walls,
-            roles: &self.node_roles,
-            law: self.law.as_ref(),
+            cell: world.cell.as_ref(),
+            walls: &world.walls,
+            roles: &world.node_roles,
+            law: parameters.law.as_ref(),
         };
         let outcomes = narrow_phase(&contacts, &pairs, old, record, dt);
-        self.fault = views[..self.owned]
+        last.fault = views[..partition.owned]
             .iter()
             .enumerate()
-            .find_map(|(i, v)| v.fault().map(|f| (self.ids[i] as usize, f.clone())));
+            .find_map(|(i, v)| v.fault().map(|f| (partition.ids[i] as usize, f.clone())));
         drop(views);
-        self.timings.narrow += lap(clock);
-        let sums = self.timings.sums;
-        self.reduce(&pairs, outcomes);
+        totals.timings.narrow += lap(clock);
+        let sums = totals.timings.sums;
+        reduce(world, parameters, partition, last, totals, &pairs, outcomes);
         // The sums over processes are counted apart.
-        self.timings.reduce += lap(clock) - (self.timings.sums - sums);
-        self.body_forces();
-        self.timings.body_forces += lap(clock);
-    }
-
-    /// Stage 6: gravity first, then the pair forces in pair order, onto grains, walls and the
-    /// grains' modes; the new histories. The sums over pairs (contacts, energies, dissipation,
-    /// the walls' forces and the sample's) count the pairs whose first grain this process
-    /// owns: each pair once over the processes.
-    fn reduce(&mut self, pairs: &[Candidate], outcomes: Vec<(PairOutcome, Option<PairHistory>)>) {
-        let mut generalized: Vec<PerMode<f64>> = self
-            .bodies
-            .iter()
-            .map(|b| smallvec::smallvec![0.0; b.modes.as_ref().map_or(0, |m| m.eps.len())])
-            .collect();
-        for b in &mut self.bodies {
-            let m = self.shapes[b.shape].mass;
-            b.force = self.gravity * m;
-            b.torque = Vector3::zeros();
-        }
-        for w in &mut self.walls {
-            w.force = Vector3::zeros();
-            w.stiffness = 0.0;
-        }
-        let mut histories = Histories::with_capacity(self.histories.len());
-        self.contacts = 0;
-        self.contact_energy = 0.0;
-        self.dissipation = Dissipation::default();
-        self.largest_contact = (0.0, 0.0);
-        self.records.clear();
-        let add = |to: &mut PerMode<f64>, from: &[f64]| {
-            for (t, f) in to.iter_mut().zip(from) {
-                *t += f;
-            }
-        };
-        let mut sums = ContactSums::default();
-        let mut wall_terms: Vec<WallTerm> = Vec::new();
-        let mut count = vec![0u32; self.bodies.len()];
-        for ((key, [a, b]), (o, history)) in pairs.iter().zip(outcomes) {
-            let (a, b) = (*a as usize, *b as usize);
-            if let Some(h) = history {
-                histories.push((*key, h));
-            }
-            {
-                let on_a = &mut self.bodies[a];
-                on_a.force += o.on_a.0;
-                on_a.torque += o.on_a.1;
-                add(&mut generalized[a], &o.modal_a);
-            }
-            if let Partner::Body(_) = key.b {
-                let on_b = &mut self.bodies[b];
-                on_b.force += o.on_b.0;
-                on_b.torque += o.on_b.1;
-                add(&mut generalized[b], &o.modal_b);
-            }
-            crate::measure::count_contact(key, &o, [a, b], &mut count);
-            // Node records of the grains owned here (their owner computes all their pairs).
-            let mine = |body: u32| (if body == key.a { a } else { b }) < self.owned;
-            self.records
-                .extend(o.records.iter().filter(|r| mine(r.body)).copied());
-            if a >= self.owned {
-                continue;
-            }
-            let branch = match key.b {
-                Partner::Body(_) => Some(
-                    self.bodies[b].position - self.bodies[a].position
-                        + self
-                            .cell
-                            .as_ref()
-                            .map_or(Vector3::zeros(), |c| c.shift(key.shift)),
-                ),
-                Partner::Wall(w) if self.processes.is_some() => {
-                    wall_terms.push((key.a, w, o.on_b.0, o.stiffness));
-                    None
-                }
-                Partner::Wall(w) => {
-                    let wall = &mut self.walls[w as usize];
-                    wall.force += o.on_b.0;
-                    wall.stiffness += o.stiffness;
-                    None
-                }
-            };
-            sums.add(key, &o, branch);
-            self.contacts += o.nodes_in_contact;
-            self.node_tests += o.node_tests;
-            self.node_candidates += o.node_candidates;
-            self.contact_energy += o.energy;
-            self.dissipation.viscous += o.viscous_power;
-            self.dissipation.friction += o.friction_loss;
-            self.largest_contact.0 = self.largest_contact.0.max(o.patch);
-            self.largest_contact.1 = self.largest_contact.1.max(o.deepest);
-        }
-        self.histories = histories;
-        sums.finish(&count[..self.owned], &self.bodies[..self.owned]);
-        if let Some(p) = &self.processes {
-            // The walls' sums in key order (the bits of one process); the sample's to
-            // round-off (the cell's servo reads them).
-            let clock = Instant::now();
-            p.sum_walls(wall_terms, &mut self.walls);
-            let mut flat = sums.flat();
-            p.sum(&mut flat);
-            sums = ContactSums::from_flat(&flat);
-            self.timings.sums += clock.elapsed().as_secs_f64();
-        }
-        if let Some(cell) = &mut self.cell {
-            let volume = cell.volume();
-            cell.measured = crate::cell::Measured {
-                stress: (sums.dipole + sums.dipole.transpose()) / (2.0 * volume),
-                stiffness: sums.stiffness / volume,
-                images: sums.images,
-            };
-        }
-        self.sample_sums = sums;
-        for (b, g) in self.bodies.iter_mut().zip(generalized) {
-            if let Some(m) = &mut b.modes {
-                refill(&mut m.contact, &g);
-            }
-        }
-    }
-
-    /// Stage 7: Cundall's local damping of free grains, and the internal and damping forces
-    /// on the amplitudes (docs/physics.md section 3).
-    fn body_forces(&mut self) {
-        if self.local_damping > 0.0 {
-            let alpha = self.local_damping;
-            // In a deforming cell, the damping opposes the velocity about the affine field
-            // `H' H^-1 (X - origin)` (YADE's fluctuation velocity), not the field itself.
-            let field = (self.cell.as_ref().filter(|c| c.moving())).map(|c| {
-                let inverse = c.vectors.try_inverse().expect("a cell of positive volume");
-                (c.rate * inverse, c.origin)
-            });
-            for b in self.bodies[..self.owned].iter_mut().filter(|b| b.is_free()) {
-                let spin = b.spin();
-                let u = field.map_or(b.velocity, |(l, o)| b.velocity - l * (b.position - o));
-                // Power of the damping, `-F_d . v`: alpha sum |F_i| sign(u_i) v_i (force and
-                // torque; `alpha sum |F_i| |v_i|` out of a deforming cell).
-                self.dissipation.local += alpha
-                    * (0..3)
-                        .map(|i| {
-                            let sign = if u[i] == 0.0 { 0.0 } else { u[i].signum() };
-                            b.force[i].abs() * (sign * b.velocity[i])
-                                + b.torque[i].abs() * spin[i].abs()
-                        })
-                        .sum::<f64>();
-                b.force = cundall(b.force, u, alpha);
-                b.torque = cundall(b.torque, spin, alpha);
-            }
-        }
-        for (b, &id) in self.bodies[..self.owned].iter_mut().zip(&self.ids) {
-            let (Some(m), Some(modal)) = (&mut b.modes, &self.shapes[b.shape].modal) else {
-                continue;
-            };
-            let i = id as usize;
-            m.set_internal_force(modal);
-            for (a, &e) in m.eps.iter().enumerate() {
-                for (limit, range) in modal.ranges(a, m.levelset) {
-                    let beyond = |e: f64| (range.0 - e).max(e - range.1);
-                    // Beyond by round-off (a grain at rest on the range's end) is not an
-                    // excursion.
-                    if beyond(e) <= 1e-9 * (range.1 - range.0) {
-                        continue;
-                    }
-                    let known = self
-                        .excursions
-                        .iter_mut()
-                        .find(|x| x.grain == i && x.mode == a && x.limit == limit);
-                    match known {
-                        Some(x) if beyond(x.amplitude) >= beyond(e) => {}
-                        Some(x) => x.amplitude = e,
-                        None => self.excursions.push(Excursion {
-                            grain: i,
-                            mode: a,
-                            limit,
-                            range,
-                            first_step: self.step + 1,
-                            first_time: self.time + self.dt,
-                            amplitude: e,
-                        }),
-                    }
-                }
-            }
-        }
+        totals.timings.reduce += lap(clock) - (totals.timings.sums - sums);
+        body_forces(world, parameters, partition, last, totals);
+        totals.timings.body_forces += lap(clock);
     }
 
     /// The automatic step before the safety factor (docs/physics.md section 6; [`timestep`]).
     pub fn critical_step(&self) -> f64 {
-        let (patch, overlap) = self.largest_contact;
+        let (patch, overlap) = self.last.largest_contact;
         timestep::critical_step(
-            &self.shapes,
-            &self.bodies[..self.owned],
-            self.law.as_ref(),
+            &self.world.shapes,
+            &self.world.bodies[..self.partition.owned],
+            self.parameters.law.as_ref(),
             patch,
             overlap,
         )
@@ -628,25 +460,27 @@ impl Simulation {
     /// Whether every grain's position, orientation, velocities and amplitudes are finite
     /// numbers (a run whose step is too large for its contacts blows up to infinities and NaN).
     pub fn is_finite(&self) -> bool {
-        self.bodies[..self.owned].iter().all(Body::is_finite)
+        self.world.bodies[..self.partition.owned]
+            .iter()
+            .all(Body::is_finite)
     }
 
     /// Energies of the current state.
     pub fn energies(&self) -> Energies {
         ledger::energies(
-            &self.bodies[..self.owned],
-            &self.shapes,
-            &self.gravity,
-            self.contact_energy,
-            self.cell.as_ref(),
+            &self.world.bodies[..self.partition.owned],
+            &self.world.shapes,
+            &self.parameters.gravity,
+            self.last.contact_energy,
+            self.world.cell.as_ref(),
         )
     }
 
     /// The energies and the energy ledger of the whole run: over every process, each of which
     /// holds its own grains' and pairs' share (the walls' and the cell's work in the first).
     pub fn run_energies(&self) -> (Energies, Ledger) {
-        let (mut e, mut l) = (self.energies(), self.ledger);
-        if let Some(p) = &self.processes {
+        let (mut e, mut l) = (self.energies(), self.totals.ledger);
+        if let Some(p) = &self.partition.processes {
             let mut fields = [
                 &mut e.translational,
                 &mut e.rotational,
@@ -674,7 +508,7 @@ impl Simulation {
     /// Whether `flag` holds in any process (in this one, for a run in one process): what
     /// every process must decide alike (a stop, an error).
     pub fn anywhere(&self, flag: bool) -> bool {
-        match &self.processes {
+        match &self.partition.processes {
             Some(p) => p.max(if flag { 1.0 } else { 0.0 }) > 0.0,
             None => flag,
         }
@@ -682,16 +516,215 @@ impl Simulation {
 
     /// The shape of grain `id` (any grain, held here or not: the scene's).
     pub fn shape_of(&self, id: usize) -> usize {
-        self.shape_ids[id]
+        self.partition.shape_ids[id]
     }
 
     /// Total linear momentum of the free grains.
     pub fn momentum(&self) -> Vector3<f64> {
-        self.bodies[..self.owned]
+        self.world.bodies[..self.partition.owned]
             .iter()
             .filter(|b| b.is_free())
-            .map(|b| b.velocity * self.shapes[b.shape].mass)
+            .map(|b| b.velocity * self.world.shapes[b.shape].mass)
             .sum()
+    }
+}
+
+/// Stage 6: gravity first, then the pair forces in pair order, onto grains, walls and the
+/// grains' modes; the new histories. The sums over pairs (contacts, energies, dissipation,
+/// the walls' forces and the sample's) count the pairs whose first grain this process
+/// owns: each pair once over the processes.
+fn reduce(
+    world: &mut World,
+    parameters: &Parameters,
+    partition: &Partition,
+    last: &mut Evaluation,
+    totals: &mut Totals,
+    pairs: &[Candidate],
+    outcomes: Vec<(PairOutcome, Option<PairHistory>)>,
+) {
+    let mut generalized: Vec<PerMode<f64>> = world
+        .bodies
+        .iter()
+        .map(|b| smallvec::smallvec![0.0; b.modes.as_ref().map_or(0, |m| m.eps.len())])
+        .collect();
+    for b in &mut world.bodies {
+        let m = world.shapes[b.shape].mass;
+        b.force = parameters.gravity * m;
+        b.torque = Vector3::zeros();
+    }
+    for w in &mut world.walls {
+        w.force = Vector3::zeros();
+        w.stiffness = 0.0;
+    }
+    let mut histories = Histories::with_capacity(world.histories.len());
+    last.contacts = 0;
+    last.contact_energy = 0.0;
+    last.dissipation = Dissipation::default();
+    last.largest_contact = (0.0, 0.0);
+    last.records.clear();
+    let add = |to: &mut PerMode<f64>, from: &[f64]| {
+        for (t, f) in to.iter_mut().zip(from) {
+            *t += f;
+        }
+    };
+    let mut sums = ContactSums::default();
+    let mut wall_terms: Vec<WallTerm> = Vec::new();
+    let mut count = vec![0u32; world.bodies.len()];
+    for ((key, [a, b]), (o, history)) in pairs.iter().zip(outcomes) {
+        let (a, b) = (*a as usize, *b as usize);
+        if let Some(h) = history {
+            histories.push((*key, h));
+        }
+        {
+            let on_a = &mut world.bodies[a];
+            on_a.force += o.on_a.0;
+            on_a.torque += o.on_a.1;
+            add(&mut generalized[a], &o.modal_a);
+        }
+        if let Partner::Body(_) = key.b {
+            let on_b = &mut world.bodies[b];
+            on_b.force += o.on_b.0;
+            on_b.torque += o.on_b.1;
+            add(&mut generalized[b], &o.modal_b);
+        }
+        crate::measure::count_contact(key, &o, [a, b], &mut count);
+        // Node records of the grains owned here (their owner computes all their pairs).
+        let mine = |body: u32| (if body == key.a { a } else { b }) < partition.owned;
+        last.records
+            .extend(o.records.iter().filter(|r| mine(r.body)).copied());
+        if a >= partition.owned {
+            continue;
+        }
+        let branch = match key.b {
+            Partner::Body(_) => Some(
+                world.bodies[b].position - world.bodies[a].position
+                    + world
+                        .cell
+                        .as_ref()
+                        .map_or(Vector3::zeros(), |c| c.shift(key.shift)),
+            ),
+            Partner::Wall(w) if partition.processes.is_some() => {
+                wall_terms.push((key.a, w, o.on_b.0, o.stiffness));
+                None
+            }
+            Partner::Wall(w) => {
+                let wall = &mut world.walls[w as usize];
+                wall.force += o.on_b.0;
+                wall.stiffness += o.stiffness;
+                None
+            }
+        };
+        sums.add(key, &o, branch);
+        last.contacts += o.nodes_in_contact;
+        totals.node_tests += o.node_tests;
+        totals.node_candidates += o.node_candidates;
+        last.contact_energy += o.energy;
+        last.dissipation.viscous += o.viscous_power;
+        last.dissipation.friction += o.friction_loss;
+        last.largest_contact.0 = last.largest_contact.0.max(o.patch);
+        last.largest_contact.1 = last.largest_contact.1.max(o.deepest);
+    }
+    world.histories = histories;
+    sums.finish(&count[..partition.owned], &world.bodies[..partition.owned]);
+    if let Some(p) = &partition.processes {
+        // The walls' sums in key order (the bits of one process); the sample's to
+        // round-off (the cell's servo reads them).
+        let clock = Instant::now();
+        p.sum_walls(wall_terms, &mut world.walls);
+        let mut flat = sums.flat();
+        p.sum(&mut flat);
+        sums = ContactSums::from_flat(&flat);
+        totals.timings.sums += clock.elapsed().as_secs_f64();
+    }
+    if let Some(cell) = &mut world.cell {
+        let volume = cell.volume();
+        cell.measured = crate::cell::Measured {
+            stress: (sums.dipole + sums.dipole.transpose()) / (2.0 * volume),
+            stiffness: sums.stiffness / volume,
+            images: sums.images,
+        };
+    }
+    last.sample_sums = sums;
+    for (b, g) in world.bodies.iter_mut().zip(generalized) {
+        if let Some(m) = &mut b.modes {
+            refill(&mut m.contact, &g);
+        }
+    }
+}
+
+/// Stage 7: Cundall's local damping of free grains, and the internal and damping forces
+/// on the amplitudes (docs/physics.md section 3).
+fn body_forces(
+    world: &mut World,
+    parameters: &Parameters,
+    partition: &Partition,
+    last: &mut Evaluation,
+    totals: &mut Totals,
+) {
+    if parameters.local_damping > 0.0 {
+        let alpha = parameters.local_damping;
+        // In a deforming cell, the damping opposes the velocity about the affine field
+        // `H' H^-1 (X - origin)` (YADE's fluctuation velocity), not the field itself.
+        let field = (world.cell.as_ref().filter(|c| c.moving())).map(|c| {
+            let inverse = c.vectors.try_inverse().expect("a cell of positive volume");
+            (c.rate * inverse, c.origin)
+        });
+        for b in world.bodies[..partition.owned]
+            .iter_mut()
+            .filter(|b| b.is_free())
+        {
+            let spin = b.spin();
+            let u = field.map_or(b.velocity, |(l, o)| b.velocity - l * (b.position - o));
+            // Power of the damping, `-F_d . v`: alpha sum |F_i| sign(u_i) v_i (force and
+            // torque; `alpha sum |F_i| |v_i|` out of a deforming cell).
+            last.dissipation.local += alpha
+                * (0..3)
+                    .map(|i| {
+                        let sign = if u[i] == 0.0 { 0.0 } else { u[i].signum() };
+                        b.force[i].abs() * (sign * b.velocity[i])
+                            + b.torque[i].abs() * spin[i].abs()
+                    })
+                    .sum::<f64>();
+            b.force = cundall(b.force, u, alpha);
+            b.torque = cundall(b.torque, spin, alpha);
+        }
+    }
+    for (b, &id) in world.bodies[..partition.owned]
+        .iter_mut()
+        .zip(&partition.ids)
+    {
+        let (Some(m), Some(modal)) = (&mut b.modes, &world.shapes[b.shape].modal) else {
+            continue;
+        };
+        let i = id as usize;
+        m.set_internal_force(modal);
+        for (a, &e) in m.eps.iter().enumerate() {
+            for (limit, range) in modal.ranges(a, m.levelset) {
+                let beyond = |e: f64| (range.0 - e).max(e - range.1);
+                // Beyond by round-off (a grain at rest on the range's end) is not an
+                // excursion.
+                if beyond(e) <= 1e-9 * (range.1 - range.0) {
+                    continue;
+                }
+                let known = totals
+                    .excursions
+                    .iter_mut()
+                    .find(|x| x.grain == i && x.mode == a && x.limit == limit);
+                match known {
+                    Some(x) if beyond(x.amplitude) >= beyond(e) => {}
+                    Some(x) => x.amplitude = e,
+                    None => totals.excursions.push(Excursion {
+                        grain: i,
+                        mode: a,
+                        limit,
+                        range,
+                        first_step: world.step + 1,
+                        first_time: world.time + parameters.dt,
+                        amplitude: e,
+                    }),
+                }
+            }
+        }
     }
 }
 
@@ -700,16 +733,17 @@ impl Simulation {
     /// sample's volume is the cell's or the walls' ([`crate::measure::volume`]), the grains'
     /// the sum over every process.
     pub fn measures(&self) -> crate::measure::Measures {
-        let sample = crate::measure::volume(self.cell.as_ref(), &self.walls).map(|volume| {
-            let mut solid = [(self.bodies[..self.owned].iter())
-                .map(|b| crate::measure::grain_volume(&self.shapes[b.shape], b))
-                .sum::<f64>()];
-            if let Some(p) = &self.processes {
-                p.sum(&mut solid);
-            }
-            (volume, solid[0])
-        });
-        crate::measure::measures(&self.sample_sums, sample)
+        let sample =
+            crate::measure::volume(self.world.cell.as_ref(), &self.world.walls).map(|volume| {
+                let mut solid = [(self.world.bodies[..self.partition.owned].iter())
+                    .map(|b| crate::measure::grain_volume(&self.world.shapes[b.shape], b))
+                    .sum::<f64>()];
+                if let Some(p) = &self.partition.processes {
+                    p.sum(&mut solid);
+                }
+                (volume, solid[0])
+            });
+        crate::measure::measures(&self.last.sample_sums, sample)
     }
 }
 

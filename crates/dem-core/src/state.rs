@@ -133,25 +133,25 @@ impl Simulation {
     /// What makes this run its experiment ([`Identity`]).
     pub fn identity(&self) -> Identity {
         Identity {
-            shapes: self.sources.clone(),
-            grains: self.shape_ids.clone(),
-            periodic: self.cell.as_ref().map(|c| c.periodic),
-            law: self.law.name().into(),
+            shapes: self.world.sources.clone(),
+            grains: self.partition.shape_ids.clone(),
+            periodic: self.world.cell.as_ref().map(|c| c.periodic),
+            law: self.parameters.law.name().into(),
         }
     }
 
     /// The mutable state, for a checkpoint.
     pub fn state(&self) -> State {
         State {
-            step: self.step,
-            time: self.time,
-            bodies: self.bodies.clone(),
-            walls: self.walls.clone(),
-            histories: (self.histories.iter())
+            step: self.world.step,
+            time: self.world.time,
+            bodies: self.world.bodies.clone(),
+            walls: self.world.walls.clone(),
+            histories: (self.world.histories.iter())
                 .map(|(k, h)| (*k, h.save()))
                 .collect(),
-            ledger: self.ledger,
-            cell: self.cell.clone(),
+            ledger: self.totals.ledger,
+            cell: self.world.cell.clone(),
         }
     }
 
@@ -159,15 +159,15 @@ impl Simulation {
     /// run, every process's grains and the histories of the pairs whose first grain it owns,
     /// gathered, and the ledger summed ([`Simulation::run_energies`]). Every process calls it.
     pub fn run_state(&self) -> Option<State> {
-        let Some(p) = &self.processes else {
+        let Some(p) = &self.partition.processes else {
             return Some(self.state());
         };
         let (_, ledger) = self.run_energies();
-        let owned = &self.ids[..self.owned];
+        let owned = &self.partition.ids[..self.partition.owned];
         let share = Share {
             ids: owned.to_vec(),
-            bodies: self.bodies[..self.owned].to_vec(),
-            histories: (self.histories.iter())
+            bodies: self.world.bodies[..self.partition.owned].to_vec(),
+            histories: (self.world.histories.iter())
                 .filter(|(k, _)| owned.binary_search(&k.a).is_ok())
                 .map(|(k, h)| (*k, h.save()))
                 .collect(),
@@ -183,13 +183,13 @@ impl Simulation {
         bodies.sort_unstable_by_key(|(i, _)| *i);
         histories.sort_by_key(|(k, _)| *k);
         Some(State {
-            step: self.step,
-            time: self.time,
+            step: self.world.step,
+            time: self.world.time,
             bodies: bodies.into_iter().map(|(_, b)| b).collect(),
-            walls: self.walls.clone(),
+            walls: self.world.walls.clone(),
             histories,
             ledger,
-            cell: self.cell.clone(),
+            cell: self.world.cell.clone(),
         })
     }
 
@@ -199,24 +199,26 @@ impl Simulation {
     /// does not fit the scene is refused with the first mismatch, and nothing is changed.
     pub fn restore(&mut self, mut state: State) -> Result<(), KeyError> {
         let refuse = |key: String, message: String| Err(KeyError::new(key, message));
-        if state.bodies.len() != self.bodies.len() || state.walls.len() != self.walls.len() {
+        if state.bodies.len() != self.world.bodies.len()
+            || state.walls.len() != self.world.walls.len()
+        {
             return refuse(
                 "state".into(),
                 format!(
                     "the checkpoint has {} grains and {} walls, the scene {} and {}",
                     state.bodies.len(),
                     state.walls.len(),
-                    self.bodies.len(),
-                    self.walls.len()
+                    self.world.bodies.len(),
+                    self.world.walls.len()
                 ),
             );
         }
-        for (saved, scene) in state.walls.iter_mut().zip(&self.walls) {
+        for (saved, scene) in state.walls.iter_mut().zip(&self.world.walls) {
             saved.geometry = scene.geometry.clone();
             saved.motion = scene.motion.clone();
             saved.servo = scene.servo.clone();
         }
-        for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.bodies).enumerate() {
+        for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.world.bodies).enumerate() {
             let key = |k: &str| format!("state.bodies[{i}]{k}");
             if saved.shape != scene.shape {
                 return refuse(key(".shape"), "another bundle than the scene's".into());
@@ -233,7 +235,7 @@ impl Simulation {
             }
             // The restored state is checked as a scene's is (issue #23: an edited checkpoint ran
             // as written); the caller checks the walls' steps at the step it runs with.
-            let placed = too_far(&saved.position.into(), &self.shapes[saved.shape])
+            let placed = too_far(&saved.position.into(), &self.world.shapes[saved.shape])
                 .or_else(|| behind_wall(saved, &state.walls));
             if let Some(message) = placed {
                 return refuse(key(".position"), message);
@@ -256,17 +258,19 @@ impl Simulation {
         if !state.histories.is_sorted_by_key(|(k, _)| *k) {
             return refuse("state.histories".into(), "not sorted by pair".into());
         }
-        let bodies = self.bodies.len() as u32;
-        let nodes =
-            |i: u32| (self.bodies.get(i as usize)).map_or(0, |b| self.shapes[b.shape].nodes.len());
+        let bodies = self.world.bodies.len() as u32;
+        let nodes = |i: u32| {
+            (self.world.bodies.get(i as usize))
+                .map_or(0, |b| self.world.shapes[b.shape].nodes.len())
+        };
         let mut histories = Histories::with_capacity(state.histories.len());
         for (key, saved) in state.histories {
             let partner_ok = match key.b {
                 Partner::Body(j) => key.a < j && j < bodies,
-                Partner::Wall(w) => (w as usize) < self.walls.len(),
+                Partner::Wall(w) => (w as usize) < self.world.walls.len(),
             };
             let history = if key.a < bodies && partner_ok {
-                self.law.load(&key, saved, &nodes)
+                self.parameters.law.load(&key, saved, &nodes)
             } else {
                 Err("its bodies or wall are not the scene's".into())
             };
@@ -282,13 +286,13 @@ impl Simulation {
         }
         // The cell: its state in the checkpoint (a deformed cell, its rate), with the scene's
         // periodic axes and loading.
-        if state.cell.is_some() != self.cell.is_some() {
+        if state.cell.is_some() != self.world.cell.is_some() {
             return refuse(
                 "state.cell".into(),
                 "the checkpoint and the scene differ in having a periodic cell".into(),
             );
         }
-        if let (Some(saved), Some(scene)) = (&mut state.cell, &self.cell) {
+        if let (Some(saved), Some(scene)) = (&mut state.cell, &self.world.cell) {
             saved.periodic = scene.periodic;
             saved.loading = scene.loading.clone();
             let m = &saved.measured;
@@ -318,13 +322,13 @@ impl Simulation {
                 format!("{} is not a finite number >= 0", state.time),
             );
         }
-        self.step = state.step;
-        self.time = state.time;
-        self.bodies = state.bodies;
-        self.walls = state.walls;
-        self.histories = histories;
-        self.ledger = state.ledger;
-        self.cell = state.cell;
+        self.world.step = state.step;
+        self.world.time = state.time;
+        self.world.bodies = state.bodies;
+        self.world.walls = state.walls;
+        self.world.histories = histories;
+        self.totals.ledger = state.ledger;
+        self.world.cell = state.cell;
         Ok(())
     }
 }

@@ -52,7 +52,7 @@ sizes = [[0.8, 1], [1.0, 1], [1.25, 1]]
             packed[0].attempts,
             packed[0].attempts as f64 / count as f64,
             packed[0].solid_fraction,
-            sim.contacts
+            sim.last.contacts
         );
     }
     println!(

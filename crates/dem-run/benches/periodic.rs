@@ -51,7 +51,7 @@ fn main() {
         let (mut sim, _) =
             dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path).unwrap();
         // The same random velocities for both (speed 0.3, one step moves 3e-4).
-        for (i, b) in sim.bodies.iter_mut().enumerate() {
+        for (i, b) in sim.world.bodies.iter_mut().enumerate() {
             let t = i as f64;
             b.velocity =
                 nalgebra::Vector3::new((1.3 * t).sin(), (2.1 * t).cos(), (0.7 * t).sin()) * 0.3;
@@ -78,9 +78,9 @@ fn main() {
                 "{threads} thread(s), {}: {:.2} us per grain-step, {} node contacts at the end; broad {:.2} s, narrow {:.2} s",
                 name.trim_end_matches(".toml"),
                 t * 1e6,
-                sim.contacts,
-                sim.timings.broad,
-                sim.timings.narrow
+                sim.last.contacts,
+                sim.totals.timings.broad,
+                sim.totals.timings.narrow
             );
         }
         println!(

@@ -120,7 +120,7 @@ normal = [0, -1, 0]
     let mut sim = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
     println!(
         "216 spheres of {nodes} nodes in a box, dt {:e}: settling {SETTLE} steps (untimed)",
-        sim.dt
+        sim.parameters.dt
     );
     for _ in 0..SETTLE {
         sim.step(false);
@@ -128,7 +128,7 @@ normal = [0, -1, 0]
     let start = sim.state();
     println!(
         "after settling: {} node contacts, kinetic energy {:.3e}",
-        sim.contacts,
+        sim.last.contacts,
         sim.energies().translational
     );
     let pools: Vec<rayon::ThreadPool> = [1, 2]
@@ -146,7 +146,7 @@ normal = [0, -1, 0]
     for _ in 0..REPEATS {
         for (p, pool) in pools.iter().enumerate() {
             sim.restore(start.clone()).unwrap();
-            let (t0, c0) = (sim.node_tests, sim.node_candidates);
+            let (t0, c0) = (sim.totals.node_tests, sim.totals.node_candidates);
             let t = Instant::now();
             pool.install(|| {
                 for _ in 0..TIMED {
@@ -154,7 +154,7 @@ normal = [0, -1, 0]
                 }
             });
             rates[p].push(TIMED as f64 / t.elapsed().as_secs_f64());
-            (tests, candidates) = (sim.node_tests - t0, sim.node_candidates - c0);
+            (tests, candidates) = (sim.totals.node_tests - t0, sim.totals.node_candidates - c0);
             ends.push(serde_json::to_string(&sim.state()).unwrap());
         }
     }
@@ -177,7 +177,7 @@ normal = [0, -1, 0]
     println!(
         "2-thread speed-up: {:.2} (goal >= 1.8); {} node contacts at the end; end states {}",
         rates[1][REPEATS / 2] / rates[0][REPEATS / 2],
-        sim.contacts,
+        sim.last.contacts,
         if ends.iter().all(|e| *e == ends[0]) {
             "bit-identical"
         } else {
@@ -241,7 +241,7 @@ fn deformable(dir: &Path, scene: &str) {
     let mut tests = vec![0; variants.len()];
     for _ in 0..REPEATS {
         for (v, sim) in sims.iter_mut().enumerate() {
-            let t0 = sim.node_tests;
+            let t0 = sim.totals.node_tests;
             let t = Instant::now();
             pool.install(|| {
                 for _ in 0..TIMED {
@@ -249,7 +249,7 @@ fn deformable(dir: &Path, scene: &str) {
                 }
             });
             rates[v].push(TIMED as f64 / t.elapsed().as_secs_f64());
-            tests[v] = sim.node_tests - t0;
+            tests[v] = sim.totals.node_tests - t0;
         }
     }
     println!("deformable spheres (dilation mode), 2 threads, after {SETTLE} settling steps each:");
@@ -259,6 +259,7 @@ fn deformable(dir: &Path, scene: &str) {
         let rate = rates[v][REPEATS / 2];
         medians.push(rate);
         let eps = sims[v]
+            .world
             .bodies
             .iter()
             .filter_map(|b| b.modes.as_ref())
@@ -270,7 +271,7 @@ fn deformable(dir: &Path, scene: &str) {
             rates[v][REPEATS - 1],
             1e9 / rate * TIMED as f64 / tests[v] as f64,
             tests[v] as f64 / TIMED as f64,
-            sims[v].contacts,
+            sims[v].last.contacts,
             medians[0] / rate,
         );
     }

@@ -59,7 +59,7 @@ fn main() {
         .unwrap();
     // The automatic step of this material (the same for both laws).
     let probe = simulation(dir.path(), "hertz-mindlin", "\"auto\"", 0.0);
-    let dt = probe.dt;
+    let dt = probe.parameters.dt;
     let mut sims = [
         (
             "hertz-mindlin",
@@ -70,7 +70,7 @@ fn main() {
             simulation(dir.path(), "hertz-jaeger", &dt.to_string(), dt),
         ),
     ];
-    let n = sims[0].1.bodies.len();
+    let n = sims[0].1.world.bodies.len();
     println!(
         "{n} spheres (FCC {CELLS}^3 cells, R = 1 mm, glass, mu 0.5, overlaps {:.1} % of R), dt {dt:.3e} s, 2 threads",
         200.0 * S
@@ -101,13 +101,13 @@ fn main() {
         "law", "steps/s", "us/step", "contacts", "history bytes/contact"
     );
     for (i, (name, sim)) in sims.iter().enumerate() {
-        let bytes: usize = sim.histories.iter().map(|(_, h)| h.bytes()).sum();
+        let bytes: usize = sim.world.histories.iter().map(|(_, h)| h.bytes()).sum();
         println!(
             "{name:<14} {:>9.0} {:>11.1} {:>13} {:>22.0}",
             steps / time[i].as_secs_f64(),
             time[i].as_secs_f64() * 1e6 / steps,
-            sim.histories.len(),
-            bytes as f64 / sim.histories.len() as f64
+            sim.world.histories.len(),
+            bytes as f64 / sim.world.histories.len() as f64
         );
     }
     println!(
@@ -164,7 +164,7 @@ fn main() {
 fn stresses(sim: &Simulation) -> [f64; 2] {
     // Walls in the scene's order: x-, x+, y-, y+, z-, z+ (points at the faces of the box).
     let gap = |w: usize, axis: usize| {
-        let (a, b) = (&sim.walls[w], &sim.walls[w + 1]);
+        let (a, b) = (&sim.world.walls[w], &sim.world.walls[w + 1]);
         let point = |w: &dem_core::wall::Wall| match &w.geometry {
             dem_core::wall::Geometry::Plane { point, .. } => point[axis] + w.displacement[axis],
             _ => unreachable!("plane walls"),
@@ -172,8 +172,9 @@ fn stresses(sim: &Simulation) -> [f64; 2] {
         point(b) - point(a)
     };
     let (lx, ly, lz) = (gap(0, 0), gap(2, 1), gap(4, 2));
-    let force =
-        |w: usize, axis: usize| 0.5 * (sim.walls[w + 1].force[axis] - sim.walls[w].force[axis]);
+    let force = |w: usize, axis: usize| {
+        0.5 * (sim.world.walls[w + 1].force[axis] - sim.world.walls[w].force[axis])
+    };
     [force(0, 0) / (ly * lz), force(2, 1) / (lx * lz)]
 }
 

@@ -15,6 +15,7 @@ use dem_core::body::{
 };
 use dem_core::cell::{Cell, CellSpec, check_cell};
 use dem_core::error::KeyError;
+use dem_core::law::Histories;
 use dem_core::modal::{InternalLaw, LevelSetUpdate, Modes, ModesSpec};
 use dem_core::sim::{Parameters, Simulation, World};
 use dem_core::timestep::check_wall_steps;
@@ -276,19 +277,29 @@ pub fn with_packings(
         bodies,
         walls,
         cell,
+        histories: Histories::new(),
         node_roles,
+        step: 0,
+        time: 0.0,
     };
     let parameters = Parameters {
         law,
         local_damping: scene.contact.local_damping,
         gravity: Vector3::from(scene.run.gravity),
+        dt: 0.0,
     };
     let mut sim = Simulation::new(world, parameters);
-    sim.dt = match scene.run.dt {
+    sim.parameters.dt = match scene.run.dt {
         TimeStep::Fixed(dt) => dt,
         TimeStep::Auto(_) => scene.run.safety * sim.critical_step(),
     };
-    check_wall_steps(&sim.shapes, &sim.walls, sim.cell.as_ref(), sim.dt).map_err(key_error)?;
+    check_wall_steps(
+        &sim.world.shapes,
+        &sim.world.walls,
+        sim.world.cell.as_ref(),
+        sim.parameters.dt,
+    )
+    .map_err(key_error)?;
     Ok((sim, packed))
 }
 

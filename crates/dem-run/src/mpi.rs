@@ -116,8 +116,8 @@ impl Mpi {
         rebalance: u64,
     ) {
         let size = world.size() as usize;
-        let centres: Vec<Vector3<f64>> = sim.bodies.iter().map(|b| b.position).collect();
-        let (frame, box_frame) = match &sim.cell {
+        let centres: Vec<Vector3<f64>> = sim.world.bodies.iter().map(|b| b.position).collect();
+        let (frame, box_frame) = match &sim.world.cell {
             Some(cell) => (Frame::of_cell(cell), None),
             None => {
                 let f = Frame::of_box(&centres);
@@ -140,17 +140,17 @@ impl Mpi {
             },
             "the grid's process order is the Cartesian topology's"
         );
-        let nodes = (sim.bodies.iter())
-            .map(|b| sim.shapes[b.shape].nodes.len())
+        let nodes = (sim.world.bodies.iter())
+            .map(|b| sim.world.shapes[b.shape].nodes.len())
             .collect();
         let mut mpi = Mpi {
             comm,
             rank,
             grid,
             frame: box_frame,
-            templates: sim.bodies.clone(),
+            templates: sim.world.bodies.clone(),
             nodes,
-            law: sim.law.clone(),
+            law: sim.parameters.law.clone(),
             rebalance,
             traffic: Traffic::default(),
         };
@@ -159,43 +159,44 @@ impl Mpi {
         let mine: Vec<bool> = s.iter().map(|x| mpi.grid.owner(x) == rank).collect();
         // The grains' reach at this state (a restored checkpoint's deformable grains may reach
         // farther than the scene's).
-        sim.largest_reach = (dem_core::sim::views(&sim.bodies, &sim.shapes).iter())
-            .map(|v| v.reach)
-            .fold(0.0, f64::max);
-        let bodies = std::mem::take(&mut sim.bodies);
+        sim.last.largest_reach = (dem_core::sim::views(&sim.world.bodies, &sim.world.shapes)
+            .iter())
+        .map(|v| v.reach)
+        .fold(0.0, f64::max);
+        let bodies = std::mem::take(&mut sim.world.bodies);
         let (ids, bodies): (Vec<u32>, Vec<Body>) = (0..bodies.len() as u32)
             .zip(bodies)
             .filter(|(i, _)| mine[*i as usize])
             .unzip();
-        sim.owned = ids.len();
-        sim.ids = ids;
-        sim.bodies = bodies;
-        sim.histories.retain(|(k, _)| touches(k, &mine));
+        sim.partition.owned = ids.len();
+        sim.partition.ids = ids;
+        sim.world.bodies = bodies;
+        sim.world.histories.retain(|(k, _)| touches(k, &mine));
         // The whole scene's evaluation, which every process made: its node records and
         // excursions of the grains this process owns; its sums over pairs, and the ledger's
         // initial energy, in the first process only (the run's are the processes' sums).
-        sim.records.retain(|r| mine[r.body as usize]);
-        sim.excursions.retain(|x| mine[x.grain]);
+        sim.last.records.retain(|r| mine[r.body as usize]);
+        sim.totals.excursions.retain(|x| mine[x.grain]);
         if rank != 0 {
-            let l = &mut sim.ledger;
+            let l = &mut sim.totals.ledger;
             (l.initial, l.initial_gravity) = (0.0, 0.0);
             (l.work, l.local, l.viscous, l.modal, l.friction) = (0.0, 0.0, 0.0, 0.0, 0.0);
-            (sim.contacts, sim.contact_energy) = (0, 0.0);
-            (sim.node_tests, sim.node_candidates) = (0, 0);
+            (sim.last.contacts, sim.last.contact_energy) = (0, 0.0);
+            (sim.totals.node_tests, sim.totals.node_candidates) = (0, 0);
         }
-        let reach = dem_core::sim::GHOST_MARGIN * sim.largest_reach;
+        let reach = dem_core::sim::GHOST_MARGIN * sim.last.largest_reach;
         let holding = Holding {
-            bodies: &mut sim.bodies,
-            ids: &mut sim.ids,
-            owned: &mut sim.owned,
-            histories: &mut sim.histories,
+            bodies: &mut sim.world.bodies,
+            ids: &mut sim.partition.ids,
+            owned: &mut sim.partition.owned,
+            histories: &mut sim.world.histories,
             remapped: &mut Vec::new(),
-            excursions: &mut sim.excursions,
+            excursions: &mut sim.totals.excursions,
             loads: &mut Vec::new(),
         };
-        mpi.ghosts(holding, sim.cell.as_ref(), reach);
-        sim.ghost_reach = reach;
-        sim.processes = Some(Box::new(mpi));
+        mpi.ghosts(holding, sim.world.cell.as_ref(), reach);
+        sim.partition.ghost_reach = reach;
+        sim.partition.processes = Some(Box::new(mpi));
     }
 
     fn frame(&self, cell: Option<&Cell>) -> Frame {

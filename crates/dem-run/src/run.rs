@@ -274,7 +274,7 @@ pub(crate) fn run_in_pool(
         };
         let mut dir = RunDir::take(out, scene_path, how)?;
         if own {
-            dir.rewind(sim.step)?;
+            dir.rewind(sim.world.step)?;
         }
         files.dir = Some(dir);
     }
@@ -294,7 +294,7 @@ pub(crate) fn run_in_pool(
     }
     if first
         && restart.is_none()
-        && dem_core::measure::volume(sim.cell.as_ref(), &sim.walls).is_none()
+        && dem_core::measure::volume(sim.world.cell.as_ref(), &sim.world.walls).is_none()
     {
         eprintln!(
             "dem-run: no cell periodic on its three axes, and the walls enclose no box (three pairs of facing planes) or cylinder (a cylinder and two planes across it): history.csv has no sample volume, stress or solid fraction"
@@ -308,7 +308,7 @@ pub(crate) fn run_in_pool(
             let pvd_path = out.join(name);
             if pvd_path.is_file() {
                 *series = read_pvd(&pvd_path).map_err(|e| file_error(&pvd_path, e))?;
-                series.retain(|e| e.time <= sim.time);
+                series.retain(|e| e.time <= sim.world.time);
                 write_pvd(&pvd_path, series).map_err(|e| file_error(&pvd_path, e))?;
             }
         }
@@ -316,7 +316,7 @@ pub(crate) fn run_in_pool(
     let keep = restart.as_ref().and_then(|r| r.history_bytes);
     let mut history = History::open(&mut files, &sim, &followed, keep, first)?;
     let mut end = End {
-        first_step: sim.step,
+        first_step: sim.world.step,
         started: Instant::now(),
         threads,
         last_checkpoint: None,
@@ -328,7 +328,7 @@ pub(crate) fn run_in_pool(
     if let Some((_, split)) = decompose {
         split(&mut sim);
     }
-    sim.timings = Timings::default();
+    sim.totals.timings = Timings::default();
     let stamp = Stamp { origin, settings };
     let ran = run_steps(
         &mut sim,
@@ -343,7 +343,7 @@ pub(crate) fn run_in_pool(
         &mut pvd,
         &mut end,
     );
-    if matches!(ran, Err(RunError::File { .. })) && sim.processes.is_some() {
+    if matches!(ran, Err(RunError::File { .. })) && sim.partition.processes.is_some() {
         // A file error is one process's: it stops the decomposed run (crate::mpi) without a
         // summary, whose sums would wait for the other processes.
         return ran.map(|_| unreachable!("an error"));
@@ -417,7 +417,7 @@ fn restore(
                 ));
             }
         }
-        None if sim.is_first() => eprintln!(
+        None if sim.partition.is_first() => eprintln!(
             "dem-run: warning: {} is a checkpoint of schema 2, without the identity of its experiment: only its grain count, shapes' order and walls are checked against the scene",
             path.display()
         ),
@@ -427,17 +427,22 @@ fn restore(
     // automatic one stays the checkpoint's, computed for the run's start.
     let fixed = matches!(scene.run.dt, TimeStep::Fixed(_));
     if !fixed {
-        sim.dt = c.dt;
+        sim.parameters.dt = c.dt;
     }
-    let new_dt = sim.dt != c.dt;
+    let new_dt = sim.parameters.dt != c.dt;
     sim.restore(c.state)
         .map_err(|e| file_error(path, e.to_string()))?;
-    dem_core::timestep::check_wall_steps(&sim.shapes, &sim.walls, sim.cell.as_ref(), sim.dt)
-        .map_err(|e| file_error(path, e.to_string()))?;
+    dem_core::timestep::check_wall_steps(
+        &sim.world.shapes,
+        &sim.world.walls,
+        sim.world.cell.as_ref(),
+        sim.parameters.dt,
+    )
+    .map_err(|e| file_error(path, e.to_string()))?;
     // A checkpoint of this run directory continues its files; one of another run directory
     // (an earlier stage, a copy) starts them afresh.
     let own = crate::rundir::is_own(out, path)?;
-    if let (Some(then), Some(now), true) = (&c.settings, settings, sim.is_first()) {
+    if let (Some(then), Some(now), true) = (&c.settings, settings, sim.partition.is_first()) {
         let changes = crate::checkpoint::changes(then, now);
         eprintln!(
             "dem-run: restart: {}",
@@ -447,17 +452,17 @@ fn restore(
             }
         );
     }
-    if sim.is_first() {
+    if sim.partition.is_first() {
         eprintln!(
             "dem-run: restart from {} at step {} (t = {:e}){}: the grains, walls, amplitudes, contact histories and energy ledger are the checkpoint's; dt = {:e} is {}; the contact law's coefficients, motions, servo targets, outputs and end are the scene's",
             path.display(),
-            sim.step,
-            sim.time,
+            sim.world.step,
+            sim.world.time,
             match own {
                 true => ", continuing this directory's run",
                 false => ", into a run directory of its own",
             },
-            sim.dt,
+            sim.parameters.dt,
             match (fixed, new_dt) {
                 (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
                 (true, false) => "the scene's, as in the checkpoint".to_string(),
@@ -472,7 +477,7 @@ fn restore(
         // checkpoint, it counts from there.
         origin: match (own, scene.run.stage) {
             (true, _) => c.origin,
-            (false, true) => (sim.step, sim.time),
+            (false, true) => (sim.world.step, sim.world.time),
             (false, false) => (0, 0.0),
         },
         new_dt,
@@ -498,12 +503,12 @@ fn last_step(
         // A stage, or a run at a new step, ends at its duration from its origin (the 1e-9
         // absorbs the round-off of the time summed so far).
         None if origin.0 > 0 || restart.is_some_and(|r| r.new_dt) => {
-            sim.step as f64
-                + ((origin.1 + duration - sim.time) / sim.dt - 1e-9)
+            sim.world.step as f64
+                + ((origin.1 + duration - sim.world.time) / sim.parameters.dt - 1e-9)
                     .ceil()
                     .max(0.0)
         }
-        None => (duration / sim.dt).ceil(),
+        None => (duration / sim.parameters.dt).ceil(),
     };
     let refuse = |message: String| {
         Err(RunError::Scene(SceneError::Key {
@@ -515,17 +520,17 @@ fn last_step(
     if steps > MAX_STEPS {
         return refuse(format!(
             "{steps:.3e} steps of dt = {:e}: at most {MAX_STEPS:e} (months of computing even at a million steps per second; is dt or the duration in the wrong unit?)",
-            sim.dt
+            sim.parameters.dt
         ));
     }
-    if restart.is_some() && steps <= sim.step as f64 {
+    if restart.is_some() && steps <= sim.world.step as f64 {
         let counted = match origin.0 {
             0 => "from step 0".to_string(),
             s => format!("from step {s}, where its stage began"),
         };
         return refuse(format!(
             "the checkpoint is at step {} (t = {:e}) and the scene's run, counted {counted}, ends at step {steps}: nothing is left to run (to run further, raise {key}; to start a next stage from it, set run.stage = true and give the stage its own --out)",
-            sim.step, sim.time
+            sim.world.step, sim.world.time
         ));
     }
     Ok(steps as u64)
@@ -594,13 +599,13 @@ impl End {
     fn summary(&self, sim: &Simulation, history: &History, status: Status) -> Summary {
         let wall = self.started.elapsed().as_secs_f64();
         let (energies, ledger) = sim.run_energies();
-        let processes = sim.processes.as_ref().map(|p| {
+        let processes = sim.partition.processes.as_ref().map(|p| {
             let t = p.traffic();
             let mut x = [t.migrants, t.migrant_bytes, t.ghosts, t.ghost_bytes].map(|v| v as f64);
             p.sum(&mut x);
             let [migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
             let mut owned = vec![0.0; p.size()];
-            owned[p.rank()] = sim.owned as f64;
+            owned[p.rank()] = sim.partition.owned as f64;
             p.sum(&mut owned);
             dem_core::domain::Decomposition {
                 grid: p.grid(),
@@ -616,16 +621,16 @@ impl End {
         });
         Summary {
             status,
-            steps: sim.step,
-            time: sim.time,
+            steps: sim.world.step,
+            time: sim.world.time,
             history_last_step: history.last_step,
-            dt: sim.dt,
-            grains: sum_count(sim, sim.owned),
+            dt: sim.parameters.dt,
+            grains: sum_count(sim, sim.partition.owned),
             threads: self.threads,
             wall_seconds: wall,
-            steps_per_second: (sim.step - self.first_step) as f64 / wall.max(1e-12),
-            timings: sim.timings,
-            node_contacts: sum_count(sim, sim.contacts),
+            steps_per_second: (sim.world.step - self.first_step) as f64 / wall.max(1e-12),
+            timings: sim.totals.timings,
+            node_contacts: sum_count(sim, sim.last.contacts),
             energy_total: energies.total(),
             energy_residual: ledger.residual(&energies),
             ledger_error: self.ledger_error(),
@@ -678,14 +683,14 @@ fn run_steps(
     if let Some(e) = level_set_fault(sim) {
         return Err(e);
     }
-    let bar = progress(options.progress && sim.is_first(), total, sim.step);
+    let bar = progress(options.progress && sim.partition.is_first(), total, sim.world.step);
     let say = |line: String| match &bar {
         Some(b) => b.println(line),
         None => eprintln!("{line}"),
     };
     let mut status = Status::Finished;
-    while sim.step < total {
-        let next = sim.step + 1;
+    while sim.world.step < total {
+        let next = sim.world.step + 1;
         let record = every(o.vtk_every, next);
         sim.step(record);
         if let Some(e) = level_set_fault(sim) {
@@ -693,9 +698,9 @@ fn run_steps(
             return Err(e);
         }
         // No row: a wall that met its facing wall leaves no sample volume to write.
-        let servo = sim.servo_fault.take();
+        let servo = sim.last.servo_fault.take();
         if sim.anywhere(servo.is_some()) {
-            let (step, time) = (sim.step, sim.time);
+            let (step, time) = (sim.world.step, sim.world.time);
             return Err(match servo {
                 Some(fault) => RunError::Servo { step, time, fault },
                 // The process that owns the grain says which.
@@ -708,38 +713,40 @@ fn run_steps(
                 },
             });
         }
-        if sim.largest_reach > sim.ghost_reach && sim.processes.is_some() {
+        if sim.last.largest_reach > sim.partition.ghost_reach && sim.partition.processes.is_some() {
             return Err(RunError::Elsewhere {
-                step: sim.step,
-                time: sim.time,
+                step: sim.world.step,
+                time: sim.world.time,
                 message: format!(
                     "a grain's reach grew to {:e}, beyond the {:e} the step's ghosts were sent for (a deformable grain's amplitude jumped)",
-                    sim.largest_reach, sim.ghost_reach
+                    sim.last.largest_reach, sim.partition.ghost_reach
                 ),
             });
         }
         // A deforming cell narrows; a deformable grain's reach grows with its amplitudes.
-        let largest = dem_core::body::largest_radius(&sim.shapes).max(sim.largest_reach);
-        if let Some(Err(e)) = (sim.cell.as_ref()).map(|c| dem_core::cell::check_cell(c, largest)) {
+        let largest = dem_core::body::largest_radius(&sim.world.shapes).max(sim.last.largest_reach);
+        if let Some(Err(e)) =
+            (sim.world.cell.as_ref()).map(|c| dem_core::cell::check_cell(c, largest))
+        {
             history.row(sim)?;
             return Err(RunError::Cell {
-                step: sim.step,
-                time: sim.time,
+                step: sim.world.step,
+                time: sim.world.time,
                 message: e.message,
             });
         }
         if sim.anywhere(!sim.is_finite()) {
             return Err(RunError::Diverged {
-                step: sim.step,
-                time: sim.time,
+                step: sim.world.step,
+                time: sim.world.time,
             });
         }
         let (energies, ledger) = sim.run_energies();
         if ledger.runaway(&energies) {
             history.row(sim)?;
             return Err(RunError::EnergyGrowth {
-                step: sim.step,
-                time: sim.time,
+                step: sim.world.step,
+                time: sim.world.time,
                 residual: ledger.residual(&energies),
                 supplied: ledger.supplied(&energies),
             });
@@ -750,31 +757,36 @@ fn run_steps(
         *residual = residual.max(ledger.residual(&energies).abs());
         *supplied = supplied.max(ledger.supplied(&energies));
         // Those that began this step (a decomposed run's processes each report their grains').
-        for x in sim.excursions.iter().filter(|x| x.first_step == sim.step) {
+        for x in sim
+            .totals
+            .excursions
+            .iter()
+            .filter(|x| x.first_step == sim.world.step)
+        {
             say(format!("dem-run: warning: {x}"));
         }
-        if every(o.history_every, sim.step) || sim.step == total {
+        if every(o.history_every, sim.world.step) || sim.world.step == total {
             history.row(sim)?;
         }
         if record {
             write_vtk(files, sim, pvd)?;
         }
-        if every(o.checkpoint_every, sim.step) {
+        if every(o.checkpoint_every, sim.world.step) {
             end.last_checkpoint = Some(checkpoint(files, sim, stamp, history)?);
         }
         if let Some(b) = &bar {
-            b.set_position(sim.step);
+            b.set_position(sim.world.step);
         }
-        if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.step)))
-            .and_then(|s| s.reached(sim.step, &sim.measures()))
+        if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.world.step)))
+            .and_then(|s| s.reached(sim.world.step, &sim.measures()))
         {
             // The measures are the same numbers in every process: all stop here.
             say(format!(
                 "dem-run: stop conditions met at step {}: {met}",
-                sim.step
+                sim.world.step
             ));
             status = Status::Stopped;
-            end.stopped = Some(format!("step {}: {met}", sim.step));
+            end.stopped = Some(format!("step {}: {met}", sim.world.step));
         } else if sim.anywhere(stop.load(Ordering::Relaxed)) {
             status = Status::Interrupted;
         } else {
@@ -782,7 +794,7 @@ fn run_steps(
         }
         // The state the conditions describe, for a next stage to restart from; or where the
         // interruption came.
-        if !every(o.history_every, sim.step) && sim.step != total {
+        if !every(o.history_every, sim.world.step) && sim.world.step != total {
             history.row(sim)?;
         }
         end.last_checkpoint = Some(checkpoint(files, sim, stamp, history)?);
@@ -798,20 +810,20 @@ fn run_steps(
 /// The last evaluation's level-set fault, if any process had one: this process's own, or word
 /// that another process stopped (every process stops alike).
 fn level_set_fault(sim: &mut Simulation) -> Option<RunError> {
-    let fault = sim.fault.take();
+    let fault = sim.last.fault.take();
     if !sim.anywhere(fault.is_some()) {
         return None;
     }
     Some(match fault {
         Some((grain, fault)) => RunError::LevelSet {
-            step: sim.step,
-            time: sim.time,
+            step: sim.world.step,
+            time: sim.world.time,
             grain,
             fault,
         },
         None => RunError::Elsewhere {
-            step: sim.step,
-            time: sim.time,
+            step: sim.world.step,
+            time: sim.world.time,
             message: "another process met a grain's level set it could not evaluate (its message says which)".into(),
         },
     })
@@ -820,7 +832,7 @@ fn level_set_fault(sim: &mut Simulation) -> Option<RunError> {
 /// A count over every process.
 fn sum_count(sim: &Simulation, mine: usize) -> usize {
     let mut x = [mine as f64];
-    if let Some(p) = &sim.processes {
+    if let Some(p) = &sim.partition.processes {
         p.sum(&mut x);
     }
     x[0] as usize
@@ -828,10 +840,10 @@ fn sum_count(sim: &Simulation, mine: usize) -> usize {
 
 /// Every process's excursions, in the order they happened (by step, grain and mode).
 fn all_excursions(sim: &Simulation) -> Vec<Excursion> {
-    let Some(p) = &sim.processes else {
-        return sim.excursions.clone();
+    let Some(p) = &sim.partition.processes else {
+        return sim.totals.excursions.clone();
     };
-    let mine = serde_json::to_vec(&sim.excursions).expect("excursions serialize");
+    let mine = serde_json::to_vec(&sim.totals.excursions).expect("excursions serialize");
     let mut all: Vec<Excursion> = (p.all_bytes(mine).iter())
         .flat_map(|b| serde_json::from_slice::<Vec<Excursion>>(b).expect("excursions read back"))
         .collect();
@@ -857,18 +869,18 @@ fn progress(show: bool, total: u64, at: u64) -> Option<indicatif::ProgressBar> {
 /// [`MODAL_COLUMNS_DEFAULT`] whose modes are on.
 fn modal_grains(scene: &Scene, sim: &Simulation) -> Result<Vec<usize>, KeyError> {
     match &scene.output.modal_grains {
-        None => Ok((0..sim.bodies.len())
-            .filter(|&i| sim.bodies[i].modes.is_some())
+        None => Ok((0..sim.world.bodies.len())
+            .filter(|&i| sim.world.bodies[i].modes.is_some())
             .take(MODAL_COLUMNS_DEFAULT)
             .collect()),
         Some(list) => {
             for (k, &i) in list.iter().enumerate() {
-                if i >= sim.bodies.len() || sim.bodies[i].modes.is_none() {
+                if i >= sim.world.bodies.len() || sim.world.bodies[i].modes.is_none() {
                     return Err(KeyError::new(
                         format!("output.modal_grains[{k}]"),
                         format!(
                             "grain {i} is not a grain whose modes are on (the scene has {} grains)",
-                            sim.bodies.len()
+                            sim.world.bodies.len()
                         ),
                     ));
                 }
@@ -944,12 +956,12 @@ impl History {
             path: path.to_path_buf(),
             file: file.map(std::io::BufWriter::new),
             header,
-            prescribed: (sim.ids.iter().zip(&sim.bodies))
+            prescribed: (sim.partition.ids.iter().zip(&sim.world.bodies))
                 .filter(|(_, b)| matches!(b.drive, Drive::Prescribed { .. }))
                 .map(|(&i, _)| i)
                 .collect(),
             followed: followed.to_vec(),
-            sample: dem_core::measure::volume(sim.cell.as_ref(), &sim.walls).is_some(),
+            sample: dem_core::measure::volume(sim.world.cell.as_ref(), &sim.world.walls).is_some(),
         })
     }
 
@@ -959,10 +971,10 @@ impl History {
         let (e, l) = sim.run_energies();
         // This process's grains' columns (zeros for the others'), its contacts and momentum:
         // summed over the processes.
-        let owned = &sim.ids[..sim.owned];
-        let of = |id: usize| (owned.binary_search(&(id as u32)).ok()).map(|i| &sim.bodies[i]);
+        let owned = &sim.partition.ids[..sim.partition.owned];
+        let of = |id: usize| (owned.binary_search(&(id as u32)).ok()).map(|i| &sim.world.bodies[i]);
         let p = sim.momentum();
-        let mut shares = vec![sim.contacts as f64, p.x, p.y, p.z];
+        let mut shares = vec![sim.last.contacts as f64, p.x, p.y, p.z];
         for &j in &self.prescribed {
             match of(j as usize) {
                 Some(b) => {
@@ -977,7 +989,7 @@ impl History {
             }
         }
         for &j in &self.followed {
-            let count = sim.shapes[sim.shape_of(j)]
+            let count = sim.world.shapes[sim.shape_of(j)]
                 .modal
                 .as_ref()
                 .map_or(0, |m| m.mass.nrows());
@@ -990,12 +1002,12 @@ impl History {
                 None => shares.extend(std::iter::repeat_n(0.0, 4 * count)),
             }
         }
-        if let Some(processes) = &sim.processes {
+        if let Some(processes) = &sim.partition.processes {
             processes.sum(&mut shares);
         }
         let contacts = shares[0] as usize;
         let mut values = vec![
-            sim.time,
+            sim.world.time,
             e.translational,
             e.rotational,
             e.gravity,
@@ -1011,7 +1023,7 @@ impl History {
             l.residual(&e),
         ];
         values.extend(&shares[..4]);
-        for w in &sim.walls {
+        for w in &sim.world.walls {
             let (u, f) = (w.displacement, w.force);
             values.extend([u.x, u.y, u.z, f.x, f.y, f.z]);
         }
@@ -1053,8 +1065,8 @@ impl History {
         }
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
             return Err(RunError::NonFinite {
-                step: sim.step,
-                time: sim.time,
+                step: sim.world.step,
+                time: sim.world.time,
                 column: (self.header.trim_end().split(','))
                     .nth(i + 1)
                     .unwrap_or("?")
@@ -1064,7 +1076,7 @@ impl History {
         let Some(file) = &mut self.file else {
             return Ok(());
         };
-        let mut r = sim.step.to_string();
+        let mut r = sim.world.step.to_string();
         for (i, v) in values.iter().enumerate() {
             // The contact count (column 15) is an integer.
             if i == 14 {
@@ -1076,7 +1088,7 @@ impl History {
         r.push('\n');
         file.write_all(r.as_bytes())
             .map_err(|e| file_error(&self.path, e))?;
-        self.last_step = Some(sim.step);
+        self.last_step = Some(sim.world.step);
         Ok(())
     }
 
@@ -1102,22 +1114,25 @@ fn header(sim: &Simulation, followed: &[usize]) -> String {
             .map(|c| format!(",{prefix}_{c}"))
             .concat()
     };
-    for i in 0..sim.walls.len() {
+    for i in 0..sim.world.walls.len() {
         h += &columns(format!("wall{i}"));
     }
-    for (j, b) in sim.bodies.iter().enumerate() {
+    for (j, b) in sim.world.bodies.iter().enumerate() {
         if !b.is_free() {
             h += &columns(format!("grain{j}"));
         }
     }
     for &j in followed {
-        let count = sim.bodies[j].modes.as_ref().map_or(0, |m| m.eps.len());
+        let count = sim.world.bodies[j]
+            .modes
+            .as_ref()
+            .map_or(0, |m| m.eps.len());
         for a in 0..count {
             h += &format!(",grain{j}_eps{a},grain{j}_rate{a},grain{j}_feps{a},grain{j}_fint{a}");
         }
     }
     h += ",coordination,mechanical_coordination,rattlers,unbalanced,fabric_xx,fabric_yy,fabric_zz,fabric_xy,fabric_yz,fabric_zx";
-    if dem_core::measure::volume(sim.cell.as_ref(), &sim.walls).is_some() {
+    if dem_core::measure::volume(sim.world.cell.as_ref(), &sim.world.walls).is_some() {
         h += ",volume,stress_xx,stress_yy,stress_zz,stress_xy,stress_yz,stress_zx,pressure,deviator,solid_fraction";
     }
     h.push('\n');
@@ -1150,14 +1165,14 @@ fn checkpoint(
     stamp: &Stamp,
     history: &mut History,
 ) -> Result<PathBuf, RunError> {
-    let rel = format!("checkpoint/step_{:010}.json", sim.step);
+    let rel = format!("checkpoint/step_{:010}.json", sim.world.step);
     let Some(state) = sim.run_state() else {
         return Ok(files.root.join(rel));
     };
     let c = Checkpoint {
         schema: CHECKPOINT_SCHEMA,
         history_bytes: history.flush()?,
-        dt: sim.dt,
+        dt: sim.parameters.dt,
         origin: stamp.origin,
         identity: Some(sim.identity()),
         settings: stamp.settings.clone(),
@@ -1190,7 +1205,7 @@ fn add_to_series(
     let path = files.claim(&format!("vtk/{file}"))?;
     write(&path).map_err(|e| file_error(&path, e))?;
     series.push(PvdEntry {
-        time: sim.time,
+        time: sim.world.time,
         file: PathBuf::from("vtk").join(file),
     });
     let pvd_path = files.claim(pvd)?;
@@ -1200,7 +1215,7 @@ fn add_to_series(
 /// The nodes, and the cell if there is one ([`Series`]).
 fn write_vtk(files: &mut Files, sim: &Simulation, pvd: &mut Series) -> Result<(), RunError> {
     write_nodes(files, sim, &mut pvd.nodes)?;
-    let (Some(cell), true) = (&sim.cell, sim.is_first()) else {
+    let (Some(cell), true) = (&sim.world.cell, sim.partition.is_first()) else {
         return Ok(());
     };
     // The eight corners and the twelve edges between corners that differ in one bit.
@@ -1216,7 +1231,7 @@ fn write_vtk(files: &mut Files, sim: &Simulation, pvd: &mut Series) -> Result<()
     add_to_series(
         files,
         sim,
-        format!("cell_{:010}.vtp", sim.step),
+        format!("cell_{:010}.vtp", sim.world.step),
         |path| write_lines(path, &points, &edges),
         &mut pvd.cell,
         "cell.pvd",
@@ -1231,12 +1246,12 @@ fn write_nodes(
     sim: &Simulation,
     pvd: &mut Vec<PvdEntry>,
 ) -> Result<(), RunError> {
-    let owned = &sim.bodies[..sim.owned];
+    let owned = &sim.world.bodies[..sim.partition.owned];
     let mut modes = (owned.iter())
         .map(|b| b.modes.as_ref().map_or(0, |m| m.eps.len()))
         .max()
         .unwrap_or(0);
-    if let Some(p) = &sim.processes {
+    if let Some(p) = &sim.partition.processes {
         // Every piece carries the same arrays.
         modes = p.max(modes as f64) as usize;
     }
@@ -1245,9 +1260,9 @@ fn write_nodes(
     let mut displacement = Vec::new();
     let mut amplitudes: Vec<Vec<f64>> = vec![Vec::new(); modes];
     let mut start = Vec::with_capacity(owned.len());
-    for (b, &id) in owned.iter().zip(&sim.ids) {
+    for (b, &id) in owned.iter().zip(&sim.partition.ids) {
         start.push(grain_index.len());
-        let shape = &sim.shapes[b.shape];
+        let shape = &sim.world.shapes[b.shape];
         let view = View::new(b, shape);
         for (k, x0) in shape.nodes.iter().enumerate() {
             points.extend(view.node_global(k).iter());
@@ -1265,8 +1280,8 @@ fn write_nodes(
         }
     }
     let mut force = vec![0.0; points.len()];
-    for r in &sim.records {
-        let i = sim.ids[..sim.owned]
+    for r in &sim.last.records {
+        let i = sim.partition.ids[..sim.partition.owned]
             .binary_search(&r.body)
             .expect("node records are of owned grains");
         let k = 3 * (start[i] + r.node as usize);
@@ -1286,17 +1301,17 @@ fn write_nodes(
             .zip(&amplitudes)
             .map(|(n, v)| PointData::Scalars(n, v)),
     );
-    let Some(p) = &sim.processes else {
+    let Some(p) = &sim.partition.processes else {
         return add_to_series(
             files,
             sim,
-            format!("nodes_{:010}.vtp", sim.step),
+            format!("nodes_{:010}.vtp", sim.world.step),
             |path| write_vtp(path, &points, &data),
             pvd,
             "run.pvd",
         );
     };
-    let piece = |r: usize| PathBuf::from(format!("nodes_{:010}_{r}.vtp", sim.step));
+    let piece = |r: usize| PathBuf::from(format!("nodes_{:010}_{r}.vtp", sim.world.step));
     // The first process lists every piece before any is written, and lists them in the .pvtp
     // after all are.
     for r in 0..p.size() {
@@ -1313,7 +1328,7 @@ fn write_nodes(
     add_to_series(
         files,
         sim,
-        format!("nodes_{:010}.pvtp", sim.step),
+        format!("nodes_{:010}.pvtp", sim.world.step),
         |path| write_pvtp(path, &pieces, &data),
         pvd,
         "run.pvd",

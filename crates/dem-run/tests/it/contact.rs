@@ -31,22 +31,25 @@ position = [1.05, 0, 0]
 velocity = [-0.5, 0, 0]
 "#,
     );
-    let m = sim.shapes[0].mass;
+    let m = sim.world.shapes[0].mass;
     let mut touched = false;
     for _ in 0..20_000 {
         sim.step(false);
-        touched |= sim.contacts > 0;
-        if touched && sim.contacts == 0 {
+        touched |= sim.last.contacts > 0;
+        if touched && sim.last.contacts == 0 {
             break;
         }
     }
-    assert!(touched && sim.contacts == 0, "the spheres did not separate");
+    assert!(
+        touched && sim.last.contacts == 0,
+        "the spheres did not separate"
+    );
     let p = sim.momentum();
     assert!(p.norm() < 1e-12 * m, "momentum {p}");
-    let relative = sim.bodies[1].velocity - sim.bodies[0].velocity;
+    let relative = sim.world.bodies[1].velocity - sim.world.bodies[0].velocity;
     // Before: v_2 - v_1 = -1; e = -(v_2 - v_1)_after / (v_2 - v_1)_before.
     let e = relative.x;
-    println!("restitution {e:.6}, after {} steps", sim.step);
+    println!("restitution {e:.6}, after {} steps", sim.world.step);
     assert!((e - 1.0).abs() < 1e-3, "restitution {e}");
     assert!(relative.y.abs() + relative.z.abs() < 1e-9, "{relative}");
 }
@@ -84,14 +87,17 @@ normal = [0, 0, 1]
                 z = r - h
             ),
         );
-        let f = -sim.walls[0].force.z;
+        let f = -sim.world.walls[0].force.z;
         let error = f / exact - 1.0;
         println!(
             "{} nodes: F = {f:.4}, kn pi R h^2 = {exact:.4}, error {:+.3} %",
-            sim.shapes[0].nodes.len(),
+            sim.world.shapes[0].nodes.len(),
             100.0 * error
         );
-        assert!(sim.walls[0].force.x.abs() < 1e-9 * f && sim.walls[0].force.y.abs() < 1e-9 * f);
+        assert!(
+            sim.world.walls[0].force.x.abs() < 1e-9 * f
+                && sim.world.walls[0].force.y.abs() < 1e-9 * f
+        );
         errors.push(error.abs());
     }
     assert!(errors[2] < errors[0], "no convergence: {errors:?}");
@@ -136,20 +142,20 @@ orientation = [{}, {}, {}, {}]
         )
     };
     let reference = simulation(dir.path(), &scene(nalgebra::UnitQuaternion::identity()));
-    let f0 = reference.bodies[0].force;
-    assert!(f0.norm() > 0.0 && reference.contacts > 0);
+    let f0 = reference.world.bodies[0].force;
+    assert!(f0.norm() > 0.0 && reference.last.contacts > 0);
     for k in 0..20 {
         let t = k as f64;
         let axis = nalgebra::Unit::new_normalize(Vector3::new(t.sin(), (1.3 * t).cos(), 0.4));
         let q = nalgebra::UnitQuaternion::from_axis_angle(&axis, 0.37 * t + 0.1);
         let sim = simulation(dir.path(), &scene(q));
-        let f = sim.bodies[0].force;
+        let f = sim.world.bodies[0].force;
         assert!(
             (f - q * f0).norm() < 1e-9 * f0.norm(),
             "rotation {k}: {f} against {}",
             q * f0
         );
-        assert_eq!(sim.contacts, reference.contacts);
+        assert_eq!(sim.last.contacts, reference.last.contacts);
     }
 }
 
@@ -208,7 +214,7 @@ fn exchanging_the_node_roles_changes_the_force_within_discretization_error() {
                 own[0], own[1]
             ),
         );
-        -sim.bodies[0].force.x
+        -sim.world.bodies[0].force.x
     };
     let force = |big: &str, small: &str, roles: &str| force_with(big, small, roles, ["", ""]);
     let big_gives = force("big_fine", "small_coarse", "finer");
@@ -272,12 +278,12 @@ fn normal_damping_lowers_the_restitution() {
         let mut touched = false;
         for _ in 0..20_000 {
             sim.step(false);
-            touched |= sim.contacts > 0;
-            if touched && sim.contacts == 0 {
+            touched |= sim.last.contacts > 0;
+            if touched && sim.last.contacts == 0 {
                 break;
             }
         }
-        sim.bodies[1].velocity.x - sim.bodies[0].velocity.x
+        sim.world.bodies[1].velocity.x - sim.world.bodies[0].velocity.x
     };
     let (e0, e1, e2) = (restitution(0.0), restitution(2.0), restitution(8.0));
     println!("restitution: {e0:.4} undamped, {e1:.4} and {e2:.4} damped");
@@ -332,16 +338,16 @@ fn a_symmetric_plate_pushes_a_sphere_straight_down() {
     let mut worst: f64 = 0.0;
     for _ in 0..300 {
         sim.step(false);
-        let f = sim.bodies[0].force;
+        let f = sim.world.bodies[0].force;
         worst = worst.max(f.x.hypot(f.y) / f.z.abs().max(f64::MIN_POSITIVE));
     }
-    let ball = &sim.bodies[0];
+    let ball = &sim.world.bodies[0];
     println!(
         "one cell's tilt {tilt:.2e}; lateral / normal force at most {worst:.1e}; the sphere at {:?}, {} node contacts",
-        ball.position, sim.contacts
+        ball.position, sim.last.contacts
     );
     assert!(tilt > 1e-2, "{tilt}");
-    assert!(sim.contacts > 5, "{}", sim.contacts);
+    assert!(sim.last.contacts > 5, "{}", sim.last.contacts);
     assert!(worst < 1e-10, "{worst}");
     assert!(ball.position.x.abs() < 1e-15 && ball.position.y.abs() < 1e-15);
 }

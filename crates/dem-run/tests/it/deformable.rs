@@ -60,14 +60,14 @@ fn free_vibration_follows_the_closed_form_over_ten_periods() {
         let mut worst: f64 = 0.0;
         for _ in 0..steps {
             sim.step(false);
-            let eps = sim.bodies[0].modes.as_ref().unwrap().eps[0];
-            worst = worst.max((eps - exact(sim.time)).abs() / eps0);
+            let eps = sim.world.bodies[0].modes.as_ref().unwrap().eps[0];
+            worst = worst.max((eps - exact(sim.world.time)).abs() / eps0);
         }
         println!("zeta {zeta}: largest error over 10 periods {worst:.2e} of eps0");
         assert!(worst < 1e-4, "zeta {zeta}: {worst}");
         // A spinning, drifting grain: no load reaches the dilation mode, which vibrates as if
         // at rest (above), and the centre does not move.
-        assert_eq!(sim.bodies[0].position, Vector3::zeros());
+        assert_eq!(sim.world.bodies[0].position, Vector3::zeros());
     }
 }
 
@@ -110,19 +110,19 @@ fn generalized_forces_are_minus_the_derivatives_of_the_contact_energy() {
     for update in ["semi-lagrangian", "precomputed", "rigid"] {
         let sim = pressed_pair(dir.path(), update, eps);
         assert!(
-            sim.contacts > 20,
+            sim.last.contacts > 20,
             "{update}: {} node contacts",
-            sim.contacts
+            sim.last.contacts
         );
         let h = 1e-6;
         for g in 0..2 {
             let energy = |d: f64| {
                 let mut e = eps;
                 e[g] += d;
-                pressed_pair(dir.path(), update, e).contact_energy
+                pressed_pair(dir.path(), update, e).last.contact_energy
             };
             let fd = -(energy(h) - energy(-h)) / (2.0 * h);
-            let f = sim.bodies[g].modes.as_ref().unwrap().contact[0];
+            let f = sim.world.bodies[g].modes.as_ref().unwrap().contact[0];
             println!("{update}, grain {g}: F_eps {f:.9e}, -dE/deps {fd:.9e}");
             assert!(
                 (f - fd).abs() <= 1e-6 * fd.abs(),
@@ -201,7 +201,7 @@ fn semi_lagrangian_precomputed_and_recomputed_level_sets_agree_near_the_surface(
     let blended = grain("blend", "precomputed");
     let remapped = grain("blend", "semi-lagrangian");
     fn view(s: &Simulation) -> dem_core::view::View<'_> {
-        dem_core::view::View::new(&s.bodies[0], &s.shapes[0])
+        dem_core::view::View::new(&s.world.bodies[0], &s.world.shapes[0])
     }
     let (pre, sl) = (view(&blended), view(&remapped));
     let (mut worst_pre, mut worst_sl, mut worst_raw, mut checked): (f64, f64, f64, usize) =
@@ -302,14 +302,14 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
         .filter(|(_, p)| p.abs() < 2.0 * h)
         .map(|(f, p)| (f - p).abs())
         .fold(0.0, f64::max);
-    let shape = &sim.shapes[0];
+    let shape = &sim.world.shapes[0];
     let modal = shape.modal.as_ref().unwrap();
     let amplitudes = [eps];
     let config = dem_core::path::Configuration::new(&modal.paths, &amplitudes);
     let fold = config.bounds().fold;
     let w2 = 0.16;
     let interpolation = 2.0 * h * h / 4.0 + 2.0 * facets + eps * h * h / 8.0 * (2.0 / w2 + 1.0);
-    let view = dem_core::view::View::new(&sim.bodies[0], shape);
+    let view = dem_core::view::View::new(&sim.world.bodies[0], shape);
     let grid = &shape.levelset;
     let u = |n| config.grid_displacement(n);
     let (mut worst_exact, mut worst_first, mut checked) = (0.0f64, 0.0f64, 0);
@@ -371,8 +371,8 @@ fn past_the_fold_bound_a_semi_lagrangian_query_is_refused() {
                  modes = {{ active = false }}\nnodes = \"give\"\n"
             ),
         );
-        match (&sim.fault, eps) {
-            (None, 0.15) => assert!(sim.contacts > 0, "no contact at eps {eps}"),
+        match (&sim.last.fault, eps) {
+            (None, 0.15) => assert!(sim.last.contacts > 0, "no contact at eps {eps}"),
             (Some((grain, fault)), 0.4) => {
                 assert_eq!(*grain, 0);
                 assert!(
@@ -429,10 +429,10 @@ fn an_undamped_collision_of_deformable_grains_keeps_its_energy() {
             for _ in 0..steps {
                 sim.step(false);
                 let e = sim.energies();
-                largest = largest.max(sim.ledger.residual(&e).abs());
+                largest = largest.max(sim.totals.ledger.residual(&e).abs());
                 modal_peak = modal_peak.max(e.modal_elastic + e.modal_kinetic);
             }
-            let apart = sim.contacts == 0;
+            let apart = sim.last.contacts == 0;
             println!(
                 "{update}, dt {dt:e}: largest residual {:.2e} of the energy, modal energy peak {:.2e} of it, apart {apart}",
                 largest / e0,
@@ -504,7 +504,7 @@ fn a_path_through_a_linear_mode_moves_like_it_and_reports_leaving_its_range() {
         for _ in 0..1200 {
             linear.step(false);
             along_path.step(false);
-            for (p, q) in linear.bodies.iter().zip(&along_path.bodies) {
+            for (p, q) in linear.world.bodies.iter().zip(&along_path.world.bodies) {
                 let (e, f) = (
                     &p.modes.as_ref().unwrap().eps,
                     &q.modes.as_ref().unwrap().eps,
@@ -517,17 +517,18 @@ fn a_path_through_a_linear_mode_moves_like_it_and_reports_leaving_its_range() {
         }
         println!(
             "{update}: largest gap {gap:.1e}, lowest amplitude {lowest:.2e}, excursions {:?}",
-            along_path.excursions
+            along_path.totals.excursions
         );
         assert!(gap < 1e-12, "{update}: {gap}");
         assert!(lowest < -0.005, "{update}: {lowest}");
         assert!(
             linear
+                .totals
                 .excursions
                 .iter()
                 .all(|x| x.limit != dem_core::modal::Limit::Path)
         );
-        let x: Vec<_> = (along_path.excursions.iter())
+        let x: Vec<_> = (along_path.totals.excursions.iter())
             .filter(|x| x.limit == dem_core::modal::Limit::Path)
             .collect();
         assert_eq!(x.len(), 2, "{update}: one per grain");
@@ -583,7 +584,7 @@ fn unloaded_modes_leave_the_rigid_trajectories_unchanged() {
         reference.step(false);
         for sim in &mut runs {
             sim.step(false);
-            for (a, b) in sim.bodies.iter().zip(&reference.bodies) {
+            for (a, b) in sim.world.bodies.iter().zip(&reference.world.bodies) {
                 worst = worst
                     .max((a.position - b.position).norm())
                     .max((a.velocity - b.velocity).norm() * 1e-2);
@@ -592,7 +593,7 @@ fn unloaded_modes_leave_the_rigid_trajectories_unchanged() {
         }
     }
     println!("largest departure from the rigid run: {worst:.1e}");
-    assert!(reference.contacts > 0);
+    assert!(reference.last.contacts > 0);
     assert!(worst < 1e-12, "{worst}");
 }
 
@@ -624,13 +625,14 @@ fn a_wall_loads_the_modes_by_the_contact_energy_derivative() {
     };
     let (eps, h) = (0.013, 1e-6);
     let sim = pressed(eps);
-    let fd = -(pressed(eps + h).contact_energy - pressed(eps - h).contact_energy) / (2.0 * h);
-    let f = sim.bodies[0].modes.as_ref().unwrap().contact[0];
+    let fd =
+        -(pressed(eps + h).last.contact_energy - pressed(eps - h).last.contact_energy) / (2.0 * h);
+    let f = sim.world.bodies[0].modes.as_ref().unwrap().contact[0];
     println!(
         "wall: F_eps {f:.9e}, -dE/deps {fd:.9e}, {} nodes",
-        sim.contacts
+        sim.last.contacts
     );
-    assert!(sim.contacts > 10);
+    assert!(sim.last.contacts > 10);
     assert!((f - fd).abs() <= 1e-6 * fd.abs(), "{f} vs {fd}");
     // The wall pushes the sphere's surface in: a negative (compressive) generalized force.
     assert!(f < 0.0);
@@ -662,10 +664,10 @@ fn a_grain_in_rigid_motion_keeps_zero_amplitudes() {
     for _ in 0..2000 {
         sim.step(false);
     }
-    let m = sim.bodies[0].modes.as_ref().unwrap();
+    let m = sim.world.bodies[0].modes.as_ref().unwrap();
     assert_eq!((m.eps[0], m.rate[0]), (0.0, 0.0));
-    let v = sim.bodies[0].velocity;
-    assert!((v.z - (3.0 - 9.81 * sim.time)).abs() < 1e-9, "{v}");
+    let v = sim.world.bodies[0].velocity;
+    assert!((v.z - (3.0 - 9.81 * sim.world.time)).abs() < 1e-9, "{v}");
 }
 
 /// The three internal-force laws agree where they describe the same force: `K eps` (linear), a
@@ -740,8 +742,8 @@ fn table_and_polynomial_laws_match_the_linear_law_and_keep_their_energy() {
         let e0 = sim.energies().total();
         for _ in 0..3000 {
             sim.step(false);
-            path.push(sim.bodies[0].modes.as_ref().unwrap().eps[0]);
-            worst = worst.max(sim.ledger.residual(&sim.energies()).abs() / e0);
+            path.push(sim.world.bodies[0].modes.as_ref().unwrap().eps[0]);
+            worst = worst.max(sim.totals.ledger.residual(&sim.energies()).abs() / e0);
         }
         (path, worst, sim)
     };
@@ -762,7 +764,7 @@ fn table_and_polynomial_laws_match_the_linear_law_and_keep_their_energy() {
     println!("stiffening table: peak |eps| {peak:.4}, largest energy residual {worst:.1e}");
     assert!(peak > 0.01, "the run should leave the table ({peak})");
     assert!(worst < 1e-4, "{worst}");
-    let x = &sim.excursions;
+    let x = &sim.totals.excursions;
     assert_eq!(x.len(), 1);
     assert_eq!(x[0].grain, 0);
     assert_eq!(x[0].limit, dem_core::modal::Limit::Table);
@@ -780,13 +782,13 @@ fn table_and_polynomial_laws_match_the_linear_law_and_keep_their_energy() {
     let mut worst: f64 = 0.0;
     for _ in 0..3000 {
         sim.step(false);
-        worst = worst.max(sim.ledger.residual(&sim.energies()).abs() / e0);
+        worst = worst.max(sim.totals.ledger.residual(&sim.energies()).abs() / e0);
     }
     println!(
         "tangent damping: dissipated {:.3} of the energy, largest residual {worst:.1e}",
-        sim.ledger.modal / e0
+        sim.totals.ledger.modal / e0
     );
-    assert!(sim.ledger.modal > 0.5 * e0);
+    assert!(sim.totals.ledger.modal > 0.5 * e0);
     assert!(worst < 1e-3, "{worst}");
 }
 
@@ -813,20 +815,21 @@ fn the_automatic_step_follows_a_stiff_damped_mode() {
         "[run]\ndt = \"auto\"\nsafety = 0.3\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 100\n\
          [[grains]]\nbundle = \"ball.grain\"\nposition = [0, 0, 0]\n",
     );
-    let r2 = sim.shapes[0]
+    let r2 = sim.world.shapes[0]
         .nodes
         .iter()
         .map(|x| x.norm_squared())
         .fold(0.0, f64::max);
     // The patch: k_n per node on a cap of area 2 pi r (0.01 r), r the bounding radius 0.6.
-    let patch = (sim.shapes[0].node_density * 2.0 * std::f64::consts::PI * 0.6 * 0.006).max(1.0);
+    let patch =
+        (sim.world.shapes[0].node_density * 2.0 * std::f64::consts::PI * 0.6 * 0.006).max(1.0);
     let omega = (k / m + 100.0 * patch * r2 / m).sqrt();
     let zeta = c / m / (2.0 * omega);
     let expected = 0.3 * ((1.0 + zeta * zeta).sqrt() - zeta) / omega;
     assert!(
-        (sim.dt / expected - 1.0).abs() < 1e-9,
+        (sim.parameters.dt / expected - 1.0).abs() < 1e-9,
         "{} vs {expected}",
-        sim.dt
+        sim.parameters.dt
     );
 }
 
@@ -884,15 +887,15 @@ fn the_baked_bending_mode_is_loaded_by_the_contact_energy_derivative() {
     let (eps, h) = (0.03, 1e-6);
     for update in ["semi-lagrangian", "precomputed"] {
         let sim = pressed(update, eps);
-        let fd = -(pressed(update, eps + h).contact_energy
-            - pressed(update, eps - h).contact_energy)
+        let fd = -(pressed(update, eps + h).last.contact_energy
+            - pressed(update, eps - h).last.contact_energy)
             / (2.0 * h);
-        let f = sim.bodies[0].modes.as_ref().unwrap().contact[0];
+        let f = sim.world.bodies[0].modes.as_ref().unwrap().contact[0];
         println!(
             "{update}: F_eps {f:.9e}, -dE/deps {fd:.9e}, {} nodes",
-            sim.contacts
+            sim.last.contacts
         );
-        assert!(sim.contacts > 10, "{update}");
+        assert!(sim.last.contacts > 10, "{update}");
         assert!((f - fd).abs() <= 1e-6 * fd.abs(), "{update}: {f} vs {fd}");
         // Pressed down at mid-span, where Phi = (0, 0, -1): a positive generalized force.
         assert!(f > 0.0, "{update}: {f}");
@@ -955,13 +958,13 @@ fn two_coupled_modes_vibrate_and_take_their_energy_derivatives() {
     let mut worst: f64 = 0.0;
     for _ in 0..20_000 {
         sim.step(false);
-        let e = &sim.bodies[0].modes.as_ref().unwrap().eps;
-        let want = exact(sim.time);
+        let e = &sim.world.bodies[0].modes.as_ref().unwrap().eps;
+        let want = exact(sim.world.time);
         worst = worst.max((e[0] - want[0]).abs().max((e[1] - want[1]).abs()) / 0.01);
     }
     println!(
         "two modes over {:.1} time units: largest error {worst:.1e} of eps0",
-        sim.time
+        sim.world.time
     );
     assert!(worst < 1e-4, "{worst}");
     // Generalized forces of a pressed pair, every mode of both grains.
@@ -983,16 +986,16 @@ fn two_coupled_modes_vibrate_and_take_their_energy_derivatives() {
     let h = 1e-6;
     for update in ["semi-lagrangian", "precomputed"] {
         let sim = pair(update, eps);
-        assert!(sim.contacts > 20);
+        assert!(sim.last.contacts > 20);
         for g in 0..2 {
             for a in 0..2 {
                 let energy = |d: f64| {
                     let mut e = eps;
                     e[g][a] += d;
-                    pair(update, e).contact_energy
+                    pair(update, e).last.contact_energy
                 };
                 let fd = -(energy(h) - energy(-h)) / (2.0 * h);
-                let f = sim.bodies[g].modes.as_ref().unwrap().contact[a];
+                let f = sim.world.bodies[g].modes.as_ref().unwrap().contact[a];
                 assert!(
                     (f - fd).abs() <= 1e-6 * fd.abs(),
                     "{update}, grain {g}, mode {a}: {f} vs {fd}"

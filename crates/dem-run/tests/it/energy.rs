@@ -58,7 +58,7 @@ fn drift(steps: u64) -> (f64, f64) {
     for _ in 0..steps {
         sim.step(false);
         worst = worst.max((sim.energies().total() - e0).abs());
-        touches += (sim.contacts > 0) as usize;
+        touches += (sim.last.contacts > 0) as usize;
     }
     assert!(touches > steps as usize / 4, "too few contacts: {touches}");
     ((sim.energies().total() - e0) / e0, worst / e0)

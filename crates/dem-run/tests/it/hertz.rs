@@ -46,23 +46,23 @@ fn hertz_impact_lasts_johnsons_time_and_rebounds_elastically() {
     let dir = tempfile::tempdir().unwrap();
     common::sphere(dir.path(), "ball", 1.0, 0.2, 200);
     let mut sim = head_on(dir.path(), &format!("{MATERIAL}friction = 0.3\n"));
-    let m1 = sim.shapes[0].mass;
+    let m1 = sim.world.shapes[0].mass;
     let (m, r, e_star, v) = (0.5 * m1, 0.5, 1e6 / 0.75, 1.0);
     let exact = 2.868 * (m * m / (r * e_star * e_star * v)).powf(0.2);
     let (mut start, mut end) = (None, None);
     for _ in 0..200_000 {
         sim.step(false);
-        if sim.contacts > 0 && start.is_none() {
-            start = Some(sim.time);
+        if sim.last.contacts > 0 && start.is_none() {
+            start = Some(sim.world.time);
         }
-        if start.is_some() && sim.contacts == 0 {
-            end = Some(sim.time);
+        if start.is_some() && sim.last.contacts == 0 {
+            end = Some(sim.world.time);
             break;
         }
     }
     let duration = end.unwrap() - start.unwrap();
     let p = sim.momentum();
-    let e = sim.bodies[1].velocity.x - sim.bodies[0].velocity.x;
+    let e = sim.world.bodies[1].velocity.x - sim.world.bodies[0].velocity.x;
     println!(
         "contact {duration:.5} against Hertz {exact:.5} ({:+.3} %), restitution {e:.6}",
         100.0 * (duration / exact - 1.0)
@@ -71,7 +71,10 @@ fn hertz_impact_lasts_johnsons_time_and_rebounds_elastically() {
     assert!((duration / exact - 1.0).abs() < 2e-3);
     assert!((e - 1.0).abs() < 1e-3);
     assert!(p.norm() < 1e-12 * m1);
-    assert!(sim.bodies[0].spin().norm() < 1e-12, "no torque head on");
+    assert!(
+        sim.world.bodies[0].spin().norm() < 1e-12,
+        "no torque head on"
+    );
 }
 
 /// A sphere (R = 1) pressed into a plane of the same material by delta, then slid sideways by u
@@ -94,9 +97,9 @@ fn a_sphere_slid_on_a_plane_follows_mindlin() {
     let mut worst: f64 = 0.0;
     for _ in 0..2000 {
         sim.step(false);
-        let f = sim.bodies[0].force;
-        if sim.time > 1.0 + 1e-9 {
-            let u = (sim.time - 1.0) * 1.5 * u_star;
+        let f = sim.world.bodies[0].force;
+        if sim.world.time > 1.0 + 1e-9 {
+            let u = (sim.world.time - 1.0) * 1.5 * u_star;
             let t = if u < u_star {
                 mu * n * (1.0 - (1.0 - u / u_star).powf(1.5))
             } else {
@@ -110,7 +113,7 @@ fn a_sphere_slid_on_a_plane_follows_mindlin() {
     println!("largest tangential error {worst:.2e} mu N");
     assert!(worst < 1e-9);
     // The wall carries the opposite force.
-    assert!((sim.walls[0].force + sim.bodies[0].force).norm() < 1e-12 * n);
+    assert!((sim.world.walls[0].force + sim.world.bodies[0].force).norm() < 1e-12 * n);
 }
 
 const MINDLIN: &str = "law = \"hertz-mindlin\"\nshear_modulus = 1e6\npoisson_ratio = 0.25\n";
@@ -136,9 +139,9 @@ fn hertz_mindlin_slides_on_its_spring_up_to_coulomb() {
     let mut worst: f64 = 0.0;
     for _ in 0..2000 {
         sim.step(false);
-        let f = sim.bodies[0].force;
-        if sim.time > 1.0 + 1e-9 {
-            let u = (sim.time - 1.0) * 2.0 * u_slip;
+        let f = sim.world.bodies[0].force;
+        if sim.world.time > 1.0 + 1e-9 {
+            let u = (sim.world.time - 1.0) * 2.0 * u_slip;
             let t = (k_t * u).min(mu * n);
             assert!((f.z / n - 1.0).abs() < 1e-9, "normal {} against {n}", f.z);
             worst = worst.max((-f.x - t).abs() / (mu * n));
@@ -163,18 +166,18 @@ fn hertz_mindlin_damping_matches_its_equation_and_the_ledger() {
         dir.path(),
         &format!("{MINDLIN}friction = 0.3\nrestitution = {e}\n"),
     );
-    let m = 0.5 * sim.shapes[0].mass;
+    let m = 0.5 * sim.world.shapes[0].mass;
     let e0 = sim.energies().total();
     let mut touched = false;
     for _ in 0..200_000 {
         sim.step(false);
-        touched |= sim.contacts > 0;
-        if touched && sim.contacts == 0 {
+        touched |= sim.last.contacts > 0;
+        if touched && sim.last.contacts == 0 {
             break;
         }
     }
     // The impact speed is 1: the rebound speed is the restitution.
-    let dem = sim.bodies[1].velocity.x - sim.bodies[0].velocity.x;
+    let dem = sim.world.bodies[1].velocity.x - sim.world.bodies[0].velocity.x;
     // The reference: the same model's equation, integrated here.
     let k = 4.0 / 3.0 * (1e6 / 0.75) * 0.5f64.sqrt();
     let l = e.ln();
@@ -203,7 +206,7 @@ fn hertz_mindlin_damping_matches_its_equation_and_the_ledger() {
         }
     }
     let reference = -v;
-    let residual = sim.ledger.residual(&sim.energies()) / e0;
+    let residual = sim.totals.ledger.residual(&sim.energies()) / e0;
     println!(
         "restitution: DEM {dem:.5}, the model's equation {reference:.5} (e = {e}); ledger residual {residual:.1e}"
     );

@@ -58,14 +58,14 @@ spacing = [2, 2, 2]
 fn the_stress_of_a_walled_box_at_rest_is_its_wall_forces_over_their_areas() {
     let dir = tempfile::tempdir().unwrap();
     let mut sim = squeezed_lattice(dir.path(), [0.015, 0.02, 0.03]);
-    while sim.time < 3.0 {
+    while sim.world.time < 3.0 {
         sim.step(false);
     }
     let m = sim.measures();
     let sample = m.sample.as_ref().expect("six walls enclose a box");
     // The box from the walls' positions: x walls are 0 and 1, y 2 and 3, z 4 and 5.
     let side = |axis: usize| {
-        let (lo, hi) = (&sim.walls[2 * axis], &sim.walls[2 * axis + 1]);
+        let (lo, hi) = (&sim.world.walls[2 * axis], &sim.world.walls[2 * axis + 1]);
         (6.0 + hi.displacement[axis] - lo.displacement[axis]).abs()
     };
     let (lx, ly, lz) = (side(0), side(1), side(2));
@@ -74,7 +74,8 @@ fn the_stress_of_a_walled_box_at_rest_is_its_wall_forces_over_their_areas() {
     // negative), from the forces the grains exert on the walls.
     let area = [ly * lz, lx * lz, lx * ly];
     let walls_stress = |axis: usize| {
-        let f = (sim.walls[2 * axis].force[axis] - sim.walls[2 * axis + 1].force[axis]) / 2.0;
+        let f = (sim.world.walls[2 * axis].force[axis] - sim.world.walls[2 * axis + 1].force[axis])
+            / 2.0;
         f / area[axis]
     };
     // Love-Weber equals the walls' stress for grains in equilibrium with contact points on the
@@ -82,20 +83,21 @@ fn the_stress_of_a_walled_box_at_rest_is_its_wall_forces_over_their_areas() {
     // (sum |X_p| |F_p| / V about the box's centre) and the penetration of the nodes beyond the
     // planes (deepest penetration times the walls' summed force over V).
     let residual: f64 = sim
+        .world
         .bodies
         .iter()
         .map(|b| b.position.norm() * b.force.norm())
         .sum::<f64>()
         / sample.volume;
-    let penetration = (sim.bodies.iter())
+    let penetration = (sim.world.bodies.iter())
         .flat_map(|b| {
-            let nodes = &sim.shapes[b.shape].nodes;
+            let nodes = &sim.world.shapes[b.shape].nodes;
             nodes.iter().map(|x0| b.to_global(x0))
         })
-        .flat_map(|x| sim.walls.iter().map(move |w| -w.distance(&x).0))
+        .flat_map(|x| sim.world.walls.iter().map(move |w| -w.distance(&x).0))
         .fold(0.0, f64::max);
     let deepest =
-        sim.walls.iter().map(|w| w.force.norm()).sum::<f64>() * penetration / sample.volume;
+        sim.world.walls.iter().map(|w| w.force.norm()).sum::<f64>() * penetration / sample.volume;
     for axis in 0..3 {
         let (lw, reference) = (sample.stress[(axis, axis)], walls_stress(axis));
         println!(
@@ -124,13 +126,13 @@ fn the_stress_of_a_walled_box_at_rest_is_its_wall_forces_over_their_areas() {
 fn a_cubic_lattice_has_coordination_four_and_an_isotropic_fabric() {
     let dir = tempfile::tempdir().unwrap();
     let mut sim = squeezed_lattice(dir.path(), [0.02, 0.02, 0.02]);
-    while sim.time < 2.0 {
+    while sim.world.time < 2.0 {
         sim.step(false);
     }
     let m = sim.measures();
     // 3 x 3 x 3 simple cubic: 3 x (2 x 3 x 3) = 54 contacts among 27 grains, Z = 4; every grain
     // has at least three, so no rattler and Z_m = Z.
-    assert_eq!(sim.sample_sums.grain_contacts, 54);
+    assert_eq!(sim.last.sample_sums.grain_contacts, 54);
     assert_eq!(m.coordination, 4.0);
     assert_eq!(m.rattlers, 0);
     assert_eq!(m.mechanical_coordination, 4.0);
@@ -143,7 +145,7 @@ fn a_cubic_lattice_has_coordination_four_and_an_isotropic_fabric() {
     }
     // The solid fraction: 27 grains of the baked ball's volume in the box.
     let sample = m.sample.unwrap();
-    let expected = 27.0 * sim.shapes[0].volume / sample.volume;
+    let expected = 27.0 * sim.world.shapes[0].volume / sample.volume;
     assert!((sample.solid_fraction - expected).abs() < 1e-12);
 }
 
@@ -178,8 +180,8 @@ modes = {{ amplitudes = [{eps}] }}
 "#
         ),
     );
-    let v0 = sim.shapes[0].volume;
-    let v = grain_volume(&sim.shapes[0], &sim.bodies[0]);
+    let v0 = sim.world.shapes[0].volume;
+    let v = grain_volume(&sim.world.shapes[0], &sim.world.bodies[0]);
     // u = eps x: det(I + grad u) = (1 + eps)^3 everywhere. The change is integrated over the
     // grid's cells weighted by their inside part, which matches the shape's volume to the
     // level set's resolution: within 1 % of the change.

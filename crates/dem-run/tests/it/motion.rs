@@ -18,8 +18,8 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
          [[grains]]\nbundle = \"brick.grain\"\nposition = [0, 0, 0]\nangular_velocity = [0.01, 5, 0.02]\n",
     );
     let momentum = |sim: &dem_core::sim::Simulation| {
-        let b = &sim.bodies[0];
-        let i = sim.shapes[0].moments;
+        let b = &sim.world.bodies[0];
+        let i = sim.world.shapes[0].moments;
         b.orientation.transform_vector(&Vector3::new(
             i[0] * b.angular_velocity[0],
             i[1] * b.angular_velocity[1],
@@ -31,7 +31,7 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
     let mut worst: f64 = 0.0;
     for _ in 0..20_000 {
         sim.step(false);
-        flipped |= sim.bodies[0].angular_velocity[1] < 0.0;
+        flipped |= sim.world.bodies[0].angular_velocity[1] < 0.0;
         worst = worst.max((sim.energies().rotational / e0 - 1.0).abs());
     }
     let l = momentum(&sim);
@@ -42,7 +42,7 @@ fn a_free_asymmetric_top_keeps_its_angular_momentum_and_energy() {
     assert!(flipped, "the intermediate axis should be unstable");
     assert!((l - l0).norm() < 1e-12 * l0.norm());
     assert!(worst < 1e-4);
-    assert_eq!(sim.bodies[0].position, Vector3::zeros());
+    assert_eq!(sim.world.bodies[0].position, Vector3::zeros());
 }
 
 /// `dt = "auto"`: safety x sqrt(m_eff / k), m_eff half the smaller of the mass and I / r^2 at
@@ -60,15 +60,15 @@ fn the_automatic_step_follows_the_lightest_grain_and_the_stiffness() {
     );
     let m = std::f64::consts::PI / 6.0;
     let m_eff = 0.5 * (0.4 * m * 0.25 / 0.36);
-    let nodes_on_cap = sim.shapes[0].node_density * 2.0 * std::f64::consts::PI * 0.6 * 0.006;
+    let nodes_on_cap = sim.world.shapes[0].node_density * 2.0 * std::f64::consts::PI * 0.6 * 0.006;
     assert!(nodes_on_cap > 1.0, "{nodes_on_cap}");
     let expected = 0.3 * (m_eff / (100.0 * nodes_on_cap)).sqrt();
     assert!(
-        (sim.dt / expected - 1.0).abs() < 1e-12,
+        (sim.parameters.dt / expected - 1.0).abs() < 1e-12,
         "{} vs {expected}",
-        sim.dt
+        sim.parameters.dt
     );
-    assert_eq!(sim.shapes.len(), 1);
+    assert_eq!(sim.world.shapes.len(), 1);
 }
 
 /// Cundall's local damping with fraction alpha on a grain falling freely: the force m g is
@@ -85,8 +85,11 @@ fn local_damping_scales_a_free_fall_by_one_minus_alpha() {
     for _ in 0..1000 {
         sim.step(false);
     }
-    let v = sim.bodies[0].velocity.z;
-    assert!((v - (-1.0 - 10.0 * 0.7 * sim.time)).abs() < 1e-12, "{v}");
+    let v = sim.world.bodies[0].velocity.z;
+    assert!(
+        (v - (-1.0 - 10.0 * 0.7 * sim.world.time)).abs() < 1e-12,
+        "{v}"
+    );
 }
 
 /// `hold = ["rotation"]`: a tilted brick dropped corner first on a frictionless plane. Held, it
@@ -109,13 +112,13 @@ fn a_grain_whose_rotation_is_held_bounces_without_turning() {
     };
     let mut held = common::simulation(dir.path(), &scene("\"rotation\""));
     let mut free = common::simulation(dir.path(), &scene(""));
-    let q0 = held.bodies[0].orientation;
+    let q0 = held.world.bodies[0].orientation;
     let worst = side_by_side(&mut held, &mut free, 30_000);
-    let b = &held.bodies[0];
+    let b = &held.world.bodies[0];
     println!(
         "held: v = {:?}, ledger residual {worst:.1e}; free: |omega| = {:.3}",
         b.velocity,
-        free.bodies[0].angular_velocity.norm()
+        free.world.bodies[0].angular_velocity.norm()
     );
     assert!(b.position.z > 1.0, "it should have bounced back up");
     assert_eq!(b.orientation, q0);
@@ -123,7 +126,7 @@ fn a_grain_whose_rotation_is_held_bounces_without_turning() {
     assert!((b.velocity.z - 1.0).abs() < 1e-3, "{:?}", b.velocity);
     assert!(b.velocity.xy().norm() < 1e-12);
     assert!(worst < 1e-3);
-    assert!(free.bodies[0].angular_velocity.norm() > 0.1);
+    assert!(free.world.bodies[0].angular_velocity.norm() > 0.1);
 }
 
 /// `hold = ["x"]`: a ball dropped on a frictionless plane tilted about y. Free, the plane's
@@ -144,7 +147,7 @@ fn a_grain_held_in_x_does_not_slide_down_a_tilted_plane() {
     let mut held = common::simulation(dir.path(), &scene("\"x\""));
     let mut free = common::simulation(dir.path(), &scene(""));
     let worst = side_by_side(&mut held, &mut free, 30_000);
-    let (h, f) = (&held.bodies[0], &free.bodies[0]);
+    let (h, f) = (&held.world.bodies[0], &free.world.bodies[0]);
     println!(
         "held: x {}, v {:?}; free: x {}; ledger {worst:.1e}",
         h.position.x, h.velocity, f.position.x
@@ -172,7 +175,7 @@ fn side_by_side(
     for _ in 0..steps {
         held.step(false);
         free.step(false);
-        worst = worst.max(held.ledger.residual(&held.energies()).abs() / e0);
+        worst = worst.max(held.totals.ledger.residual(&held.energies()).abs() / e0);
     }
     worst
 }

@@ -38,7 +38,7 @@ fn unit_mass(dir: &Path, name: &str) -> f64 {
 
 /// The grain's scale factor, measured from its shape's mass against the unscaled bundle's.
 fn scale_of(sim: &Simulation, i: usize, unit_mass: f64) -> f64 {
-    (sim.shapes[sim.bodies[i].shape].mass / unit_mass).cbrt()
+    (sim.world.shapes[sim.world.bodies[i].shape].mass / unit_mass).cbrt()
 }
 
 #[test]
@@ -58,7 +58,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
 "#
         ),
     );
-    assert_eq!(sim.bodies.len(), 120);
+    assert_eq!(sim.world.bodies.len(), 120);
     let m1 = unit_mass(dir.path(), "ball");
     // Each class's radius is its scale (the ball's radius is 1).
     let classes = [0.6, 1.0, 1.4];
@@ -78,7 +78,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
     }
     // Two spheres apart: centre distance >= r_i + r_j; inside the box: r from each face.
     for i in 0..120 {
-        let x = sim.bodies[i].position;
+        let x = sim.world.bodies[i].position;
         for d in 0..3 {
             assert!(
                 x[d] >= radius[i] * (1.0 - 1e-6) && x[d] <= 15.0 - radius[i] * (1.0 - 1e-6),
@@ -86,7 +86,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
             );
         }
         for j in 0..i {
-            let gap = (x - sim.bodies[j].position).norm() - radius[i] - radius[j];
+            let gap = (x - sim.world.bodies[j].position).norm() - radius[i] - radius[j];
             assert!(
                 gap >= -1e-6 * radius[i],
                 "grains {i} and {j} overlap by {}",
@@ -95,7 +95,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
         }
     }
     // And the solver sees no contact at the start.
-    assert_eq!(sim.contacts, 0);
+    assert_eq!(sim.last.contacts, 0);
 }
 
 #[test]
@@ -127,7 +127,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
     // |X_j + H n - X_i| >= r_i + r_j.
     let mut across = 0;
     for i in 0..90 {
-        let x = sim.bodies[i].position;
+        let x = sim.world.bodies[i].position;
         let s = inverse * x;
         assert!(s.iter().all(|c| (0.0..1.0).contains(c)), "grain {i}: {s:?}");
         for j in 0..90 {
@@ -136,7 +136,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
                 if i == j && n == Vector3::zeros() {
                     continue;
                 }
-                let gap = (sim.bodies[j].position + h * n - x).norm() - radius[i] - radius[j];
+                let gap = (sim.world.bodies[j].position + h * n - x).norm() - radius[i] - radius[j];
                 assert!(
                     gap >= -1e-9,
                     "grains {i} and {j} (image {n:?}) overlap by {}",
@@ -149,7 +149,7 @@ sizes = [[0.6, 0.3], [1.0, 0.4], [1.4, 0.3]]
     // The test means something: pairs within half a unit radius of touching across the faces.
     println!("{across} near pairs across the faces");
     assert!(across >= 10, "{across}");
-    assert_eq!(sim.contacts, 0);
+    assert_eq!(sim.last.contacts, 0);
 }
 
 /// The level set of a cuboid baked by levelset-bake at the scaled size, on a grid of its own.
@@ -188,7 +188,7 @@ sizes = [[0.8, 0.5], [1.2, 0.5]]
 "#
         ),
     );
-    assert_eq!(sim.bodies.len(), 60);
+    assert_eq!(sim.world.bodies.len(), 60);
     let m1 = unit_mass(dir.path(), "brick");
     // Each class's grain baked again at its size, on a grid 0.7 times as fine as the scaled
     // one: independent of the generator's (scaled) level sets.
@@ -209,11 +209,11 @@ sizes = [[0.8, 0.5], [1.2, 0.5]]
     // inside the exact cuboid, and the independent interpolant, at least the exact distance,
     // reads no less than -sqrt(3) h s there.
     let mut worst: f64 = f64::INFINITY;
-    for i in 0..sim.bodies.len() {
-        let (bi, (si, _)) = (&sim.bodies[i], of(i));
-        let nodes_i = &sim.shapes[bi.shape].nodes;
-        for j in 0..sim.bodies.len() {
-            let (bj, (sj, bundle_j)) = (&sim.bodies[j], of(j));
+    for i in 0..sim.world.bodies.len() {
+        let (bi, (si, _)) = (&sim.world.bodies[i], of(i));
+        let nodes_i = &sim.world.shapes[bi.shape].nodes;
+        for j in 0..sim.world.bodies.len() {
+            let (bj, (sj, bundle_j)) = (&sim.world.bodies[j], of(j));
             let reach = (si + sj) * Vector3::from(half).norm() * 1.1;
             if i == j || (bi.position - bj.position).norm() > reach {
                 continue;
@@ -237,7 +237,7 @@ sizes = [[0.8, 0.5], [1.2, 0.5]]
             assert!(x.xy().norm() <= 5.0 && (0.0..=8.0).contains(&x.z), "{x:?}");
         }
     }
-    assert_eq!(sim.contacts, 0);
+    assert_eq!(sim.last.contacts, 0);
     eprintln!("deepest node reading in a neighbour's independent level set: {worst:e}");
 }
 
@@ -291,11 +291,11 @@ classes = {classes}
         ),
     );
     let m1 = unit_mass(dir.path(), "ball");
-    let sample: Vec<(f64, f64)> = (0..sim.bodies.len())
+    let sample: Vec<(f64, f64)> = (0..sim.world.bodies.len())
         .map(|i| {
             // Rounded to 1e-9: the cube root of a mass ratio is not the scale to the last bit.
             let s = (scale_of(&sim, i, m1) * 1e9).round() / 1e9;
-            (s, sim.shapes[sim.bodies[i].shape].mass)
+            (s, sim.world.shapes[sim.world.bodies[i].shape].mass)
         })
         .collect();
     let d = ks_distance(&sample, &curve);
@@ -346,7 +346,8 @@ sizes = [[0.7, 0.5], [1.1, 0.5]]
     let b = build(dir.path(), &packing(1));
     let c = build(dir.path(), &packing(2));
     let poses = |s: &Simulation| -> Vec<[f64; 7]> {
-        s.bodies
+        s.world
+            .bodies
             .iter()
             .map(|b| {
                 let q = b.orientation;
@@ -358,7 +359,7 @@ sizes = [[0.7, 0.5], [1.1, 0.5]]
     assert!(poses(&a) == poses(&b), "the same seed gave another packing");
     assert!(poses(&a) != poses(&c), "another seed gave the same packing");
     // The scaled single grain is an obstacle: no contact anywhere at the start.
-    assert_eq!(a.contacts, 0);
+    assert_eq!(a.last.contacts, 0);
     // The run writes the grains; a scene with them in place of the packing starts the same.
     let path = scene_file(dir.path(), &packing(1));
     let out = dir.path().join("run");
@@ -376,10 +377,11 @@ sizes = [[0.7, 0.5], [1.1, 0.5]]
     let r = build(dir.path(), &reused);
     // The same bodies, bit for bit, of the same shapes (made in another order).
     let same = |s: &Simulation| -> Vec<(f64, [f64; 3], String)> {
-        s.bodies
+        s.world
+            .bodies
             .iter()
             .map(|b| {
-                let shape = &s.shapes[b.shape];
+                let shape = &s.world.shapes[b.shape];
                 (shape.mass, shape.moments, format!("{:?}", b.drive))
             })
             .collect()
@@ -499,9 +501,9 @@ sizes = [[1.0, 1e308], [0.8, 1e308]]
 "#
         ),
     );
-    assert_eq!(sim.shapes.len(), 4);
+    assert_eq!(sim.world.shapes.len(), 4);
     for s in 0..4 {
-        let n = sim.bodies.iter().filter(|b| b.shape == s).count();
+        let n = sim.world.bodies.iter().filter(|b| b.shape == s).count();
         assert_eq!(n, 5, "shape {s}");
     }
 }
@@ -599,18 +601,18 @@ bundles = [{{ bundle = "ball.grain" }}]
 "#
         ),
     );
-    assert_eq!(sim.bodies.len(), 38);
+    assert_eq!(sim.world.bodies.len(), 38);
     let mut closest = f64::INFINITY;
     for i in 0..38 {
         for j in 0..i {
-            let d = sim.bodies[i].position - sim.bodies[j].position;
+            let d = sim.world.bodies[i].position - sim.world.bodies[j].position;
             let image = d.map(|x| x - 10.0 * (x / 10.0).round());
             closest = closest.min(image.norm());
         }
     }
     println!("closest centres {closest}");
     assert!(closest >= 2.0 * (1.0 - 1e-6), "{closest}");
-    assert_eq!(sim.contacts, 0);
+    assert_eq!(sim.last.contacts, 0);
 }
 
 #[test]

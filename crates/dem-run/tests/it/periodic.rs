@@ -70,17 +70,17 @@ fn a_pair_across_a_periodic_face_has_the_forces_of_the_pair_side_by_side() {
     let periodic = pair(dir.path(), 5.9, 6.1, cell);
     let reference = pair(dir.path(), 5.9, 6.1, "");
     assert!(
-        periodic.bodies[1].position.x < 6.0,
+        periodic.world.bodies[1].position.x < 6.0,
         "placed inside the cell"
     );
-    assert_eq!(periodic.bodies[1].image, [1, 0, 0]);
+    assert_eq!(periodic.world.bodies[1].image, [1, 0, 0]);
     // The same contacts from centres that differ by the cell's 6 in their last bits: the same
     // forces and torques to round-off, against the weight.
-    let weight = periodic.shapes[0].mass;
-    assert!(reference.contacts > 10, "{}", reference.contacts);
-    assert_eq!(periodic.contacts, reference.contacts);
+    let weight = periodic.world.shapes[0].mass;
+    assert!(reference.last.contacts > 10, "{}", reference.last.contacts);
+    assert_eq!(periodic.last.contacts, reference.last.contacts);
     for k in 0..2 {
-        let (p, r) = (&periodic.bodies[k], &reference.bodies[k]);
+        let (p, r) = (&periodic.world.bodies[k], &reference.world.bodies[k]);
         let d = (p.force - r.force).norm().max((p.torque - r.torque).norm()) / weight;
         println!(
             "grain {k}: force {:?}, difference {d:.1e} of the weight",
@@ -125,27 +125,28 @@ fn contact_histories_survive_wrapping_through_the_faces() {
     let drift = [1.3, -0.9, 0.7];
     let mut still = lattice(dir.path(), [0.0; 3]);
     let mut moving = lattice(dir.path(), drift);
-    let weight = still.shapes[0].mass;
+    let weight = still.world.shapes[0].mass;
     let mut worst: f64 = 0.0;
     for _ in 0..2000 {
         still.step(false);
         moving.step(false);
-        for (a, b) in still.bodies.iter().zip(&moving.bodies) {
+        for (a, b) in still.world.bodies.iter().zip(&moving.world.bodies) {
             worst = worst.max((a.force - b.force).norm() / weight);
         }
     }
     let wraps: i32 = moving
+        .world
         .bodies
         .iter()
         .map(|b| b.image.iter().map(|n| n.abs()).sum::<i32>())
         .sum();
     println!(
         "{wraps} wraps; largest force difference {worst:.1e} of the weight; {} node contacts",
-        still.contacts
+        still.last.contacts
     );
     // The grains of the layer next to each face the drift crosses: 9 per axis.
     assert!(wraps >= 27, "{wraps}");
-    assert!(still.contacts > 0);
+    assert!(still.last.contacts > 0);
     assert!(worst < 1e-6, "{worst:e}");
 }
 
@@ -212,11 +213,11 @@ fn a_lattice_in_a_deforming_cell_has_the_stress_of_its_hertz_contacts_in_closed_
         sigma -= n * c * c.transpose() / c.norm();
     }
     sigma *= 27.0 / h.determinant();
-    let cell = sim.cell.as_ref().unwrap();
+    let cell = sim.world.cell.as_ref().unwrap();
     let cell_error = (cell.vectors - h).norm() / h.norm();
     let inverse = cell.vectors.try_inverse().unwrap();
     let mut drift: f64 = 0.0;
-    for (i, b) in sim.bodies.iter().enumerate() {
+    for (i, b) in sim.world.bodies.iter().enumerate() {
         let s0 =
             nalgebra::Vector3::from([i % 3, (i / 3) % 3, i / 9].map(|c| (0.5 + c as f64) / 3.0));
         drift = drift.max((inverse * (b.position - cell.origin) - s0).norm());
@@ -230,8 +231,8 @@ fn a_lattice_in_a_deforming_cell_has_the_stress_of_its_hertz_contacts_in_closed_
          ledger residual {:.2e} of the work {:.3e}",
         stress.as_slice(),
         sigma.as_slice(),
-        sim.ledger.residual(&e),
-        sim.ledger.work
+        sim.totals.ledger.residual(&e),
+        sim.totals.ledger.work
     );
     assert!(cell_error < 1e-12, "{cell_error:e}");
     assert!(drift < 1e-9, "{drift:e}");
@@ -239,11 +240,11 @@ fn a_lattice_in_a_deforming_cell_has_the_stress_of_its_hertz_contacts_in_closed_
     // The work of the cell (the images' forces on their moving positions and the affine
     // velocity field's kinetic energy) closes the energy balance to the step's order.
     assert!(
-        sim.ledger.work.abs() > 0.1 * e.contact,
+        sim.totals.ledger.work.abs() > 0.1 * e.contact,
         "{}",
-        sim.ledger.work
+        sim.totals.ledger.work
     );
-    assert!(sim.ledger.residual(&e).abs() < 1e-4 * sim.ledger.work.abs());
+    assert!(sim.totals.ledger.residual(&e).abs() < 1e-4 * sim.totals.ledger.work.abs());
 }
 
 #[test]
@@ -263,8 +264,8 @@ fn a_pair_across_the_face_of_a_shearing_cell_has_the_forces_of_the_pair_side_by_
     let (a, b) = ([3.0, 5.9, 2.799999], [3.1, 6.1, 3.399998]);
     let mut periodic = pair_at(dir.path(), a, b, |_| [0.0; 3], &cell);
     let mut reference = pair_at(dir.path(), a, b, |x| [rate * x[1], 0.0, 0.0], "");
-    assert_eq!(periodic.bodies[1].image, [0, 1, 0]);
-    let weight = periodic.shapes[0].mass;
+    assert_eq!(periodic.world.bodies[1].image, [0, 1, 0]);
+    let weight = periodic.world.shapes[0].mass;
     let mut worst: f64 = 0.0;
     let mut friction: f64 = 0.0;
     let mut touching = 0;
@@ -276,12 +277,12 @@ fn a_pair_across_the_face_of_a_shearing_cell_has_the_forces_of_the_pair_side_by_
         periodic.step(false);
         reference.step(false);
         for k in 0..2 {
-            let (p, r) = (&periodic.bodies[k], &reference.bodies[k]);
+            let (p, r) = (&periodic.world.bodies[k], &reference.world.bodies[k]);
             worst =
                 worst.max((p.force - r.force).norm().max((p.torque - r.torque).norm()) / weight);
         }
-        friction = friction.max(reference.bodies[1].force.x.abs() / weight);
-        touching += usize::from(reference.contacts > 10);
+        friction = friction.max(reference.world.bodies[1].force.x.abs() / weight);
+        touching += usize::from(reference.last.contacts > 10);
     }
     println!(
         "largest difference {worst:.1e} of the weight; tangential force up to {friction:.2} of it; \
@@ -342,9 +343,9 @@ fn the_cell_servo_reaches_its_stresses_and_holds_them() {
     };
     // Settled: within 1 % of every target from some step on, and still at the end.
     let mut path = Vec::new();
-    while sim.time < 8.0 {
+    while sim.world.time < 8.0 {
         sim.step(false);
-        path.push((sim.time, error(stress(&sim))));
+        path.push((sim.world.time, error(stress(&sim))));
     }
     let last_out = path.iter().rposition(|&(_, e)| e >= 0.01);
     let settled = last_out.map_or(0.0, |i| path.get(i + 1).map_or(f64::INFINITY, |p| p.0));
@@ -358,7 +359,7 @@ fn the_cell_servo_reaches_its_stresses_and_holds_them() {
         sample.solid_fraction,
         m.coordination,
         m.unbalanced.unwrap_or(f64::NAN),
-        sim.cell.as_ref().unwrap().rate.diagonal().as_slice()
+        sim.world.cell.as_ref().unwrap().rate.diagonal().as_slice()
     );
     assert!(settled < 6.0, "{settled}");
     assert!(error(stress(&sim)) < 1e-4, "{:?}", stress(&sim));
@@ -469,6 +470,7 @@ fn a_run_stops_when_its_sheared_cell_gets_too_narrow() {
     let options = crate::common::run_options(&dir.path().join("out"), Some(1), None);
     let radius = dem_run::build::from_scene(&dem_run::Scene::read(&path).unwrap(), &path)
         .unwrap()
+        .world
         .shapes[0]
         .bounding_radius;
     let e = dem_run::run(&path, &options, &std::sync::atomic::AtomicBool::new(false)).unwrap_err();
@@ -522,14 +524,14 @@ fn a_deformable_pair_across_a_face_deforms_as_the_pair_side_by_side() {
     let b = [6.45, 3.1, 3.05];
     let mut periodic = scene(b, "[cell]\nsize = [6, 6, 6]\n");
     let mut reference = scene(b, "");
-    assert_eq!(periodic.bodies[1].image, [1, 0, 0]);
+    assert_eq!(periodic.world.bodies[1].image, [1, 0, 0]);
     let (mut worst, mut moved, mut touching): (f64, f64, usize) = (0.0, 0.0, 0);
     for _ in 0..200 {
         periodic.step(false);
         reference.step(false);
-        touching += usize::from(reference.contacts > 0);
+        touching += usize::from(reference.last.contacts > 0);
         for k in 0..2 {
-            let (p, r) = (&periodic.bodies[k], &reference.bodies[k]);
+            let (p, r) = (&periodic.world.bodies[k], &reference.world.bodies[k]);
             let (ep, er) = (
                 &p.modes.as_ref().unwrap().eps,
                 &r.modes.as_ref().unwrap().eps,
@@ -583,15 +585,15 @@ fn gravity_in_a_deforming_cell_keeps_the_ledger_closed_through_the_wraps() {
         sim
     };
     let e = sim.energies();
-    let b = &sim.bodies[0];
+    let b = &sim.world.bodies[0];
     println!(
         "images {:?}; residual {:.2e} of the energy supplied {:.3e}",
         b.image,
-        sim.ledger.residual(&e),
-        sim.ledger.supplied(&e)
+        sim.totals.ledger.residual(&e),
+        sim.totals.ledger.supplied(&e)
     );
     assert!(b.image[2] <= -2, "{:?}", b.image);
-    assert!(sim.ledger.residual(&e).abs() < 1e-9 * sim.ledger.supplied(&e));
+    assert!(sim.totals.ledger.residual(&e).abs() < 1e-9 * sim.totals.ledger.supplied(&e));
 }
 
 #[test]
@@ -796,6 +798,7 @@ fn a_cell_beyond_floating_point_is_refused_by_its_key() {
         &dir.path().join("scene.toml"),
     )
     .unwrap()
+    .world
     .shapes[0]
         .bounding_radius;
     let range = format!("a cell within [-{:e}, {:e}] on each axis", 1e8 * r, 1e8 * r);

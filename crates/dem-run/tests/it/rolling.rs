@@ -53,11 +53,11 @@ normal = [{nx}, 0, {nz}]
         let downhill = nalgebra::Vector3::new(alpha.cos(), 0.0, -alpha.sin());
         // The acceleration: least-squares slope of the speed over 0.4 s (the contact's shear
         // springs ring, undamped, with a period near 0.09 s).
-        let speed = |sim: &dem_core::sim::Simulation| sim.bodies[0].velocity.dot(&downhill);
+        let speed = |sim: &dem_core::sim::Simulation| sim.world.bodies[0].velocity.dot(&downhill);
         let samples: Vec<(f64, f64)> = (0..4_000)
             .map(|_| {
                 sim.step(false);
-                (sim.time, speed(&sim))
+                (sim.world.time, speed(&sim))
             })
             .collect();
         let n = samples.len() as f64;
@@ -70,7 +70,7 @@ normal = [{nx}, 0, {nz}]
         });
         let a = num / den;
         let expected = 5.0 / 7.0 * g * alpha.sin();
-        let omega = sim.bodies[0].spin().y;
+        let omega = sim.world.bodies[0].spin().y;
         let slip = speed(&sim) - omega * r;
         println!(
             "{law}: a = {a:.4}, 5/7 g sin(alpha) = {expected:.4} ({:+.2} %), slip speed {slip:.2e} at v = {:.3}",

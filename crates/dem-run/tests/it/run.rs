@@ -582,7 +582,7 @@ fn a_slender_grain_gets_the_step_of_its_own_lever_arms() {
         "[run]\ndt = \"auto\"\nsafety = 1\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 1e4\n\
          [[grains]]\nbundle = \"rod.grain\"\nposition = [0, 0, 0]\n",
     );
-    let shape = &sim.shapes[0];
+    let shape = &sim.world.shapes[0];
     let m = 20.0;
     let moments = [
         m * (1.0 + 1.0) / 12.0,
@@ -599,20 +599,23 @@ fn a_slender_grain_gets_the_step_of_its_own_lever_arms() {
         * (0..3)
             .map(|i| moments[i] / reach[i].powi(2))
             .fold(m, f64::min);
-    let (k, _) = sim.law.stiffness(shape, 0.0, 0.0);
+    let (k, _) = sim.parameters.law.stiffness(shape, 0.0, 0.0);
     let expected = (m_eff / k).sqrt();
-    println!("dt {:.6e}, expected {expected:.6e}, m_eff {m_eff}", sim.dt);
+    println!(
+        "dt {:.6e}, expected {expected:.6e}, m_eff {m_eff}",
+        sim.parameters.dt
+    );
     assert!(
-        (sim.dt / expected - 1.0).abs() < 1e-6,
+        (sim.parameters.dt / expected - 1.0).abs() < 1e-6,
         "{} vs {expected}",
-        sim.dt
+        sim.parameters.dt
     );
     let r = shape.bounding_radius;
     let old = (0.5 * moments[0] / (r * r) / k).sqrt();
     assert!(
-        sim.dt > 10.0 * old,
+        sim.parameters.dt > 10.0 * old,
         "{} vs the bounding radius' {old}",
-        sim.dt
+        sim.parameters.dt
     );
 }
 

@@ -428,7 +428,7 @@ fn grains_behind_walls_and_walls_that_overrun_grains_are_refused() {
         let path = common::scene_file(dir.path(), &text);
         dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path)
     };
-    let r = build(scene(0.6, 1.0)).unwrap().shapes[0].bounding_radius;
+    let r = build(scene(0.6, 1.0)).unwrap().world.shapes[0].bounding_radius;
     let e = build(scene(-0.1, 0.0)).err().unwrap().to_string();
     assert!(
         e.contains("grains[0]: a grain's centre is 1e-1 behind walls[0]"),

@@ -43,10 +43,10 @@ spacing = [2, 2, 2]
 /// The grains' push on the top wall over the area of the box's face, from the walls' positions.
 fn top_stress(sim: &dem_core::sim::Simulation) -> f64 {
     let gap = |a: usize| {
-        let (lo, hi) = (&sim.walls[2 * a], &sim.walls[2 * a + 1]);
+        let (lo, hi) = (&sim.world.walls[2 * a], &sim.world.walls[2 * a + 1]);
         6.0 + hi.displacement[a] - lo.displacement[a]
     };
-    sim.walls[5].force.z / (gap(0) * gap(1))
+    sim.world.walls[5].force.z / (gap(0) * gap(1))
 }
 
 const PRESSURE: f64 = 0.5;
@@ -60,12 +60,12 @@ fn a_servo_wall_reaches_its_pressure_and_holds_it() {
     // It first closes the 0.2 gap at its largest speed: 0.2 / 0.05 = 4 time units.
     let mut first_touch = None;
     let mut path = Vec::new();
-    while sim.time < 8.0 {
+    while sim.world.time < 8.0 {
         sim.step(false);
-        if first_touch.is_none() && sim.walls[5].force.z != 0.0 {
-            first_touch = Some(sim.time);
+        if first_touch.is_none() && sim.world.walls[5].force.z != 0.0 {
+            first_touch = Some(sim.world.time);
         }
-        path.push((sim.time, top_stress(&sim)));
+        path.push((sim.world.time, top_stress(&sim)));
     }
     let touch = first_touch.expect("the wall reaches the grains");
     assert!((touch - 4.0).abs() < 0.1, "first contact at t = {touch}");
@@ -95,13 +95,13 @@ fn a_servo_wall_holds_its_pressure_while_the_box_is_strained_sideways() {
     let servo = format!("servo = {{ pressure = {PRESSURE}, max_speed = 0.05 }}");
     let mut sim = simulation(dir.path(), &scene(3.0, x, &servo));
     let mut worst: f64 = 0.0;
-    while sim.time < 10.0 {
+    while sim.world.time < 10.0 {
         sim.step(false);
-        if sim.time >= 8.0 {
+        if sim.world.time >= 8.0 {
             worst = worst.max((top_stress(&sim) / PRESSURE - 1.0).abs());
         }
     }
-    let area = (6.0 + sim.walls[1].displacement.x - sim.walls[0].displacement.x) * 6.0;
+    let area = (6.0 + sim.world.walls[1].displacement.x - sim.world.walls[0].displacement.x) * 6.0;
     println!("face area {area}, largest error from t = 8: {worst:.2e}");
     assert!((area - 42.0).abs() < 1e-9, "{area}");
     assert!(worst < 0.01, "{worst}");
@@ -151,13 +151,13 @@ fn a_servo_wall_asked_for_more_than_the_grains_carry_stops_naming_its_target() {
     let servo = "servo = { pressure = 1e30, max_speed = 0.5 }";
     let text = scene(3.2, ["", ""], servo).replace("kn = 1e4", "kn = 1e3");
     let mut sim = simulation(dir.path(), &text);
-    while sim.servo_fault.is_none() && sim.time < 40.0 {
+    while sim.last.servo_fault.is_none() && sim.world.time < 40.0 {
         sim.step(false);
     }
-    let fault = sim.servo_fault.clone().expect("the servo gives up");
+    let fault = sim.last.servo_fault.clone().expect("the servo gives up");
     // The wall's plane z = 3.2 + u_z, its normal -z; it cannot have passed a centre of the
     // top layer (z = 2 at the start) before travelling 1.2 at its largest speed.
-    let plane = 3.2 + sim.walls[5].displacement.z;
+    let plane = 3.2 + sim.world.walls[5].displacement.z;
     match fault {
         dem_core::wall::ServoFault::ThroughGrains {
             wall,
@@ -166,7 +166,7 @@ fn a_servo_wall_asked_for_more_than_the_grains_carry_stops_naming_its_target() {
             depth,
         } => {
             assert_eq!((wall, pressure), (5, 1e30));
-            let z = sim.bodies[grain].position.z;
+            let z = sim.world.bodies[grain].position.z;
             assert_eq!(
                 depth,
                 z - plane,
@@ -176,9 +176,9 @@ fn a_servo_wall_asked_for_more_than_the_grains_carry_stops_naming_its_target() {
         }
         other => panic!("{other}"),
     }
-    assert!(sim.time >= 1.2 / 0.5, "{}", sim.time);
-    let message = sim.servo_fault.unwrap().to_string();
-    println!("t = {}: {message}", sim.time);
+    assert!(sim.world.time >= 1.2 / 0.5, "{}", sim.world.time);
+    let message = sim.last.servo_fault.unwrap().to_string();
+    println!("t = {}: {message}", sim.world.time);
     assert!(
         message.starts_with("walls[5].servo: its target pressure 1e30 is out of reach"),
         "{message}"
@@ -194,18 +194,18 @@ fn a_servo_wall_whose_face_is_gone_stops_instead_of_panicking() {
     let servo = format!("servo = {{ pressure = {PRESSURE}, max_speed = 0.05 }}");
     let mut sim = simulation(dir.path(), &scene(3.2, ["", ""], &servo));
     // The floor (z = -3, facing the servo wall) moved past the servo wall at 3.2.
-    sim.walls[4].displacement.z = 7.0;
+    sim.world.walls[4].displacement.z = 7.0;
     sim.step(false);
     assert_eq!(
-        sim.servo_fault,
+        sim.last.servo_fault,
         Some(dem_core::wall::ServoFault::NoFace {
             wall: 5,
             pressure: PRESSURE
         })
     );
     // The wall stays where it was.
-    assert_eq!(sim.walls[5].displacement.z, 0.0);
-    assert_eq!(sim.walls[5].velocity.z, 0.0);
+    assert_eq!(sim.world.walls[5].displacement.z, 0.0);
+    assert_eq!(sim.world.walls[5].velocity.z, 0.0);
 }
 
 #[test]
