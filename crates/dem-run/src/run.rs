@@ -252,12 +252,7 @@ pub(crate) fn run_in_pool(
             ));
         }
     }
-    let followed =
-        modal_grains(scene, &sim).map_err(|KeyError { key, message }| SceneError::Key {
-            path: scene_path.to_path_buf(),
-            key,
-            message,
-        })?;
+    let followed = modal_grains(scene, &sim).map_err(|e| SceneError::key(scene_path, e))?;
     // Where the run's steps or duration count from (run.stage).
     let origin = restart.as_ref().map_or((0, 0.0), |r| r.origin);
     let total = last_step(scene, scene_path, &sim, origin, restart.as_ref())?;
