@@ -96,7 +96,7 @@ fn main() -> ExitCode {
     #[cfg(feature = "mpi")]
     let (first, result) = if mpi::traits::Communicator::size(&world) > 1 {
         let rank = mpi::traits::Communicator::rank(&world);
-        let result = dem_run::mpi::run(
+        let result = dem_run::run::run_mpi(
             &cli.scene,
             &options,
             &stop,

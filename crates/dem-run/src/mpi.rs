@@ -1,5 +1,6 @@
-//! The processes of a decomposed run over MPI (feature `mpi`; docs/mpi.md): rsmpi over the
-//! system's MPI library moves the bytes, [`dem_core::domain`] says where they go.
+//! The processes of a decomposed run over MPI (feature `mpi`; docs/mpi.md): [`Mpi`] implements
+//! [`dem_core::domain::Processes`]; rsmpi over the system's MPI library moves the bytes,
+//! [`dem_core::domain`] says where they go. The runner is [`crate::run::run_mpi`].
 //!
 //! Every exchange is one `MPI_Alltoallv` over the Cartesian communicator of the grid (counts
 //! first, by `MPI_Alltoall`): a grain goes straight to each process that needs it, whatever
@@ -22,7 +23,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ::mpi::datatype::{Partition, PartitionMut};
-use ::mpi::topology::{CartesianCommunicator, SimpleCommunicator};
+use ::mpi::topology::CartesianCommunicator;
 use ::mpi::traits::*;
 use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
@@ -32,42 +33,6 @@ use dem_core::domain::{Frame, Grid, Holding, Processes, Traffic, WallTerm};
 use dem_core::law::{ContactLaw, PairKey, Partner};
 use dem_core::modal::Excursion;
 use dem_core::wall::Wall;
-
-use crate::{RunError, RunOptions, Scene, Summary};
-
-/// Runs a scene over the processes of `world` (`mpirun -n N dem-run scene.toml`), each with
-/// `--threads` (or the scene's) rayon threads; the first process writes the run's files
-/// ([`crate::run()`]'s, with the same scene files), the cuts rebalanced every `rebalance`
-/// steps (0: never; [`Mpi::decompose`]). MPI must be initialized at thread level
-/// `MPI_THREAD_SERIALIZED` or higher.
-pub fn run(
-    scene_path: &std::path::Path,
-    options: &RunOptions,
-    stop: &std::sync::atomic::AtomicBool,
-    world: &SimpleCommunicator,
-    rebalance: u64,
-) -> Result<Summary, RunError> {
-    let scene = Scene::read(scene_path)?;
-    let threads = crate::run::threads(&scene, scene_path, options)?;
-    // The steps run on this thread, which makes the MPI calls; rayon's global pool serves the
-    // parallel loops inside them.
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build_global()
-        .map_err(|e| RunError::File {
-            path: scene_path.to_path_buf(),
-            message: format!("the thread pool: {e}"),
-        })?;
-    let split = |sim: &mut dem_core::sim::Simulation| Mpi::decompose(world, sim, rebalance);
-    crate::run::run_in_pool(
-        &scene,
-        scene_path,
-        options,
-        stop,
-        rayon::current_num_threads(),
-        Some((world.rank() == 0, &split)),
-    )
-}
 
 /// Numbers per ghost before its amplitudes and rates.
 const GHOST_HEAD: usize = 17;

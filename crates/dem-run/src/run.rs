@@ -183,12 +183,44 @@ pub fn run(
     })
 }
 
-/// The threads a run asks for (`--threads`, else the scene's; 0: one per core).
-pub(crate) fn threads(
-    scene: &Scene,
+/// Runs a scene over the processes of `world` (`mpirun -n N dem-run scene.toml`), each with
+/// `--threads` (or the scene's) rayon threads; the first process writes the run's files
+/// ([`run()`]'s, with the same scene files), the cuts rebalanced every `rebalance`
+/// steps (0: never; [`crate::mpi::Mpi::decompose`]). MPI must be initialized at thread level
+/// `MPI_THREAD_SERIALIZED` or higher.
+#[cfg(feature = "mpi")]
+pub fn run_mpi(
     scene_path: &Path,
     options: &RunOptions,
-) -> Result<usize, RunError> {
+    stop: &AtomicBool,
+    world: &::mpi::topology::SimpleCommunicator,
+    rebalance: u64,
+) -> Result<Summary, RunError> {
+    use ::mpi::traits::Communicator;
+    let scene = Scene::read(scene_path)?;
+    let threads = threads(&scene, scene_path, options)?;
+    // The steps run on this thread, which makes the MPI calls; rayon's global pool serves the
+    // parallel loops inside them.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build_global()
+        .map_err(|e| RunError::File {
+            path: scene_path.to_path_buf(),
+            message: format!("the thread pool: {e}"),
+        })?;
+    let split = |sim: &mut Simulation| crate::mpi::Mpi::decompose(world, sim, rebalance);
+    run_in_pool(
+        &scene,
+        scene_path,
+        options,
+        stop,
+        rayon::current_num_threads(),
+        Some((world.rank() == 0, &split)),
+    )
+}
+
+/// The threads a run asks for (`--threads`, else the scene's; 0: one per core).
+fn threads(scene: &Scene, scene_path: &Path, options: &RunOptions) -> Result<usize, RunError> {
     let threads = options.threads.unwrap_or(scene.run.threads);
     if threads > crate::scene::MAX_THREADS {
         return Err(file_error(
@@ -205,9 +237,9 @@ pub(crate) fn threads(
 /// How a decomposed run splits its simulation (crate::mpi): whether this is the first
 /// process, and the split of the whole scene's simulation, built (or restored) the same in
 /// every process.
-pub(crate) type Decompose<'a> = (bool, &'a dyn Fn(&mut Simulation));
+type Decompose<'a> = (bool, &'a dyn Fn(&mut Simulation));
 
-pub(crate) fn run_in_pool(
+fn run_in_pool(
     scene: &Scene,
     scene_path: &Path,
     options: &RunOptions,
@@ -678,7 +710,11 @@ fn run_steps(
     if let Some(e) = level_set_fault(sim) {
         return Err(e);
     }
-    let bar = progress(options.progress && sim.partition.is_first(), total, sim.world.step);
+    let bar = progress(
+        options.progress && sim.partition.is_first(),
+        total,
+        sim.world.step,
+    );
     let say = |line: String| match &bar {
         Some(b) => b.println(line),
         None => eprintln!("{line}"),
