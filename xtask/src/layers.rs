@@ -407,8 +407,8 @@ mod tests {
     }
 
     /// Every spelling of an import counts (crate, super, self, a child's name, a use group, a
-    /// path in an expression, a root re-export); `mod` declarations, doc links, comments and
-    /// test modules do not.
+    /// path in an expression, a root re-export); `mod` declarations, doc links, comments, test
+    /// modules, visibility (`pub(super)`) and the receiver `self` do not.
     #[test]
     fn imports_are_found_in_every_spelling_and_only_there() {
         let g = crate_of(&[
@@ -425,8 +425,11 @@ mod tests {
                 "b.rs",
                 "//! [`crate::a`]\n// crate::d\nfn g() -> crate::Thing { todo!() }\n#[cfg(test)]\nmod tests { use crate::a::child; }",
             ),
-            ("c.rs", "pub struct Y; fn h() { self::k(); } fn k() {}"),
-            ("d.rs", "pub struct Thing;"),
+            (
+                "c.rs",
+                "pub struct Y; fn h() { self::k(); } fn k() {} impl Y { pub(super) fn m(&self) -> &Self { self } }",
+            ),
+            ("d.rs", "pub struct Thing; pub fn c() {}"),
         ]);
         let edges = |m: &str| -> Vec<&str> { g.edges[m].iter().map(String::as_str).collect() };
         assert_eq!(edges("a"), ["a::child", "b"]);
