@@ -26,6 +26,8 @@
 
 use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, TableLaw};
 
+use std::borrow::Cow;
+
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
@@ -187,23 +189,19 @@ impl ModalShape {
     }
 
     /// The ranges of mode `a`'s amplitude that its data cover (the run reports an amplitude
-    /// beyond one): the internal-force table's, the precomputed level sets' (for that update),
-    /// the path's.
-    pub fn ranges(
-        &self,
-        a: usize,
-        update: LevelSetUpdate,
-    ) -> impl Iterator<Item = (Limit, (f64, f64))> {
+    /// beyond one): the internal-force table's, the precomputed level sets' (when the grain's
+    /// level-set update interpolates them, `samples`), the path's.
+    pub fn ranges(&self, a: usize, samples: bool) -> impl Iterator<Item = (Limit, (f64, f64))> {
         let table = match &self.law {
             InternalLaw::Table(t) if a == 0 => Some((Limit::Table, t.range())),
             _ => None,
         };
-        let samples = &self.samples[a];
-        let samples = (update == LevelSetUpdate::Precomputed && samples.len() > 1).then(|| {
-            let last = samples.len() - 1;
+        let sampled = &self.samples[a];
+        let samples = (samples && sampled.len() > 1).then(|| {
+            let last = sampled.len() - 1;
             (
                 Limit::Samples,
-                (samples[0].amplitude, samples[last].amplitude),
+                (sampled[0].amplitude, sampled[last].amplitude),
             )
         });
         let path = self.paths[a].range.map(|r| (Limit::Path, r));
@@ -521,8 +519,9 @@ pub struct ModesSpec {
     /// `false` runs the bundle as a rigid grain (its modal data unused); then no other key.
     #[serde(default = "active_by_default")]
     pub active: bool,
-    /// How the level set follows the deformation: `"rigid"`, `"semi-lagrangian"` (default) or
-    /// `"precomputed"` (needs a bundle baked with `--samples`).
+    /// How the level set follows the deformation: an update of [`crate::levelset::registry`],
+    /// `"rigid"`, `"semi-lagrangian"` (default) or `"precomputed"` (needs a bundle baked with
+    /// `--samples`).
     #[serde(default = "semi_lagrangian")]
     pub levelset: LevelSetUpdate,
     /// Initial amplitudes `eps_a`, one per mode (default 0).
@@ -539,7 +538,7 @@ impl Default for ModesSpec {
     fn default() -> Self {
         ModesSpec {
             active: true,
-            levelset: LevelSetUpdate::SemiLagrangian,
+            levelset: DEFAULT_UPDATE,
             amplitudes: None,
             rates: None,
             damping: ModalDamping::Bundle,
@@ -552,7 +551,7 @@ fn active_by_default() -> bool {
 }
 
 fn semi_lagrangian() -> LevelSetUpdate {
-    LevelSetUpdate::SemiLagrangian
+    DEFAULT_UPDATE
 }
 
 fn bundle_damping() -> ModalDamping {
@@ -596,20 +595,27 @@ pub fn check_modes(m: &ModesSpec, key: &str) -> Result<(), KeyError> {
 }
 
 /// How a grain's level set follows its deformation (docs/physics.md section 5), chosen per
-/// grain in the scene.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LevelSetUpdate {
-    /// Not at all: only the surface nodes deform (exact when the grain's level set is never
-    /// penetrated, e.g. it only meets walls or gives the nodes).
-    Rigid,
-    /// The reference level set at the exactly pulled-back material point (Eqs. 47-48,
-    /// [`crate::levelset::semi_lagrangian`]).
-    SemiLagrangian,
-    /// Interpolation between level sets precomputed at sampled amplitudes (Eqs. 49-50, with the
-    /// multi-mode completion of docs/physics.md section 5; [`crate::levelset::precomputed`]).
-    Precomputed,
+/// grain: the name of one of the updates of [`crate::levelset::registry`] (`"rigid"`,
+/// `"semi-lagrangian"`, `"precomputed"`). Checked against the registry when a simulation is
+/// built; a checkpoint stores the name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LevelSetUpdate(pub Cow<'static, str>);
+
+impl LevelSetUpdate {
+    /// The update named `name`.
+    pub const fn named(name: &'static str) -> LevelSetUpdate {
+        LevelSetUpdate(Cow::Borrowed(name))
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
 }
+
+/// The update of a grain whose scene names none.
+pub const DEFAULT_UPDATE: LevelSetUpdate = LevelSetUpdate::named("semi-lagrangian");
 
 /// What a grain's model rests on over a range of amplitudes, beyond which it extrapolates
 /// (docs/physics.md sections 1, 5 and 7).

@@ -698,8 +698,9 @@ fn body_forces(
         };
         let i = id as usize;
         m.set_internal_force(modal);
+        let samples = crate::levelset::registry::find(m.levelset.name()).is_some_and(|u| u.samples);
         for (a, &e) in m.eps.iter().enumerate() {
-            for (limit, range) in modal.ranges(a, m.levelset) {
+            for (limit, range) in modal.ranges(a, samples) {
                 let beyond = |e: f64| (range.0 - e).max(e - range.1);
                 // Beyond by round-off (a grain at rest on the range's end) is not an
                 // excursion.

@@ -243,7 +243,7 @@ impl Simulation {
             match (&mut saved.modes, &scene.modes) {
                 (None, None) => {}
                 (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
-                    s.levelset = m.levelset;
+                    s.levelset = m.levelset.clone();
                     s.damping = m.damping.clone();
                 }
                 _ => {

@@ -94,7 +94,7 @@ impl<'a> View<'a> {
         };
         let config = Configuration::new(&modal.paths, &state.eps);
         let node_shift = config.bounds().nodes;
-        let levelset = levelset::registry::update(state.levelset, shape, modal, config.clone());
+        let levelset = levelset::registry::update(&state.levelset, shape, modal, config.clone());
         let early = levelset.early_out();
         View {
             body,

@@ -16,7 +16,8 @@ use dem_core::body::{
 use dem_core::cell::{Cell, CellSpec, check_cell};
 use dem_core::error::KeyError;
 use dem_core::law::Histories;
-use dem_core::modal::{InternalLaw, LevelSetUpdate, Modes, ModesSpec};
+use dem_core::levelset::registry;
+use dem_core::modal::{InternalLaw, Modes, ModesSpec};
 use dem_core::sim::{Parameters, Simulation, World};
 use dem_core::timestep::check_wall_steps;
 use dem_core::wall::{Wall, behind_wall};
@@ -55,10 +56,14 @@ fn modes_of(spec: Option<&ModesSpec>, shape: &Shape, key: &str) -> Result<Option
     };
     let eps = vector("amplitudes", &spec.amplitudes)?;
     let rate = vector("rates", &spec.rates)?;
-    if spec.levelset == LevelSetUpdate::Precomputed && !modal.has_samples() {
+    let update = registry::entry(&spec.levelset, &format!("{key}.levelset"))?;
+    if update.samples && !modal.has_samples() {
         return fail(
             "levelset",
-            "\"precomputed\" needs level sets baked at sampled amplitudes (levelset-bake --samples); this bundle has none for some mode".into(),
+            format!(
+                "\"{}\" needs level sets baked at sampled amplitudes (levelset-bake --samples); this bundle has none for some mode",
+                update.name
+            ),
         );
     }
     if let InternalLaw::Table(t) = &modal.law {
@@ -91,7 +96,7 @@ fn modes_of(spec: Option<&ModesSpec>, shape: &Shape, key: &str) -> Result<Option
     Ok(Some(Modes::new(
         eps,
         rate,
-        spec.levelset,
+        spec.levelset.clone(),
         spec.damping.clone(),
     )))
 }

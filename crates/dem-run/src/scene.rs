@@ -104,8 +104,9 @@ use dem_core::body::held;
 use dem_core::cell::CellSpec;
 use dem_core::error::KeyError;
 use dem_core::law::ContactLaw;
+use dem_core::levelset::registry;
 use dem_core::measure::Stop;
-use dem_core::modal::check_modes;
+use dem_core::modal::ModesSpec;
 use dem_core::wall::WallSpec;
 
 use crate::grains::{GrainSpec, Lattice, check_scale};
@@ -618,4 +619,11 @@ impl Scene {
         }
         Ok(())
     }
+}
+
+/// A grain's or lattice's `modes` (`key`): the modal checks ([`dem_core::modal::check_modes`])
+/// and its level-set update, which must be registered ([`registry::entry`]).
+fn check_modes(m: &ModesSpec, key: &str) -> Result<(), KeyError> {
+    dem_core::modal::check_modes(m, key)?;
+    registry::entry(&m.levelset, &format!("{key}.levelset")).map(|_| ())
 }

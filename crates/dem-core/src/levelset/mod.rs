@@ -21,7 +21,9 @@ pub mod semi_lagrangian;
 use grain::{Located, PullBackFailure};
 use nalgebra::{Point3, Vector3};
 
-use crate::path::BAND_CELLS;
+use crate::body::Shape;
+use crate::modal::ModalShape;
+use crate::path::{BAND_CELLS, Configuration};
 
 /// One grain's deformed level set at its current amplitudes.
 pub trait DeformedLevelSet: Send + Sync {
@@ -98,4 +100,22 @@ pub enum LevelSetFault {
     /// A pull-back did not converge.
     #[error("{0}")]
     PullBack(#[from] PullBackFailure),
+}
+
+/// The builder of an update: its deformed level set for a grain of shape `shape` (modes
+/// `modal`) in configuration `config`.
+pub type Build =
+    for<'a> fn(&'a Shape, &'a ModalShape, Configuration<'a>) -> Box<dyn DeformedLevelSet + 'a>;
+
+/// One level-set update.
+#[derive(Debug)]
+pub struct Entry {
+    /// The name `modes.levelset` gives.
+    pub name: &'static str,
+    /// Whether it interpolates the level sets the bundle precomputed at sampled amplitudes
+    /// (`levelset-bake --samples`): a bundle without them is refused, and an amplitude beyond
+    /// them is an excursion ([`crate::modal::Limit::Samples`]).
+    pub samples: bool,
+    /// How it is built.
+    pub build: Build,
 }

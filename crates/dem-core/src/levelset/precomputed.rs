@@ -19,7 +19,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
 
-use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
 use crate::body::Shape;
 use crate::modal::{ModalShape, Sample};
 use crate::path::Bound;
@@ -40,6 +40,13 @@ struct Bracket<'a> {
     t: f64,
     per_amplitude: f64,
 }
+
+/// Its registry entry: `levelset = "precomputed"`.
+pub const ENTRY: Entry = Entry {
+    name: "precomputed",
+    samples: true,
+    build: |shape, modal, config| Box::new(Precomputed::new(shape, modal, config.eps)),
+};
 
 impl<'a> Precomputed<'a> {
     /// The blend of a grain of shape `shape` at amplitudes `eps`.

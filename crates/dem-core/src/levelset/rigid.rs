@@ -5,7 +5,18 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
 
-use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
+
+/// Its registry entry: `levelset = "rigid"`.
+pub const ENTRY: Entry = Entry {
+    name: "rigid",
+    samples: false,
+    build: |shape, _, _| {
+        Box::new(Rigid {
+            grid: &shape.levelset,
+        })
+    },
+};
 
 /// The reference level set.
 pub struct Rigid<'a> {

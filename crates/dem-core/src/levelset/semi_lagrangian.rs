@@ -43,7 +43,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
 
-use super::{DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
 use crate::body::Shape;
 use crate::path::Configuration;
 
@@ -55,6 +55,13 @@ pub struct SemiLagrangian<'a> {
     /// The bound of `|grad u|_2` near the grain.
     fold: f64,
 }
+
+/// Its registry entry: `levelset = "semi-lagrangian"`.
+pub const ENTRY: Entry = Entry {
+    name: "semi-lagrangian",
+    samples: false,
+    build: |shape, _, config| Box::new(SemiLagrangian::new(shape, config)),
+};
 
 impl<'a> SemiLagrangian<'a> {
     /// The update of a grain of shape `shape` in configuration `config`.

@@ -379,7 +379,7 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
         ),
         (
             scene("soft", "modes = { levelset = \"advected\" }", springs),
-            "grains[0].modes.levelset: unknown variant `advected`",
+            "grains[0].modes.levelset: unknown level-set update `advected`, expected one of `rigid`, `semi-lagrangian`, `precomputed`",
         ),
     ];
     let mut failures = Vec::new();
