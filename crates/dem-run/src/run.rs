@@ -31,7 +31,7 @@
 //! `<out>/checkpoint/step_<step>.json` every `output.checkpoint_every` steps, when the run is
 //! interrupted, and when `[stop]` ends it (the state its conditions describe): the whole
 //! mutable state (exact: JSON numbers round-trip f64) and the length of history.csv at that
-//! moment, and the identity of the experiment (crate::checkpoint::Identity). `dem-run SCENE
+//! moment, and the identity of the experiment (dem_core::state::Identity). `dem-run SCENE
 //! --restart CHECKPOINT` (or `--restart RUN_DIR`: the latest checkpoint its manifest lists)
 //! continues from it bit for bit: in the checkpoint's own directory, history.csv and run.pvd are
 //! cut back to the checkpoint and continued, and the later checkpoints and node clouds removed;
@@ -56,7 +56,7 @@
 //! (`finished`, `stopped`, `interrupted`, or `failed` with the `error`), `history_last_step`
 //! (history.csv's last row), and `excursions`: each grain's amplitude that went beyond a
 //! range its model rests on (the internal-force table, the precomputed level sets, a path
-//! mode's snapshots: `dem_core::sim::Limit`), the step it first did and the amplitude farthest out.
+//! mode's snapshots: `dem_core::modal::Limit`), the step it first did and the amplitude farthest out.
 //! The run also says so on standard error at the step it happens. `timings` splits the
 //! invocation's wall-clock seconds by stage of the step (`dem_core::sim::Timings`).
 //!
@@ -419,7 +419,7 @@ struct Restart {
 }
 
 /// Puts the checkpoint `given` names (a file, or a run directory's latest) into `sim`, after
-/// checking that the scene is its experiment ([`crate::checkpoint::Identity`]) and its state
+/// checking that the scene is its experiment ([`dem_core::state::Identity`]) and its state
 /// the scene's to run; says on standard error what the restart took from where, and which of
 /// the scene's `settings` changed since the checkpoint.
 fn restore(
