@@ -789,7 +789,7 @@ pub fn views<'a>(bodies: &'a [Body], shapes: &'a [Arc<Shape>]) -> Vec<View<'a>> 
     }
 }
 
-/// The bodies a process holds ([`Simulation::bodies`]): its own grains, then the ghosts.
+/// The bodies a process holds ([`World::bodies`]): its own grains, then the ghosts.
 pub struct Held<'a> {
     /// Owned, then ghosts.
     pub bodies: &'a [Body],
