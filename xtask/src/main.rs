@@ -11,6 +11,10 @@
 //! - `fuzz [TARGET...] [--time S]`: a fuzz campaign against every input format (see [`fuzz`]);
 //!   `fuzz-corpus DIR` writes the seed files for the coverage-guided harness in `fuzz/`;
 //! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]).
+//!
+//! The alias in `.cargo/config.toml` runs xtask in release mode: its library dependencies (the
+//! stage crates, for the fuzz and semantic campaigns) are then the very artifacts of the release
+//! stage binaries that [`stage_path`] builds, so a fresh clone builds the workspace once.
 
 mod demo;
 mod fem;
@@ -170,8 +174,13 @@ fn case_dir(case: &str) -> Result<PathBuf> {
 }
 
 /// The directories to put in front of `PATH` for the stages: `bin_dir` if given, else the
-/// workspace binaries freshly built in release mode; and xtask's own directory (for stages
-/// that call `xtask`).
+/// workspace binaries freshly built in release mode (in `CARGO_TARGET_DIR` when it is set); and
+/// xtask's own directory (for stages that call `xtask`).
+///
+/// The build selects the whole workspace, xtask included: its dependencies' features are then
+/// unified as in `cargo xtask`'s own release build (xtask's proptest turns on `std` in rand and
+/// tempfile), so the libraries are that build's artifacts and only the stage binaries are
+/// compiled (without xtask, grain, fem, rand and everything above them were compiled again).
 fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
     let root = workspace_root();
     let bins = match bin_dir {
@@ -179,21 +188,19 @@ fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
         None => {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let status = Command::new(cargo)
-                .args([
-                    "build",
-                    "--release",
-                    "--bins",
-                    "--workspace",
-                    "--exclude",
-                    "xtask",
-                ])
+                .args(["build", "--release", "--bins", "--workspace"])
                 .current_dir(&root)
                 .status()
                 .context("cannot run cargo build")?;
             if !status.success() {
                 bail!("building the workspace binaries failed");
             }
-            root.join("target").join("release")
+            // A relative CARGO_TARGET_DIR is cargo's: from the directory it was started in.
+            match std::env::var_os("CARGO_TARGET_DIR") {
+                Some(dir) => std::env::current_dir()?.join(dir),
+                None => root.join("target"),
+            }
+            .join("release")
         }
     };
     let xtask_dir = std::env::current_exe()?
