@@ -141,11 +141,11 @@ enum Cmd {
     },
     /// The slow checks that the default `cargo test --workspace` leaves out, with the debug build
     /// the default suite uses: every test of the workspace marked `#[ignore]` (the demo's quick
-    /// variant end to end, the quick validations, the long campaigns and runs) and dem-run's MPI
+    /// variant end to end, the sphere and packing quick validations, long runs) and dem-run's MPI
     /// tests (feature `mpi`: OpenMPI and libclang, docs/mpi.md). Exit 1 when a part fails.
     SlowTests {
         /// The parts (default: both): `ignored` runs `cargo test --workspace -- --ignored`,
-        /// `mpi` runs `cargo test -p dem-run --features mpi --test it mpi`.
+        /// `mpi` runs `cargo test -p dem-run --features mpi --test it mpi::`.
         #[arg(value_parser = ["ignored", "mpi"])]
         parts: Vec<String>,
         /// Pass `--locked` to cargo (CI: Cargo.lock must not change).
@@ -226,15 +226,13 @@ fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
 }
 
 /// The parts of `cargo xtask slow-tests`, in the order they run: each one's name and the
-/// arguments of its `cargo test`. A test is slow when it is marked `#[ignore = "slow (why): run by
-/// cargo xtask slow-tests"]` (tests/tests/suite.rs checks that every ignored test says so), or
-/// behind dem-run's feature `mpi`.
-const SLOW_TESTS: [(&str, &[&str]); 2] = [
-    ("ignored", &["--workspace", "--", "--ignored"]),
-    (
-        "mpi",
-        &["-p", "dem-run", "--features", "mpi", "--test", "it", "mpi"],
-    ),
+/// arguments of its `cargo test` (`mpi::`: the tests of dem-run's tests/it/mpi.rs). A test is
+/// slow when it is marked `#[ignore = "slow (why): run by cargo xtask slow-tests"]`
+/// (tests/tests/suite.rs checks that every ignored test says so), or behind dem-run's feature
+/// `mpi`.
+const SLOW_TESTS: [(&str, &str); 2] = [
+    ("ignored", "--workspace -- --ignored"),
+    ("mpi", "-p dem-run --features mpi --test it mpi::"),
 ];
 
 /// Runs the parts of [`SLOW_TESTS`] named (all when none is), each whatever the others gave;
@@ -246,12 +244,10 @@ fn slow_tests(parts: &[String], locked: bool) -> Result<bool> {
         if !parts.is_empty() && !parts.iter().any(|p| p == part) {
             continue;
         }
-        let locked = if locked { &["--locked"][..] } else { &[] };
-        println!("cargo test {}", [locked, args].concat().join(" "));
+        let args = format!("test{} {args}", if locked { " --locked" } else { "" });
+        println!("cargo {args}");
         let status = Command::new(&cargo)
-            .arg("test")
-            .args(locked)
-            .args(args)
+            .args(args.split_whitespace())
             .current_dir(workspace_root())
             .status()
             .context("cannot run cargo test")?;
