@@ -1,5 +1,6 @@
 //! The README's main job, and stages that fail without writing.
 
+use std::path::Path;
 use std::process::Command;
 
 use e2e::{binary, workspace_root};
@@ -22,11 +23,8 @@ fn a_failing_stage_writes_nothing() {
     );
 }
 
-/// `cargo xtask demo --quick` on a copy of the shipped data (so that the test never writes into
-/// data/): every row passes, the report, the plots and the grain bundles are written, and a
-/// second run skips every stage.
-#[test]
-fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
+/// A copy of the shipped data that the demo reads (so that the tests never write into data/).
+fn demo_data() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let data = workspace_root().join("data");
     let copy = |from: &str, files: &[&str]| {
@@ -76,58 +74,50 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             "pair_plates.csv",
         ],
     );
-    let run = || {
-        let out = Command::new(binary("xtask"))
-            .args(["demo", "--quick", "--data"])
-            .arg(dir.path())
-            .arg("--bin-dir")
-            .arg(binary("dem-run").parent().unwrap())
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout
-    };
-    let first = run();
-    println!("{first}");
-    let rows: Vec<&str> = first
-        .lines()
-        .filter(|l| {
-            [
-                "| sphere |",
-                "| packing |",
-                "| beam |",
-                "| sphere-path |",
-                "| ellipsoid |",
-                "| pair |",
-                "| granular |",
-            ]
-            .iter()
-            .any(|c| l.starts_with(c))
-        })
-        .collect();
-    assert_eq!(rows.len(), 29, "{rows:?}");
-    assert!(rows.iter().all(|r| r.ends_with("| pass |")), "{rows:?}");
-    let out = dir.path().join("demo/out");
+    dir
+}
+
+/// `xtask demo --quick CASES... --data DATA` with the debug binaries: its standard output, once
+/// it has succeeded.
+fn demo(data: &Path, cases: &[&str]) -> String {
+    let out = Command::new(binary("xtask"))
+        .args(["demo", "--quick"])
+        .args(cases)
+        .arg("--data")
+        .arg(data)
+        .arg("--bin-dir")
+        .arg(binary("dem-run").parent().unwrap())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
-        std::fs::read_to_string(out.join("report-quick.md"))
-            .unwrap()
-            .contains("## beam")
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    for plot in [
-        "sphere-quick.svg",
-        "packing-quick.svg",
-        "beam-quick.svg",
-        "sphere-path-quick.svg",
-        "ellipsoid-quick.svg",
-        "pair-quick.svg",
-        "granular-quick.svg",
-        "granular-volumetric-quick.svg",
-    ] {
+    stdout
+}
+
+/// Checks the first run's table (`rows` rows of `cases`, all passing) and report, and that a
+/// second run skips every stage.
+fn check_then_rerun(data: &Path, cases: &[&str], rows: usize, plots: &[&str]) {
+    let first = demo(data, cases);
+    println!("{first}");
+    let printed: Vec<&str> = first
+        .lines()
+        .filter(|l| cases.iter().any(|c| l.starts_with(&format!("| {c} |"))))
+        .collect();
+    assert_eq!(printed.len(), rows, "{printed:?}");
+    assert!(
+        printed.iter().all(|r| r.ends_with("| pass |")),
+        "{printed:?}"
+    );
+    let out = data.join("demo/out");
+    let report = std::fs::read_to_string(out.join("report-quick.md")).unwrap();
+    for case in cases {
+        assert!(report.contains(&format!("## {case}\n")), "{case}");
+    }
+    for plot in plots {
         assert!(
             std::fs::read_to_string(out.join(plot))
                 .unwrap()
@@ -136,6 +126,64 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
     }
     let modes = grain::ModesBundle::read(&out.join("sphere.modes")).unwrap();
     assert_eq!(modes.info.mirror_planes, "xyz");
+    let grain = grain::GrainBundle::read(&out.join("sphere.grain")).unwrap();
+    let deformation = grain.deformation.expect("a deformable grain");
+    assert_eq!(deformation.internal_force, modes.internal_force);
+    let second = demo(data, cases);
+    let stages: Vec<&str> = second.lines().filter(|l| l.starts_with('[')).collect();
+    assert!(!stages.is_empty());
+    assert!(
+        stages.iter().all(|l| l.ends_with("skipped, up to date")),
+        "{second}"
+    );
+}
+
+/// The default suite's share of the demo: `cargo xtask demo --quick sphere beam` on a copy of
+/// the shipped data (the stages every case shares, then the sphere between six walls against
+/// CalculiX and the beam's mode and three-point bending; half a minute): every row passes, the
+/// report, the plots and the grain bundles are written, and a second run skips every stage.
+#[test]
+fn the_demos_sphere_and_beam_run_then_skip_every_stage() {
+    let dir = demo_data();
+    check_then_rerun(
+        dir.path(),
+        &["sphere", "beam"],
+        7,
+        &["sphere-quick.svg", "beam-quick.svg"],
+    );
+}
+
+/// `cargo xtask demo --quick` on a copy of the shipped data, every case (10 to 15 minutes
+/// with the debug binaries on 2 cores): every row passes, the report, the plots and the grain
+/// bundles are written, and a second run skips every stage.
+#[test]
+#[ignore = "slow (the whole demo): run by cargo xtask slow-tests"]
+fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
+    let dir = demo_data();
+    check_then_rerun(
+        dir.path(),
+        &[
+            "sphere",
+            "packing",
+            "beam",
+            "sphere-path",
+            "ellipsoid",
+            "pair",
+            "granular",
+        ],
+        29,
+        &[
+            "sphere-quick.svg",
+            "packing-quick.svg",
+            "beam-quick.svg",
+            "sphere-path-quick.svg",
+            "ellipsoid-quick.svg",
+            "pair-quick.svg",
+            "granular-quick.svg",
+            "granular-volumetric-quick.svg",
+        ],
+    );
+    let out = dir.path().join("demo/out");
     // The path modes carry their runs' increments: the sphere's 20, each pair grain's 20.
     let path = grain::ModesBundle::read(&out.join("sphere-path.modes")).unwrap();
     assert_eq!(path.path.map(|p| p.amplitudes.len()), Some(20));
@@ -146,14 +194,4 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
     let ellipsoid = grain::GrainBundle::read(&out.join("ellipsoid.grain")).unwrap();
     let samples = ellipsoid.deformation.map(|d| d.precomputed[0].len());
     assert_eq!(samples, Some(11));
-    let grain = grain::GrainBundle::read(&out.join("sphere.grain")).unwrap();
-    let deformation = grain.deformation.expect("a deformable grain");
-    assert_eq!(deformation.internal_force, modes.internal_force);
-    let second = run();
-    let stages: Vec<&str> = second.lines().filter(|l| l.starts_with('[')).collect();
-    assert!(!stages.is_empty());
-    assert!(
-        stages.iter().all(|l| l.ends_with("skipped, up to date")),
-        "{second}"
-    );
 }

@@ -1,5 +1,7 @@
-//! `cargo xtask validate --quick`: the paper's validation cases run in the test suite, from a copy
-//! of data/validation (so that the suite never writes into data/), with the debug binaries.
+//! `cargo xtask validate --quick`: the paper's validation cases run from a copy of data/validation
+//! (so that the tests never write into data/), with the debug binaries. The bending case (a few
+//! seconds) is in the default suite; the sphere and packing cases (a minute and two on 2 cores)
+//! are slow tests, run by `cargo xtask slow-tests`.
 
 use std::process::Command;
 
@@ -86,6 +88,7 @@ fn sphere_data(dir: &std::path::Path) {
 /// One sphere with the paper's table squeezed by six walls, and by six plates giving the nodes
 /// (Table 2): every row passes.
 #[test]
+#[ignore = "slow (a minute): run by cargo xtask slow-tests"]
 fn quick_sphere_validation_passes() {
     let dir = tempfile::tempdir().unwrap();
     sphere_data(dir.path());
@@ -93,8 +96,9 @@ fn quick_sphere_validation_passes() {
 }
 
 /// 27 spheres squeezed by six walls (Appendix C): every row passes. The slowest case: 54 sphere
-/// pairs, 85,000 steps (about 45 s on 2 cores in release mode).
+/// pairs, 85,000 steps (about 45 s on 2 cores in release mode, 1.5 minutes in debug).
 #[test]
+#[ignore = "slow (1.5 minutes): run by cargo xtask slow-tests"]
 fn quick_packing_validation_passes() {
     let dir = tempfile::tempdir().unwrap();
     sphere_data(dir.path());

@@ -10,7 +10,13 @@
 //! - `validate [--quick|--full] [CASE...]`: the paper's validation cases (see [`validate`]);
 //! - `fuzz [TARGET...] [--time S]`: a fuzz campaign against every input format (see [`fuzz`]);
 //!   `fuzz-corpus DIR` writes the seed files for the coverage-guided harness in `fuzz/`;
-//! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]).
+//! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]);
+//! - `slow-tests [ignored|mpi]`: the slow checks that `cargo test --workspace` leaves out (see
+//!   [`SLOW_TESTS`]).
+//!
+//! The alias in `.cargo/config.toml` runs xtask in release mode: its library dependencies (the
+//! stage crates, for the fuzz and semantic campaigns) are then the very artifacts of the release
+//! stage binaries that [`stage_path`] builds, so a fresh clone builds the workspace once.
 
 mod demo;
 mod fem;
@@ -142,6 +148,19 @@ enum Cmd {
         /// The targets (default: all).
         targets: Vec<String>,
     },
+    /// The slow checks that the default `cargo test --workspace` leaves out, with the debug build
+    /// the default suite uses: every test of the workspace marked `#[ignore]` (the demo's quick
+    /// variant end to end, the sphere and packing quick validations, long runs) and dem-run's MPI
+    /// tests (feature `mpi`: OpenMPI and libclang, docs/mpi.md). Exit 1 when a part fails.
+    SlowTests {
+        /// The parts (default: both): `ignored` runs `cargo test --workspace -- --ignored`,
+        /// `mpi` runs `cargo test -p dem-run --features mpi --test it mpi::`.
+        #[arg(value_parser = ["ignored", "mpi"])]
+        parts: Vec<String>,
+        /// Pass `--locked` to cargo (CI: Cargo.lock must not change).
+        #[arg(long)]
+        locked: bool,
+    },
     /// One target's campaign, run by `fuzz` in a child process.
     #[command(hide = true)]
     FuzzWorker {
@@ -179,8 +198,13 @@ fn case_dir(case: &str) -> Result<PathBuf> {
 }
 
 /// The directories to put in front of `PATH` for the stages: `bin_dir` if given, else the
-/// workspace binaries freshly built in release mode; and xtask's own directory (for stages
-/// that call `xtask`).
+/// workspace binaries freshly built in release mode (in `CARGO_TARGET_DIR` when it is set); and
+/// xtask's own directory (for stages that call `xtask`).
+///
+/// The build selects the whole workspace, xtask included: its dependencies' features are then
+/// unified as in `cargo xtask`'s own release build (xtask's proptest turns on `std` in rand and
+/// tempfile), so the libraries are that build's artifacts and only the stage binaries are
+/// compiled (without xtask, grain, fem, rand and everything above them were compiled again).
 fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
     let root = workspace_root();
     let bins = match bin_dir {
@@ -188,21 +212,19 @@ fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
         None => {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let status = Command::new(cargo)
-                .args([
-                    "build",
-                    "--release",
-                    "--bins",
-                    "--workspace",
-                    "--exclude",
-                    "xtask",
-                ])
+                .args(["build", "--release", "--bins", "--workspace"])
                 .current_dir(&root)
                 .status()
                 .context("cannot run cargo build")?;
             if !status.success() {
                 bail!("building the workspace binaries failed");
             }
-            root.join("target").join("release")
+            // A relative CARGO_TARGET_DIR is cargo's: from the directory it was started in.
+            match std::env::var_os("CARGO_TARGET_DIR") {
+                Some(dir) => std::env::current_dir()?.join(dir),
+                None => root.join("target"),
+            }
+            .join("release")
         }
     };
     let xtask_dir = std::env::current_exe()?
@@ -210,6 +232,48 @@ fn stage_path(bin_dir: Option<PathBuf>) -> Result<Vec<PathBuf>> {
         .context("xtask's directory")?
         .to_path_buf();
     Ok(vec![bins, xtask_dir])
+}
+
+/// The parts of `cargo xtask slow-tests`, in the order they run: each one's name and the
+/// arguments of its `cargo test` (`mpi::`: the tests of dem-run's tests/it/mpi.rs). A test is
+/// slow when it is marked `#[ignore = "slow (why): run by cargo xtask slow-tests"]`
+/// (tests/tests/suite.rs checks that every ignored test says so), or behind dem-run's feature
+/// `mpi`.
+const SLOW_TESTS: [(&str, &str); 2] = [
+    ("ignored", "--workspace -- --ignored"),
+    ("mpi", "-p dem-run --features mpi --test it mpi::"),
+];
+
+/// Runs the parts of [`SLOW_TESTS`] named (all when none is), each whatever the others gave;
+/// `Ok(false)` when one failed.
+fn slow_tests(parts: &[String], locked: bool) -> Result<bool> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut failed = Vec::new();
+    for (part, args) in SLOW_TESTS {
+        if !parts.is_empty() && !parts.iter().any(|p| p == part) {
+            continue;
+        }
+        let args = format!("test{} {args}", if locked { " --locked" } else { "" });
+        println!("cargo {args}");
+        let status = Command::new(&cargo)
+            .args(args.split_whitespace())
+            .current_dir(workspace_root())
+            .status()
+            .context("cannot run cargo test")?;
+        if !status.success() {
+            failed.push(part);
+        }
+    }
+    if failed.is_empty() {
+        return Ok(true);
+    }
+    eprintln!("xtask: slow tests failed: {}", failed.join(", "));
+    if failed.contains(&"mpi") {
+        eprintln!(
+            "xtask: the mpi part needs OpenMPI and libclang (docs/mpi.md); `cargo xtask slow-tests ignored` runs the others"
+        );
+    }
+    Ok(false)
 }
 
 /// Runs a suite's cases on `data` (default: the workspace's data/); failure when a row fails.
@@ -335,6 +399,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::SlowTests { parts, locked } => Ok(if slow_tests(&parts, locked)? {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        }),
         Cmd::FuzzWorker {
             target,
             time,

@@ -77,7 +77,7 @@ fn an_undamped_frictionless_box_of_grains_keeps_its_energy() {
 /// The figure quoted in the docs: over 10^5 steps (dt = 5e-5), drift +4.6e-5 and largest
 /// excursion 1.1e-4 of the energy.
 #[test]
-#[ignore = "long: 10^5 steps"]
+#[ignore = "slow (10^5 steps): run by cargo xtask slow-tests"]
 fn energy_drift_over_a_hundred_thousand_steps() {
     let (end, worst) = drift(100_000);
     println!("10^5 steps: energy drift {end:+.3e}, largest excursion {worst:.3e} (relative)");
