@@ -41,3 +41,26 @@ pub enum ShapeError {
     )]
     Damping,
 }
+
+/// Refuses `values` (key `key`) unless every number is finite.
+pub fn check_finite(key: &str, values: &[f64]) -> Result<(), KeyError> {
+    if values.iter().all(|x| x.is_finite()) {
+        return Ok(());
+    }
+    Err(KeyError::new(
+        key.into(),
+        format!("finite numbers expected, got {values:?}"),
+    ))
+}
+
+/// Refuses a direction (key `key`) that has no finite, non-zero length.
+pub fn check_direction(key: &str, direction: &[f64; 3]) -> Result<(), KeyError> {
+    let norm = direction.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm.is_finite() && norm > 0.0 {
+        return Ok(());
+    }
+    Err(KeyError::new(
+        key.into(),
+        format!("a non-zero direction, got {direction:?}"),
+    ))
+}

@@ -30,7 +30,7 @@ use crate::error::KeyError;
 use crate::law::{PairKey, PairOutcome, Partner};
 use crate::modal::ModalShape;
 use crate::path::Configuration;
-use crate::wall::{Geometry, Wall};
+use crate::wall::{Bound, Kind, Wall};
 
 /// What the force reduction keeps of one evaluation for the sample measures.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -259,17 +259,22 @@ struct Enclosure {
 }
 
 fn enclosure(walls: &[Wall]) -> Option<Enclosure> {
-    let planes: Vec<(usize, Vector3<f64>, Vector3<f64>)> = (walls.iter().enumerate())
-        .filter_map(|(i, w)| match &w.geometry {
-            Geometry::Plane { point, normal } => Some((i, point + w.displacement, *normal)),
-            Geometry::Cylinder { .. } => None,
+    let bounds: Vec<Bound> = (walls.iter())
+        .map(|w| w.geometry.bound(&w.displacement))
+        .collect();
+    if bounds.contains(&Bound::Other) {
+        return None;
+    }
+    let planes: Vec<(usize, Vector3<f64>, Vector3<f64>)> = (bounds.iter().enumerate())
+        .filter_map(|(i, b)| match *b {
+            Bound::Plane { point, normal } => Some((i, point, normal)),
+            _ => None,
         })
         .collect();
-    let cylinders: Vec<(f64, Vector3<f64>)> = walls
-        .iter()
-        .filter_map(|w| match &w.geometry {
-            Geometry::Cylinder { axis, radius, .. } => Some((*radius, *axis)),
-            Geometry::Plane { .. } => None,
+    let cylinders: Vec<(f64, Vector3<f64>)> = (bounds.iter())
+        .filter_map(|b| match *b {
+            Bound::Cylinder { radius, axis } => Some((radius, axis)),
+            _ => None,
         })
         .collect();
     // The gaps between planes facing each other along each normal.

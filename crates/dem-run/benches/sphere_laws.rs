@@ -166,7 +166,7 @@ fn stresses(sim: &Simulation) -> [f64; 2] {
     let gap = |w: usize, axis: usize| {
         let (a, b) = (&sim.world.walls[w], &sim.world.walls[w + 1]);
         let point = |w: &dem_core::wall::Wall| match &w.geometry {
-            dem_core::wall::Geometry::Plane { point, .. } => point[axis] + w.displacement[axis],
+            dem_core::wall::Geometry::Plane(p) => p.point[axis] + w.displacement[axis],
             _ => unreachable!("plane walls"),
         };
         point(b) - point(a)

@@ -74,6 +74,8 @@ use dem_core::error::KeyError;
 use dem_core::law::surface::{Scratch, Surface};
 use dem_core::modal::ModesSpec;
 use dem_core::view::View;
+use dem_core::wall::cylinder::CylinderSpec;
+use dem_core::wall::plane::PlaneSpec;
 use dem_core::wall::{Wall, WallSpec};
 
 use crate::grains::GrainSpec;
@@ -483,12 +485,12 @@ impl Region {
     /// The walls that bound the region (their insides are the region's).
     pub fn walls(&self) -> Vec<Wall> {
         let plane = |point: Vector3<f64>, normal: Vector3<f64>| {
-            Wall::from_spec(&WallSpec::Plane {
+            Wall::from_spec(&WallSpec::Plane(PlaneSpec {
                 point: point.into(),
                 normal: normal.into(),
                 motion: None,
                 servo: None,
-            })
+            }))
         };
         match self {
             Region::Box { min, max } => (0..3)
@@ -509,12 +511,12 @@ impl Region {
                 let a = Vector3::from(*axis).normalize();
                 let p = Vector3::from(*point);
                 vec![
-                    Wall::from_spec(&WallSpec::Cylinder {
+                    Wall::from_spec(&WallSpec::Cylinder(CylinderSpec {
                         point: *point,
                         axis: *axis,
                         radius: *radius,
                         motion: None,
-                    }),
+                    })),
                     plane(p, a),
                     plane(p + a * *length, -a),
                 ]

@@ -102,7 +102,7 @@ use serde::{Deserialize, Serialize};
 
 use dem_core::body::held;
 use dem_core::cell::CellSpec;
-use dem_core::error::KeyError;
+use dem_core::error::{KeyError, check_finite};
 use dem_core::law::ContactLaw;
 use dem_core::levelset::registry;
 use dem_core::measure::Stop;
@@ -374,13 +374,6 @@ impl Scene {
     /// The consistency checks serde cannot make: `(key, message)` of the first failure.
     fn check(&self) -> Result<(), KeyError> {
         let fail = |key: &str, message: String| Err(KeyError::new(key.to_string(), message));
-        let finite = |key: &str, v: &[f64]| -> Result<(), KeyError> {
-            if v.iter().all(|x| x.is_finite()) {
-                Ok(())
-            } else {
-                fail(key, format!("finite numbers expected, got {v:?}"))
-            }
-        };
         let r = &self.run;
         match r.dt {
             TimeStep::Fixed(dt) if !(dt.is_finite() && dt > 0.0) => {
@@ -400,7 +393,7 @@ impl Scene {
             }
             _ => {}
         }
-        finite("run.gravity", &r.gravity)?;
+        check_finite("run.gravity", &r.gravity)?;
         if r.threads > MAX_THREADS {
             return fail(
                 "run.threads",
@@ -467,9 +460,9 @@ impl Scene {
         for (i, g) in self.grains.iter().enumerate() {
             let key = |k: &str| format!("grains[{i}].{k}");
             check_scale(g.scale, &key("scale"))?;
-            finite(&key("position"), &g.position)?;
-            finite(&key("velocity"), &g.velocity)?;
-            finite(&key("angular_velocity"), &g.angular_velocity)?;
+            check_finite(&key("position"), &g.position)?;
+            check_finite(&key("velocity"), &g.velocity)?;
+            check_finite(&key("angular_velocity"), &g.angular_velocity)?;
             let q = g.orientation;
             let norm = q.iter().map(|x| x * x).sum::<f64>().sqrt();
             if (norm - 1.0).abs() >= 1e-6 || norm.is_nan() {
@@ -512,8 +505,8 @@ impl Scene {
         for (i, l) in self.lattices.iter().enumerate() {
             let key = |k: &str| format!("lattices[{i}].{k}");
             check_scale(l.scale, &key("scale"))?;
-            finite(&key("origin"), &l.origin)?;
-            finite(&key("velocity"), &l.velocity)?;
+            check_finite(&key("origin"), &l.origin)?;
+            check_finite(&key("velocity"), &l.velocity)?;
             if !l.spacing.iter().all(|s| s.is_finite() && *s > 0.0) {
                 return fail(
                     &key("spacing"),
@@ -540,49 +533,7 @@ impl Scene {
             }
         }
         for (i, w) in self.walls.iter().enumerate() {
-            let key = |k: &str| format!("walls[{i}].{k}");
-            let (direction, name, motion) = match w {
-                WallSpec::Plane {
-                    point,
-                    normal,
-                    motion,
-                    servo,
-                } => {
-                    finite(&key("point"), point)?;
-                    if let Some(servo) = servo {
-                        if motion.is_some() {
-                            return fail(
-                                &key("servo"),
-                                "a wall follows its motion or its servo, not both".into(),
-                            );
-                        }
-                        servo.check(&key("servo"))?;
-                    }
-                    (normal, "normal", motion)
-                }
-                WallSpec::Cylinder {
-                    point,
-                    axis,
-                    radius,
-                    motion,
-                } => {
-                    finite(&key("point"), point)?;
-                    if !(radius.is_finite() && *radius > 0.0) {
-                        return fail(&key("radius"), format!("a radius > 0, got {radius}"));
-                    }
-                    (axis, "axis", motion)
-                }
-            };
-            let norm = direction.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if !(norm.is_finite() && norm > 0.0) {
-                return fail(
-                    &key(name),
-                    format!("a non-zero direction, got {direction:?}"),
-                );
-            }
-            if let Some(m) = motion {
-                m.check(&key("motion"))?;
-            }
+            w.check(&format!("walls[{i}]"))?;
         }
         if let Some(cell) = &self.cell {
             cell.check()?;

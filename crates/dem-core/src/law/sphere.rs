@@ -38,7 +38,7 @@ use super::surface::Surface;
 use super::{Against, ContactLaw, History, Pair, PairHistory, PairKey, PairOutcome, downcast};
 use crate::body::{Body, Shape};
 use crate::error::KeyError;
-use crate::wall::WallSpec;
+use crate::wall::{Kind, WallSpec};
 
 /// A sphere law's tangential model: the one thing the sphere laws do not share.
 pub trait SphereModel: Send + Sync + std::fmt::Debug + 'static {
@@ -179,10 +179,10 @@ impl<M: SphereModel> ContactLaw for SphereLaw<M> {
         check_material(M::NAME, &self.0.material())?;
         self.0.check()?;
         for (i, w) in walls.iter().enumerate() {
-            if matches!(w, WallSpec::Cylinder { .. }) {
+            if !w.kind().geometry().flat() {
                 return Err(KeyError::new(
                     format!("walls[{i}]"),
-                    format!("{} meets plane walls only", M::NAME),
+                    format!("{} meets flat walls (planes) only", M::NAME),
                 ));
             }
         }

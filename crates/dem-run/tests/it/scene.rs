@@ -184,7 +184,7 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
                     "kind = \"plane\"\npoint = [0, 0, -1]\nnormal = [0, 0, 1]",
                     "kind = \"cylinder\"\npoint = [0, 0, 0]\naxis = [0, 0, 1]\nradius = 3",
                 ),
-            vec!["walls[0]: hertz-jaeger meets plane walls only"],
+            vec!["walls[0]: hertz-jaeger meets flat walls (planes) only"],
         ),
         (
             GOOD.replace("law = \"linear-springs\"\nkn = 100", HERTZ)
