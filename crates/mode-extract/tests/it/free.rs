@@ -141,3 +141,110 @@ fn two_bodies_in_one_mesh_are_refused() {
         "{e}"
     );
 }
+
+/// Spherical Bessel functions `j_0 .. j_3` at `x`.
+fn bessel(x: f64) -> [f64; 4] {
+    let (s, c) = x.sin_cos();
+    [
+        s / x,
+        s / (x * x) - c / x,
+        (3.0 / x.powi(3) - 1.0 / x) * s - 3.0 * c / (x * x),
+        (15.0 / x.powi(4) - 6.0 / (x * x)) * s - (15.0 / x.powi(3) - 1.0 / x) * c,
+    ]
+}
+
+/// The root of `f` in `[lo, hi]` (a sign change) by bisection.
+fn root(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> f64 {
+    assert!(f(lo) * f(hi) < 0.0, "no sign change in [{lo}, {hi}]");
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if f(lo) * f(mid) <= 0.0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+#[test]
+fn a_ball_meshed_by_gmsh_rings_at_lambs_frequencies() {
+    // data/fem/ball: radius 10 mm, C3D10 of size 3 from gmsh, E = 1000 MPa, nu = 0.25.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/fem/ball/ball.inp");
+    let deck = fem::Deck::read(&path).unwrap();
+    let solid = &deck.materials[0];
+    let (youngs_modulus, poisson_ratio) = solid.elastic.unwrap();
+    let material = Elastic {
+        youngs_modulus,
+        poisson_ratio,
+        density: solid.density.unwrap(),
+    };
+    let mesh = deck.solids().mesh;
+    let modes = free_modes(&mesh, &material, 40).unwrap();
+    let (lambda, mu) = material.lame();
+    let radius = 10.0;
+    let beta = (mu / material.density).sqrt();
+    let alpha = ((lambda + 2.0 * mu) / material.density).sqrt();
+    // Lamb (1882), the free sphere's modes (the equations as in Aki and Richards, Quantitative
+    // Seismology, 2002, section 8.7, with zero traction at r = a):
+    // - toroidal, l = 2: (l - 1) j_l(x) - x j_(l+1)(x) = 0, x = omega a / beta (5-fold);
+    // - radial (breathing, l = 0): sigma_rr = 0 for u = j_1(x r / a):
+    //   (lambda + 2 mu) x j_0(x) - 4 mu j_1(x) = 0, x = omega a / alpha.
+    let toroidal = root(
+        |x| {
+            let j = bessel(x);
+            j[2] - x * j[3]
+        },
+        2.0,
+        3.0,
+    );
+    let radial = root(
+        |x| {
+            let j = bessel(x);
+            (lambda + 2.0 * mu) * x * j[0] - 4.0 * mu * j[1]
+        },
+        2.0,
+        3.0,
+    );
+    let omega = |a: usize| modes.eigenvalues[a].sqrt();
+    // The lowest five are 0T2. Conforming elements with the consistent mass bound each
+    // frequency from above; this mesh's discretization error is 7.0e-4 to 8.1e-4 (1.6e-4 for
+    // 0S0), and 3.2e-4 to 3.5e-4 (8.2e-5) at size 2.5 (2,577 nodes): the h^4 of quadratic
+    // elements. The bounds are [0, 1.5e-3] and [0, 5e-4].
+    for a in 0..5 {
+        let error = omega(a) * radius / beta / toroidal - 1.0;
+        assert!(
+            (0.0..1.5e-3).contains(&error),
+            "0T2, mode {a}: {error:+.2e}"
+        );
+    }
+    // The sixth is not: 0S2 (2.64 for nu = 1/4) lies 5.5 % above.
+    let next = omega(5) * radius / beta / toroidal - 1.0;
+    assert!(next > 0.05, "mode 5 is {next:+.2e} from 0T2");
+    // The breathing mode: the one with the largest M-projection on the radial field x.
+    let assembled = assemble(&mesh, &material).unwrap();
+    let radial_field = Mat::from_fn(3 * mesh.nodes.nrows(), 1, |i, _| mesh.nodes[[i / 3, i % 3]]);
+    let mut m_radial = Mat::zeros(radial_field.nrows(), 1);
+    faer::sparse::linalg::matmul::sparse_dense_matmul(
+        m_radial.as_mut(),
+        faer::Accum::Replace,
+        assembled.mass.as_ref(),
+        radial_field.as_ref(),
+        1.0,
+        faer::Par::Seq,
+    );
+    let projection = modes.shapes.transpose() * &m_radial;
+    let breathing = (0..40)
+        .max_by(|&a, &b| {
+            projection[(a, 0)]
+                .abs()
+                .total_cmp(&projection[(b, 0)].abs())
+        })
+        .unwrap();
+    let error = omega(breathing) * radius / alpha / radial - 1.0;
+    assert!(
+        (0.0..5e-4).contains(&error),
+        "0S0, mode {breathing}: {error:+.2e}"
+    );
+}
