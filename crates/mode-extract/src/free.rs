@@ -144,6 +144,13 @@ pub fn free_modes(
         .sp_cholesky(Side::Lower)
         .expect("K + sigma M is positive definite: K >= 0, M > 0 on a mesh of used nodes");
     let start = start_vectors(mesh, q, &rigid, &mass);
+    if start.ncols() < count {
+        // The mesh's fields are fewer than asked for once the rigid motions are out.
+        return Err(FreeError::TooMany {
+            requested: count,
+            available: start.ncols(),
+        });
+    }
     let (mut values, mut vectors) = ritz(&start, &stiffness, &mass);
     let mut change = f64::INFINITY;
     for iteration in 1..=MAX_ITERATIONS {
@@ -329,23 +336,24 @@ fn start_vectors(
                 .product()
         })
     };
-    let mut kept: Vec<Mat<f64>> = Vec::with_capacity(q);
+    // The kept fields and their products with M (so that each candidate costs two products).
+    let mut kept: Vec<(Mat<f64>, Mat<f64>)> = Vec::with_capacity(q);
     'degrees: for degree in 1..=3 * n {
         for i in (0..=degree).rev() {
             for j in (0..=degree - i).rev() {
                 for axis in 0..3 {
                     let mut v = field([i, j, degree - i - j], axis);
                     deflate(&mut v, rigid, mass);
-                    let norm =
-                        |v: &Mat<f64>| (v.transpose() * times(mass, v.as_ref()))[(0, 0)].sqrt();
-                    let before = norm(&v);
-                    for u in &kept {
-                        let c = (u.transpose() * times(mass, v.as_ref()))[(0, 0)];
+                    let before = (v.transpose() * times(mass, v.as_ref()))[(0, 0)].sqrt();
+                    for (u, mu) in &kept {
+                        let c = (mu.transpose() * &v)[(0, 0)];
                         v -= u * faer::Scale(c);
                     }
-                    let after = norm(&v);
+                    let mv = times(mass, v.as_ref());
+                    let after = (v.transpose() * &mv)[(0, 0)].sqrt();
                     if after > 1e-6 * before {
-                        kept.push(v * faer::Scale(1.0 / after));
+                        let s = faer::Scale(1.0 / after);
+                        kept.push((v * s, mv * s));
                         if kept.len() == q {
                             break 'degrees;
                         }
@@ -354,7 +362,7 @@ fn start_vectors(
             }
         }
     }
-    Mat::from_fn(3 * n, kept.len(), |i, a| kept[a][(i, 0)])
+    Mat::from_fn(3 * n, kept.len(), |i, a| kept[a].0[(i, 0)])
 }
 
 /// The Rayleigh-Ritz step on `span X`: the Ritz values ascending and the `M`-orthonormal Ritz
