@@ -123,6 +123,7 @@ pub fn with_packings(
         bundles: HashMap::new(),
         shapes: Vec::new(),
         sources: Vec::new(),
+        frames: Vec::new(),
         by_key: HashMap::new(),
     };
     let mut placed = Placed::default();
@@ -133,7 +134,8 @@ pub fn with_packings(
             format!("grains[{i}].bundle"),
             format!("grains[{i}].scale"),
         )?;
-        placed.grain(g, format!("grains[{i}]"), shape);
+        let g = g.in_local_frame(&library.frames[shape]);
+        placed.grain(&g, format!("grains[{i}]"), shape);
     }
     // Each lattice's index, spacing, counts and shape, for the check below.
     let mut spacings = Vec::new();
@@ -346,6 +348,8 @@ struct Library<'a> {
     shapes: Vec<Arc<Shape>>,
     /// What each shape was made from.
     sources: Vec<ShapeSource>,
+    /// Each shape's bundle's input frame (from its mesh's frame to its own, at its scale).
+    frames: Vec<grain::RigidTransform>,
     /// Shape indices by bundle path and scale (its bits).
     by_key: HashMap<(PathBuf, u64), usize>,
 }
@@ -383,15 +387,17 @@ impl Library<'_> {
             key: key.clone(),
             message: format!("{}: {message}", full.display()),
         };
-        let shape = if scale == 1.0 {
-            Shape::from_bundle(b)
+        let scaled;
+        let b = if scale == 1.0 {
+            &*b
         } else {
-            Shape::from_bundle(
-                &b.scaled(scale)
-                    .map_err(|e| refuse(&scale_key, e.to_string()))?,
-            )
-        }
-        .map_err(|e| refuse(&key, e.to_string()))?;
+            scaled = b
+                .scaled(scale)
+                .map_err(|e| refuse(&scale_key, e.to_string()))?;
+            &scaled
+        };
+        let shape = Shape::from_bundle(b).map_err(|e| refuse(&key, e.to_string()))?;
+        self.frames.push(b.properties.input_frame.clone());
         self.shapes.push(Arc::new(shape));
         self.sources.push(ShapeSource {
             bundle: bundle.to_path_buf(),

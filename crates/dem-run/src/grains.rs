@@ -21,9 +21,13 @@ pub struct GrainSpec {
     /// ([`grain::GrainBundle::scaled`]; default 1).
     #[serde(default = "unit_scale", skip_serializing_if = "is_unit_scale")]
     pub scale: f64,
-    /// Centre of mass.
+    /// The frame `position` and `orientation` place ([`Frame`]; default: the grain's own).
+    #[serde(default, skip_serializing_if = "Frame::is_local")]
+    pub frame: Frame,
+    /// Centre of mass (`frame = "input"`: the origin of the mesh's frame).
     pub position: [f64; 3],
-    /// Orientation, unit quaternion `(w, x, y, z)`, local to global.
+    /// Orientation, unit quaternion `(w, x, y, z)`, local to global (`frame = "input"`: the
+    /// rotation of the mesh's axes).
     #[serde(default = "identity_quaternion")]
     pub orientation: [f64; 4],
     /// Velocity of the centre of mass.
@@ -41,6 +45,52 @@ pub struct GrainSpec {
     /// Degrees of freedom held at their initial values (free grains only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hold: Vec<Dof>,
+}
+
+/// The frame a grain entry's `position` and `orientation` place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Frame {
+    /// The grain's own frame (docs/formats.md): `position` is its centre of mass, `orientation`
+    /// turns its principal axes of inertia.
+    #[default]
+    Local,
+    /// The frame of the mesh it was baked from (the bundle's `input_frame`, the FEM model's
+    /// frame): `position` is where that frame's origin goes and `orientation` turns its axes,
+    /// so that a point `x` of the mesh goes to `position + R(orientation) x`. At the origin
+    /// with no orientation, the grain sits where its FEM mesh was.
+    Input,
+}
+
+impl Frame {
+    fn is_local(&self) -> bool {
+        *self == Frame::Local
+    }
+}
+
+impl GrainSpec {
+    /// The same entry in the grain's own frame (`frame = "local"`), given the bundle's
+    /// `input_frame` (from the mesh's frame to the grain's: `x_l = R_in x + t`, at the bundle's
+    /// scale). With `x_g = p + R_q x` asked for, the body's rotation is `R_q R_in^T` and its
+    /// centre `p - R_q R_in^T t`.
+    pub fn in_local_frame(&self, input: &grain::RigidTransform) -> GrainSpec {
+        use nalgebra::{Matrix3, Quaternion, Rotation3, UnitQuaternion, Vector3};
+        if self.frame == Frame::Local {
+            return self.clone();
+        }
+        let r = input.rotation;
+        let r_in = Rotation3::from_matrix(&Matrix3::from_fn(|i, j| r[i][j]));
+        let [w, x, y, z] = self.orientation;
+        let q = UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z));
+        let body = q * UnitQuaternion::from_rotation_matrix(&r_in.inverse());
+        let centre = Vector3::from(self.position) - body * Vector3::from(input.translation);
+        GrainSpec {
+            frame: Frame::Local,
+            position: centre.into(),
+            orientation: [body.w, body.i, body.j, body.k],
+            ..self.clone()
+        }
+    }
 }
 
 fn unit_scale() -> f64 {

@@ -78,7 +78,7 @@ use dem_core::wall::cylinder::CylinderSpec;
 use dem_core::wall::plane::PlaneSpec;
 use dem_core::wall::{Wall, WallSpec};
 
-use crate::grains::GrainSpec;
+use crate::grains::{Frame, GrainSpec};
 
 /// `[[packings]]` (module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -809,6 +809,7 @@ pub fn generate(
                 spec: GrainSpec {
                     bundle: ingredient.bundle.clone(),
                     scale: classes[c].scale,
+                    frame: Frame::Local,
                     position: x.into(),
                     orientation: q,
                     velocity: p.velocity,

@@ -38,6 +38,9 @@
 //! scale = 1.0            # optional: the same grain s times larger, same material (physics.md 10)
 //! position = [0, 0, 0]
 //! orientation = [1, 0, 0, 0]   # unit quaternion (w, x, y, z) from local to global frame
+//! # frame = "input"    # optional: position and orientation place the frame of the mesh the
+//!                      # bundle was baked from (the FEM model's), not the grain's centre and
+//!                      # principal axes: at the origin, the grain sits where its mesh was
 //! velocity = [0, 0, 0]
 //! angular_velocity = [0, 0, 0] # global frame
 //! motion = { velocity = [0, 0, -1] }  # optional prescribed motion (see Motion)

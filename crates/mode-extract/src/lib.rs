@@ -1,9 +1,11 @@
 //! Deformation modes from FEM snapshots: SVD/POD modes, modal mass and stiffness integrated over
 //! the FEM mesh, and the generalized internal force fitted to strain energies or reaction forces
-//! (docs/physics.md sections 2 and 7). Output: a modes bundle.
+//! (docs/physics.md sections 2 and 7); or from the mesh and material alone, its free-free
+//! elastic modes ([`free`]). Output: a modes bundle.
 
 pub mod extract;
 pub mod fit;
+pub mod free;
 pub mod mirror;
 pub mod modal;
 pub mod modes;
@@ -11,4 +13,5 @@ pub mod rigid;
 pub mod snapshots;
 
 pub use extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};
-pub use modal::{Elastic, ModalError, modal_matrices};
+pub use free::{FreeError, FreeModes, free_modes};
+pub use modal::{Assembled, Elastic, ModalError, assemble, modal_matrices};

@@ -1,15 +1,25 @@
-//! Modal mass and stiffness of displacement fields on a FEM mesh (docs/physics.md section 2; paper
-//! Eqs. 4 and 8):
+//! The mesh's mass and stiffness matrices, and the modal mass and stiffness of displacement
+//! fields on it (docs/physics.md section 2; paper Eqs. 4 and 8):
 //! `M_ab = integral rho Phi_a . Phi_b dV`, `K_ab = integral (C : E(Phi_a)) : E(Phi_b) dV`,
 //! with `E` the small-strain operator and `C` isotropic (Lamé `lambda`, `mu` from `E`, `nu`).
 //!
-//! Fields are nodal values interpolated with the element shape functions; integrals use, per
-//! element type, rules exact for straight-sided elements: C3D4 1 point for K and 4 for M; C3D10
-//! 4 points for K and 14 (degree 5) for M; C3D8/C3D8R 2 x 2 x 2; C3D20/C3D20R 3 x 3 x 3.
-//! (Reduced integration is an Abaqus solver choice; the modal integrals use full integration.)
+//! [`assemble`] builds the sparse `M` and `K` of the whole mesh (degree of freedom `3 i + c`:
+//! node `i`'s displacement along axis `c`): per element and integration point of weight `w`,
+//! with shape functions `N_a` and their spatial gradients `g_a`,
+//! `M_(ai)(bj) += w rho N_a N_b delta_ij` (the consistent mass) and
+//! `K_(ai)(bj) += w (lambda g_ai g_bj + mu (g_aj g_bi + delta_ij g_a . g_b))`, the isotropic
+//! `B^T C B`. [`modal_matrices`] projects them on nodal fields: `M_ab = Phi_a^T M Phi_b`.
 //!
-//! Summation is over fixed blocks of elements, so results do not depend on the thread count.
+//! Integrals use, per element type, rules exact for straight-sided elements: C3D4 1 point for K
+//! and 4 for M; C3D10 4 points for K and 14 (degree 5) for M; C3D8/C3D8R 2 x 2 x 2;
+//! C3D20/C3D20R 3 x 3 x 3. (Reduced integration is an Abaqus solver choice; the mesh's matrices
+//! use full integration.)
+//!
+//! Elements are summed in their order, in fixed blocks, so results do not depend on the thread
+//! count.
 
+use faer::sparse::{SparseColMat, Triplet};
+use faer::{Accum, Mat, Par};
 use fem::quadrature::{Rule, hex_gauss, tet1, tet4, tet14};
 use fem::shape::shape;
 use grain::{ElementType, FemMesh};
@@ -58,9 +68,6 @@ pub enum ModalError {
     },
 }
 
-/// Per-block partial sums `(M, K)`.
-type Partial = Result<(Array2<f64>, Array2<f64>), ModalError>;
-
 /// The (stiffness, mass) rules of an element type.
 fn rules(t: ElementType) -> (Rule, Rule) {
     match t {
@@ -71,23 +78,35 @@ fn rules(t: ElementType) -> (Rule, Rule) {
     }
 }
 
-/// `(M, K)` for the fields `phi` (`(A, n, 3)` nodal values).
-pub fn modal_matrices(
-    mesh: &FemMesh,
-    phi: &Array3<f64>,
-    material: &Elastic,
-) -> Result<(Array2<f64>, Array2<f64>), ModalError> {
-    let a = phi.shape()[0];
+/// The mesh's sparse mass `M` and stiffness `K` (`3 n x 3 n`, `n` the mesh's nodes, degree of
+/// freedom `3 i + c`), both symmetric with both triangles stored. A node no element uses has
+/// zero rows.
+#[derive(Debug, Clone)]
+pub struct Assembled {
+    /// The consistent mass matrix `M`.
+    pub mass: SparseColMat<usize, f64>,
+    /// The stiffness matrix `K` (positive semi-definite: the six rigid motions are its null
+    /// space on a connected mesh).
+    pub stiffness: SparseColMat<usize, f64>,
+}
+
+/// Shape function values, natural gradients and weight at the points of a rule.
+type Table = Vec<(Vec<f64>, Vec<Vector3<f64>>, f64)>;
+
+/// Assembles `M` and `K` of `mesh` for `material` (the module's equations). Cost: per element
+/// `O(points x (3 n_e)^2)`, then a sort of the `2 x elements x (3 n_e)^2` triplets. Fails on an
+/// element whose Jacobian determinant is not positive at an integration point.
+pub fn assemble(mesh: &FemMesh, material: &Elastic) -> Result<Assembled, ModalError> {
     let (lambda, mu) = material.lame();
-    let mut mass = Array2::zeros((a, a));
-    let mut stiffness = Array2::zeros((a, a));
+    let rho = material.density;
+    let dofs = 3 * mesh.nodes.nrows();
+    let (mut mass, mut stiffness) = (Vec::new(), Vec::new());
     const BLOCK: usize = 512;
     for (b, block) in mesh.blocks.iter().enumerate() {
         let t = block.element_type;
         let (k_rule, m_rule) = rules(t);
-        let count = block.connectivity.nrows();
         // Shape functions at the rule points depend on the element type only: tabulated once.
-        let tabulate = |rule: &Rule| -> Vec<(Vec<f64>, Vec<Vector3<f64>>, f64)> {
+        let tabulate = |rule: &Rule| -> Table {
             rule.iter()
                 .map(|(point, weight)| {
                     let (mut n, mut g) = (Vec::new(), Vec::new());
@@ -98,31 +117,20 @@ pub fn modal_matrices(
         };
         let (k_table, m_table) = (tabulate(&k_rule), tabulate(&m_rule));
         let nodes = t.node_count();
-        let partials: Vec<Partial> = (0..count.div_ceil(BLOCK))
+        let count = block.connectivity.nrows();
+        type Entries = Vec<Triplet<usize, usize, f64>>;
+        let partials: Vec<Result<(Entries, Entries), ModalError>> = (0..count.div_ceil(BLOCK))
             .into_par_iter()
             .map(|chunk| {
-                let mut m = Array2::zeros((a, a));
-                let mut k = Array2::zeros((a, a));
+                let (mut m, mut k) = (Vec::new(), Vec::new());
                 let mut x = Vec::with_capacity(nodes);
-                // Nodal values of field `f` at `u[f * nodes..][..nodes]`.
-                let mut u = vec![Vector3::zeros(); a * nodes];
                 let mut grad_n = vec![Vector3::zeros(); nodes];
-                let mut fields = vec![Vector3::zeros(); a];
-                let mut strains = vec![Matrix3::zeros(); a];
+                let mut me = vec![0.0; nodes * nodes];
+                let mut ke = vec![Matrix3::zeros(); nodes * nodes];
                 for e in chunk * BLOCK..((chunk + 1) * BLOCK).min(count) {
                     let row = block.connectivity.row(e);
                     x.clear();
                     x.extend(row.iter().map(|&i| fem::node(mesh, i as usize).coords));
-                    for (f, uf) in u.chunks_exact_mut(nodes).enumerate() {
-                        for (ui, &node) in uf.iter_mut().zip(row) {
-                            let node = node as usize;
-                            *ui = Vector3::new(
-                                phi[[f, node, 0]],
-                                phi[[f, node, 1]],
-                                phi[[f, node, 2]],
-                            );
-                        }
-                    }
                     let jacobian = |g: &[Vector3<f64>]| {
                         let jacobian: Matrix3<f64> =
                             x.iter().zip(g).map(|(xa, ga)| xa * ga.transpose()).sum();
@@ -138,39 +146,40 @@ pub fn modal_matrices(
                             })
                         }
                     };
+                    me.fill(0.0);
                     for (n, g, weight) in &m_table {
-                        let w = weight * jacobian(g)?.1;
-                        for (value, uf) in fields.iter_mut().zip(u.chunks_exact(nodes)) {
-                            *value = uf.iter().zip(n).map(|(ui, ni)| ui * *ni).sum();
-                        }
-                        for p in 0..a {
-                            for q in p..a {
-                                m[[p, q]] += w * material.density * fields[p].dot(&fields[q]);
+                        let w = weight * jacobian(g)?.1 * rho;
+                        for (p, np) in n.iter().enumerate() {
+                            for (q, nq) in n.iter().enumerate() {
+                                me[p * nodes + q] += w * np * nq;
                             }
                         }
                     }
+                    ke.fill(Matrix3::zeros());
                     for (_, g, weight) in &k_table {
                         let (jacobian, det) = jacobian(g)?;
                         let w = weight * det;
-                        // grad u = sum_i u_i (grad_x N_i)^T, grad_x N = J^-T grad_xi N.
+                        // grad_x N = J^-T grad_xi N.
                         let inv_t = jacobian.try_inverse().expect("det > 0").transpose();
                         for (gx, gi) in grad_n.iter_mut().zip(g) {
                             *gx = inv_t * gi;
                         }
-                        for (strain, uf) in strains.iter_mut().zip(u.chunks_exact(nodes)) {
-                            let grad: Matrix3<f64> = uf
-                                .iter()
-                                .zip(&grad_n)
-                                .map(|(ui, gx)| ui * gx.transpose())
-                                .sum();
-                            *strain = 0.5 * (grad + grad.transpose());
+                        for (p, gp) in grad_n.iter().enumerate() {
+                            for (q, gq) in grad_n.iter().enumerate() {
+                                let block = gp * gq.transpose() * lambda
+                                    + (gq * gp.transpose() + Matrix3::identity() * gp.dot(gq)) * mu;
+                                ke[p * nodes + q] += block * w;
+                            }
                         }
-                        for p in 0..a {
-                            let sp = strains[p];
-                            let stress =
-                                Matrix3::identity() * (lambda * sp.trace()) + sp * (2.0 * mu);
-                            for q in p..a {
-                                k[[p, q]] += w * stress.dot(&strains[q]);
+                    }
+                    for (p, &np) in row.iter().enumerate() {
+                        for (q, &nq) in row.iter().enumerate() {
+                            let (np, nq) = (3 * np as usize, 3 * nq as usize);
+                            for c in 0..3 {
+                                m.push(Triplet::new(np + c, nq + c, me[p * nodes + q]));
+                                for d in 0..3 {
+                                    k.push(Triplet::new(np + c, nq + d, ke[p * nodes + q][(c, d)]));
+                                }
                             }
                         }
                     }
@@ -180,16 +189,46 @@ pub fn modal_matrices(
             .collect();
         for partial in partials {
             let (m, k) = partial?;
-            mass += &m;
-            stiffness += &k;
+            mass.extend(m);
+            stiffness.extend(k);
         }
     }
-    // Fill the lower triangles.
-    for p in 0..a {
-        for q in 0..p {
-            mass[[p, q]] = mass[[q, p]];
-            stiffness[[p, q]] = stiffness[[q, p]];
-        }
-    }
-    Ok((mass, stiffness))
+    let sparse = |entries: &[Triplet<usize, usize, f64>]| {
+        SparseColMat::try_new_from_triplets(dofs, dofs, entries)
+            .expect("indices within the mesh's nodes")
+    };
+    Ok(Assembled {
+        mass: sparse(&mass),
+        stiffness: sparse(&stiffness),
+    })
+}
+
+/// `(M, K)` for the fields `phi` (`(A, n, 3)` nodal values): the mesh's matrices
+/// ([`assemble`]) projected, `M_ab = Phi_a^T M Phi_b`.
+pub fn modal_matrices(
+    mesh: &FemMesh,
+    phi: &Array3<f64>,
+    material: &Elastic,
+) -> Result<(Array2<f64>, Array2<f64>), ModalError> {
+    let assembled = assemble(mesh, material)?;
+    let fields = Mat::from_fn(3 * phi.shape()[1], phi.shape()[0], |i, a| {
+        phi[[a, i / 3, i % 3]]
+    });
+    let project = |matrix: &SparseColMat<usize, f64>| {
+        let mut product = Mat::zeros(fields.nrows(), fields.ncols());
+        faer::sparse::linalg::matmul::sparse_dense_matmul(
+            product.as_mut(),
+            Accum::Replace,
+            matrix.as_ref(),
+            fields.as_ref(),
+            1.0,
+            Par::Seq,
+        );
+        let reduced = fields.transpose() * &product;
+        // Symmetric by construction up to rounding: the upper triangle is kept.
+        Array2::from_shape_fn((phi.shape()[0], phi.shape()[0]), |(p, q)| {
+            reduced[(p.min(q), p.max(q))]
+        })
+    };
+    Ok((project(&assembled.mass), project(&assembled.stiffness)))
 }

@@ -6,6 +6,7 @@ mod common;
 mod contact;
 mod deformable;
 mod energy;
+mod frame;
 mod hertz;
 mod measure;
 mod motion;

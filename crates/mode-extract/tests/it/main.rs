@@ -4,6 +4,7 @@
 mod beam;
 mod ellipsoid;
 mod extract;
+mod free;
 mod mirror;
 mod modal;
 mod modes;
