@@ -19,9 +19,15 @@ def refine_and_mesh(gmsh, points, size_near, size_far, dist_min, dist_max):
     gmsh.option.setNumber("Mesh.MeshSizeFromPoints", 0)
     gmsh.model.mesh.generate(3)
     gmsh.model.mesh.setOrder(2)
+    return c3d10(gmsh)
+
+
+def c3d10(gmsh):
+    """The current second-order tetrahedral mesh as (xyz, tets): node coordinates (row i is
+    gmsh's node i + 1) and the tetrahedra as lists of 1-based node numbers in Abaqus order."""
     tags, coords, _ = gmsh.model.mesh.getNodes()
     index = {int(t): i + 1 for i, t in enumerate(tags)}
-    xyz = coords.reshape(-1, 3)
+    xyz = [coords[3 * i:3 * i + 3] for i in range(len(coords) // 3)]  # with or without numpy
     etypes, _, enodes = gmsh.model.mesh.getElements(3)
     tets = []
     for t, nodes in zip(etypes, enodes):

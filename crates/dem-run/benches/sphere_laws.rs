@@ -165,8 +165,11 @@ fn stresses(sim: &Simulation) -> [f64; 2] {
     // Walls in the scene's order: x-, x+, y-, y+, z-, z+ (points at the faces of the box).
     let gap = |w: usize, axis: usize| {
         let (a, b) = (&sim.world.walls[w], &sim.world.walls[w + 1]);
-        let point = |w: &dem_core::wall::Wall| match &w.geometry {
-            dem_core::wall::Geometry::Plane(p) => p.point[axis] + w.displacement[axis],
+        let point = |w: &dem_core::wall::Wall| match dem_core::wall::Kind::bound(
+            &w.geometry,
+            &w.displacement,
+        ) {
+            dem_core::wall::Bound::Plane { point, .. } => point[axis],
             _ => unreachable!("plane walls"),
         };
         point(b) - point(a)

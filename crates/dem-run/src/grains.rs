@@ -58,7 +58,8 @@ pub enum Frame {
     /// The frame of the mesh it was baked from (the bundle's `input_frame`, the FEM model's
     /// frame): `position` is where that frame's origin goes and `orientation` turns its axes,
     /// so that a point `x` of the mesh goes to `position + R(orientation) x`. At the origin
-    /// with no orientation, the grain sits where its FEM mesh was.
+    /// with no orientation, the grain sits where its FEM mesh was. `velocity` stays the centre
+    /// of mass's.
     Input,
 }
 
@@ -79,7 +80,8 @@ impl GrainSpec {
             return self.clone();
         }
         let r = input.rotation;
-        let r_in = Rotation3::from_matrix(&Matrix3::from_fn(|i, j| r[i][j]));
+        // The bundle holds a proper rotation (grain.json's contract): taken as it is.
+        let r_in = Rotation3::from_matrix_unchecked(Matrix3::from_fn(|i, j| r[i][j]));
         let [w, x, y, z] = self.orientation;
         let q = UnitQuaternion::from_quaternion(Quaternion::new(w, x, y, z));
         let body = q * UnitQuaternion::from_rotation_matrix(&r_in.inverse());

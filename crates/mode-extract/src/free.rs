@@ -7,29 +7,34 @@
 //! six rigid motions (`lambda = 0`) removed. The shapes are mass-normalized
 //! (`phi_a^T M phi_b = delta_ab`, so the modal mass is the identity and the modal stiffness
 //! `diag(lambda)`), and `M`-orthogonal to the rigid motions: their momentum and angular
-//! momentum about the mesh's centre of mass vanish.
+//! momentum about the mesh's centre of mass vanish. Where the spectrum is degenerate (a
+//! sphere's five `0T2` modes), a `count` that splits a multiplet returns an arbitrary part of it:
+//! ask for whole multiplets.
 //!
 //! Method: subspace iteration (Bathe, *Finite Element Procedures*, 2nd ed., 2014, section
 //! 11.6; Bathe and Wilson 1972) on the shifted pencil: `q = max(2 p, p + 8)` vectors `X`, each
 //! iteration `X <- (K + sigma M)^-1 M X` (one sparse Cholesky factorization, faer's, reused),
 //! the rigid motions projected out (`X <- X - R R^T M X`, `R` the `M`-orthonormal rigid
 //! motions), then the Rayleigh-Ritz step on `span X` (the reduced `K_r q = lambda M_r q`, dense,
-//! by a Cholesky factor of `M_r` and a symmetric eigendecomposition). The Ritz values converge
-//! to the `p` lowest `lambda` at the rate `(lambda_i + sigma) / (lambda_(q+1) + sigma)` per
-//! iteration. It is written here because faer's Krylov-Schur eigensolver
-//! (`faer::matrix_free::eigen`) takes a standard problem `A x = mu x`, and the symmetric
-//! shift-invert form of the generalized one needs the triangular half-solves `L^-1` of the
-//! sparse factor, which faer's high-level sparse Cholesky does not expose; subspace iteration
-//! needs only whole solves.
+//! by a Cholesky factor of `M_r` and a symmetric eigendecomposition). The Ritz vectors converge
+//! to the `p` lowest modes at the rate `(lambda_a + sigma) / (lambda_(q+1) + sigma)` per
+//! iteration; the iteration stops when every wanted residual
+//! `|K phi_a - lambda_a M phi_a| <= TOLERANCE lambda_a |M phi_a|` ([`TOLERANCE`]). It is
+//! written here because faer's Krylov-Schur eigensolver (`faer::matrix_free::eigen`) takes a
+//! standard problem `A x = mu x`, and the symmetric shift-invert form of the generalized one
+//! needs the triangular half-solves `L^-1` of the sparse factor, which faer's high-level sparse
+//! Cholesky does not expose; subspace iteration needs only whole solves.
 //!
 //! The start vectors are smooth: displacement fields `e_c x^i y^j z^k` of growing degree about
-//! the centre of mass, which contain the low modes' long wavelengths, so that the result does
-//! not depend on a seed.
+//! the centre of the mesh's bounding box, scaled to it, which contain the low modes' long
+//! wavelengths, so that the result does not depend on a seed.
 //!
-//! Cost: the factorization of `K + sigma M` (`3 n` unknowns), then per iteration `q` solves
-//! and two sparse products with `q` columns, and `O(n q^2)` dense work. Fails when the mesh is
-//! not one connected body (more than six rigid motions), when a node is in no element, or when
-//! the iteration does not converge in [`MAX_ITERATIONS`].
+//! Cost: the factorization of `K + sigma M` (`3 n` unknowns), then per iteration `q` solves,
+//! three sparse products with `q` columns (`M X`, `K Y`, `M Y`) and `O(n q^2)` dense work. Fails
+//! on a material out of range, a mesh of bodies that share no node ([`FreeError::Disconnected`];
+//! bodies joined at a node or an edge are one mesh here, and their hinge modes come out as low
+//! modes), a node in no element, more modes than the smooth start fields span, or no
+//! convergence in [`MAX_ITERATIONS`].
 
 use faer::linalg::solvers::Solve;
 use faer::sparse::SparseColMat;
@@ -37,16 +42,19 @@ use faer::{Accum, Mat, MatRef, Par, Side};
 use grain::FemMesh;
 
 use crate::modal::{Assembled, Elastic, ModalError, assemble};
+use crate::rigid::rigid_fields;
 
 /// The most subspace iterations before [`FreeError::NotConverged`].
 pub const MAX_ITERATIONS: usize = 500;
 
-/// Relative change of each wanted eigenvalue between iterations at which they are converged.
-/// A Ritz value's error is the square of its vector's, so the shapes are then converged to
-/// about 1e-5; a tighter bound meets the round-off floor of the shifted solves (about
-/// `1e-16 lambda_max / lambda_a`: with 80 modes of a 1,608-node ball the changes stalled at
-/// 2.8e-10).
-pub const TOLERANCE: f64 = 1e-10;
+/// The highest total degree of the polynomial start fields (455 fields per axis at 12).
+pub const MAX_DEGREE: usize = 12;
+
+/// The relative residual `|K phi - lambda M phi| / (lambda |M phi|)` of every wanted mode at
+/// which the iteration stops. The round-off floor of the shifted solves is about
+/// `1e-16 lambda_max / lambda_a` (about 1e-11 for the ball of the tests); a residual of 1e-8
+/// puts each shape within about `1e-8 lambda_a / gap` of its mode.
+pub const TOLERANCE: f64 = 1e-8;
 
 /// The lowest free-free modes of a mesh.
 #[derive(Debug, Clone)]
@@ -65,6 +73,18 @@ pub enum FreeError {
     /// The mesh's matrices could not be made.
     #[error(transparent)]
     Modal(#[from] ModalError),
+    /// The material cannot make positive definite matrices.
+    #[error(
+        "the material needs E > 0, -1 < nu < 0.5 and rho > 0; got {youngs_modulus}, {poisson_ratio}, {density}"
+    )]
+    Material {
+        /// Young's modulus.
+        youngs_modulus: f64,
+        /// Poisson's ratio.
+        poisson_ratio: f64,
+        /// Density.
+        density: f64,
+    },
     /// A node is in no element: it has no mass.
     #[error("node {node} is in no element (a mesh of the grain's elements and their nodes only)")]
     UnusedNode {
@@ -91,15 +111,33 @@ pub enum FreeError {
         /// A node of a body other than node 0's.
         node: usize,
     },
+    /// The smooth start fields span fewer fields than asked for.
+    #[error(
+        "{requested} modes asked for; the smooth start fields (polynomials up to degree {MAX_DEGREE}) span {fields} beyond the rigid motions on this mesh: ask for fewer"
+    )]
+    StartSpace {
+        /// Modes asked for.
+        requested: usize,
+        /// Independent start fields found.
+        fields: usize,
+    },
+    /// The subspace lost its independence (a factorization of a reduced mass failed).
+    #[error(
+        "the subspace iteration broke down at iteration {iteration}: its vectors became dependent"
+    )]
+    Breakdown {
+        /// The iteration.
+        iteration: usize,
+    },
     /// The iteration did not converge.
     #[error(
-        "the subspace iteration did not converge in {iterations} iterations (largest relative change {change:e})"
+        "the subspace iteration did not converge in {iterations} iterations (largest relative residual {residual:e}, asked {TOLERANCE:e})"
     )]
     NotConverged {
         /// Iterations made.
         iterations: usize,
-        /// The largest relative change of a wanted eigenvalue in the last iteration.
-        change: f64,
+        /// The largest relative residual of a wanted mode in the last iteration.
+        residual: f64,
     },
 }
 
@@ -109,6 +147,18 @@ pub fn free_modes(
     material: &Elastic,
     count: usize,
 ) -> Result<FreeModes, FreeError> {
+    let Elastic {
+        youngs_modulus,
+        poisson_ratio,
+        density,
+    } = *material;
+    if !(youngs_modulus > 0.0 && poisson_ratio > -1.0 && poisson_ratio < 0.5 && density > 0.0) {
+        return Err(FreeError::Material {
+            youngs_modulus,
+            poisson_ratio,
+            density,
+        });
+    }
     let n = mesh.nodes.nrows();
     let mut used = vec![false; n];
     for b in &mesh.blocks {
@@ -135,39 +185,38 @@ pub fn free_modes(
         });
     }
     let Assembled { mass, stiffness } = assemble(mesh, material)?;
-    let rigid = rigid_motions(mesh, &mass);
+    let rigid = Rigid::new(mesh, material, &mass)?;
     let q = (2 * count).max(count + 8).min(available);
+    let start = start_vectors(mesh, q, &rigid, &mass);
+    if start.ncols() < count {
+        return Err(FreeError::StartSpace {
+            requested: count,
+            fields: start.ncols(),
+        });
+    }
     // The shift: a small fraction of the stiffness-to-mass scale keeps K + sigma M positive
-    // definite without changing which modes are lowest.
+    // definite (K >= 0, M > 0) without changing which modes are lowest.
     let scale = (0..3 * n)
         .map(|i| diagonal(&stiffness, i) / diagonal(&mass, i))
         .fold(0.0, f64::max);
     let sigma = 1e-6 * scale;
-    let shifted = combine(&stiffness, &mass, sigma);
-    let factor = shifted
+    let factor = combine(&stiffness, &mass, sigma)
         .sp_cholesky(Side::Lower)
-        .expect("K + sigma M is positive definite: K >= 0, M > 0 on a mesh of used nodes");
-    let start = start_vectors(mesh, q, &rigid, &mass);
-    if start.ncols() < count {
-        // The mesh's fields are fewer than asked for once the rigid motions are out.
-        return Err(FreeError::TooMany {
-            requested: count,
-            available: start.ncols(),
-        });
-    }
-    let (mut values, mut vectors) = ritz(&start, &stiffness, &mass);
-    let mut change = f64::INFINITY;
+        .map_err(|_| FreeError::Breakdown { iteration: 0 })?;
+    let mut ritz_pairs =
+        ritz(&start, &stiffness, &mass).ok_or(FreeError::Breakdown { iteration: 0 })?;
+    let mut residual = f64::INFINITY;
     for iteration in 1..=MAX_ITERATIONS {
-        let mut y = times(&mass, vectors.as_ref());
+        let mut y = times(&mass, ritz_pairs.vectors.as_ref());
         factor.solve_in_place(y.as_mut());
-        deflate(&mut y, &rigid, &mass);
-        let (new_values, new_vectors) = ritz(&y, &stiffness, &mass);
-        change = (0..count)
-            .map(|a| ((new_values[a] - values[a]) / new_values[a]).abs())
-            .fold(0.0, f64::max);
-        values = new_values;
-        vectors = new_vectors;
-        if change <= TOLERANCE {
+        rigid.deflate(&mut y);
+        ritz_pairs = ritz(&y, &stiffness, &mass).ok_or(FreeError::Breakdown { iteration })?;
+        residual = ritz_pairs.residual(count);
+        // A NaN residual is no convergence.
+        if residual <= TOLERANCE {
+            let Ritz {
+                values, vectors, ..
+            } = ritz_pairs;
             return Ok(FreeModes {
                 shapes: vectors.subcols(0, count).to_owned(),
                 eigenvalues: values[..count].to_vec(),
@@ -177,7 +226,7 @@ pub fn free_modes(
     }
     Err(FreeError::NotConverged {
         iterations: MAX_ITERATIONS,
-        change,
+        residual,
     })
 }
 
@@ -250,72 +299,56 @@ fn times(a: &SparseColMat<usize, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
     out
 }
 
-/// The six rigid motions (translations, rotations about the centre of mass), `M`-orthonormal.
-fn rigid_motions(mesh: &FemMesh, mass: &SparseColMat<usize, f64>) -> Mat<f64> {
-    let n = mesh.nodes.nrows();
-    let centre = centre_of_mass(mesh, mass);
-    let r = Mat::from_fn(3 * n, 6, |i, a| {
-        let (node, c) = (i / 3, i % 3);
-        if a < 3 {
-            return f64::from(c == a);
-        }
-        // e_k x (x - centre), k = a - 3.
-        let d = [0, 1, 2].map(|j| mesh.nodes[[node, j]] - centre[j]);
-        let k = a - 3;
-        let (c1, c2) = ((k + 1) % 3, (k + 2) % 3);
-        if c == c1 {
-            -d[c2]
-        } else if c == c2 {
-            d[c1]
-        } else {
-            0.0
-        }
-    });
-    orthonormalize(r, mass)
+/// The six rigid motions `R` (translations, rotations about the centre of mass,
+/// crate::rigid), `M`-orthonormal, and `M R`.
+struct Rigid {
+    motions: Mat<f64>,
+    mass_motions: Mat<f64>,
 }
 
-/// The centre of mass `sum M_(ic)(jc) x_j / sum M_(ic)(jc)` (the row sums of `M` are the
-/// nodes' lumped masses).
-fn centre_of_mass(mesh: &FemMesh, mass: &SparseColMat<usize, f64>) -> [f64; 3] {
-    let ones = Mat::from_fn(mass.ncols(), 1, |i, _| f64::from(i % 3 == 0));
-    let lumped = times(mass, ones.as_ref());
-    let total: f64 = (0..mesh.nodes.nrows()).map(|i| lumped[(3 * i, 0)]).sum();
-    [0, 1, 2].map(|c| {
-        (0..mesh.nodes.nrows())
-            .map(|i| lumped[(3 * i, 0)] * mesh.nodes[[i, c]])
-            .sum::<f64>()
-            / total
-    })
+impl Rigid {
+    fn new(
+        mesh: &FemMesh,
+        material: &Elastic,
+        mass: &SparseColMat<usize, f64>,
+    ) -> Result<Rigid, FreeError> {
+        let fields = rigid_fields(mesh, material)?;
+        let r = Mat::from_fn(3 * mesh.nodes.nrows(), 6, |i, j| fields[j][i / 3][i % 3]);
+        let motions = orthonormalize(r, mass).ok_or(FreeError::Breakdown { iteration: 0 })?;
+        let mass_motions = times(mass, motions.as_ref());
+        Ok(Rigid {
+            motions,
+            mass_motions,
+        })
+    }
+
+    /// `X <- X - R R^T M X`: the rigid motions' part removed.
+    fn deflate(&self, x: &mut Mat<f64>) {
+        let coefficients = self.mass_motions.transpose() * &*x;
+        *x -= &self.motions * coefficients;
+    }
 }
 
-/// `X` made `M`-orthonormal (a Cholesky factor of `X^T M X`).
-fn orthonormalize(x: Mat<f64>, mass: &SparseColMat<usize, f64>) -> Mat<f64> {
+/// `X` made `M`-orthonormal (a Cholesky factor of `X^T M X`); `None` if its columns are
+/// dependent.
+fn orthonormalize(x: Mat<f64>, mass: &SparseColMat<usize, f64>) -> Option<Mat<f64>> {
     let gram = x.transpose() * times(mass, x.as_ref());
-    let llt = gram
-        .llt(Side::Lower)
-        .expect("independent columns have a positive definite Gram matrix");
+    let llt = gram.llt(Side::Lower).ok()?;
     // X L^-T: solve L Y^T = X^T.
     let mut t = x.transpose().to_owned();
     faer::linalg::triangular_solve::solve_lower_triangular_in_place(llt.L(), t.as_mut(), Par::Seq);
-    t.transpose().to_owned()
-}
-
-/// `X <- X - R R^T M X`: the rigid motions' part removed (`R` `M`-orthonormal).
-fn deflate(x: &mut Mat<f64>, rigid: &Mat<f64>, mass: &SparseColMat<usize, f64>) {
-    let mr = times(mass, rigid.as_ref());
-    let coefficients = mr.transpose() * &*x;
-    *x -= rigid * coefficients;
+    Some(t.transpose().to_owned())
 }
 
 /// `q` smooth start fields, `M`-orthonormal and without rigid motion: the fields
 /// `e_c x^i y^j z^k` about the centre of the mesh's bounding box, scaled to it, by growing total
 /// degree (1, 2, ...), each made `M`-orthogonal to the rigid motions and to those kept before
 /// (modified Gram-Schmidt), and dropped when little of it is left (the rotations among the
-/// linear fields).
+/// linear fields), up to degree [`MAX_DEGREE`] (fewer than `q` if they span fewer).
 fn start_vectors(
     mesh: &FemMesh,
     q: usize,
-    rigid: &Mat<f64>,
+    rigid: &Rigid,
     mass: &SparseColMat<usize, f64>,
 ) -> Mat<f64> {
     let n = mesh.nodes.nrows();
@@ -342,12 +375,12 @@ fn start_vectors(
     };
     // The kept fields and their products with M (so that each candidate costs two products).
     let mut kept: Vec<(Mat<f64>, Mat<f64>)> = Vec::with_capacity(q);
-    'degrees: for degree in 1..=3 * n {
+    'degrees: for degree in 1..=MAX_DEGREE {
         for i in (0..=degree).rev() {
             for j in (0..=degree - i).rev() {
                 for axis in 0..3 {
                     let mut v = field([i, j, degree - i - j], axis);
-                    deflate(&mut v, rigid, mass);
+                    rigid.deflate(&mut v);
                     let before = (v.transpose() * times(mass, v.as_ref()))[(0, 0)].sqrt();
                     for (u, mu) in &kept {
                         let c = (mu.transpose() * &v)[(0, 0)];
@@ -369,31 +402,58 @@ fn start_vectors(
     Mat::from_fn(3 * n, kept.len(), |i, a| kept[a].0[(i, 0)])
 }
 
-/// The Rayleigh-Ritz step on `span X`: the Ritz values ascending and the `M`-orthonormal Ritz
-/// vectors `X Q`.
+/// Ritz pairs of a subspace, with the products the residuals need.
+struct Ritz {
+    /// Ritz values, ascending.
+    values: Vec<f64>,
+    /// `M`-orthonormal Ritz vectors `X Q`.
+    vectors: Mat<f64>,
+    /// `K X Q`.
+    k_vectors: Mat<f64>,
+    /// `M X Q`.
+    m_vectors: Mat<f64>,
+}
+
+impl Ritz {
+    /// The largest relative residual `|K phi_a - lambda_a M phi_a| / (lambda_a |M phi_a|)`
+    /// over the first `count` pairs (NaN if one is NaN).
+    fn residual(&self, count: usize) -> f64 {
+        let mut largest: f64 = 0.0;
+        for a in 0..count {
+            let (k, m) = (self.k_vectors.col(a), self.m_vectors.col(a));
+            let r =
+                (k - m * faer::Scale(self.values[a])).norm_l2() / (self.values[a] * m.norm_l2());
+            if r.is_nan() {
+                return f64::NAN;
+            }
+            largest = largest.max(r);
+        }
+        largest
+    }
+}
+
+/// The Rayleigh-Ritz step on `span X`; `None` if its columns are (numerically) dependent.
 fn ritz(
     x: &Mat<f64>,
     stiffness: &SparseColMat<usize, f64>,
     mass: &SparseColMat<usize, f64>,
-) -> (Vec<f64>, Mat<f64>) {
-    let kr = x.transpose() * times(stiffness, x.as_ref());
-    let mr = x.transpose() * times(mass, x.as_ref());
+) -> Option<Ritz> {
+    let (kx, mx) = (times(stiffness, x.as_ref()), times(mass, x.as_ref()));
     let symmetric =
         |a: Mat<f64>| Mat::from_fn(a.nrows(), a.ncols(), |i, j| 0.5 * (a[(i, j)] + a[(j, i)]));
-    let (kr, mr) = (symmetric(kr), symmetric(mr));
+    let (kr, mr) = (
+        symmetric(x.transpose() * &kx),
+        symmetric(x.transpose() * &mx),
+    );
     // M_r = L L^T; C = L^-1 K_r L^-T; C v = lambda v; q = L^-T v.
-    let llt = mr
-        .llt(Side::Lower)
-        .expect("the deflated subspace keeps independent columns");
+    let llt = mr.llt(Side::Lower).ok()?;
     let l = llt.L();
     let mut t = kr.clone();
     faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, t.as_mut(), Par::Seq);
     let mut c = t.transpose().to_owned();
     faer::linalg::triangular_solve::solve_lower_triangular_in_place(l, c.as_mut(), Par::Seq);
     let c = symmetric(c);
-    let eigen = c
-        .self_adjoint_eigen(Side::Lower)
-        .expect("a symmetric matrix has a real eigendecomposition");
+    let eigen = c.self_adjoint_eigen(Side::Lower).ok()?;
     let values: Vec<f64> = (0..c.nrows()).map(|i| eigen.S()[i]).collect();
     let mut v = eigen.U().to_owned();
     faer::linalg::triangular_solve::solve_upper_triangular_in_place(
@@ -401,5 +461,10 @@ fn ritz(
         v.as_mut(),
         Par::Seq,
     );
-    (values, x * v)
+    Some(Ritz {
+        values,
+        vectors: x * &v,
+        k_vectors: kx * &v,
+        m_vectors: mx * &v,
+    })
 }

@@ -30,18 +30,7 @@ pub fn remove_rigid(b: &ModesBundle) -> Result<ModesBundle, ModalError> {
         poisson_ratio: b.info.material.poisson_ratio,
         density: b.info.material.density,
     };
-    let centre = centre_of_mass(mesh, &material)?;
-    let rigid: Vec<Vec<Vector3<f64>>> = (0..6)
-        .map(|j| {
-            (0..n)
-                .map(|k| {
-                    let x = Vector3::from_fn(|c, _| mesh.nodes[[k, c]]) - centre;
-                    let e = Vector3::ith(j % 3, 1.0);
-                    if j < 3 { e } else { e.cross(&x) }
-                })
-                .collect()
-        })
-        .collect();
+    let rigid = rigid_fields(mesh, &material)?;
     // The fields to clean: the modes, then the path's points.
     let a = b.mode_count();
     let p = b.path.as_ref().map_or(0, |p| p.amplitudes.len());
@@ -80,6 +69,26 @@ pub fn remove_rigid(b: &ModesBundle) -> Result<ModesBundle, ModalError> {
     }
     out.mass = modal_matrices(mesh, &out.phi, &material)?.0;
     Ok(out)
+}
+
+/// The six rigid fields at the mesh's nodes, `rigid[j][k]`: the translations `e_j` (`j < 3`)
+/// and the linearized rotations `e_(j-3) x (x_k - x_c)` about the centre of mass `x_c`.
+pub(crate) fn rigid_fields(
+    mesh: &FemMesh,
+    material: &Elastic,
+) -> Result<Vec<Vec<Vector3<f64>>>, ModalError> {
+    let centre = centre_of_mass(mesh, material)?;
+    Ok((0..6)
+        .map(|j| {
+            (0..mesh.nodes.nrows())
+                .map(|k| {
+                    let x = Vector3::from_fn(|c, _| mesh.nodes[[k, c]]) - centre;
+                    let e = Vector3::ith(j % 3, 1.0);
+                    if j < 3 { e } else { e.cross(&x) }
+                })
+                .collect()
+        })
+        .collect())
 }
 
 /// The centre of mass of the mesh: the first moments of the mass of the coordinate fields.

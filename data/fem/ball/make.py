@@ -8,6 +8,8 @@ Units: mm, N, MPa, t/mm^3. E = 1000 MPa, nu = 0.25 (a Poisson solid), rho = 1e-9
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gmsh_tets import c3d10  # noqa: E402
 import gmsh
 
 R = 10.0
@@ -26,17 +28,7 @@ def mesh(size):
     gmsh.option.setNumber("Mesh.MeshSizeMax", size)
     gmsh.model.mesh.generate(3)
     gmsh.model.mesh.setOrder(2)
-    tags, coords, _ = gmsh.model.mesh.getNodes()
-    index = {int(t): i + 1 for i, t in enumerate(tags)}
-    xyz = [coords[3 * i:3 * i + 3] for i in range(len(coords) // 3)]
-    tets = []
-    for t, nodes in zip(*[gmsh.model.mesh.getElements(3)[k] for k in (0, 2)]):
-        if t != 11:
-            continue
-        for k in range(0, len(nodes), 10):
-            n = [index[int(v)] for v in nodes[k:k + 10]]
-            n[8], n[9] = n[9], n[8]  # gmsh's last two mid-side nodes are Abaqus's 10 and 9
-            tets.append(n)
+    xyz, tets = c3d10(gmsh)
     gmsh.finalize()
     return xyz, tets
 

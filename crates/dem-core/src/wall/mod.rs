@@ -4,7 +4,7 @@
 //!
 //! Each wall kind is one file of this directory: its scene entry (a type implementing
 //! [`KindSpec`]) and its geometry (a type implementing [`Kind`]: signed distance and normal,
-//! whether it is flat, what it bounds of the sample's enclosure). One line of [`kinds!`] below
+//! whether it is flat, what it bounds of the sample's enclosure). One line of `kinds!` below
 //! registers it: that line makes the kind a variant of [`WallSpec`] (`[[walls]]` with
 //! `kind = "<its name in lower case>"`) and of [`Geometry`] (in checkpoints as
 //! `{"<Name>": {...}}`). The scene's checks, the laws' checks, the measures' enclosure and the
@@ -73,7 +73,8 @@ pub enum Bound {
         /// Its unit axis.
         axis: Vector3<f64>,
     },
-    /// Nothing the measures enclose a volume with.
+    /// Nothing the measures enclose a volume with (no kind gives it yet: a kind that bounds no
+    /// box or cylinder, a sphere say, would).
     Other,
 }
 

@@ -59,25 +59,14 @@ fn the_lowest_modes_are_those_of_a_dense_solution_of_the_whole_pencil() {
             "mode {a}: {got:e} against the dense {want:e}"
         );
     }
-    // Mass-normalized, orthogonal, and K phi = lambda M phi.
-    let phi = &modes.shapes;
-    let mass = phi.transpose() * &m * phi;
-    let stiffness = phi.transpose() * &k * phi;
+    // Each shape is its mode: the residual |K phi - lambda M phi| of the dense matrices is
+    // within the solver's bound relative to lambda |M phi| (free::TOLERANCE, 1e-8).
     for a in 0..12 {
-        for b in 0..12 {
-            let delta = f64::from(a == b);
-            assert!(
-                (mass[(a, b)] - delta).abs() < 1e-10,
-                "M[{a},{b}] = {}",
-                mass[(a, b)]
-            );
-            let want = delta * modes.eigenvalues[a];
-            assert!(
-                (stiffness[(a, b)] - want).abs() < 1e-9 * modes.eigenvalues[11],
-                "K[{a},{b}] = {}",
-                stiffness[(a, b)]
-            );
-        }
+        let phi = modes.shapes.col(a);
+        let (kphi, mphi) = (&k * phi, &m * phi);
+        let residual = (&kphi - &mphi * faer::Scale(modes.eigenvalues[a])).norm_l2()
+            / (modes.eigenvalues[a] * mphi.norm_l2());
+        assert!(residual <= 1e-8, "mode {a}: residual {residual:e}");
     }
 }
 
@@ -208,8 +197,9 @@ fn a_ball_meshed_by_gmsh_rings_at_lambs_frequencies() {
         3.0,
     );
     let omega = |a: usize| modes.eigenvalues[a].sqrt();
-    // The lowest five are 0T2. Conforming elements with the consistent mass bound each
-    // frequency from above; this mesh's discretization error is 7.0e-4 to 8.1e-4 (1.6e-4 for
+    // The lowest five are 0T2. Each frequency comes out above the exact one (measured: the
+    // bound of conforming elements with a consistent mass is not proven for curved elements
+    // and their quadrature); this mesh's discretization error is 7.0e-4 to 8.1e-4 (1.6e-4 for
     // 0S0), and 3.2e-4 to 3.5e-4 (8.2e-5) at size 2.5 (2,577 nodes): the h^4 of quadratic
     // elements. The bounds are [0, 1.5e-3] and [0, 5e-4].
     for a in 0..5 {
