@@ -1,5 +1,6 @@
 //! Helpers for the end-to-end tests in `tests/tests/`: the workspace's binaries, built once.
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -27,4 +28,32 @@ pub fn binary(name: &str) -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace_root().join("target"), PathBuf::from);
     target.join("debug").join(name)
+}
+
+/// Runs the debug `xtask` with `args` and the workspace's debug stage binaries (`--bin-dir`),
+/// prints its standard output and returns it once the command has succeeded (else panics
+/// with both streams).
+pub fn xtask<I, S>(args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = Command::new(binary("xtask"))
+        .args(args)
+        .arg("--bin-dir")
+        .arg(
+            binary("dem-run")
+                .parent()
+                .expect("a binary sits in a directory"),
+        )
+        .output()
+        .expect("run xtask");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    println!("{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
 }

@@ -3,7 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use e2e::{binary, workspace_root};
+use e2e::{binary, workspace_root, xtask};
 
 #[test]
 fn a_failing_stage_writes_nothing() {
@@ -80,29 +80,16 @@ fn demo_data() -> tempfile::TempDir {
 /// `xtask demo --quick CASES... --data DATA` with the debug binaries: its standard output, once
 /// it has succeeded.
 fn demo(data: &Path, cases: &[&str]) -> String {
-    let out = Command::new(binary("xtask"))
-        .args(["demo", "--quick"])
-        .args(cases)
-        .arg("--data")
-        .arg(data)
-        .arg("--bin-dir")
-        .arg(binary("dem-run").parent().unwrap())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    let mut args: Vec<&std::ffi::OsStr> = vec!["demo".as_ref(), "--quick".as_ref()];
+    args.extend(cases.iter().map(std::ffi::OsStr::new));
+    args.extend(["--data".as_ref(), data.as_os_str()]);
+    xtask(args)
 }
 
 /// Checks the first run's table (`rows` rows of `cases`, all passing) and report, and that a
 /// second run skips every stage.
 fn check_then_rerun(data: &Path, cases: &[&str], rows: usize, plots: &[&str]) {
     let first = demo(data, cases);
-    println!("{first}");
     let printed: Vec<&str> = first
         .lines()
         .filter(|l| cases.iter().any(|c| l.starts_with(&format!("| {c} |"))))

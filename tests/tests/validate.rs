@@ -3,9 +3,7 @@
 //! seconds) is in the default suite; the sphere and packing cases (a minute and two on 2 cores)
 //! are slow tests, run by `cargo xtask slow-tests`.
 
-use std::process::Command;
-
-use e2e::{binary, workspace_root};
+use e2e::{workspace_root, xtask};
 
 /// Copies `files` of `data/<from>` to `<to>/<from>`.
 fn copy(to: &std::path::Path, from: &str, files: &[&str]) {
@@ -23,20 +21,13 @@ fn copy(to: &std::path::Path, from: &str, files: &[&str]) {
 /// Runs `xtask validate --quick CASE` on a copy of the data and checks that the command
 /// succeeded, wrote the report and the plot, and printed `rows` rows for the case, all passing.
 fn validate(data: &std::path::Path, case: &str, rows: usize) {
-    let out = Command::new(binary("xtask"))
-        .args(["validate", "--quick", case, "--data"])
-        .arg(data)
-        .arg("--bin-dir")
-        .arg(binary("dem-run").parent().unwrap())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    println!("{stdout}");
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = xtask([
+        "validate".as_ref(),
+        "--quick".as_ref(),
+        case.as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+    ]);
     let report = std::fs::read_to_string(data.join("validation/out/report-quick.md")).unwrap();
     assert!(report.contains(&format!("## {case}")));
     let svg =
