@@ -266,9 +266,11 @@ pub fn modal_matrices(
                 Vector3::new(phi[[f, i, 0]], phi[[f, i, 1]], phi[[f, i, 2]])
             };
             // (M_e Phi_q)_p and (K_e Phi_q)_p at each node p, then the products with Phi_p.
+            // On the stack: no element has more than 20 nodes (C3D20).
+            let (mut mu, mut ku) = ([Vector3::<f64>::zeros(); 20], [Vector3::<f64>::zeros(); 20]);
             for q in 0..a {
-                let (mut mu, mut ku) =
-                    (vec![Vector3::zeros(); nodes], vec![Vector3::zeros(); nodes]);
+                mu[..nodes].fill(Vector3::zeros());
+                ku[..nodes].fill(Vector3::zeros());
                 for p in 0..nodes {
                     for r in 0..nodes {
                         let ur = u(q, r);
