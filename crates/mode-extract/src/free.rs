@@ -139,95 +139,182 @@ pub enum FreeError {
         /// The largest relative residual of a wanted mode in the last iteration.
         residual: f64,
     },
+    /// The static response's fixed point did not settle.
+    #[error("the static response did not settle in {solves} solves (a non-finite load?)")]
+    StaticNotConverged {
+        /// Solves made.
+        solves: usize,
+    },
 }
 
-/// The `count` lowest free-free modes of `mesh` for `material` (the module's method).
+/// The `count` lowest free-free modes of `mesh` for `material` (the module's method):
+/// [`FreeBody::new`] then [`FreeBody::modes`].
 pub fn free_modes(
     mesh: &FemMesh,
     material: &Elastic,
     count: usize,
 ) -> Result<FreeModes, FreeError> {
-    let Elastic {
-        youngs_modulus,
-        poisson_ratio,
-        density,
-    } = *material;
-    if !(youngs_modulus > 0.0 && poisson_ratio > -1.0 && poisson_ratio < 0.5 && density > 0.0) {
-        return Err(FreeError::Material {
+    FreeBody::new(mesh, material)?.modes(count)
+}
+
+/// A grain's mesh as a free body: its assembled `K` and `M`, its rigid motions, and one sparse
+/// Cholesky factor of `K + sigma M` that serves both the free modes ([`FreeBody::modes`]) and
+/// the static responses with inertia relief ([`FreeBody::static_response`]).
+pub struct FreeBody {
+    assembled: Assembled,
+    rigid: Rigid,
+    factor: faer::sparse::linalg::solvers::Llt<usize, f64>,
+    sigma: f64,
+    /// For the polynomial start fields.
+    mesh: FemMesh,
+}
+
+impl FreeBody {
+    /// Assembles and factors. Fails on a material out of range, a node in no element, or a
+    /// mesh of several bodies (module docs).
+    pub fn new(mesh: &FemMesh, material: &Elastic) -> Result<FreeBody, FreeError> {
+        let Elastic {
             youngs_modulus,
             poisson_ratio,
             density,
-        });
-    }
-    let n = mesh.nodes.nrows();
-    let mut used = vec![false; n];
-    for b in &mesh.blocks {
-        for &k in &b.connectivity {
-            used[k as usize] = true;
-        }
-    }
-    if let Some(node) = used.iter().position(|u| !u) {
-        return Err(FreeError::UnusedNode { node });
-    }
-    let body = bodies(mesh);
-    let count_bodies = (0..n).filter(|&i| body[i] == i).count();
-    if count_bodies > 1 {
-        return Err(FreeError::Disconnected {
-            bodies: count_bodies,
-            node: (0..n).find(|&i| body[i] != body[0]).expect("two bodies"),
-        });
-    }
-    let available = (3 * n).saturating_sub(6);
-    if count > available {
-        return Err(FreeError::TooMany {
-            requested: count,
-            available,
-        });
-    }
-    let Assembled { mass, stiffness } = assemble(mesh, material)?;
-    let rigid = Rigid::new(mesh, material, &mass)?;
-    let q = (2 * count).max(count + 8).min(available);
-    let start = start_vectors(mesh, q, &rigid, &mass);
-    if start.ncols() < count {
-        return Err(FreeError::StartSpace {
-            requested: count,
-            fields: start.ncols(),
-        });
-    }
-    // The shift: a small fraction of the stiffness-to-mass scale keeps K + sigma M positive
-    // definite (K >= 0, M > 0) without changing which modes are lowest.
-    let scale = (0..3 * n)
-        .map(|i| diagonal(&stiffness, i) / diagonal(&mass, i))
-        .fold(0.0, f64::max);
-    let sigma = 1e-6 * scale;
-    let factor = combine(&stiffness, &mass, sigma)
-        .sp_cholesky(Side::Lower)
-        .map_err(|_| FreeError::Breakdown { iteration: 0 })?;
-    let mut ritz_pairs =
-        ritz(&start, &stiffness, &mass).ok_or(FreeError::Breakdown { iteration: 0 })?;
-    let mut residual = f64::INFINITY;
-    for iteration in 1..=MAX_ITERATIONS {
-        let mut y = times(&mass, ritz_pairs.vectors.as_ref());
-        factor.solve_in_place(y.as_mut());
-        rigid.deflate(&mut y);
-        ritz_pairs = ritz(&y, &stiffness, &mass).ok_or(FreeError::Breakdown { iteration })?;
-        residual = ritz_pairs.residual(count);
-        // A NaN residual is no convergence.
-        if residual <= TOLERANCE {
-            let Ritz {
-                values, vectors, ..
-            } = ritz_pairs;
-            return Ok(FreeModes {
-                shapes: vectors.subcols(0, count).to_owned(),
-                eigenvalues: values[..count].to_vec(),
-                iterations: iteration,
+        } = *material;
+        if !(youngs_modulus > 0.0 && poisson_ratio > -1.0 && poisson_ratio < 0.5 && density > 0.0) {
+            return Err(FreeError::Material {
+                youngs_modulus,
+                poisson_ratio,
+                density,
             });
         }
+        let n = mesh.nodes.nrows();
+        let mut used = vec![false; n];
+        for b in &mesh.blocks {
+            for &k in &b.connectivity {
+                used[k as usize] = true;
+            }
+        }
+        if let Some(node) = used.iter().position(|u| !u) {
+            return Err(FreeError::UnusedNode { node });
+        }
+        let body = bodies(mesh);
+        let count_bodies = (0..n).filter(|&i| body[i] == i).count();
+        if count_bodies > 1 {
+            return Err(FreeError::Disconnected {
+                bodies: count_bodies,
+                node: (0..n).find(|&i| body[i] != body[0]).expect("two bodies"),
+            });
+        }
+        let assembled = assemble(mesh, material)?;
+        let Assembled { mass, stiffness } = &assembled;
+        let rigid = Rigid::new(mesh, material, mass)?;
+        // The shift: a small fraction of the stiffness-to-mass scale keeps K + sigma M positive
+        // definite (K >= 0, M > 0) without changing which modes are lowest.
+        let scale = (0..3 * n)
+            .map(|i| diagonal(stiffness, i) / diagonal(mass, i))
+            .fold(0.0, f64::max);
+        let sigma = 1e-6 * scale;
+        let factor = combine(stiffness, mass, sigma)
+            .sp_cholesky(Side::Lower)
+            .map_err(|_| FreeError::Breakdown { iteration: 0 })?;
+        Ok(FreeBody {
+            assembled,
+            rigid,
+            factor,
+            sigma,
+            mesh: mesh.clone(),
+        })
     }
-    Err(FreeError::NotConverged {
-        iterations: MAX_ITERATIONS,
-        residual,
-    })
+
+    /// The assembled stiffness and mass.
+    pub fn matrices(&self) -> &Assembled {
+        &self.assembled
+    }
+
+    /// The `count` lowest free-free modes (the module's method).
+    pub fn modes(&self, count: usize) -> Result<FreeModes, FreeError> {
+        let Assembled { mass, stiffness } = &self.assembled;
+        let available = (3 * self.mesh.nodes.nrows()).saturating_sub(6);
+        if count > available {
+            return Err(FreeError::TooMany {
+                requested: count,
+                available,
+            });
+        }
+        let q = (2 * count).max(count + 8).min(available);
+        let start = start_vectors(&self.mesh, q, &self.rigid, mass);
+        if start.ncols() < count {
+            return Err(FreeError::StartSpace {
+                requested: count,
+                fields: start.ncols(),
+            });
+        }
+        let mut ritz_pairs =
+            ritz(&start, stiffness, mass).ok_or(FreeError::Breakdown { iteration: 0 })?;
+        let mut residual = f64::INFINITY;
+        for iteration in 1..=MAX_ITERATIONS {
+            let mut y = times(mass, ritz_pairs.vectors.as_ref());
+            self.factor.solve_in_place(y.as_mut());
+            self.rigid.deflate(&mut y);
+            ritz_pairs = ritz(&y, stiffness, mass).ok_or(FreeError::Breakdown { iteration })?;
+            residual = ritz_pairs.residual(count);
+            // A NaN residual is no convergence.
+            if residual <= TOLERANCE {
+                let Ritz {
+                    values, vectors, ..
+                } = ritz_pairs;
+                return Ok(FreeModes {
+                    shapes: vectors.subcols(0, count).to_owned(),
+                    eigenvalues: values[..count].to_vec(),
+                    iterations: iteration,
+                });
+            }
+        }
+        Err(FreeError::NotConverged {
+            iterations: MAX_ITERATIONS,
+            residual,
+        })
+    }
+
+    /// The static response to loads `f` (`3 n x k`, one load per column, nodal forces) with
+    /// inertia relief: the free body accelerates rigidly under the load's resultant force and
+    /// moment, and deforms under the load plus the d'Alembert forces of that acceleration,
+    ///
+    /// `K u = f - M R R^T f`, `R^T M u = 0`
+    ///
+    /// (`R` the `M`-orthonormal rigid motions; Barnett, Widrick and Ludwiczak, *Closed-form
+    /// static analysis with inertia relief and displacement-dependent loads using a MSC/NASTRAN
+    /// DMAP alter*, NASA TM-106836, 1995): the displacement about the centre of mass, without
+    /// rigid motion, that each column of `f` alone would cause. Linear in `f`; by reciprocity
+    /// `g^T u(f) = f^T u(g)`.
+    ///
+    /// Method: the fixed point `u <- P (K + sigma M)^-1 (f_e + sigma M u)` with the factor the
+    /// modes use (`P` removes the rigid motions), which contracts by
+    /// `sigma / (lambda_1 + sigma)` (about 1e-4 for the ball of the tests) per solve; it stops
+    /// at the round-off floor (a solve changes `u` by less than 1e-10 of `|u|` and by at least
+    /// half the change before: about 1e-12 on the tests' meshes), and fails with
+    /// [`FreeError::StaticNotConverged`] after [`MAX_ITERATIONS`] (a non-finite load).
+    pub fn static_response(&self, f: MatRef<'_, f64>) -> Result<Mat<f64>, FreeError> {
+        let mass = &self.assembled.mass;
+        let resultants = self.rigid.mass_motions.transpose() * f;
+        let balanced = f - &self.rigid.mass_motions * resultants;
+        let mut u = Mat::<f64>::zeros(f.nrows(), f.ncols());
+        let mut last = f64::INFINITY;
+        for _ in 0..MAX_ITERATIONS {
+            let mut next = &balanced + times(mass, u.as_ref()) * faer::Scale(self.sigma);
+            self.factor.solve_in_place(next.as_mut());
+            self.rigid.deflate(&mut next);
+            let change = (&next - &u).norm_l2() / next.norm_l2();
+            u = next;
+            // Settled: at the round-off floor (the change stops halving) once it is small. A
+            // NaN change is no convergence.
+            if change <= 1e-10 && change >= 0.5 * last {
+                return Ok(u);
+            }
+            last = change;
+        }
+        Err(FreeError::StaticNotConverged {
+            solves: MAX_ITERATIONS,
+        })
+    }
 }
 
 /// Each node's body: the smallest node index connected to it through elements (union-find).

@@ -5,6 +5,7 @@
 
 pub mod extract;
 pub mod fit;
+pub mod flexibility;
 pub mod free;
 pub mod mirror;
 pub mod modal;
@@ -13,5 +14,6 @@ pub mod rigid;
 pub mod snapshots;
 
 pub use extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};
-pub use free::{FreeError, FreeModes, free_modes};
+pub use flexibility::{Flexibility, FlexibilityError, residual_flexibility, surface_points};
+pub use free::{FreeBody, FreeError, FreeModes, free_modes};
 pub use modal::{Assembled, Elastic, ModalError, assemble, modal_matrices};

@@ -4,6 +4,7 @@
 mod beam;
 mod ellipsoid;
 mod extract;
+mod flexibility;
 mod free;
 mod mirror;
 mod modal;

@@ -1,0 +1,204 @@
+//! Static responses with inertia relief and the residual flexibility (mode_extract::free,
+//! mode_extract::flexibility): against the closed-form field of an accelerating bar, and the
+//! identities every residual flexibility satisfies.
+
+use faer::linalg::solvers::Solve;
+use faer::{Mat, Side};
+use grain::ElementType;
+use mode_extract::{Elastic, FreeBody, residual_flexibility, surface_points};
+
+#[test]
+fn a_bar_pushed_at_one_end_deforms_as_it_accelerates() {
+    // A C3D20 bar [0, L] x [0, b] x [0, h] pushed at x = 0 by a uniform pressure p, free
+    // elsewhere. With inertia relief it accelerates at P / (rho V), and the d'Alembert body force
+    // -P / V loads it: sigma_xx = -p (1 - x / L), the other stresses zero. The exact displacement
+    // (quadratic, so C3D20 reproduces it to rounding) is, about any rigid motion,
+    //   u_x = [-p (x - x^2 / (2 L)) + nu p / (2 L) ((y - y0)^2 + (z - z0)^2)] / E,
+    //   u_y = -nu sigma_xx (y - y0) / E,  u_z = -nu sigma_xx (z - z0) / E
+    // (strains sigma / E and -nu sigma / E, no shear: the second-degree terms of u_x cancel
+    // those of u_y and u_z in eps_xy and eps_xz).
+    let (length, width, height) = (4.0, 1.0, 0.8);
+    let cells = [6, 2, 2];
+    let mesh = fem::box_mesh(ElementType::Hex20, [0.0; 3], [length, width, height], cells);
+    let material = Elastic {
+        youngs_modulus: 1000.0,
+        poisson_ratio: 0.3,
+        density: 1e-9,
+    };
+    let body = FreeBody::new(&mesh, &material).unwrap();
+    let pressure = 2.5;
+    // Consistent nodal forces of a uniform pressure on each 8-node face at x = 0: -1/12 of the
+    // face's force at its corners, 1/3 at its mid-side nodes.
+    let n = mesh.nodes.nrows();
+    let face_force = pressure * (width / cells[1] as f64) * (height / cells[2] as f64);
+    let mut f = Mat::<f64>::zeros(3 * n, 1);
+    for element in mesh.blocks[0].connectivity.rows() {
+        for (local, &k) in element.iter().enumerate() {
+            if mesh.nodes[[k as usize, 0]].abs() < 1e-12 {
+                let share = if local < 8 { -1.0 / 12.0 } else { 1.0 / 3.0 };
+                f[(3 * k as usize, 0)] += share * face_force;
+            }
+        }
+    }
+    let u = body.static_response(f.as_ref()).unwrap();
+    let (e, nu) = (material.youngs_modulus, material.poisson_ratio);
+    let (y0, z0) = (0.5 * width, 0.5 * height);
+    let exact = |x: [f64; 3]| {
+        let sigma = -pressure * (1.0 - x[0] / length);
+        [
+            (-pressure * (x[0] - x[0] * x[0] / (2.0 * length))
+                + nu * pressure / (2.0 * length) * ((x[1] - y0).powi(2) + (x[2] - z0).powi(2)))
+                / e,
+            -nu * sigma * (x[1] - y0) / e,
+            -nu * sigma * (x[2] - z0) / e,
+        ]
+    };
+    // u - exact must be a rigid motion a + w x x: fit it by least squares and look at what is
+    // left.
+    let mut design = Mat::<f64>::zeros(3 * n, 6);
+    let mut difference = Mat::<f64>::zeros(3 * n, 1);
+    for i in 0..n {
+        let x = [mesh.nodes[[i, 0]], mesh.nodes[[i, 1]], mesh.nodes[[i, 2]]];
+        let ex = exact(x);
+        for c in 0..3 {
+            difference[(3 * i + c, 0)] = u[(3 * i + c, 0)] - ex[c];
+            design[(3 * i + c, c)] = 1.0;
+        }
+        // w x x: rows (0, z, -y), (-z, 0, x), (y, -x, 0) against (w_x, w_y, w_z).
+        design[(3 * i, 4)] = x[2];
+        design[(3 * i, 5)] = -x[1];
+        design[(3 * i + 1, 3)] = -x[2];
+        design[(3 * i + 1, 5)] = x[0];
+        design[(3 * i + 2, 3)] = x[1];
+        design[(3 * i + 2, 4)] = -x[0];
+    }
+    let normal = design.transpose() * &design;
+    let coefficients = normal
+        .llt(Side::Lower)
+        .unwrap()
+        .solve(design.transpose() * &difference);
+    let left = &difference - &design * &coefficients;
+    let scale = pressure * length / e;
+    let worst = (0..3 * n).map(|j| left[(j, 0)].abs()).fold(0.0, f64::max);
+    assert!(
+        worst < 1e-10 * scale,
+        "the response departs from the accelerating bar's by {worst:e} (scale {scale:e})"
+    );
+    // And the response carries no rigid motion of its own: no momentum.
+    let mu = body.matrices().mass.as_ref() * u.as_ref();
+    for c in 0..3 {
+        let p: f64 = (0..n).map(|i| mu[(3 * i + c, 0)]).sum();
+        assert!(p.abs() < 1e-12 * (0..3 * n).map(|j| mu[(j, 0)].abs()).sum::<f64>());
+    }
+}
+
+#[test]
+fn the_ball_s_modes_and_residual_flexibility_are_its_whole_static_response() {
+    // data/fem/ball: radius 10 mm, C3D10 from gmsh, E = 1000 MPa, nu = 0.25.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/fem/ball/ball.inp");
+    let deck = fem::Deck::read(&path).unwrap();
+    let (youngs_modulus, poisson_ratio) = deck.materials[0].elastic.unwrap();
+    let material = Elastic {
+        youngs_modulus,
+        poisson_ratio,
+        density: deck.materials[0].density.unwrap(),
+    };
+    let mesh = deck.solids().mesh;
+    let body = FreeBody::new(&mesh, &material).unwrap();
+    let modes = body.modes(11).unwrap();
+    let surface = surface_points(&mesh);
+    // The surface points are the sphere's: normals radial, areas summing to 4 pi R^2 (less the
+    // chords' shortfall of a mesh of size 3, under 1 %).
+    let radius = 10.0;
+    let at = |k: usize| {
+        nalgebra::Vector3::new(mesh.nodes[[k, 0]], mesh.nodes[[k, 1]], mesh.nodes[[k, 2]])
+    };
+    for (&k, n) in surface.nodes.iter().zip(&surface.normals) {
+        let radial = at(k) / radius;
+        assert!(
+            (radial.norm() - 1.0).abs() < 1e-9,
+            "node {k} is not on the sphere"
+        );
+        assert!(
+            radial.dot(&nalgebra::Vector3::from(*n)) > 0.995,
+            "node {k}: normal {n:?}"
+        );
+    }
+    let area: f64 = surface.areas.iter().sum();
+    let sphere = 4.0 * std::f64::consts::PI * radius * radius;
+    assert!(
+        area < sphere && area > 0.99 * sphere,
+        "area {area} against {sphere}"
+    );
+    let patch = 2.0 * surface.median_edge(&mesh);
+    let flexibility = residual_flexibility(&mesh, &body, &modes, patch).unwrap();
+    let g = &flexibility.residual;
+    let count = surface.nodes.len();
+    assert_eq!(g.nrows(), count);
+    // Positive semi-definite: the tail of an eigen-expansion of the compliance.
+    let eigenvalues = g.self_adjoint_eigenvalues(Side::Lower).unwrap();
+    let largest = eigenvalues[count - 1];
+    assert!(
+        eigenvalues[0] > -1e-9 * largest,
+        "G has the eigenvalue {:e} (largest {largest:e})",
+        eigenvalues[0]
+    );
+    // Modes plus residual are the whole static response: the inward displacement, weighted over
+    // a patch, at the south pole, the equator and 45 degrees from the north pole, of an inward
+    // patch load at the north pole, each load built here and solved whole.
+    let nearest = |p: [f64; 3]| {
+        (0..count)
+            .min_by(|&i, &j| {
+                let d = |i: usize| (at(surface.nodes[i]) - nalgebra::Vector3::from(p)).norm();
+                d(i).total_cmp(&d(j))
+            })
+            .unwrap()
+    };
+    let load = |s: usize| {
+        let mut f = Mat::<f64>::zeros(3 * mesh.nodes.nrows(), 1);
+        let centre = at(surface.nodes[s]);
+        let mut weights = Vec::new();
+        for (j, &k) in surface.nodes.iter().enumerate() {
+            let d = (at(k) - centre).norm() / patch;
+            if d < 1.0 {
+                weights.push((k, surface.areas[j] * (1.0 - d * d).sqrt()));
+            }
+        }
+        let total: f64 = weights.iter().map(|w| w.1).sum();
+        for (k, w) in weights {
+            for c in 0..3 {
+                f[(3 * k + c, 0)] = -w / total * surface.normals[s][c];
+            }
+        }
+        f
+    };
+    let r45 = radius / 2f64.sqrt();
+    let north = nearest([0.0, 0.0, radius]);
+    let probes = [
+        nearest([0.0, 0.0, -radius]),
+        nearest([radius, 0.0, 0.0]),
+        nearest([r45, 0.0, r45]),
+    ];
+    let whole = body.static_response(load(north).as_ref()).unwrap();
+    let scale = youngs_modulus * radius; // compliances in units of 1 / (E R)
+    for t in probes {
+        let want = (load(t).transpose() * &whole)[(0, 0)];
+        let modal: f64 = (0..modes.eigenvalues.len())
+            .map(|a| {
+                let phi = modes.shapes.col(a);
+                (load(t).transpose() * phi)[0] * (load(north).transpose() * phi)[0]
+                    / modes.eigenvalues[a]
+            })
+            .sum();
+        let got = modal + g[(t, north)];
+        assert!(
+            (got - want).abs() < 1e-9 * want.abs(),
+            "probe {t}: modes {:.6} + residual {:.6} = {:.6} against the whole {:.6} (x E R)",
+            modal * scale,
+            g[(t, north)] * scale,
+            got * scale,
+            want * scale
+        );
+    }
+}
