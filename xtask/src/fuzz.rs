@@ -465,13 +465,13 @@ fn modes_bundle(path: &Path) -> Result<()> {
             id: "s1".into(),
             holdout: false,
         }],
-        reconstruction: Reconstruction {
+        reconstruction: Some(Reconstruction {
             train: ReconstructionError {
                 displacement: 1e-3,
                 strain_energy: Some(2e-3),
             },
             holdout: None,
-        },
+        }),
         fit: None,
         mirror_planes: String::new(),
     };
@@ -484,6 +484,7 @@ fn modes_bundle(path: &Path) -> Result<()> {
         coords: ndarray::Array2::from_elem((1, 1), 0.1),
         internal_force: InternalForce::Linear,
         path: None,
+        flexibility: None,
     }
     .write(path)?;
     Ok(())

@@ -157,9 +157,11 @@ fn main() {
     let options = ExtractOptions {
         method: Method::Svd(Keep::Energy(0.9999)),
         normalization: Normalization::UnitL2,
-        youngs_modulus: Some(1000.0),
-        poisson_ratio: Some(0.3),
-        density: Some(1.0),
+        material: mode_extract::MaterialOptions {
+            youngs_modulus: Some(1000.0),
+            poisson_ratio: Some(0.3),
+            density: Some(1.0),
+        },
         holdout: 0.1,
         units: "bench".into(),
         ..ExtractOptions::new(vec![pvd])

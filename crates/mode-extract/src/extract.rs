@@ -45,6 +45,14 @@ pub enum ExtractError {
         /// What failed.
         error: crate::modal::ModalError,
     },
+    /// The free modes or the residual flexibility of a mesh could not be computed.
+    #[error("{}: {error}", mesh.display())]
+    Free {
+        /// The deck of the mesh.
+        mesh: PathBuf,
+        /// What failed.
+        error: crate::flexibility::FlexibilityError,
+    },
     /// Fitting the internal force to the scalars failed.
     #[error("--scalars: {0}")]
     Fit(#[from] crate::fit::FitError),
@@ -143,11 +151,7 @@ pub struct ExtractOptions {
     /// Rotate the modes to diagonal M and K.
     pub energy_orthogonalize: bool,
     /// Material, when the deck does not give it (overrides the deck's).
-    pub youngs_modulus: Option<f64>,
-    /// Poisson's ratio.
-    pub poisson_ratio: Option<f64>,
-    /// Density.
-    pub density: Option<f64>,
+    pub material: MaterialOptions,
     /// Fraction of snapshots held out of the fit (evenly spaced), for the out-of-sample check.
     pub holdout: f64,
     /// Snapshots held out by name instead (see [`held_out_by_name`]); not with `holdout`.
@@ -180,9 +184,7 @@ impl ExtractOptions {
             method: Method::Svd(Keep::Energy(0.999)),
             normalization: Normalization::UnitMax,
             energy_orthogonalize: false,
-            youngs_modulus: None,
-            poisson_ratio: None,
-            density: None,
+            material: MaterialOptions::default(),
             holdout: 0.0,
             holdout_snapshots: Vec::new(),
             units: "unspecified".into(),
@@ -196,7 +198,7 @@ impl ExtractOptions {
 
 /// Where a material constant came from, so that a refusal names it: an option, or a deck's
 /// keyword and the line of its data.
-enum Source {
+pub(crate) enum Source {
     Option(&'static str),
     Deck {
         at: (PathBuf, usize),
@@ -219,9 +221,21 @@ impl Source {
     }
 }
 
-/// The material, and where its Young's modulus and density came from.
-fn material(
-    o: &ExtractOptions,
+/// The material given on the command line, each constant `None` unless given.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MaterialOptions {
+    /// `--youngs-modulus`.
+    pub youngs_modulus: Option<f64>,
+    /// `--poisson`.
+    pub poisson_ratio: Option<f64>,
+    /// `--density`.
+    pub density: Option<f64>,
+}
+
+/// The material (the options', else the deck's), and where its Young's modulus and density
+/// came from.
+pub(crate) fn material(
+    o: &MaterialOptions,
     deck: Option<&fem::Deck>,
 ) -> Result<(Elastic, Source, Source), ExtractError> {
     let from_deck = deck.and_then(|d| d.materials.first());
@@ -292,7 +306,7 @@ fn modal_in_range(
     }
 }
 
-fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
+pub(crate) fn checksum(path: &Path) -> Result<SourceFile, ExtractError> {
     let bytes = std::fs::read(path).map_err(|source| fem::InputError::Io {
         path: path.to_path_buf(),
         source,
@@ -512,7 +526,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         probe(&o.normalization, deck.as_ref())?,
     )?;
     let mesh = part.mesh;
-    let (material, e_source, rho_source) = material(o, deck.as_ref())?;
+    let (material, e_source, rho_source) = material(&o.material, deck.as_ref())?;
     let modes_error = |error| ExtractError::Modes {
         snapshots: sources(o),
         error,
@@ -871,7 +885,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                 .zip(&holdout)
                 .map(|(id, &h)| SnapshotInfo { id, holdout: h })
                 .collect(),
-            reconstruction: Reconstruction {
+            reconstruction: Some(Reconstruction {
                 train: ReconstructionError {
                     displacement: train_error,
                     strain_energy: train_energy_error,
@@ -880,7 +894,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
                     displacement: e,
                     strain_energy: holdout_energy_error,
                 }),
-            },
+            }),
             fit,
             mirror_planes: String::new(),
         },
@@ -891,6 +905,7 @@ pub fn extract(o: &ExtractOptions) -> Result<ModesBundle, ExtractError> {
         coords: Array2::from_shape_fn((coords.nrows(), coords.ncols()), |(i, j)| coords[(i, j)]),
         internal_force,
         path,
+        flexibility: None,
     })
 }
 
@@ -959,16 +974,28 @@ fn snapshot_path<'a>(
 
 /// The one-line summary of an extraction.
 pub fn summary(name: &str, b: &ModesBundle) -> String {
-    let r = &b.info.reconstruction;
-    let holdout = r.holdout.as_ref().map_or("none held out".to_string(), |h| {
-        format!("held-out error {:.3e}", h.displacement)
+    let quality = match &b.info.reconstruction {
+        Some(r) => format!(
+            "from {} snapshots on {} nodes; reconstruction error {:.3e}, {}",
+            b.info.snapshots.len(),
+            b.mesh.nodes.nrows(),
+            r.train.displacement,
+            r.holdout.as_ref().map_or("none held out".to_string(), |h| {
+                format!("held-out error {:.3e}", h.displacement)
+            })
+        ),
+        None => format!("from the mesh of {} nodes", b.mesh.nodes.nrows()),
+    };
+    let flexibility = b.flexibility.as_ref().map_or(String::new(), |f| {
+        format!(
+            "; residual flexibility between {} surface nodes (patches of radius {:e})",
+            f.nodes.len(),
+            f.patch_radius
+        )
     });
     format!(
-        "{name}: {} modes from {} snapshots on {} nodes; reconstruction error {:.3e}, {holdout}; K diagonal {:?}",
+        "{name}: {} modes {quality}; K diagonal {:?}{flexibility}",
         b.mode_count(),
-        b.info.snapshots.len(),
-        b.mesh.nodes.nrows(),
-        r.train.displacement,
         (0..b.mode_count())
             .map(|a| b.stiffness[[a, a]])
             .collect::<Vec<_>>()

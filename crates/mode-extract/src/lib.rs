@@ -7,13 +7,17 @@ pub mod extract;
 pub mod fit;
 pub mod flexibility;
 pub mod free;
+pub mod from_mesh;
 pub mod mirror;
 pub mod modal;
 pub mod modes;
 pub mod rigid;
 pub mod snapshots;
 
-pub use extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};
+pub use extract::{
+    ExtractError, ExtractOptions, MaterialOptions, Method, extract, fit_warning, summary,
+};
 pub use flexibility::{Flexibility, FlexibilityError, residual_flexibility, surface_points};
 pub use free::{FreeBody, FreeError, FreeModes, free_modes};
+pub use from_mesh::{FreeOptions, free_bundle};
 pub use modal::{Assembled, Elastic, ModalError, assemble, modal_matrices};

@@ -7,15 +7,30 @@ use clap::Parser;
 use grain::Normalization;
 use mode_extract::mirror::mirror;
 use mode_extract::modes::Keep;
-use mode_extract::{ExtractError, ExtractOptions, Method, extract, fit_warning, summary};
+use mode_extract::{
+    ExtractError, ExtractOptions, FreeOptions, MaterialOptions, Method, extract, fit_warning,
+    free_bundle, summary,
+};
 
-/// Deformation modes, modal mass and stiffness from FEM snapshots, written as a modes bundle.
+/// Deformation modes, modal mass and stiffness from FEM snapshots, or the free-free modes of a
+/// mesh (--free), written as a modes bundle.
 #[derive(Parser)]
 #[command(version, about)]
 struct Cli {
     /// Snapshot files: CalculiX .frd; VTK .vtu/.vtk/.pvd; or Abaqus .rpt / CSV tables (with --mesh).
-    #[arg(long, num_args = 1.., required = true)]
+    #[arg(long, num_args = 1.., required_unless_present = "free")]
     snapshots: Vec<PathBuf>,
+    /// No snapshots: the N lowest free-free elastic modes of the --mesh deck's grain, from its
+    /// mass and stiffness (mass-normalized, linear internal force).
+    #[arg(long, value_name = "N", group = "method", requires = "mesh", conflicts_with_all = ["snapshots", "scalars", "mirror", "remove_rigid", "holdout", "holdout_snapshots", "normalize", "energy_orthogonalize"])]
+    free: Option<usize>,
+    /// With --free: also the residual flexibility between the mesh's surface nodes (what the
+    /// modes leave out of the response to a contact load).
+    #[arg(long, requires = "free")]
+    flexibility: bool,
+    /// The flexibility's load patch radius (default: twice the median boundary edge).
+    #[arg(long, requires = "flexibility")]
+    patch_radius: Option<f64>,
     /// The Abaqus/CalculiX deck of the mesh (needed for tables; also gives node sets and material).
     #[arg(long)]
     mesh: Option<PathBuf>,
@@ -159,6 +174,31 @@ fn parse_planes(s: &str) -> Result<Planes, String> {
 }
 
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let material = MaterialOptions {
+        youngs_modulus: cli.youngs_modulus,
+        poisson_ratio: cli.poisson,
+        density: cli.density,
+    };
+    let redefinition = if cli.keep_last_definition {
+        fem::Redefinition::KeepLast
+    } else {
+        fem::Redefinition::Refuse
+    };
+    if let Some(modes) = cli.free {
+        let options = FreeOptions {
+            mesh: cli.mesh.expect("clap requires --mesh with --free"),
+            element_set: cli.elset,
+            redefinition,
+            modes,
+            flexibility: cli.flexibility.then_some(cli.patch_radius),
+            material,
+            units: cli.units,
+        };
+        let bundle = free_bundle(&options).map_err(|e| e.to_string())?;
+        bundle.write(&cli.out)?;
+        println!("{}", summary(&cli.out.display().to_string(), &bundle));
+        return Ok(());
+    }
     let method = match (cli.modes, cli.energy, cli.single, cli.difference) {
         (Some(k), ..) => Method::Svd(Keep::Count(k)),
         (_, Some(f), ..) => Method::Svd(Keep::Energy(f)),
@@ -170,18 +210,12 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         snapshots: cli.snapshots,
         mesh: cli.mesh,
         element_set: cli.elset,
-        redefinition: if cli.keep_last_definition {
-            fem::Redefinition::KeepLast
-        } else {
-            fem::Redefinition::Refuse
-        },
+        redefinition,
         field: cli.field,
         method,
         normalization: cli.normalize,
         energy_orthogonalize: cli.energy_orthogonalize,
-        youngs_modulus: cli.youngs_modulus,
-        poisson_ratio: cli.poisson,
-        density: cli.density,
+        material,
         holdout: cli.holdout,
         holdout_snapshots: cli.holdout_snapshots,
         units: cli.units,

@@ -35,19 +35,28 @@ fn reflected_order(t: ElementType) -> &'static [usize] {
     }
 }
 
-/// The mesh does not lie on one side of a symmetry plane, so its image would overlap it.
+/// Why a bundle cannot be mirrored.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "cannot mirror across {axis} = 0: the mesh has nodes on both sides ({axis} from {min:e} to {max:e}); \
-     a symmetric part must lie on one side of its symmetry plane"
-)]
-pub struct MirrorError {
-    /// `x`, `y` or `z`.
-    pub axis: char,
-    /// Smallest coordinate along the axis.
-    pub min: f64,
-    /// Largest coordinate along the axis.
-    pub max: f64,
+pub enum MirrorError {
+    /// The mesh does not lie on one side of a symmetry plane, so its image would overlap it.
+    #[error(
+        "cannot mirror across {axis} = 0: the mesh has nodes on both sides ({axis} from {min:e} to {max:e}); \
+         a symmetric part must lie on one side of its symmetry plane"
+    )]
+    Sides {
+        /// `x`, `y` or `z`.
+        axis: char,
+        /// Smallest coordinate along the axis.
+        min: f64,
+        /// Largest coordinate along the axis.
+        max: f64,
+    },
+    /// A residual flexibility is the whole grain's (made from its whole mesh): a part's has no
+    /// mirror image.
+    #[error(
+        "cannot mirror a bundle with a residual flexibility: make it from the whole grain's mesh"
+    )]
+    Flexibility,
 }
 
 /// Mirrors a bundle across the planes normal to `axes` (0, 1, 2 for x, y, z), in that order.
@@ -61,6 +70,9 @@ pub fn mirror(bundle: &ModesBundle, axes: &[usize]) -> Result<ModesBundle, Mirro
 }
 
 fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError> {
+    if b.flexibility.is_some() {
+        return Err(MirrorError::Flexibility);
+    }
     let nodes = &b.mesh.nodes;
     let mut used = vec![false; nodes.nrows()];
     for block in &b.mesh.blocks {
@@ -75,7 +87,7 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
     let min = along().fold(f64::INFINITY, f64::min);
     let max = along().fold(f64::NEG_INFINITY, f64::max);
     if min < -tol && max > tol {
-        return Err(MirrorError {
+        return Err(MirrorError::Sides {
             axis: AXES[axis],
             min,
             max,
@@ -179,5 +191,6 @@ fn mirror_once(b: &ModesBundle, axis: usize) -> Result<ModesBundle, MirrorError>
         coords: &b.coords * scale,
         internal_force,
         path,
+        flexibility: None,
     })
 }

@@ -16,5 +16,5 @@ pub use manifest::InternalForce;
 pub use modes::{
     FitDifference, FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo,
     Normalization, Reconstruction, ReconstructionError, Snapshot, SnapshotPath, SourceFile,
-    Truncation,
+    SurfaceFlexibility, Truncation,
 };

@@ -10,6 +10,8 @@
 //! | `coords.npy` | `(S, A)` generalized coordinates of each snapshot |
 //! | `internal_force.csv` | tabulated `F_int` (one mode, tabulated law only) |
 //! | `path.npy` | `(P, n, 3)` the displacement at each point of a path mode ([`SnapshotPath`]) |
+//! | `flexibility.npy` | `(S, S)` the residual flexibility between the surface nodes ([`SurfaceFlexibility`]) |
+//! | `flexibility_nodes.npy` | `(S,)` the mesh node of each surface point (uint64) |
 //! | `modes.vtu` | the mesh with every mode (and every point of a path) as a point vector, for ParaView |
 
 use std::path::Path;
@@ -89,6 +91,12 @@ pub enum ModeConstruction {
     Difference {
         /// The relative norm below which a difference is pruned.
         tolerance: f64,
+    },
+    /// The mesh's lowest free-free elastic modes, from its mass and stiffness alone (no
+    /// snapshots; docs/physics.md section 2), mass-normalized.
+    Free {
+        /// `omega_a^2` of each mode (1 / time^2), ascending: the modal stiffness' diagonal.
+        eigenvalues: Vec<f64>,
     },
 }
 
@@ -183,8 +191,9 @@ pub struct ModesInfo {
     pub energy_orthogonalized: bool,
     /// The snapshots, in the row order of `coords.npy`.
     pub snapshots: Vec<Snapshot>,
-    /// Reconstruction errors.
-    pub reconstruction: Reconstruction,
+    /// Reconstruction errors; none for modes made without snapshots.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reconstruction: Option<Reconstruction>,
     /// How the internal-force fits compare, when they were made.
     pub fit: Option<FitReport>,
     /// Coordinate planes through the origin the FEM part was mirrored across to make the whole
@@ -197,29 +206,33 @@ impl ModesInfo {
     /// non-finite figure means a computation failed. The error names the field.
     fn check_finite(&self, path: &Path) -> Result<()> {
         let m = &self.material;
-        let r = &self.reconstruction;
+        let r = self.reconstruction.as_ref();
         let mut figures: Vec<(String, f64)> = vec![
             ("material.youngs_modulus".into(), m.youngs_modulus),
             ("material.poisson_ratio".into(), m.poisson_ratio),
             ("material.density".into(), m.density),
-            (
-                "reconstruction.train.displacement".into(),
-                r.train.displacement,
-            ),
         ];
         let mut optional = |name: &str, v: Option<f64>| {
             if let Some(v) = v {
                 figures.push((name.into(), v));
             }
         };
-        optional("reconstruction.train.strain_energy", r.train.strain_energy);
+        optional(
+            "reconstruction.train.displacement",
+            r.map(|r| r.train.displacement),
+        );
+        optional(
+            "reconstruction.train.strain_energy",
+            r.and_then(|r| r.train.strain_energy),
+        );
         optional(
             "reconstruction.holdout.displacement",
-            r.holdout.as_ref().map(|h| h.displacement),
+            r.and_then(|r| r.holdout.as_ref()).map(|h| h.displacement),
         );
         optional(
             "reconstruction.holdout.strain_energy",
-            r.holdout.as_ref().and_then(|h| h.strain_energy),
+            r.and_then(|r| r.holdout.as_ref())
+                .and_then(|h| h.strain_energy),
         );
         if let Some(f) = &self.fit {
             optional("fit.energy_vs_force", f.energy_vs_force);
@@ -241,6 +254,11 @@ impl ModesInfo {
             }
             ModeConstruction::Difference { tolerance } => {
                 figures.push(("construction.tolerance".into(), *tolerance));
+            }
+            ModeConstruction::Free { eigenvalues } => {
+                for (i, v) in eigenvalues.iter().enumerate() {
+                    figures.push((format!("construction.eigenvalues[{i}]"), *v));
+                }
             }
             ModeConstruction::Single { .. } => {}
         }
@@ -305,6 +323,58 @@ pub struct ModesBundle {
     pub internal_force: InternalForce,
     /// For one mode, the path it follows through the snapshots, if it has one.
     pub path: Option<SnapshotPath>,
+    /// The residual flexibility between the mesh's surface nodes, if it was computed.
+    pub flexibility: Option<SurfaceFlexibility>,
+}
+
+/// What the modes leave out of the grain's static response to a contact load, between its
+/// surface nodes (docs/physics.md section 2, "Contacts anywhere"): `matrix[t][s]` is the inward
+/// normal displacement at surface node `t` per unit inward normal force at surface node `s`
+/// (each spread over a patch of radius `patch_radius` about its node), with inertia relief,
+/// less the modes' part. Symmetric, positive semi-definite; length / force.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SurfaceFlexibility {
+    /// The mesh node of each surface point (0-based).
+    pub nodes: Vec<u64>,
+    /// The load patches' radius (length).
+    pub patch_radius: f64,
+    /// `(S, S)` the flexibility.
+    pub matrix: Array2<f64>,
+}
+
+impl SurfaceFlexibility {
+    /// Nodes in the mesh and distinct, a positive patch radius, a symmetric matrix.
+    fn check(&self, path: &Path, node_count: usize) -> Result<()> {
+        let file = path.join("flexibility_nodes.npy");
+        let mut seen = vec![false; node_count];
+        for &k in &self.nodes {
+            match seen.get_mut(k as usize) {
+                None => {
+                    return Err(FormatError::invalid(
+                        &file,
+                        "flexibility_nodes",
+                        format!("node index {k} is past the node count {node_count}"),
+                    ));
+                }
+                Some(true) => {
+                    return Err(FormatError::invalid(
+                        &file,
+                        "flexibility_nodes",
+                        format!("node {k} is listed twice"),
+                    ));
+                }
+                Some(s) => *s = true,
+            }
+        }
+        if !(self.patch_radius > 0.0 && self.patch_radius.is_finite()) {
+            return Err(FormatError::invalid(
+                path.join("modes.json"),
+                "flexibility.patch_radius",
+                format!("{}, not a positive length", self.patch_radius),
+            ));
+        }
+        check_symmetric(&path.join("flexibility.npy"), "flexibility", &self.matrix)
+    }
 }
 
 /// A one-mode bundle's path (docs/physics.md section 1): the snapshots' displacements at their
@@ -338,6 +408,16 @@ struct Manifest {
     /// The amplitudes of a path mode's points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path_amplitudes: Option<Vec<f64>>,
+    /// The residual flexibility's surface-node count and patch radius, when it is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    flexibility: Option<FlexibilityEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlexibilityEntry {
+    surface_nodes: usize,
+    patch_radius: f64,
 }
 
 fn block_file(b: usize) -> String {
@@ -395,6 +475,9 @@ impl ModesBundle {
         }
         check_symmetric(path, "mass", &self.mass)?;
         check_symmetric(path, "stiffness", &self.stiffness)?;
+        if let Some(f) = &self.flexibility {
+            f.check(path, n)?;
+        }
         if let Some(p) = &self.path {
             check_path(path, "path_amplitudes", a, &p.amplitudes)?;
             let expected = vec![p.amplitudes.len(), n, 3];
@@ -424,6 +507,14 @@ impl ModesBundle {
             write_array(tmp, "coords.npy", &self.coords)?;
             if let Some(p) = &self.path {
                 write_array(tmp, "path.npy", &p.displacement)?;
+            }
+            if let Some(f) = &self.flexibility {
+                write_array(tmp, "flexibility.npy", &f.matrix)?;
+                write_array(
+                    tmp,
+                    "flexibility_nodes.npy",
+                    &ndarray::Array1::from(f.nodes.clone()),
+                )?;
             }
             let internal_force =
                 write_internal_force(tmp, &self.internal_force, self.mode_count())?;
@@ -463,6 +554,10 @@ impl ModesBundle {
                 internal_force,
                 info: self.info.clone(),
                 path_amplitudes: self.path.as_ref().map(|p| p.amplitudes.clone()),
+                flexibility: self.flexibility.as_ref().map(|f| FlexibilityEntry {
+                    surface_nodes: f.nodes.len(),
+                    patch_radius: f.patch_radius,
+                }),
             };
             write_manifest(&tmp.join("modes.json"), &manifest)
         })
@@ -502,8 +597,29 @@ impl ModesBundle {
                 })
             }
         };
+        let flexibility = match m.flexibility {
+            None => None,
+            Some(FlexibilityEntry {
+                surface_nodes,
+                patch_radius,
+            }) => {
+                let f = SurfaceFlexibility {
+                    nodes: read_array::<u64, ndarray::Ix1>(
+                        dir,
+                        "flexibility_nodes.npy",
+                        &[surface_nodes],
+                    )?
+                    .to_vec(),
+                    patch_radius,
+                    matrix: read_array(dir, "flexibility.npy", &[surface_nodes, surface_nodes])?,
+                };
+                f.check(dir, n)?;
+                Some(f)
+            }
+        };
         Ok(ModesBundle {
             path,
+            flexibility,
             mesh: FemMesh { nodes, blocks },
             phi: read_array(dir, "phi.npy", &[a, n, 3])?,
             mass,

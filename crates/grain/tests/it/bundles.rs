@@ -145,7 +145,7 @@ fn modes_bundle() -> ModesBundle {
                     holdout: true,
                 },
             ],
-            reconstruction: Reconstruction {
+            reconstruction: Some(Reconstruction {
                 train: ReconstructionError {
                     displacement: 1e-4,
                     strain_energy: Some(2e-3),
@@ -154,7 +154,7 @@ fn modes_bundle() -> ModesBundle {
                     displacement: 3e-4,
                     strain_energy: None,
                 }),
-            },
+            }),
             fit: Some(FitReport {
                 energy_vs_force: Some(0.013),
                 slope_over_stiffness: 0.998,
@@ -188,6 +188,7 @@ fn modes_bundle() -> ModesBundle {
             table: table(),
         },
         path: None,
+        flexibility: None,
     }
 }
 
@@ -586,7 +587,13 @@ fn non_finite_figures_and_arrays_are_not_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.modes");
     let mut bundle = modes_bundle();
-    bundle.info.reconstruction.train.displacement = f64::NAN;
+    bundle
+        .info
+        .reconstruction
+        .as_mut()
+        .unwrap()
+        .train
+        .displacement = f64::NAN;
     assert_names(
         bundle.write(&path).unwrap_err(),
         &[
@@ -660,6 +667,55 @@ fn paths_round_trip_and_bad_paths_are_refused() {
     assert_names(
         GrainBundle::read(&at).unwrap_err(),
         &["grain.json", "deformable.path_amplitudes", "positive"],
+    );
+}
+
+#[test]
+fn a_residual_flexibility_round_trips_and_a_bad_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = modes_bundle();
+    let matrix = ndarray::arr2(&[[2.0, 0.5, 0.1], [0.5, 3.0, 0.2], [0.1, 0.2, 1.0]]);
+    m.flexibility = Some(grain::SurfaceFlexibility {
+        nodes: vec![0, 2, 1],
+        patch_radius: 0.5,
+        matrix: matrix.clone(),
+    });
+    let at = dir.path().join("f.modes");
+    m.write(&at).unwrap();
+    assert_eq!(ModesBundle::read(&at).unwrap(), m);
+    assert!(at.join("flexibility.npy").is_file());
+    let refused = |edit: &dyn Fn(&mut grain::SurfaceFlexibility), parts: &[&str]| {
+        let mut bad = m.clone();
+        edit(bad.flexibility.as_mut().unwrap());
+        assert_names(bad.write(&dir.path().join("bad.modes")).unwrap_err(), parts);
+    };
+    refused(
+        &|f| f.nodes[2] = 0,
+        &["flexibility_nodes", "node 0 is listed twice"],
+    );
+    refused(
+        &|f| f.nodes[1] = 99,
+        &["flexibility_nodes", "node index 99"],
+    );
+    refused(
+        &|f| f.patch_radius = -1.0,
+        &["flexibility.patch_radius", "positive"],
+    );
+    refused(
+        &|f| f.matrix[[0, 1]] = 0.6,
+        &["flexibility", "not symmetric"],
+    );
+    // A manifest that names another count than the arrays hold: read refuses it.
+    let manifest = at.join("modes.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(
+        &manifest,
+        text.replace("\"surface_nodes\": 3", "\"surface_nodes\": 4"),
+    )
+    .unwrap();
+    assert_names(
+        ModesBundle::read(&at).unwrap_err(),
+        &["flexibility_nodes", "[4]", "[3]"],
     );
 }
 

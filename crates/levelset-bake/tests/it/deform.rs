@@ -220,13 +220,13 @@ fn cube_modes(
             normalization: Normalization::UnitMax,
             energy_orthogonalized: false,
             snapshots: vec![],
-            reconstruction: Reconstruction {
+            reconstruction: Some(Reconstruction {
                 train: ReconstructionError {
                     displacement: 0.0,
                     strain_energy: None,
                 },
                 holdout: None,
-            },
+            }),
             fit: None,
             mirror_planes: String::new(),
         },
@@ -243,6 +243,7 @@ fn cube_modes(
         coords: Array2::zeros((0, 1)),
         internal_force: InternalForce::Linear,
         path: None,
+        flexibility: None,
     };
     let modes_path = dir.join("cube.modes");
     bundle.write(&modes_path).unwrap();

@@ -80,9 +80,11 @@ fn a_frd_written_for_the_grains_node_set_is_read_by_label() {
     assert_eq!(b.coords.nrows(), 10);
 
     let e = extract(&ExtractOptions {
-        youngs_modulus: Some(1000.0),
-        poisson_ratio: Some(0.3),
-        density: Some(1e-9),
+        material: mode_extract::MaterialOptions {
+            youngs_modulus: Some(1000.0),
+            poisson_ratio: Some(0.3),
+            density: Some(1e-9),
+        },
         method: Method::Single,
         ..ExtractOptions::new(vec![case("ellipsoid.frd.gz")])
     })
@@ -134,9 +136,11 @@ fn vtk_snapshots_of_the_whole_model_take_the_decks_element_set() {
     }
     // Without the deck, the file's mesh is the grain: here, with the plate in it.
     let whole = extract(&ExtractOptions {
-        youngs_modulus: Some(1000.0),
-        poisson_ratio: Some(0.3),
-        density: Some(1e-9),
+        material: mode_extract::MaterialOptions {
+            youngs_modulus: Some(1000.0),
+            poisson_ratio: Some(0.3),
+            density: Some(1e-9),
+        },
         method: Method::Single,
         ..ExtractOptions::new(vtk())
     })

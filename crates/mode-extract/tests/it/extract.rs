@@ -55,7 +55,7 @@ fn uniaxial_strain_mode_has_the_closed_form_stiffness_and_mass() {
             b.coords[[s, 0]]
         );
     }
-    assert!(b.info.reconstruction.train.displacement < 1e-12);
+    assert!(b.info.reconstruction.as_ref().unwrap().train.displacement < 1e-12);
     assert_eq!(b.info.sources.len(), 2);
     assert_eq!(b.info.sources[1].sha256.len(), 64);
 }
@@ -73,7 +73,17 @@ fn held_out_snapshots_are_reconstructed_and_reported() {
             .collect::<Vec<_>>(),
         vec![false, true, false]
     );
-    assert!(b.info.reconstruction.holdout.as_ref().unwrap().displacement < 1e-12);
+    assert!(
+        b.info
+            .reconstruction
+            .as_ref()
+            .unwrap()
+            .holdout
+            .as_ref()
+            .unwrap()
+            .displacement
+            < 1e-12
+    );
     // The coordinates stay in input order (the held-out middle one is computed apart): they
     // grow with the top's displacement, 0.34, 0.68, 1.0 x 0.01.
     for (s, f) in [0.34, 0.68, 1.0].iter().enumerate() {
@@ -431,7 +441,10 @@ fn a_density_or_modulus_that_takes_the_modal_matrices_out_of_range_is_named() {
     let refused = |o: ExtractOptions| extract(&o).unwrap_err().to_string();
     let single = || options(Method::Single, Normalization::UnitMax);
     let e = refused(ExtractOptions {
-        density: Some(1e-310),
+        material: mode_extract::MaterialOptions {
+            density: Some(1e-310),
+            ..Default::default()
+        },
         ..single()
     });
     assert!(
@@ -451,8 +464,11 @@ fn a_density_or_modulus_that_takes_the_modal_matrices_out_of_range_is_named() {
         "{e}"
     );
     let e = refused(ExtractOptions {
-        youngs_modulus: Some(1e308),
-        poisson_ratio: Some(0.3),
+        material: mode_extract::MaterialOptions {
+            youngs_modulus: Some(1e308),
+            poisson_ratio: Some(0.3),
+            ..Default::default()
+        },
         ..single()
     });
     assert!(

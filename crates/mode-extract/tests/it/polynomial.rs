@@ -83,9 +83,11 @@ fn two_mode_fits_of_a_linear_cube_give_its_modal_stiffness() {
     let options = ExtractOptions {
         method: Method::Svd(Keep::Count(2)),
         normalization: Normalization::Mass,
-        youngs_modulus: Some(e),
-        poisson_ratio: Some(nu),
-        density: Some(1.0),
+        material: mode_extract::MaterialOptions {
+            youngs_modulus: Some(e),
+            poisson_ratio: Some(nu),
+            density: Some(1.0),
+        },
         units: "test".into(),
         scalars: Some(dir.path().join("scalars.csv")),
         ..ExtractOptions::new(vec![pvd])
@@ -160,9 +162,11 @@ fn a_rigid_motion_is_not_a_deformation_mode() {
         write_vtu(&file, &mesh, &[PointData::Vectors("U", &field)]).unwrap();
         extract(&ExtractOptions {
             method: Method::Single,
-            youngs_modulus: Some(1000.0),
-            poisson_ratio: Some(0.3),
-            density: Some(1.0),
+            material: mode_extract::MaterialOptions {
+                youngs_modulus: Some(1000.0),
+                poisson_ratio: Some(0.3),
+                density: Some(1.0),
+            },
             ..ExtractOptions::new(vec![file])
         })
     };
