@@ -925,6 +925,76 @@ mod tests {
     }
 
     #[test]
+    fn pull_back_converges_wherever_the_field_does_not_fold() {
+        // Two fields scaled so that the largest spectral norm of grad u over the grid is
+        // `target` (its largest over the cells' 8 corner Jacobians: inside a cell grad u is
+        // their trilinear combination, and the norm is convex): random node values, whose
+        // gradient jumps across every cell face (the worst case for Newton's method), and a
+        // smooth field whose displacements span several cells. Where |grad u|_2 < 1 everywhere,
+        // X -> X + u(X) is one-to-one: each query must find its material point, within a few
+        // evaluations.
+        use rand::{RngExt, SeedableRng};
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
+        let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(11);
+        let rough: Vec<Vector3<f64>> = (0..s.len())
+            .map(|_| Vector3::from_fn(|_, _| rng.random::<f64>() - 0.5))
+            .collect();
+        let smooth: Vec<Vector3<f64>> = (0..s.len())
+            .map(|n| {
+                let p = grid.node_position(n);
+                Vector3::new(
+                    (3.0 * p.x + 2.0 * p.y).sin(),
+                    (4.0 * p.y - 3.0 * p.z).cos(),
+                    (2.5 * p.z + 3.5 * p.x).sin() * (1.0 + p.y),
+                )
+            })
+            .collect();
+        let [nx, ny, nz] = s.dims;
+        let steepest = |raw: &[Vector3<f64>]| {
+            let mut steepest: f64 = 0.0;
+            for i in 0..nx - 1 {
+                for j in 0..ny - 1 {
+                    for k in 0..nz - 1 {
+                        let at = |a: usize, b: usize, c: usize| raw[s.index(i + a, j + b, k + c)];
+                        for corner in 0..8 {
+                            let (a, b, c) = (corner >> 2, (corner >> 1) & 1, corner & 1);
+                            let g = Matrix3::from_columns(&[
+                                at(1, b, c) - at(0, b, c),
+                                at(a, 1, c) - at(a, 0, c),
+                                at(a, b, 1) - at(a, b, 0),
+                            ]) / s.spacing;
+                            let norm = (g.transpose() * g).symmetric_eigenvalues().max().sqrt();
+                            steepest = steepest.max(norm);
+                        }
+                    }
+                }
+            }
+            steepest
+        };
+        let inner = |p: &Point3<f64>| {
+            let m = Vector3::repeat(2.0 * s.spacing);
+            grid.contains(&(p - m)) && grid.contains(&(p + m))
+        };
+        for raw in [&rough, &smooth] {
+            let scale = 1.0 / steepest(raw);
+            for target in [0.5, 0.85, 0.95] {
+                let nodes: Vec<Vector3<f64>> = raw.iter().map(|v| v * (target * scale)).collect();
+                let u = |n: usize| nodes[n];
+                for y in probe_points(&s).into_iter().filter(inner) {
+                    let b = grid
+                        .pull_back(&y, u)
+                        .unwrap_or_else(|e| panic!("|grad u|_2 <= {target}: {e}"));
+                    let (ux, _) = grid.displacement(&b.at, u);
+                    let r = b.point.coords + ux - y.coords;
+                    assert!(r.amax() <= 1e-9 * s.spacing, "{y}: residual {r}");
+                    assert!(b.iterations <= 8, "{y}: {} evaluations", b.iterations);
+                }
+            }
+        }
+    }
+
+    #[test]
     fn pull_back_never_returns_a_point_that_misses_its_equation() {
         // u = (-2 x, 0, 0) folds the grid (I + grad u has a negative determinant): no Newton
         // step is trusted, and the fixed-point steps walk out of the box, where the field is
