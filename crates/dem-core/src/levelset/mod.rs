@@ -87,14 +87,15 @@ impl EarlyOut {
 /// Why a deformed level set cannot be evaluated: the run stops rather than use a guess.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LevelSetFault {
-    /// The deformation folds near the surface: the pull-back has no unique solution.
+    /// The deformation folds where a query pulled back to: the pull-back has no unique
+    /// solution.
     #[error(
-        "the semi-Lagrangian level set needs a deformation that does not fold near the surface (sum_a |eps_a| |grad Phi_a| < 1), but at amplitudes {eps:?} the displacement gradient reaches {gradient:.3}: lower the amplitudes or use levelset = \"precomputed\""
+        "the semi-Lagrangian level set needs a deformation that does not fold near the surface (|grad u|_2 < 1), but at amplitudes {eps:?} the displacement gradient reaches {gradient:.3} in the grid cell of a query: lower the amplitudes or use levelset = \"precomputed\""
     )]
     Fold {
         /// The amplitudes.
         eps: Vec<f64>,
-        /// `sum_a |eps_a| fold_a`.
+        /// The largest `|grad u|_2` in the cell.
         gradient: f64,
     },
     /// A pull-back did not converge.

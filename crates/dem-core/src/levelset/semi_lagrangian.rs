@@ -31,10 +31,12 @@
 //!   |u(c_n)|_1` (`L` the reference's edge Lipschitz constant), and the band's maximum where
 //!   the cell of `X` lies in the band: for `phi_0(y)` up to the band's limit less that bound;
 //! - convergence: the pull-back converges where the deformation does not fold,
-//!   `|grad u|_2 < 1` over the cells that reach the grain (bounded from the mode fields,
-//!   [`crate::path::FieldBounds::fold`]), i.e. strains well below 100 %. Beyond it, or if a
-//!   pull-back does not converge, the query fails and the run stops naming the grain
-//!   ([`LevelSetFault`]).
+//!   `|grad u|_2 < 1`, i.e. strains well below 100 %. A bound over the cells that reach the
+//!   grain, from the mode fields ([`crate::path::FieldBounds::fold`]), vouches for every query
+//!   when it is below 1; otherwise each query checks the cell its material point lies in,
+//!   exactly (the largest spectral norm of the cell's 8 corner Jacobians,
+//!   [`grain::LevelSetGrid::cell_gradient_norm`]). A cell that folds, or a pull-back that does
+//!   not converge, fails the query and the run stops naming the grain ([`LevelSetFault`]).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads each), one of `phi_0` and the
 //! second derivatives in one cell (8 more reads each of `phi_0` and the field), and inside the
@@ -94,16 +96,21 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         _at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
-        if self.fold >= 1.0 {
-            return Err(LevelSetFault::Fold {
-                eps: self.config.eps.to_vec(),
-                gradient: self.fold,
-            });
-        }
         let grid = self.grid;
         let u = |n| self.config.grid_displacement(n);
         let back = grid.pull_back(y, u)?;
         let at = &back.at;
+        // Where the configuration's bound cannot vouch for the whole band, the cell the point
+        // pulled back into is checked exactly.
+        if self.fold >= 1.0 {
+            let gradient = grid.cell_gradient_norm(at, u);
+            if gradient >= 1.0 {
+                return Err(LevelSetFault::Fold {
+                    eps: self.config.eps.to_vec(),
+                    gradient,
+                });
+            }
+        }
         let phi0 = grid.values();
         let (p0, g0, [hxy, hxz, hyz]) = grid.sample_with_mixed(at, |n| phi0[n]);
         let j_inv = back.inverse_jacobian;

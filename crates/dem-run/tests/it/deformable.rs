@@ -340,11 +340,14 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
     assert!(worst_first > 1.0, "{worst_first}");
 }
 
-/// The pull-back's convergence condition (docs/physics.md section 5): where the bound of
-/// `|grad u|_2` near the grain reaches 1, a semi-Lagrangian query is refused, never guessed, and
-/// the fault names the grain and its amplitudes (the run then stops). The flattening mode's
-/// bound is 0.40 at eps = 0.15 (the test above) and linear in eps: 1.07 at 0.4. A rigid grain
-/// gives its nodes to the flattened pole at both amplitudes.
+/// The pull-back's convergence condition (docs/physics.md section 5): a query whose material
+/// point lies in a grid cell where `|grad u|_2` reaches 1 is refused, never guessed, and the
+/// fault names the grain, its amplitudes and the cell's gradient (the run then stops). The
+/// flattening mode `u_z = -z exp(-r^2 / 0.16)` has `|grad u|_2` of about `2.15 eps` on the ring
+/// `r = 0.28` round the pole, where the other grain's nodes reach: it folds there from
+/// `eps = 0.47`. The bound over the whole band, from the mode field, is 0.40 at eps = 0.15 (the
+/// test above) and 1.07 at 0.4: there it cannot vouch, and the cells the queries reach are
+/// checked one by one. A rigid grain gives its nodes to the flattened pole.
 #[test]
 fn past_the_fold_bound_a_semi_lagrangian_query_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -358,7 +361,7 @@ fn past_the_fold_bound_a_semi_lagrangian_query_is_refused() {
         [1.0, 1.0, 0.0],
         &[0.15],
     );
-    for eps in [0.15, 0.4] {
+    for eps in [0.15, 0.4, 0.6] {
         // The pole sits at 1 - eps: the other grain overlaps it by 0.05.
         let above = 2.0 - eps - 0.05;
         let sim = common::simulation(
@@ -372,16 +375,17 @@ fn past_the_fold_bound_a_semi_lagrangian_query_is_refused() {
             ),
         );
         match (&sim.last.fault, eps) {
-            (None, 0.15) => assert!(sim.last.contacts > 0, "no contact at eps {eps}"),
-            (Some((grain, fault)), 0.4) => {
+            (None, 0.15 | 0.4) => assert!(sim.last.contacts > 0, "no contact at eps {eps}"),
+            (Some((grain, fault)), 0.6) => {
                 assert_eq!(*grain, 0);
                 assert!(
                     matches!(fault, dem_core::levelset::LevelSetFault::Fold { .. }),
                     "{fault}"
                 );
                 let message = fault.to_string();
+                // 1.072 measured: the cell's largest corner Jacobian.
                 assert!(
-                    message.contains("[0.4]") && message.contains("1.0"),
+                    message.contains("[0.6]") && message.contains("reaches 1.0"),
                     "{message}"
                 );
             }

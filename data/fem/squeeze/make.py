@@ -1,0 +1,133 @@
+"""Deck and post-processing of the squeeze FEM case: a linear elastic sphere pressed between two
+rigid plates along z, the reference of the deformable grain's contact checks (a sphere squeezed
+by one pair of plates). An octant model (symmetry planes x = 0, y = 0, z = 0) against one rigid
+plate at z = R moving down. Run by `cargo xtask fem squeeze`:
+
+    python3 make.py         # meshes the octant with gmsh (C3D10, refined at the pole) and writes squeeze.inp
+    ccx -i squeeze          # CalculiX
+    python3 make.py post    # squeeze_plate.csv
+
+Units: mm, N, MPa. Radius 10, E = 1000, nu = 0.25 (the ball of data/fem/ball), rho = 1e-9.
+The plate is a stiff C3D8 (E = 1000 x the sphere's, node set PLATE), held in x and y, moved down
+by DELTA in INCREMENTS equal increments, NLGEOM: the two plates of the whole sphere approach by
+2 DELTA = 0.6 mm, 6 % of the radius. Frictionless surface-to-surface
+penalty contact, linear pressure-overclosure of slope 50 E / H_NEAR.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from gmsh_tets import refine_and_mesh  # noqa: E402
+
+R = 10.0
+E, NU, RHO = 1000.0, 0.25, 1.0e-9
+DELTA = 0.3          # the plate's travel: the pole's approach to the centre plane
+INCREMENTS = 20
+H_FAR, H_NEAR = 2.5, 0.15
+PENALTY = 50.0 * E / H_NEAR
+
+
+def deck():
+    """Meshes the octant and writes squeeze.inp."""
+    import gmsh
+    gmsh.initialize()
+    gmsh.option.setNumber("General.Terminal", 0)
+    gmsh.model.add("octant")
+    ball = gmsh.model.occ.addSphere(0, 0, 0, R)
+    box = gmsh.model.occ.addBox(0, 0, 0, 2 * R, 2 * R, 2 * R)
+    gmsh.model.occ.intersect([(3, ball)], [(3, box)])
+    gmsh.model.occ.synchronize()
+    pole = gmsh.model.occ.addPoint(0, 0, R)
+    gmsh.model.occ.synchronize()
+    # Fine within the largest contact radius (sqrt(R DELTA) = 1.7 mm) and a margin.
+    xyz, tets = refine_and_mesh(gmsh, [pole], H_NEAR, H_FAR, 2.0, 5.0)
+    gmsh.finalize()
+
+    out = []
+    w = out.append
+    w("*HEADING\nSphere octant squeezed by a rigid plate along z (data/fem/squeeze/make.py)\n*NODE, NSET=NALL")
+    used = {v for n in tets for v in n}
+    for i, p in enumerate(xyz):
+        if i + 1 in used:
+            w(f"{i + 1}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}")
+    n_sphere = len(xyz)
+    w("*ELEMENT, TYPE=C3D10, ELSET=GRAIN")
+    for e, n in enumerate(tets):
+        w(f"{e + 1}, " + ", ".join(map(str, n)))
+
+    faces = {0: (0, 1, 2), 1: (0, 1, 3), 2: (1, 2, 3), 3: (2, 0, 3)}  # Abaqus C3D10 S1..S4 corners
+
+    def on_sphere(i):
+        p = xyz[i - 1]
+        return abs(sum(c * c for c in p) ** 0.5 - R) < 1e-6 * R
+    slave = []
+    for e, n in enumerate(tets):
+        for s, corners in faces.items():
+            # Only the faces near the pole can touch the plate.
+            if all(on_sphere(n[c]) for c in corners) and all(xyz[n[c] - 1][2] > 0.8 * R for c in corners):
+                slave.append((e + 1, s + 1))
+
+    # The plate: one C3D8, inner face (nodes 1-4, face S1) on z = R, wound so that the element
+    # has a positive volume.
+    node = n_sphere
+    ids = []
+    for depth in (0.0, 0.5 * R):
+        for (a, b) in [(-0.2, -0.2), (1.2, -0.2), (1.2, 1.2), (-0.2, 1.2)]:
+            node += 1
+            ids.append(node)
+            w(f"*NODE, NSET=PLATE\n{node}, {a * R:.12f}, {b * R:.12f}, {R + depth:.12f}")
+    # 1-2-3-4 counter-clockwise seen from +z, 5-8 above them: a positive volume, and face S1
+    # (1-2-3-4) facing the sphere.
+    inner, outer = ids[:4], ids[4:]
+    w(f"*ELEMENT, TYPE=C3D8, ELSET=WALL\n{len(tets) + 1}, " + ", ".join(map(str, inner + outer)))
+    w("*SURFACE, NAME=MASTER\nWALL, S1")
+
+    def nset(name, members):
+        w(f"*NSET, NSET={name}")
+        for k in range(0, len(members), 12):
+            w(", ".join(map(str, members[k:k + 12])))
+
+    for axis, label in enumerate("XYZ"):
+        nset(f"SYM{label}", [i + 1 for i in range(n_sphere) if i + 1 in used and abs(xyz[i][axis]) < 1e-9])
+    pole_node = min((i for i in range(n_sphere) if i + 1 in used), key=lambda i: xyz[i][0] ** 2 + xyz[i][1] ** 2 + (xyz[i][2] - R) ** 2)
+    nset("POLE", [pole_node + 1])
+    w("*SURFACE, NAME=SLAVE, TYPE=ELEMENT")
+    for e, s in slave:
+        w(f"{e}, S{s}")
+    w(f"*MATERIAL, NAME=GRAIN\n*ELASTIC\n{E}, {NU}\n*DENSITY\n{RHO:e}")
+    w(f"*MATERIAL, NAME=STIFF\n*ELASTIC\n{1e3 * E}, 0.3\n*DENSITY\n{RHO:e}")
+    w("*SOLID SECTION, ELSET=GRAIN, MATERIAL=GRAIN")
+    w("*SOLID SECTION, ELSET=WALL, MATERIAL=STIFF")
+    w("*CONTACT PAIR, INTERACTION=SI, TYPE=SURFACE TO SURFACE\nSLAVE, MASTER")
+    w(f"*SURFACE INTERACTION, NAME=SI\n*SURFACE BEHAVIOR, PRESSURE-OVERCLOSURE=LINEAR\n{PENALTY:.6e}")
+    w(f"*STEP, NLGEOM, INC=1000\n*STATIC, DIRECT\n{1.0 / INCREMENTS}, 1.0")
+    w("*BOUNDARY\nSYMX, 1, 1, 0.\nSYMY, 2, 2, 0.\nSYMZ, 3, 3, 0.")
+    w(f"PLATE, 1, 1, 0.\nPLATE, 2, 2, 0.\nPLATE, 3, 3, {-DELTA}")
+    w("*NODE PRINT, NSET=PLATE, TOTALS=ONLY\nRF")
+    w("*EL PRINT, ELSET=GRAIN, TOTALS=ONLY\nELSE")
+    w("*END STEP")
+    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "squeeze.inp"), "w").write("\n".join(out) + "\n")
+    print(f"squeeze.inp: {len(used)} grain nodes, {len(tets)} C3D10, {len(slave)} contact faces", file=sys.stderr)
+
+
+def post():
+    """squeeze_plate.csv from squeeze.dat: per increment the plate's travel (towards the centre),
+    the force it puts on the grain along -z (positive in compression), for the octant and for the
+    whole sphere (x 4: an octant carries a quarter of the plate's force), and the octant's
+    strain energy."""
+    import re
+    text = open("squeeze.dat").read()
+    times = [float(t) for t in re.findall(r"total force \(fx,fy,fz\) for set PLATE and time\s+(\S+)", text)]
+    fz = [float(m) for m in re.findall(r"total force \(fx,fy,fz\) for set PLATE and time\s+\S+\s+\S+\s+\S+\s+(\S+)", text)]
+    energy = [float(e) for e in re.findall(r"total internal energy for set GRAIN and time\s+\S+\s+(\S+)", text)]
+    rows = ["increment,travel,force_octant,force_sphere,strain_energy_octant"]
+    for i, t in enumerate(times):
+        # The reaction on the plate is the force it needs: -fz is what it puts on the grain
+        # along -z, positive in compression.
+        rows.append(f"{i + 1},{DELTA * t:.7e},{fz[i]:.7e},{4.0 * fz[i]:.7e},{energy[i]:.7e}")
+    open("squeeze_plate.csv", "w").write("\n".join(rows) + "\n")
+    print(f"squeeze_plate.csv: {len(times)} increments", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    post() if sys.argv[1:] == ["post"] else deck()
