@@ -612,16 +612,19 @@ impl LevelSetGrid {
     /// inverse of the deformation that the semi-Lagrangian level set needs (docs/physics.md
     /// section 5; the paper's Eq. 47 takes `y - u(y)`, exact only to first order in `grad u`).
     ///
-    /// Newton's method on `r(X) = X + u(X) - y` from `X = y` (its first step is the linearized
-    /// inverse `y - (I + grad u(y))^-1 u(y)`), to `|r|_inf <= 1e-12 h` ([`PULL_BACK_TOLERANCE`]);
-    /// a step that does not reduce `|r|` is replaced by the fixed-point step `X - r` for the rest
-    /// of the iteration. Exact in one step where `u` is affine over the cell.
+    /// Damped Newton's method on `r(X) = X + u(X) - y` from `X = y` (its first step is the
+    /// linearized inverse `y - (I + grad u(y))^-1 u(y)`), to `|r|_inf <= 1e-12 h`
+    /// ([`PULL_BACK_TOLERANCE`]): each step is halved (up to 8 times) until `|r|_inf` decreases,
+    /// which keeps a step that crosses a cell face, where the trilinear field's gradient jumps,
+    /// from throwing the iteration off; where the full and halved Newton steps all fail (or
+    /// `I + grad u` is not invertible) the fixed-point direction `-r` is tried the same way, for
+    /// that step only. Exact in one step where `u` is affine over the cell.
     ///
     /// Convergence: the map `X -> X + u(X)` is one-to-one and the fixed-point iteration
     /// contracts where `|grad u| < 1` in an induced norm, i.e. where the deformation does not
     /// fold (strains below 100 %); the caller checks that bound. Failure (no convergence within
-    /// [`PULL_BACK_ITERATIONS`], or a residual that stops decreasing above `1e-9 h`) is
-    /// returned, never a guess.
+    /// [`PULL_BACK_ITERATIONS`] evaluations, or no step that decreases the residual above
+    /// `1e-9 h`) is returned, never a guess.
     ///
     /// Cost: two evaluations of the field (8 node reads each) where it is affine over a cell,
     /// three or four near a contact-localised mode.
@@ -631,19 +634,25 @@ impl LevelSetGrid {
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> Result<PullBack, PullBackFailure> {
         let h = self.spec.spacing;
-        let mut x = *y;
-        let mut previous = f64::INFINITY;
-        let mut newton = true;
-        for iterations in 1..=PULL_BACK_ITERATIONS {
-            let at = self.locate(&x);
+        // The residual `r = X + u(X) - y` at `x`, its size, and what a step needs.
+        let evaluate = |x: &Point3<f64>| {
+            let at = self.locate(x);
             let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
             let (ux, grad) = self.displacement_corners(&at, &c, &u);
             let r = x.coords + ux - y.coords;
-            let residual = r.amax();
             let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
-            let stalled = residual >= previous;
-            // Converged, or at the round-off floor of the coordinates.
-            if (residual <= PULL_BACK_TOLERANCE * h || (stalled && residual <= 1e-9 * h))
+            (at, c, r, r.amax(), inverse)
+        };
+        let failure = |residual, iterations| PullBackFailure {
+            point: *y,
+            residual,
+            iterations,
+        };
+        let mut x = *y;
+        let (mut at, mut c, mut r, mut residual, mut inverse) = evaluate(&x);
+        let mut iterations = 1;
+        loop {
+            if residual <= PULL_BACK_TOLERANCE * h
                 && let Some(inverse_jacobian) = inverse
             {
                 return Ok(PullBack {
@@ -654,27 +663,48 @@ impl LevelSetGrid {
                     iterations,
                 });
             }
-            if stalled {
-                if !newton {
-                    return Err(PullBackFailure {
-                        point: *y,
-                        residual,
-                        iterations,
-                    });
+            // Newton's direction where `I + grad u` is invertible, else the fixed point's;
+            // each halved until `|r|` decreases.
+            let newton = inverse.map(|inverse| -(inverse * r));
+            let mut accepted = None;
+            'directions: for direction in newton.into_iter().chain([-r]) {
+                let mut step = 1.0;
+                for _ in 0..=HALVINGS {
+                    if iterations >= PULL_BACK_ITERATIONS {
+                        return Err(failure(residual, iterations));
+                    }
+                    let trial = x + direction * step;
+                    let next = evaluate(&trial);
+                    iterations += 1;
+                    // A NaN residual is no decrease.
+                    if next.3 < residual {
+                        accepted = Some((trial, next));
+                        break 'directions;
+                    }
+                    step *= 0.5;
                 }
-                newton = false;
             }
-            previous = residual;
-            x -= match (newton, inverse) {
-                (true, Some(inverse)) => inverse * r,
-                _ => r,
-            };
+            match accepted {
+                Some((trial, next)) => {
+                    x = trial;
+                    (at, c, r, residual, inverse) = next;
+                }
+                // No step decreases the residual: at the round-off floor of the coordinates,
+                // converged; above it, the deformation folds here.
+                None => match inverse {
+                    Some(inverse_jacobian) if residual <= 1e-9 * h => {
+                        return Ok(PullBack {
+                            point: x,
+                            mixed: self.spec.mixed_corners(&at, &c),
+                            at,
+                            inverse_jacobian,
+                            iterations,
+                        });
+                    }
+                    _ => return Err(failure(residual, iterations)),
+                },
+            }
         }
-        Err(PullBackFailure {
-            point: *y,
-            residual: previous,
-            iterations: PULL_BACK_ITERATIONS,
-        })
     }
 }
 
@@ -713,8 +743,12 @@ pub const TIE: f64 = 1e-9;
 /// The pull-back's tolerance on `|X + u(X) - y|_inf`, in grid spacings.
 pub const PULL_BACK_TOLERANCE: f64 = 1e-12;
 
-/// The most iterations a pull-back takes.
+/// The most field evaluations a pull-back takes.
 pub const PULL_BACK_ITERATIONS: u32 = 100;
+
+/// How many times a pull-back step is halved along one direction before the next direction
+/// (or failure).
+const HALVINGS: u32 = 8;
 
 /// A point pulled back through a displacement field ([`LevelSetGrid::pull_back`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1067,6 +1101,36 @@ mod tests {
             assert!(inside <= bound * (1.0 + 1e-9), "{inside} > {bound}");
             assert!(inside >= bound * (1.0 - 1e-4), "{inside} < {bound}");
         }
+    }
+
+    #[test]
+    fn a_newton_step_across_a_kink_is_damped() {
+        // u_x zigzags from node to node (0, 0.9 h, 0, 0.9 h, ... along x): X -> X + u(X) has
+        // slopes 1.9 and 0.1 in turn, one-to-one with |grad u| = 0.9 < 1. From a cell of slope
+        // 0.1, Newton's full step overshoots by up to 9 cells and raises the residual; the
+        // fixed point then contracts by 0.9 a step, 100 steps short of 1e-12 h. Halving the
+        // step finds every root within a few evaluations.
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
+        let h = s.spacing;
+        let zigzag = |n: usize| {
+            let i = ((grid.node_position(n).x - s.origin[0]) / h).round() as usize;
+            Vector3::new(0.9 * h * (i % 2) as f64, 0.0, 0.0)
+        };
+        let inner = |p: &Point3<f64>| {
+            let m = Vector3::repeat(2.0 * h);
+            grid.contains(&(p - m)) && grid.contains(&(p + m))
+        };
+        let mut most = 0;
+        for y in probe_points(&s).into_iter().filter(inner) {
+            let b = grid
+                .pull_back(&y, zigzag)
+                .unwrap_or_else(|e| panic!("{y}: {e}"));
+            let (ux, _) = grid.displacement(&b.at, zigzag);
+            assert!((b.point.coords + ux - y.coords).amax() <= 1e-12 * h, "{y}");
+            most = most.max(b.iterations);
+        }
+        assert!(most <= 30, "{most} evaluations");
     }
 
     #[test]
