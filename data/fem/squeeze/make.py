@@ -112,8 +112,9 @@ def deck():
 
 def post():
     """squeeze_plate.csv from squeeze.dat: per increment the plate's travel (towards the centre),
-    the force it puts on the grain along -z (positive in compression), for the octant and for the
-    whole sphere (x 4: an octant carries a quarter of the plate's force), and the octant's
+    the z component of the plate's reaction total (CalculiX's RF: the force the prescribed
+    displacement takes, negative while the plate presses the grain down), for the octant and for
+    the whole sphere (x 4: an octant carries a quarter of the plate's force), and the octant's
     strain energy."""
     import re
     text = open("squeeze.dat").read()
@@ -122,8 +123,6 @@ def post():
     energy = [float(e) for e in re.findall(r"total internal energy for set GRAIN and time\s+\S+\s+(\S+)", text)]
     rows = ["increment,travel,force_octant,force_sphere,strain_energy_octant"]
     for i, t in enumerate(times):
-        # The reaction on the plate is the force it needs: -fz is what it puts on the grain
-        # along -z, positive in compression.
         rows.append(f"{i + 1},{DELTA * t:.7e},{fz[i]:.7e},{4.0 * fz[i]:.7e},{energy[i]:.7e}")
     open("squeeze_plate.csv", "w").write("\n".join(rows) + "\n")
     print(f"squeeze_plate.csv: {len(times)} increments", file=sys.stderr)
