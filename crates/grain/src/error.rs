@@ -25,13 +25,19 @@ pub enum FormatError {
         message: String,
     },
     /// A manifest was written by a schema version this build does not read.
-    #[error("{}: schema version {found} is not supported (this build reads version {expected})", path.display())]
+    #[error(
+        "{}: schema version {found} is not supported (this build reads {})",
+        path.display(),
+        if oldest < expected { format!("versions {oldest} to {expected}") } else { format!("version {expected}") }
+    )]
     SchemaVersion {
         /// The manifest file.
         path: PathBuf,
         /// The version in the file.
         found: u64,
-        /// The version this build reads and writes.
+        /// The oldest version this build reads.
+        oldest: u64,
+        /// The version this build writes (the newest it reads).
         expected: u64,
     },
     /// A `.npy` file cannot be parsed (truncated, wrong element type, not an array).

@@ -548,6 +548,10 @@ impl LevelSetGrid {
     /// Cost: 8 node reads, 8 symmetric 3 x 3 eigenvalue problems.
     pub fn cell_gradient_norm(&self, at: &Located, u: impl Fn(usize) -> Vector3<f64>) -> f64 {
         let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+        // A field that is not finite has no bound.
+        if c.iter().any(|v| !v.iter().all(|x| x.is_finite())) {
+            return f64::NAN;
+        }
         let h = self.spec.spacing;
         let mut largest: f64 = 0.0;
         for corner in 0..8 {
@@ -641,7 +645,13 @@ impl LevelSetGrid {
             let (ux, grad) = self.displacement_corners(&at, &c, &u);
             let r = x.coords + ux - y.coords;
             let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
-            (at, c, r, r.amax(), inverse)
+            // `amax` passes over a NaN component: a residual that is not finite is NaN.
+            let residual = if r.iter().all(|v| v.is_finite()) {
+                r.amax()
+            } else {
+                f64::NAN
+            };
+            (at, c, r, residual, inverse)
         };
         let failure = |residual, iterations| PullBackFailure {
             point: *y,
@@ -671,7 +681,7 @@ impl LevelSetGrid {
                 let mut step = 1.0;
                 for _ in 0..=HALVINGS {
                     if iterations >= PULL_BACK_ITERATIONS {
-                        return Err(failure(residual, iterations));
+                        break 'directions;
                     }
                     let trial = x + direction * step;
                     let next = evaluate(&trial);
@@ -689,8 +699,8 @@ impl LevelSetGrid {
                     x = trial;
                     (at, c, r, residual, inverse) = next;
                 }
-                // No step decreases the residual: at the round-off floor of the coordinates,
-                // converged; above it, the deformation folds here.
+                // No step decreases the residual, or the evaluations are spent: at the
+                // round-off floor of the coordinates, converged; above it, no root here.
                 None => match inverse {
                     Some(inverse_jacobian) if residual <= 1e-9 * h => {
                         return Ok(PullBack {
@@ -770,14 +780,14 @@ pub struct PullBack {
 /// A pull-back that did not converge: the deformation folds near the point.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[error(
-    "the pull-back of the point {point} (local frame) did not converge: |X + u(X) - y| = {residual:e} after {iterations} iterations, where the displacement gradient reaches 1 (the deformed grain folds)"
+    "the pull-back of the point {point} (local frame) did not converge: |X + u(X) - y| = {residual:e} after {iterations} evaluations of the displacement field (the deformed grain folds near the point, or the field is not finite)"
 )]
 pub struct PullBackFailure {
     /// The deformed point `y`.
     pub point: Point3<f64>,
     /// The last residual.
     pub residual: f64,
-    /// Iterations taken.
+    /// Field evaluations taken.
     pub iterations: u32,
 }
 

@@ -283,7 +283,7 @@ pub(crate) fn material(
 /// constant `value` took out of the normal `f64`s (issue #33: a density of 1e308 or 1e-310, or
 /// such an E, was reported as "a rigid motion"), naming where the constant was given. Zero is
 /// [`rigid_modes`]' to refuse.
-fn modal_in_range(
+pub(crate) fn modal_in_range(
     matrix: &Array2<f64>,
     quantity: &str,
     value: f64,

@@ -31,7 +31,7 @@
 //! blocks of columns) and `O(S^2)` storage; meant for a mesh of the grain made for it (the
 //! response between contacts is smooth: a few hundred to a few thousand surface nodes).
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 use fem::boundary;
 use grain::FemMesh;
 use nalgebra::Vector3;
@@ -169,13 +169,16 @@ fn patches(mesh: &FemMesh, surface: &SurfacePoints, radius: f64) -> Vec<Vec<(usi
 }
 
 /// The residual flexibility of `body` beyond `modes` between all its surface points, with load
-/// patches of radius `patch_radius` (module docs). Fails if a static solve fails.
+/// patches of radius `patch_radius` (twice the median boundary edge if `None`; module docs).
+/// Fails if a static solve fails.
 pub fn residual_flexibility(
-    mesh: &FemMesh,
     body: &FreeBody,
     modes: &FreeModes,
-    patch_radius: f64,
+    patch_radius: Option<f64>,
 ) -> Result<Flexibility, FlexibilityError> {
+    let mesh = body.mesh();
+    let surface = surface_points(mesh);
+    let patch_radius = patch_radius.unwrap_or_else(|| 2.0 * surface.median_edge(mesh));
     if !(patch_radius > 0.0 && patch_radius.is_finite()) {
         return Err(FlexibilityError::Patch(patch_radius));
     }
@@ -186,34 +189,22 @@ pub fn residual_flexibility(
             found: modes.shapes.nrows(),
         });
     }
-    let surface = surface_points(mesh);
     let loads = patches(mesh, &surface, patch_radius);
     let count = loads.len();
     // w_t^T v for a nodal vector v (column `c` of `v`).
-    let project = |t: usize, v: &Mat<f64>, c: usize| -> f64 {
+    let project = |t: usize, v: MatRef<'_, f64>, c: usize| -> f64 {
         let n = surface.normals[t];
         loads[t]
             .iter()
             .map(|&(k, w)| -w * (0..3).map(|d| n[d] * v[(3 * k + d, c)]).sum::<f64>())
             .sum()
     };
-    // Phi^T w_s for every s, scaled by Lambda^-1 / 2 on both sides below.
+    // The modes' part `Phi Lambda^-1 Phi^T` between the patches, as `B^T B` with
+    // `B_as = Phi_a^T w_s / omega_a`.
     let p = modes.eigenvalues.len();
-    let mut modal = Mat::<f64>::zeros(p, count);
-    for s in 0..count {
-        let n = surface.normals[s];
-        for a in 0..p {
-            modal[(a, s)] = loads[s]
-                .iter()
-                .map(|&(k, w)| {
-                    -w * (0..3)
-                        .map(|d| n[d] * modes.shapes[(3 * k + d, a)])
-                        .sum::<f64>()
-                })
-                .sum::<f64>()
-                / modes.eigenvalues[a].sqrt();
-        }
-    }
+    let modal = Mat::from_fn(p, count, |a, s| {
+        project(s, modes.shapes.as_ref(), a) / modes.eigenvalues[a].sqrt()
+    });
     let mut residual = -(modal.transpose() * &modal);
     const BLOCK: usize = 64;
     for first in (0..count).step_by(BLOCK) {
@@ -230,7 +221,7 @@ pub fn residual_flexibility(
         let u = body.static_response(f.as_ref())?;
         for c in 0..width {
             for t in 0..count {
-                residual[(t, first + c)] += project(t, &u, c);
+                residual[(t, first + c)] += project(t, u.as_ref(), c);
             }
         }
     }

@@ -11,8 +11,8 @@ use grain::{
 };
 use ndarray::{Array2, Array3};
 
-use crate::extract::{ExtractError, MaterialOptions, checksum, material};
-use crate::flexibility::{FlexibilityError, residual_flexibility, surface_points};
+use crate::extract::{ExtractError, MaterialOptions, checksum, material, modal_in_range};
+use crate::flexibility::{FlexibilityError, residual_flexibility};
 use crate::free::FreeBody;
 use crate::modal::modal_matrices;
 
@@ -41,7 +41,7 @@ pub struct FreeOptions {
 pub fn free_bundle(o: &FreeOptions) -> Result<ModesBundle, ExtractError> {
     let deck = fem::Deck::read_with(&o.mesh, o.redefinition)?;
     let mesh = deck.part(o.element_set.as_deref())?.mesh;
-    let (elastic, ..) = material(&o.material, Some(&deck))?;
+    let (elastic, e_source, rho_source) = material(&o.material, Some(&deck))?;
     let failed = |error: FlexibilityError| ExtractError::Free {
         mesh: o.mesh.clone(),
         error,
@@ -55,11 +55,17 @@ pub fn free_bundle(o: &FreeOptions) -> Result<ModesBundle, ExtractError> {
             mesh: o.mesh.clone(),
             error,
         })?;
+    modal_in_range(&mass, "modal mass", elastic.density, &rho_source)?;
+    modal_in_range(
+        &stiffness,
+        "modal stiffness",
+        elastic.youngs_modulus,
+        &e_source,
+    )?;
     let flexibility = match o.flexibility {
         None => None,
         Some(radius) => {
-            let radius = radius.unwrap_or_else(|| 2.0 * surface_points(&mesh).median_edge(&mesh));
-            let f = residual_flexibility(&mesh, &body, &modes, radius).map_err(failed)?;
+            let f = residual_flexibility(&body, &modes, radius).map_err(failed)?;
             Some(SurfaceFlexibility {
                 nodes: f.surface.nodes.iter().map(|&k| k as u64).collect(),
                 patch_radius: f.patch_radius,

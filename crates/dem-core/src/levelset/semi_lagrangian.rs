@@ -37,6 +37,8 @@
 //!   exactly (the largest spectral norm of the cell's 8 corner Jacobians,
 //!   [`grain::LevelSetGrid::cell_gradient_norm`]). A cell that folds, or a pull-back that does
 //!   not converge, fails the query and the run stops naming the grain ([`LevelSetFault`]).
+//!   The cell check is local: it does not see a fold in another cell that would bring a second
+//!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads each), one of `phi_0` and the
 //! second derivatives in one cell (8 more reads each of `phi_0` and the field), and inside the
@@ -102,9 +104,9 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         let at = &back.at;
         // Where the configuration's bound cannot vouch for the whole band, the cell the point
         // pulled back into is checked exactly.
-        if self.fold >= 1.0 {
+        if self.fold >= 1.0 || self.fold.is_nan() {
             let gradient = grid.cell_gradient_norm(at, u);
-            if gradient >= 1.0 {
+            if gradient >= 1.0 || gradient.is_nan() {
                 return Err(LevelSetFault::Fold {
                     eps: self.config.eps.to_vec(),
                     gradient,

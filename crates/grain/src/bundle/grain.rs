@@ -576,7 +576,7 @@ impl GrainBundle {
     /// `grain.json`.
     pub fn read(dir: &Path) -> Result<GrainBundle> {
         let manifest_path = dir.join("grain.json");
-        let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA)?;
+        let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA, GRAIN_SCHEMA)?;
         m.grid.validate().map_err(|e| match e {
             crate::GridError::Spec { field, message } => {
                 FormatError::invalid(&manifest_path, format!("grid.{field}"), message)

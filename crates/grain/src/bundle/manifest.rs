@@ -128,8 +128,13 @@ pub(crate) fn read_internal_force(
 }
 
 /// Reads a manifest: first the `schema` field alone (so that a file of another version gets a
-/// version error, not a confusing field error), then the whole document.
-pub(crate) fn read_manifest<T: DeserializeOwned>(path: &Path, schema: u64) -> Result<T> {
+/// version error, not a confusing field error), then the whole document. Versions `oldest` to
+/// `schema` are read (a newer version's format is a superset of the older ones').
+pub(crate) fn read_manifest<T: DeserializeOwned>(
+    path: &Path,
+    oldest: u64,
+    schema: u64,
+) -> Result<T> {
     let bytes = std::fs::read(path).map_err(|e| FormatError::io(path, e))?;
     let text = crate::text::utf8_text(bytes).map_err(|e| FormatError::Parse {
         path: path.to_path_buf(),
@@ -149,9 +154,10 @@ pub(crate) fn read_manifest<T: DeserializeOwned>(path: &Path, schema: u64) -> Re
             path: path.to_path_buf(),
             message: format!("missing integer field `schema` (expected {schema})"),
         }),
-        Some(found) if found != schema => Err(FormatError::SchemaVersion {
+        Some(found) if !(oldest..=schema).contains(&found) => Err(FormatError::SchemaVersion {
             path: path.to_path_buf(),
             found,
+            oldest,
             expected: schema,
         }),
         Some(_) => serde_json::from_str(&text).map_err(parse_error),

@@ -14,7 +14,7 @@ pub use grain::{
 };
 pub use manifest::InternalForce;
 pub use modes::{
-    FitDifference, FitReport, MODES_SCHEMA, Material, ModeConstruction, ModesBundle, ModesInfo,
-    Normalization, Reconstruction, ReconstructionError, Snapshot, SnapshotPath, SourceFile,
-    SurfaceFlexibility, Truncation,
+    FitDifference, FitReport, MODES_SCHEMA, MODES_SCHEMA_OLDEST, Material, ModeConstruction,
+    ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError, Snapshot,
+    SnapshotPath, SourceFile, SurfaceFlexibility, Truncation,
 };

@@ -30,8 +30,13 @@ use crate::mesh::{ElementBlock, ElementType, FemMesh};
 use crate::npy::{read_array, write_array};
 use crate::vtk::{PointData, write_vtu};
 
-/// The modes bundle schema version this build reads and writes.
-pub const MODES_SCHEMA: u64 = 1;
+/// The modes bundle schema version this build writes. Version 2 added free modes (no
+/// snapshots, no reconstruction) and the residual flexibility; version 1 bundles are read as
+/// they are.
+pub const MODES_SCHEMA: u64 = 2;
+
+/// The oldest modes bundle schema version this build reads.
+pub const MODES_SCHEMA_OLDEST: u64 = 1;
 
 /// Isotropic linear elastic material of the FEM model.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -475,6 +480,15 @@ impl ModesBundle {
         }
         check_symmetric(path, "mass", &self.mass)?;
         check_symmetric(path, "stiffness", &self.stiffness)?;
+        if let ModeConstruction::Free { eigenvalues } = &self.info.construction
+            && (eigenvalues.len() != a || eigenvalues.iter().any(|l| *l <= 0.0))
+        {
+            return Err(FormatError::invalid(
+                path.join("modes.json"),
+                "info.construction.eigenvalues",
+                format!("{eigenvalues:?}: one positive value per mode ({a}) expected"),
+            ));
+        }
         if let Some(f) = &self.flexibility {
             f.check(path, n)?;
         }
@@ -567,7 +581,7 @@ impl ModesBundle {
     /// `modes.json`, the connectivity's node indices and the symmetry of M and K.
     pub fn read(dir: &Path) -> Result<ModesBundle> {
         let manifest_path = dir.join("modes.json");
-        let m: Manifest = read_manifest(&manifest_path, MODES_SCHEMA)?;
+        let m: Manifest = read_manifest(&manifest_path, MODES_SCHEMA_OLDEST, MODES_SCHEMA)?;
         let (a, n, s) = (m.mode_count, m.node_count, m.info.snapshots.len());
         let nodes = read_array(dir, "ref_nodes.npy", &[n, 3])?;
         let mut blocks = Vec::with_capacity(m.element_blocks.len());

@@ -280,11 +280,14 @@ fn unknown_schema_version_is_rejected_naming_file_and_both_versions() {
 
     let modes = dir.path().join("s.modes");
     modes_bundle().write(&modes).unwrap();
-    set_schema(&modes.join("modes.json"), 2);
+    set_schema(&modes.join("modes.json"), 3);
     assert_names(
         ModesBundle::read(&modes).unwrap_err(),
-        &["s.modes/modes.json", "version 2", "version 1"],
+        &["s.modes/modes.json", "version 3", "versions 1 to 2"],
     );
+    // A version 1 bundle (before free modes and flexibilities) is read as it is.
+    set_schema(&modes.join("modes.json"), 1);
+    assert_eq!(ModesBundle::read(&modes).unwrap(), modes_bundle());
 }
 
 #[test]
