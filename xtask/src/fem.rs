@@ -26,9 +26,10 @@
 //! - `squeeze`: a linear elastic sphere (radius 10 mm, E = 1000 MPa, nu = 0.25, the ball's)
 //!   pressed between two rigid plates along z, as an octant against one plate moving 0.3 mm
 //!   down in 20 increments, NLGEOM, penalty contact, C3D10 refined to 0.15 mm at the pole; `make.py
-//!   post` tabulates the plate's force (`squeeze_plate.csv`). No displacements are written: the
-//!   table is the reference of the deformable grains' contact checks, which build their grain from
-//!   another mesh (data/fem/ball).
+//!   post` tabulates the plate's force (`squeeze_plate.csv`); then the same without NLGEOM
+//!   (`squeeze_linear_plate.csv`). No displacements are written: the tables are the reference of
+//!   the deformable grains' contact checks, which build their grain from another mesh
+//!   (data/fem/ball). About 20 minutes each on one core.
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
 //!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along two
 //!   bottom lines 1 mm in from its ends (span 38 mm), pushed down along its top mid-span line; its centre is held in x and y
@@ -65,7 +66,15 @@ pub fn run(case: &str, root: &Path) -> Result<()> {
         "sphere" => gmsh_case(&root.join("data/fem/sphere"), "sphere", "scalars"),
         "ellipsoid" => gmsh_case(&root.join("data/fem/ellipsoid"), "ellipsoid", "post"),
         "pair" => gmsh_case(&root.join("data/fem/pair"), "pair", "post"),
-        "squeeze" => gmsh_case(&root.join("data/fem/squeeze"), "squeeze", "post"),
+        "squeeze" => {
+            let dir = root.join("data/fem/squeeze");
+            gmsh_case(&dir, "squeeze", "post")?;
+            // The same mesh and loading without NLGEOM; its deck is the committed one but for
+            // its *STEP line, and is not kept.
+            gmsh_variant(&dir, "squeeze_linear", "linear")?;
+            std::fs::remove_file(dir.join("squeeze_linear.inp"))?;
+            Ok(())
+        }
         _ => bail!("unknown FEM case `{case}` (cases: sphere, ellipsoid, pair, squeeze, beam)"),
     }
 }
@@ -177,6 +186,16 @@ fn beam(dir: &Path) -> Result<()> {
 /// A case meshed by its `make.py` (gmsh): the deck, ccx, then `make.py <post>` (tables from
 /// the `.dat`, and whatever else the case makes from the results); the `.frd` is kept gzipped.
 fn gmsh_case(dir: &Path, job: &str, post: &str) -> Result<()> {
+    run_case(dir, job, &[], &[post])
+}
+
+/// A variant of a case (`make.py <variant>` writes `<job>.inp`, `make.py post <variant>` its
+/// tables).
+fn gmsh_variant(dir: &Path, job: &str, variant: &str) -> Result<()> {
+    run_case(dir, job, &[variant], &["post", variant])
+}
+
+fn run_case(dir: &Path, job: &str, make: &[&str], post: &[&str]) -> Result<()> {
     let python = |args: &[&str]| -> Result<()> {
         let status = Command::new("python3")
             .args(args)
@@ -193,7 +212,7 @@ fn gmsh_case(dir: &Path, job: &str, post: &str) -> Result<()> {
         Ok(())
     };
     python(&["-c", "import gmsh"])?;
-    python(&["make.py"])?;
+    python(&[&["make.py"], make].concat())?;
     let status = Command::new("ccx")
         .args(["-i", job])
         .current_dir(dir)
@@ -202,7 +221,7 @@ fn gmsh_case(dir: &Path, job: &str, post: &str) -> Result<()> {
     if !status.success() {
         bail!("ccx failed on {}", dir.join(format!("{job}.inp")).display());
     }
-    python(&["make.py", post])?;
+    python(&[&["make.py"], post].concat())?;
     // A deck without `*NODE FILE` (squeeze: its tables are the result) leaves an .frd without
     // results: not kept.
     let frd = std::fs::read(dir.join(format!("{job}.frd")))?;

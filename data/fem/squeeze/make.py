@@ -7,6 +7,10 @@ plate at z = R moving down. Run by `cargo xtask fem squeeze`:
     ccx -i squeeze          # CalculiX
     python3 make.py post    # squeeze_plate.csv
 
+and the same with `linear` after `make.py` (squeeze_linear.inp, .dat, _plate.csv): the same mesh
+and loading without NLGEOM (small displacements and strains; the contact still follows the
+plate), which separates the linear elasticity of the sphere from its geometric nonlinearity.
+
 Units: mm, N, MPa. Radius 10, E = 1000, nu = 0.25 (the ball of data/fem/ball), rho = 1e-9.
 The plate is a stiff C3D8 (E = 1000 x the sphere's, node set PLATE), held in x and y, moved down
 by DELTA in INCREMENTS equal increments, NLGEOM: the two plates of the whole sphere approach by
@@ -27,8 +31,8 @@ H_FAR, H_NEAR = 2.5, 0.15
 PENALTY = 50.0 * E / H_NEAR
 
 
-def deck():
-    """Meshes the octant and writes squeeze.inp."""
+def deck(linear):
+    """Meshes the octant and writes squeeze.inp (squeeze_linear.inp without NLGEOM)."""
     import gmsh
     gmsh.initialize()
     gmsh.option.setNumber("General.Terminal", 0)
@@ -100,33 +104,36 @@ def deck():
     w("*SOLID SECTION, ELSET=WALL, MATERIAL=STIFF")
     w("*CONTACT PAIR, INTERACTION=SI, TYPE=SURFACE TO SURFACE\nSLAVE, MASTER")
     w(f"*SURFACE INTERACTION, NAME=SI\n*SURFACE BEHAVIOR, PRESSURE-OVERCLOSURE=LINEAR\n{PENALTY:.6e}")
-    w(f"*STEP, NLGEOM, INC=1000\n*STATIC, DIRECT\n{1.0 / INCREMENTS}, 1.0")
+    w(f"*STEP{'' if linear else ', NLGEOM'}, INC=1000\n*STATIC, DIRECT\n{1.0 / INCREMENTS}, 1.0")
     w("*BOUNDARY\nSYMX, 1, 1, 0.\nSYMY, 2, 2, 0.\nSYMZ, 3, 3, 0.")
     w(f"PLATE, 1, 1, 0.\nPLATE, 2, 2, 0.\nPLATE, 3, 3, {-DELTA}")
     w("*NODE PRINT, NSET=PLATE, TOTALS=ONLY\nRF")
     w("*EL PRINT, ELSET=GRAIN, TOTALS=ONLY\nELSE")
     w("*END STEP")
-    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "squeeze.inp"), "w").write("\n".join(out) + "\n")
-    print(f"squeeze.inp: {len(used)} grain nodes, {len(tets)} C3D10, {len(slave)} contact faces", file=sys.stderr)
+    name = "squeeze_linear.inp" if linear else "squeeze.inp"
+    open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "w").write("\n".join(out) + "\n")
+    print(f"{name}: {len(used)} grain nodes, {len(tets)} C3D10, {len(slave)} contact faces", file=sys.stderr)
 
 
-def post():
-    """squeeze_plate.csv from squeeze.dat: per increment the plate's travel (towards the centre),
+def post(linear):
+    """squeeze_plate.csv from squeeze.dat (squeeze_linear_...): per increment the plate's travel (towards the centre),
     the z component of the plate's reaction total (CalculiX's RF: the force the prescribed
     displacement takes, negative while the plate presses the grain down), for the octant and for
     the whole sphere (x 4: an octant carries a quarter of the plate's force), and the octant's
     strain energy."""
     import re
-    text = open("squeeze.dat").read()
+    job = "squeeze_linear" if linear else "squeeze"
+    text = open(f"{job}.dat").read()
     times = [float(t) for t in re.findall(r"total force \(fx,fy,fz\) for set PLATE and time\s+(\S+)", text)]
     fz = [float(m) for m in re.findall(r"total force \(fx,fy,fz\) for set PLATE and time\s+\S+\s+\S+\s+\S+\s+(\S+)", text)]
     energy = [float(e) for e in re.findall(r"total internal energy for set GRAIN and time\s+\S+\s+(\S+)", text)]
     rows = ["increment,travel,force_octant,force_sphere,strain_energy_octant"]
     for i, t in enumerate(times):
         rows.append(f"{i + 1},{DELTA * t:.7e},{fz[i]:.7e},{4.0 * fz[i]:.7e},{energy[i]:.7e}")
-    open("squeeze_plate.csv", "w").write("\n".join(rows) + "\n")
-    print(f"squeeze_plate.csv: {len(times)} increments", file=sys.stderr)
+    open(f"{job}_plate.csv", "w").write("\n".join(rows) + "\n")
+    print(f"{job}_plate.csv: {len(times)} increments", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    post() if sys.argv[1:] == ["post"] else deck()
+    linear = "linear" in sys.argv[1:]
+    post(linear) if "post" in sys.argv[1:] else deck(linear)
