@@ -240,4 +240,11 @@ if __name__ == "__main__":
                 v, wchk = patch_avg(sols[N], rho, ph, Ms, Mp)
                 print(f"  rho={rho} {name:26s} Ms={Ms:3d} Mpsi={Mp:3d} N={N}: {v*SCALE:.7f}"
                       f"   (weight-integral/exact = {wchk:.12f})")
+    # ---------- 3. the body's compliance beyond the half space, at the loaded pole
+    print("\n3. Pole: patch-weighted inward displacement, the half space's 3(1-nu^2)/(5 rho E) for the"
+          " same weights, and the remainder, * E*R/F")
+    for rho in (1.0, 2.0, 3.0, 4.0, 5.0):
+        v, _ = patch_avg(solve(rho, 3000), rho, np.array([0.0, 0.0, 1.0]), 64, 128)
+        half = 3 * (1 - NU**2) / (5 * rho * E)
+        print(f"  rho={rho}: {v*SCALE:.5f} - {half*SCALE:.5f} = {(v-half)*SCALE:+.5f}")
     print(f"\nruntime {time.time()-T0:.1f} s")
