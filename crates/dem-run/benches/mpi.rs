@@ -201,8 +201,9 @@ fn write_scene(dir: &Path, name: &str, size: [f64; 3], count: usize) {
     );
     let path = dir.join(format!("{name}-packing.toml"));
     std::fs::write(&path, packing).unwrap();
-    let (_, mut packed) =
-        dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path).unwrap();
+    let mut packed = dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path)
+        .unwrap()
+        .packings;
     for (i, g) in packed[0].grains.iter_mut().enumerate() {
         let t = i as f64;
         g.spec.velocity = [(1.3 * t).sin(), (2.1 * t).cos(), (0.7 * t).sin()].map(|v| 0.3 * v);

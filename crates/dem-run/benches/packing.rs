@@ -43,7 +43,11 @@ sizes = [[0.8, 1], [1.0, 1], [1.25, 1]]
         std::fs::write(&path, text).unwrap();
         let scene = Scene::read(&path).unwrap();
         let start = Instant::now();
-        let (sim, packed) = dem_run::build::with_packings(&scene, &path).unwrap();
+        let dem_run::build::Built {
+            sim,
+            packings: packed,
+            ..
+        } = dem_run::build::with_packings(&scene, &path).unwrap();
         let t = start.elapsed().as_secs_f64();
         seconds.push(t);
         println!(

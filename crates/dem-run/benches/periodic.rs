@@ -31,7 +31,9 @@ fn main() {
     );
     let path = dir.path().join("packing.toml");
     std::fs::write(&path, packing).unwrap();
-    let (_, packed) = dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path).unwrap();
+    let packed = dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path)
+        .unwrap()
+        .packings;
     let grains = dem_run::packing::grains_toml(&path, &packed);
     let walls: String = (0..3)
         .flat_map(|d| {
@@ -48,8 +50,7 @@ fn main() {
     let build = |name: &str, boundary: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, format!("{header}{boundary}{grains}")).unwrap();
-        let (mut sim, _) =
-            dem_run::build::with_packings(&Scene::read(&path).unwrap(), &path).unwrap();
+        let mut sim = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
         // The same random velocities for both (speed 0.3, one step moves 3e-4).
         for (i, b) in sim.world.bodies.iter_mut().enumerate() {
             let t = i as f64;

@@ -104,15 +104,22 @@ fn modes_of(spec: Option<&ModesSpec>, shape: &Shape, key: &str) -> Result<Option
 /// Builds the initial state of a scene (`path`: the scene file, for relative bundle paths
 /// and messages) and evaluates the initial forces.
 pub fn from_scene(scene: &Scene, path: &Path) -> Result<Simulation, SceneError> {
-    with_packings(scene, path).map(|(sim, _)| sim)
+    with_packings(scene, path).map(|built| built.sim)
 }
 
-/// [`from_scene`], with the scene's packings as generated (one per
-/// `[[packings]]`, in order).
-pub fn with_packings(
-    scene: &Scene,
-    path: &Path,
-) -> Result<(Simulation, Vec<Generated>), SceneError> {
+/// A built scene: the simulation, its packings as generated (one per `[[packings]]`, in order),
+/// and what the run should tell the user about the scene before it starts.
+pub struct Built {
+    /// The initial state.
+    pub sim: Simulation,
+    /// The packings.
+    pub packings: Vec<Generated>,
+    /// Warnings, each naming its scene key.
+    pub warnings: Vec<String>,
+}
+
+/// [`from_scene`], with the scene's packings and warnings ([`Built`]).
+pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
     /// How far from the origin, in its own radii, a grain may be placed.
     /// The closest a lattice may place its grains, in their radii.
     const CLOSEST: f64 = 1e-3;
@@ -247,8 +254,14 @@ pub fn with_packings(
             )));
         }
     }
+    let mut warnings: Vec<String> = Vec::new();
     for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
         b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
+        if let Some(warning) = turning_loading(b, &shapes[b.shape], key)
+            && !warnings.contains(&warning)
+        {
+            warnings.push(warning);
+        }
     }
     if let Some(cell) = &cell {
         // The affine field and the wraps of a deforming cell would move a held coordinate.
@@ -307,7 +320,33 @@ pub fn with_packings(
         sim.parameters.dt,
     )
     .map_err(key_error)?;
-    Ok((sim, packed))
+    Ok(Built {
+        sim,
+        packings: packed,
+        warnings,
+    })
+}
+
+/// The warning for a grain whose deformation is one FEM loading's (one mode, or a path through
+/// a run's snapshots) and that is free to turn (docs/physics.md section 1): its mode is fixed in
+/// its body, so a contact that meets it away from its run's loaded points, or after it has
+/// turned, meets a rigid body (the penalty contact alone), and its amplitude can leave its
+/// data. `key` is the grain's `modes` key; the warning names its `hold`.
+fn turning_loading(body: &Body, shape: &Shape, key: &str) -> Option<String> {
+    let modal = shape.modal.as_ref()?;
+    body.modes.as_ref()?;
+    let one_loading = modal.count == 1 || modal.paths.iter().any(|p| p.range.is_some());
+    let turns = match &body.drive {
+        Drive::Free => true,
+        Drive::Held { rotation, .. } => !rotation,
+        Drive::Prescribed { .. } => false,
+    };
+    (one_loading && turns).then(|| {
+        format!(
+            "{}: a grain with one deformation mode (one FEM loading's) is free to turn: its mode stays fixed in the grain, so a contact away from its FEM run's loaded points, or after it turns, meets it as a rigid body; hold = [\"rotation\"] keeps it as its FEM run loaded it, or build its modes from its mesh (mode-extract --free; docs/physics.md section 2)",
+            key.replace(".modes", ".hold")
+        )
+    })
 }
 
 /// Refuses a cell (`spec`, made `cell`) with a corner farther from the origin than floating

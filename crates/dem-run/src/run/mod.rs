@@ -200,7 +200,11 @@ fn run_in_pool(
     let first = decompose.is_none_or(|(first, _)| first);
     // Everything is read and checked before the directory is touched: a refused run changes
     // no file.
-    let (mut sim, packed) = crate::build::with_packings(scene, scene_path)?;
+    let crate::build::Built {
+        mut sim,
+        packings: packed,
+        warnings,
+    } = crate::build::with_packings(scene, scene_path)?;
     // The scene's settings, kept in every checkpoint and compared with a restart's.
     let settings = std::fs::read_to_string(scene_path)
         .ok()
@@ -266,6 +270,11 @@ fn run_in_pool(
         let text = crate::packing::grains_toml(scene_path, &packed);
         grain::atomic::write_file_atomically(&path, |w| w.write_all(text.as_bytes()))
             .map_err(|e| file_error(&path, e))?;
+    }
+    if first && restart.is_none() {
+        for w in &warnings {
+            eprintln!("dem-run: warning: {w}");
+        }
     }
     if first
         && restart.is_none()

@@ -1008,3 +1008,48 @@ fn two_coupled_modes_vibrate_and_take_their_energy_derivatives() {
         }
     }
 }
+
+/// A grain of one deformation mode (one FEM loading's) left free to turn is told at build time,
+/// naming its `hold` (docs/physics.md section 1): its mode is fixed in its body. Held against
+/// turning, or of several modes, it is not; every grain of a lattice shares one warning.
+#[test]
+fn a_one_mode_grain_free_to_turn_is_warned_at_build_time() {
+    let dir = tempfile::tempdir().unwrap();
+    common::deformable_sphere(
+        dir.path(),
+        "one",
+        1.0,
+        0.25,
+        200,
+        TestMode::Dilation,
+        [1.0, 1.0, 0.0],
+        &[0.1],
+    );
+    let warnings = |grains: &str| {
+        let path = common::scene_file(
+            dir.path(),
+            &format!(
+                "[run]\ndt = 1e-4\nsteps = 1\n[contact]\nlaw = \"linear-springs\"\nkn = 100\n{grains}"
+            ),
+        );
+        dem_run::build::with_packings(&dem_run::Scene::read(&path).unwrap(), &path)
+            .unwrap()
+            .warnings
+    };
+    let free = warnings(
+        "[[grains]]\nbundle = \"one.grain\"\nposition = [0, 0, 0]\n\
+         [[grains]]\nbundle = \"one.grain\"\nposition = [5, 0, 0]\nhold = [\"rotation\"]\n\
+         [[grains]]\nbundle = \"one.grain\"\nposition = [10, 0, 0]\nmodes = { active = false }\n\
+         [[lattices]]\nbundle = \"one.grain\"\norigin = [0, 5, 0]\nspacing = [3, 3, 3]\ncounts = [2, 2, 1]\n",
+    );
+    assert_eq!(free.len(), 2, "{free:?}");
+    assert!(free[0].starts_with("grains[0].hold: "), "{}", free[0]);
+    assert!(free[0].contains("free to turn") && free[0].contains("hold = [\"rotation\"]"));
+    assert!(free[1].starts_with("lattices[0].hold: "), "{}", free[1]);
+    assert!(
+        warnings(
+            "[[grains]]\nbundle = \"one.grain\"\nposition = [0, 0, 0]\nhold = [\"rotation\"]\n"
+        )
+        .is_empty()
+    );
+}
