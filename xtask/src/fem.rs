@@ -27,7 +27,8 @@
 //!   pressed between two rigid plates along z, as an octant against one plate moving 0.3 mm
 //!   down in 20 increments, NLGEOM, penalty contact, C3D10 refined to 0.15 mm at the pole; `make.py
 //!   post` tabulates the plate's force (`squeeze_plate.csv`); then the same without NLGEOM
-//!   (`squeeze_linear_plate.csv`). No displacements are written: the tables are the reference of
+//!   (`squeeze_linear_plate.csv`), and both with a second plate along x moving half as far
+//!   (`two_plates.csv`, `two_linear_plates.csv`). No displacements are written: the tables are the reference of
 //!   the deformable grains' contact checks, which build their grain from another mesh
 //!   (data/fem/ball). About 20 minutes each on one core.
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
@@ -69,10 +70,17 @@ pub fn run(case: &str, root: &Path) -> Result<()> {
         "squeeze" => {
             let dir = root.join("data/fem/squeeze");
             gmsh_case(&dir, "squeeze", "post")?;
-            // The same mesh and loading without NLGEOM; its deck is the committed one but for
-            // its *STEP line, and is not kept.
-            gmsh_variant(&dir, "squeeze_linear", "linear")?;
-            std::fs::remove_file(dir.join("squeeze_linear.inp"))?;
+            // The same mesh and loading without NLGEOM (its deck is the committed one but for
+            // its *STEP line), and the two-axis squeeze with and without: their decks are made
+            // again by make.py, not kept.
+            for (job, variant) in [
+                ("squeeze_linear", &["linear"][..]),
+                ("two", &["two"]),
+                ("two_linear", &["two", "linear"]),
+            ] {
+                gmsh_variant(&dir, job, variant)?;
+                std::fs::remove_file(dir.join(format!("{job}.inp")))?;
+            }
             Ok(())
         }
         _ => bail!("unknown FEM case `{case}` (cases: sphere, ellipsoid, pair, squeeze, beam)"),
@@ -189,10 +197,10 @@ fn gmsh_case(dir: &Path, job: &str, post: &str) -> Result<()> {
     run_case(dir, job, &[], &[post])
 }
 
-/// A variant of a case (`make.py <variant>` writes `<job>.inp`, `make.py post <variant>` its
-/// tables).
-fn gmsh_variant(dir: &Path, job: &str, variant: &str) -> Result<()> {
-    run_case(dir, job, &[variant], &["post", variant])
+/// A variant of a case (`make.py <variant...>` writes `<job>.inp`, `make.py post <variant...>`
+/// its tables).
+fn gmsh_variant(dir: &Path, job: &str, variant: &[&str]) -> Result<()> {
+    run_case(dir, job, variant, &[&["post"], variant].concat())
 }
 
 fn run_case(dir: &Path, job: &str, make: &[&str], post: &[&str]) -> Result<()> {

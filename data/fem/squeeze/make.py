@@ -10,6 +10,9 @@ plate at z = R moving down. Run by `cargo xtask fem squeeze`:
 and the same with `linear` after `make.py` (squeeze_linear.inp, .dat, _plate.csv): the same mesh
 and loading without NLGEOM (small displacements and strains; the contact still follows the
 plate), which separates the linear elasticity of the sphere from its geometric nonlinearity.
+With `two` (two.inp, two_linear.inp with `two linear`): a second plate along x moving DELTA / 2
+at the same time (the sphere pressed along two axes with unequal travels), both poles refined to
+0.2 mm, node sets PLATEZ and PLATEX; `make.py post two [linear]` writes two[_linear]_plates.csv.
 
 Units: mm, N, MPa. Radius 10, E = 1000, nu = 0.25 (the ball of data/fem/ball), rho = 1e-9.
 The plate is a stiff C3D8 (E = 1000 x the sphere's, node set PLATE), held in x and y, moved down
@@ -28,11 +31,15 @@ E, NU, RHO = 1000.0, 0.25, 1.0e-9
 DELTA = 0.3          # the plate's travel: the pole's approach to the centre plane
 INCREMENTS = 20
 H_FAR, H_NEAR = 2.5, 0.15
+H_NEAR_TWO = 0.2     # two plates: two refined poles, a little coarser (penalty 50 E / 0.2)
 PENALTY = 50.0 * E / H_NEAR
 
 
-def deck(linear):
-    """Meshes the octant and writes squeeze.inp (squeeze_linear.inp without NLGEOM)."""
+def deck(linear, two):
+    """Meshes the octant and writes squeeze.inp (squeeze_linear.inp without NLGEOM; two.inp and
+    two_linear.inp with the second plate)."""
+    # (axis, label) of each plate: z alone, or z and x.
+    plates = [(2, "Z"), (0, "X")] if two else [(2, "")]
     import gmsh
     gmsh.initialize()
     gmsh.option.setNumber("General.Terminal", 0)
@@ -41,10 +48,10 @@ def deck(linear):
     box = gmsh.model.occ.addBox(0, 0, 0, 2 * R, 2 * R, 2 * R)
     gmsh.model.occ.intersect([(3, ball)], [(3, box)])
     gmsh.model.occ.synchronize()
-    pole = gmsh.model.occ.addPoint(0, 0, R)
+    poles = [gmsh.model.occ.addPoint(*[R if d == ax else 0.0 for d in range(3)]) for ax, _ in plates]
     gmsh.model.occ.synchronize()
     # Fine within the largest contact radius (sqrt(R DELTA) = 1.7 mm) and a margin.
-    xyz, tets = refine_and_mesh(gmsh, [pole], H_NEAR, H_FAR, 2.0, 5.0)
+    xyz, tets = refine_and_mesh(gmsh, poles, H_NEAR_TWO if two else H_NEAR, H_FAR, 2.0, 5.0)
     gmsh.finalize()
 
     out = []
@@ -64,27 +71,31 @@ def deck(linear):
     def on_sphere(i):
         p = xyz[i - 1]
         return abs(sum(c * c for c in p) ** 0.5 - R) < 1e-6 * R
-    slave = []
+    slaves = {ax: [] for ax, _ in plates}
     for e, n in enumerate(tets):
         for s, corners in faces.items():
-            # Only the faces near the pole can touch the plate.
-            if all(on_sphere(n[c]) for c in corners) and all(xyz[n[c] - 1][2] > 0.8 * R for c in corners):
-                slave.append((e + 1, s + 1))
+            # Only the faces near a pole can touch its plate.
+            for ax in slaves:
+                if all(on_sphere(n[c]) for c in corners) and all(xyz[n[c] - 1][ax] > 0.8 * R for c in corners):
+                    slaves[ax].append((e + 1, s + 1))
 
-    # The plate: one C3D8, inner face (nodes 1-4, face S1) on z = R, wound so that the element
-    # has a positive volume.
+    # Each plate: one C3D8, inner face (nodes 1-4, face S1) on the plane x_axis = R; 1-2-3-4
+    # counter-clockwise seen from outside along the axis, 5-8 beyond them: a positive volume,
+    # and face S1 facing the sphere.
     node = n_sphere
-    ids = []
-    for depth in (0.0, 0.5 * R):
-        for (a, b) in [(-0.2, -0.2), (1.2, -0.2), (1.2, 1.2), (-0.2, 1.2)]:
-            node += 1
-            ids.append(node)
-            w(f"*NODE, NSET=PLATE\n{node}, {a * R:.12f}, {b * R:.12f}, {R + depth:.12f}")
-    # 1-2-3-4 counter-clockwise seen from +z, 5-8 above them: a positive volume, and face S1
-    # (1-2-3-4) facing the sphere.
-    inner, outer = ids[:4], ids[4:]
-    w(f"*ELEMENT, TYPE=C3D8, ELSET=WALL\n{len(tets) + 1}, " + ", ".join(map(str, inner + outer)))
-    w("*SURFACE, NAME=MASTER\nWALL, S1")
+    for k, (ax, label) in enumerate(plates):
+        u, v = (ax + 1) % 3, (ax + 2) % 3
+        ids = []
+        for depth in (0.0, 0.5 * R):
+            for (a, b) in [(-0.2, -0.2), (1.2, -0.2), (1.2, 1.2), (-0.2, 1.2)]:
+                node += 1
+                ids.append(node)
+                p = [0.0, 0.0, 0.0]
+                p[ax], p[u], p[v] = R + depth, a * R, b * R
+                w(f"*NODE, NSET=PLATE{label}\n{node}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}")
+        inner, outer = ids[:4], ids[4:]
+        w(f"*ELEMENT, TYPE=C3D8, ELSET=WALL{label}\n{len(tets) + k + 1}, " + ", ".join(map(str, inner + outer)))
+        w(f"*SURFACE, NAME=MASTER{label}\nWALL{label}, S1")
 
     def nset(name, members):
         w(f"*NSET, NSET={name}")
@@ -93,26 +104,35 @@ def deck(linear):
 
     for axis, label in enumerate("XYZ"):
         nset(f"SYM{label}", [i + 1 for i in range(n_sphere) if i + 1 in used and abs(xyz[i][axis]) < 1e-9])
-    pole_node = min((i for i in range(n_sphere) if i + 1 in used), key=lambda i: xyz[i][0] ** 2 + xyz[i][1] ** 2 + (xyz[i][2] - R) ** 2)
-    nset("POLE", [pole_node + 1])
-    w("*SURFACE, NAME=SLAVE, TYPE=ELEMENT")
-    for e, s in slave:
-        w(f"{e}, S{s}")
+    if not two:
+        pole_node = min((i for i in range(n_sphere) if i + 1 in used), key=lambda i: xyz[i][0] ** 2 + xyz[i][1] ** 2 + (xyz[i][2] - R) ** 2)
+        nset("POLE", [pole_node + 1])
+    for ax, label in plates:
+        w(f"*SURFACE, NAME=SLAVE{label}, TYPE=ELEMENT")
+        for e, s in slaves[ax]:
+            w(f"{e}, S{s}")
     w(f"*MATERIAL, NAME=GRAIN\n*ELASTIC\n{E}, {NU}\n*DENSITY\n{RHO:e}")
     w(f"*MATERIAL, NAME=STIFF\n*ELASTIC\n{1e3 * E}, 0.3\n*DENSITY\n{RHO:e}")
     w("*SOLID SECTION, ELSET=GRAIN, MATERIAL=GRAIN")
-    w("*SOLID SECTION, ELSET=WALL, MATERIAL=STIFF")
-    w("*CONTACT PAIR, INTERACTION=SI, TYPE=SURFACE TO SURFACE\nSLAVE, MASTER")
-    w(f"*SURFACE INTERACTION, NAME=SI\n*SURFACE BEHAVIOR, PRESSURE-OVERCLOSURE=LINEAR\n{PENALTY:.6e}")
+    for _, label in plates:
+        w(f"*SOLID SECTION, ELSET=WALL{label}, MATERIAL=STIFF")
+    for _, label in plates:
+        w(f"*CONTACT PAIR, INTERACTION=SI, TYPE=SURFACE TO SURFACE\nSLAVE{label}, MASTER{label}")
+    penalty = 50.0 * E / H_NEAR_TWO if two else PENALTY
+    w(f"*SURFACE INTERACTION, NAME=SI\n*SURFACE BEHAVIOR, PRESSURE-OVERCLOSURE=LINEAR\n{penalty:.6e}")
     w(f"*STEP{'' if linear else ', NLGEOM'}, INC=1000\n*STATIC, DIRECT\n{1.0 / INCREMENTS}, 1.0")
     w("*BOUNDARY\nSYMX, 1, 1, 0.\nSYMY, 2, 2, 0.\nSYMZ, 3, 3, 0.")
-    w(f"PLATE, 1, 1, 0.\nPLATE, 2, 2, 0.\nPLATE, 3, 3, {-DELTA}")
-    w("*NODE PRINT, NSET=PLATE, TOTALS=ONLY\nRF")
+    for ax, label in plates:
+        travel = DELTA if ax == 2 else DELTA / 2
+        w("\n".join(f"PLATE{label}, {d + 1}, {d + 1}, 0." for d in range(3) if d != ax))
+        w(f"PLATE{label}, {ax + 1}, {ax + 1}, {-travel}")
+    for _, label in plates:
+        w(f"*NODE PRINT, NSET=PLATE{label}, TOTALS=ONLY\nRF")
     w("*EL PRINT, ELSET=GRAIN, TOTALS=ONLY\nELSE")
     w("*END STEP")
-    name = "squeeze_linear.inp" if linear else "squeeze.inp"
+    name = ("two" if two else "squeeze") + ("_linear" if linear else "") + ".inp"
     open(os.path.join(os.path.dirname(os.path.abspath(__file__)), name), "w").write("\n".join(out) + "\n")
-    print(f"{name}: {len(used)} grain nodes, {len(tets)} C3D10, {len(slave)} contact faces", file=sys.stderr)
+    print(f"{name}: {len(used)} grain nodes, {len(tets)} C3D10, {sum(map(len, slaves.values()))} contact faces", file=sys.stderr)
 
 
 def post(linear):
@@ -134,6 +154,28 @@ def post(linear):
     print(f"{job}_plate.csv: {len(times)} increments", file=sys.stderr)
 
 
+def post_two(linear):
+    """two[_linear]_plates.csv from two[_linear].dat: per increment each plate's travel towards
+    the centre and the component of its reaction total along its axis, for the whole sphere (x 4
+    the octant's; negative while it presses the grain)."""
+    import re
+    job = "two_linear" if linear else "two"
+    text = open(f"{job}.dat").read()
+    pattern = r"total force \(fx,fy,fz\) for set PLATE{} and time\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)"
+    z = re.findall(pattern.format("Z"), text)
+    x = re.findall(pattern.format("X"), text)
+    rows = ["increment,travel_z,force_z_sphere,travel_x,force_x_sphere"]
+    for i, (mz, mx) in enumerate(zip(z, x)):
+        t = float(mz[0])
+        rows.append(f"{i + 1},{DELTA * t:.7e},{4.0 * float(mz[3]):.7e},{DELTA / 2 * t:.7e},{4.0 * float(mx[1]):.7e}")
+    open(f"{job}_plates.csv", "w").write("\n".join(rows) + "\n")
+    print(f"{job}_plates.csv: {len(rows) - 1} increments", file=sys.stderr)
+
+
 if __name__ == "__main__":
-    linear = "linear" in sys.argv[1:]
-    post(linear) if "post" in sys.argv[1:] else deck(linear)
+    args = sys.argv[1:]
+    linear, two = "linear" in args, "two" in args
+    if "post" in args:
+        post_two(linear) if two else post(linear)
+    else:
+        deck(linear, two)
