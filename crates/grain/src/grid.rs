@@ -658,6 +658,14 @@ impl LevelSetGrid {
             residual,
             iterations,
         };
+        let found =
+            |point, at: Located, c: &[Vector3<f64>; 8], inverse_jacobian, iterations| PullBack {
+                point,
+                mixed: self.spec.mixed_corners(&at, c),
+                at,
+                inverse_jacobian,
+                iterations,
+            };
         let mut x = *y;
         let (mut at, mut c, mut r, mut residual, mut inverse) = evaluate(&x);
         let mut iterations = 1;
@@ -665,13 +673,7 @@ impl LevelSetGrid {
             if residual <= PULL_BACK_TOLERANCE * h
                 && let Some(inverse_jacobian) = inverse
             {
-                return Ok(PullBack {
-                    point: x,
-                    mixed: self.spec.mixed_corners(&at, &c),
-                    at,
-                    inverse_jacobian,
-                    iterations,
-                });
+                return Ok(found(x, at, &c, inverse_jacobian, iterations));
             }
             // Newton's direction where `I + grad u` is invertible, else the fixed point's;
             // each halved until `|r|` decreases.
@@ -703,13 +705,7 @@ impl LevelSetGrid {
                 // round-off floor of the coordinates, converged; above it, no root here.
                 None => match inverse {
                     Some(inverse_jacobian) if residual <= 1e-9 * h => {
-                        return Ok(PullBack {
-                            point: x,
-                            mixed: self.spec.mixed_corners(&at, &c),
-                            at,
-                            inverse_jacobian,
-                            iterations,
-                        });
+                        return Ok(found(x, at, &c, inverse_jacobian, iterations));
                     }
                     _ => return Err(failure(residual, iterations)),
                 },
