@@ -38,3 +38,25 @@ def c3d10(gmsh):
             n[8], n[9] = n[9], n[8]  # gmsh's last two mid-side nodes are Abaqus's 10 and 9
             tets.append(n)
     return xyz, tets
+
+
+# The corners of a C3D10's faces S1..S4 (Abaqus), 0-based in its connectivity.
+C3D10_FACES = ((0, 1, 2), (0, 1, 3), (1, 2, 3), (2, 0, 3))
+
+
+def grain_lines(xyz, tets, elset):
+    """Deck lines of the mesh: its nodes (those the tetrahedra use: gmsh also meshes the
+    refinement points) and its C3D10 elements in element set `elset`. Returns (lines, used)."""
+    used = {v for n in tets for v in n}
+    lines = ["*NODE, NSET=NALL"]
+    lines += [f"{i + 1}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}" for i, p in enumerate(xyz) if i + 1 in used]
+    lines.append(f"*ELEMENT, TYPE=C3D10, ELSET={elset}")
+    lines += [f"{e + 1}, " + ", ".join(map(str, n)) for e, n in enumerate(tets)]
+    return lines, used
+
+
+def faces_where(tets, keep):
+    """(element, face) pairs, both 1-based, of the tetrahedra's faces whose three corner nodes
+    (1-based numbers) all satisfy `keep`."""
+    return [(e + 1, s + 1) for e, n in enumerate(tets) for s, corners in enumerate(C3D10_FACES)
+            if all(keep(n[c]) for c in corners)]

@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gmsh_tets import c3d10  # noqa: E402
+from gmsh_tets import c3d10, grain_lines  # noqa: E402
 import gmsh
 
 R = 10.0
@@ -36,15 +36,8 @@ def mesh(size):
 def main():
     size = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
     xyz, tets = mesh(size)
-    used = {v for n in tets for v in n}
-    out = [f"*HEADING\nWhole ball, radius {R} mm, C3D10 of size {size} (data/fem/ball/make.py)",
-           "*NODE, NSET=NALL"]
-    for i, p in enumerate(xyz):
-        if i + 1 in used:
-            out.append(f"{i + 1}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}")
-    out.append("*ELEMENT, TYPE=C3D10, ELSET=BALL")
-    for e, n in enumerate(tets):
-        out.append(f"{e + 1}, " + ", ".join(map(str, n)))
+    lines, used = grain_lines(xyz, tets, "BALL")
+    out = [f"*HEADING\nWhole ball, radius {R} mm, C3D10 of size {size} (data/fem/ball/make.py)"] + lines
     out += ["*MATERIAL, NAME=SOLID", "*ELASTIC", f"{E}, {NU}", "*DENSITY", f"{RHO}",
             "*SOLID SECTION, ELSET=BALL, MATERIAL=SOLID"]
     name = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ball.inp")

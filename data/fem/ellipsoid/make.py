@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gmsh_tets import refine_and_mesh  # noqa: E402
+from gmsh_tets import faces_where, refine_and_mesh  # noqa: E402
 
 AXES = (12.0, 9.0, 7.0)
 E, NU, RHO = 1000.0, 0.3, 1.0e-9
@@ -60,9 +60,7 @@ def deck():
     def on_surface(i):
         p = xyz[i - 1]
         return abs(sum((p[d] / AXES[d]) ** 2 for d in range(3)) - 1.0) < 1e-6
-    faces = {0: (0, 1, 2), 1: (0, 1, 3), 2: (1, 2, 3), 3: (2, 0, 3)}  # C3D10 S1..S4 corners
-    slave = [(e + 1, s + 1) for e, n in enumerate(tets) for s, cs in faces.items()
-             if all(on_surface(n[k]) for k in cs)]
+    slave = faces_where(tets, on_surface)
 
     # The plate: one stiff C3D8 whose face S1 (nodes 1-4) lies on the plane x = a.
     first = max(used) + 1

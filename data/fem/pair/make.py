@@ -29,7 +29,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gmsh_tets import refine_and_mesh  # noqa: E402
+from gmsh_tets import C3D10_FACES, refine_and_mesh  # noqa: E402
 
 RADIUS_A, CYLINDER_A, CENTRE_A = 5.0, 6.0, -8.0
 AXES_B, CENTRE_B = (8.0, 6.0, 5.0), 5.0
@@ -146,12 +146,10 @@ def deck():
 
     # Element faces on each grain's curved surface, split at its equator: the lower half meets
     # the plate or grain below, the upper half the one above.
-    faces = {0: (0, 1, 2), 1: (0, 1, 3), 2: (1, 2, 3), 3: (2, 0, 3)}  # C3D10 S1..S4 corners
-
     def surface(elements, on, split):
         lower, upper = [], []
         for e, n in elements:
-            for s, cs in faces.items():
+            for s, cs in enumerate(C3D10_FACES):
                 if all(on(coords[n[k]]) for k in cs):
                     z = sum(coords[n[k]][2] for k in cs) / 3.0
                     (lower if z < split else upper).append((e, s + 1))

@@ -9,7 +9,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gmsh_tets import refine_and_mesh  # noqa: E402
+from gmsh_tets import faces_where, grain_lines, refine_and_mesh  # noqa: E402
 import gmsh
 
 R = 10.0
@@ -36,26 +36,16 @@ def deck():
 
     out = []
     w = out.append
-    w("*HEADING\nSphere octant squeezed by three rigid walls (data/fem/sphere/make.py)\n*NODE, NSET=NALL")
-    used = {v for n in tets for v in n}  # gmsh also meshes the refinement points: leave them out
-    for i, p in enumerate(xyz):
-        if i + 1 in used:
-            w(f"{i + 1}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}")
+    w("*HEADING\nSphere octant squeezed by three rigid walls (data/fem/sphere/make.py)")
+    lines, used = grain_lines(xyz, tets, "GRAIN")
+    out.extend(lines)
     n_sphere = len(xyz)
-    w("*ELEMENT, TYPE=C3D10, ELSET=GRAIN")
-    for e, n in enumerate(tets):
-        w(f"{e + 1}, " + ", ".join(map(str, n)))
 
     # Faces of the grain on the curved surface (|x| = R), for the contact slave surface.
-    faces = {0: (0, 1, 2), 1: (0, 1, 3), 2: (1, 2, 3), 3: (2, 0, 3)}  # Abaqus C3D10 S1..S4 corners
     def on_sphere(i):
         p = xyz[i - 1]
         return abs((p ** 2).sum() ** 0.5 - R) < 1e-6 * R
-    slave = []
-    for e, n in enumerate(tets):
-        for s, corners in faces.items():
-            if all(on_sphere(n[c]) for c in corners):
-                slave.append((e + 1, s + 1))
+    slave = faces_where(tets, on_sphere)
 
     # Three rigid plates, one C3D8 each, inner face (nodes 1-4, face S1) on the plane |x_axis| = R.
     node = n_sphere

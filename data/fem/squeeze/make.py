@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gmsh_tets import refine_and_mesh  # noqa: E402
+from gmsh_tets import faces_where, grain_lines, refine_and_mesh  # noqa: E402
 
 R = 10.0
 E, NU, RHO = 1000.0, 0.25, 1.0e-9
@@ -56,28 +56,17 @@ def deck(linear, two):
 
     out = []
     w = out.append
-    w("*HEADING\nSphere octant squeezed by a rigid plate along z (data/fem/squeeze/make.py)\n*NODE, NSET=NALL")
-    used = {v for n in tets for v in n}
-    for i, p in enumerate(xyz):
-        if i + 1 in used:
-            w(f"{i + 1}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}")
+    w("*HEADING\nSphere octant squeezed by a rigid plate along z (data/fem/squeeze/make.py)")
+    lines, used = grain_lines(xyz, tets, "GRAIN")
+    out.extend(lines)
     n_sphere = len(xyz)
-    w("*ELEMENT, TYPE=C3D10, ELSET=GRAIN")
-    for e, n in enumerate(tets):
-        w(f"{e + 1}, " + ", ".join(map(str, n)))
-
-    faces = {0: (0, 1, 2), 1: (0, 1, 3), 2: (1, 2, 3), 3: (2, 0, 3)}  # Abaqus C3D10 S1..S4 corners
 
     def on_sphere(i):
         p = xyz[i - 1]
         return abs(sum(c * c for c in p) ** 0.5 - R) < 1e-6 * R
-    slaves = {ax: [] for ax, _ in plates}
-    for e, n in enumerate(tets):
-        for s, corners in faces.items():
-            # Only the faces near a pole can touch its plate.
-            for ax in slaves:
-                if all(on_sphere(n[c]) for c in corners) and all(xyz[n[c] - 1][ax] > 0.8 * R for c in corners):
-                    slaves[ax].append((e + 1, s + 1))
+    # Only the faces near a pole can touch its plate.
+    slaves = {ax: faces_where(tets, lambda i, ax=ax: on_sphere(i) and xyz[i - 1][ax] > 0.8 * R)
+              for ax, _ in plates}
 
     # Each plate: one C3D8, inner face (nodes 1-4, face S1) on the plane x_axis = R; 1-2-3-4
     # counter-clockwise seen from outside along the axis, 5-8 beyond them: a positive volume,
