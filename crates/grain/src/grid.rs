@@ -645,11 +645,11 @@ impl LevelSetGrid {
             let (ux, grad) = self.displacement_corners(&at, &c, &u);
             let r = x.coords + ux - y.coords;
             let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
-            // `amax` passes over a NaN component: a residual that is not finite is NaN.
-            let residual = if r.iter().all(|v| v.is_finite()) {
-                r.amax()
-            } else {
+            // `amax` passes over a NaN component (and a sum has it): a residual with one is NaN.
+            let residual = if (r.x + r.y + r.z).is_nan() {
                 f64::NAN
+            } else {
+                r.amax()
             };
             (at, c, r, residual, inverse)
         };

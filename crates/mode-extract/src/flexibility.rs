@@ -51,6 +51,11 @@ pub struct SurfacePoints {
     pub triangles: Vec<[u32; 3]>,
 }
 
+/// Node `k`'s reference position.
+fn position(mesh: &FemMesh, k: usize) -> Vector3<f64> {
+    Vector3::new(mesh.nodes[[k, 0]], mesh.nodes[[k, 1]], mesh.nodes[[k, 2]])
+}
+
 /// The surface points of a mesh: the nodes of its boundary triangulation ([`fem::boundary`],
 /// quadratic faces split through their mid-side nodes).
 pub fn surface_points(mesh: &FemMesh) -> SurfacePoints {
@@ -66,10 +71,7 @@ pub fn surface_points(mesh: &FemMesh) -> SurfacePoints {
             }
         }
     }
-    let point = |k: u32| {
-        let k = k as usize;
-        Vector3::new(mesh.nodes[[k, 0]], mesh.nodes[[k, 1]], mesh.nodes[[k, 2]])
-    };
+    let point = |k: u32| position(mesh, k as usize);
     let mut normals = vec![Vector3::zeros(); nodes.len()];
     let mut areas = vec![0.0; nodes.len()];
     let mut triangles = Vec::with_capacity(surface.triangles.len());
@@ -99,10 +101,7 @@ pub fn surface_points(mesh: &FemMesh) -> SurfacePoints {
 impl SurfacePoints {
     /// The median edge length of the boundary triangles.
     pub fn median_edge(&self, mesh: &FemMesh) -> f64 {
-        let at = |i: u32| {
-            let k = self.nodes[i as usize];
-            Vector3::new(mesh.nodes[[k, 0]], mesh.nodes[[k, 1]], mesh.nodes[[k, 2]])
-        };
+        let at = |i: u32| position(mesh, self.nodes[i as usize]);
         let mut edges: Vec<f64> = self
             .triangles
             .iter()
@@ -146,7 +145,7 @@ pub enum FlexibilityError {
 
 /// The surface points' patch loads `w_s` as `(node, weight)` lists, the direction `-n_s` implied.
 fn patches(mesh: &FemMesh, surface: &SurfacePoints, radius: f64) -> Vec<Vec<(usize, f64)>> {
-    let at = |k: usize| Vector3::new(mesh.nodes[[k, 0]], mesh.nodes[[k, 1]], mesh.nodes[[k, 2]]);
+    let at = |k: usize| position(mesh, k);
     (0..surface.nodes.len())
         .map(|s| {
             let centre = at(surface.nodes[s]);
