@@ -19,11 +19,11 @@
 //!
 //! Restart: the node shears, saved whole.
 
-use super::node::{NodeLaw, NodeWeight};
+use super::node::{Linear, NodeLaw, NodeWeight};
 use crate::body::Shape;
 
 /// The law.
-pub type AreaTractions = NodeLaw<PerArea>;
+pub type AreaTractions = NodeLaw<Linear<PerArea>>;
 
 /// A node's weight is its area.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -19,11 +19,11 @@
 //!
 //! Restart: the node shears, saved whole.
 
-use super::node::{NodeLaw, NodeWeight};
+use super::node::{Linear, NodeLaw, NodeWeight};
 use crate::body::Shape;
 
 /// The law.
-pub type LinearSprings = NodeLaw<PerNode>;
+pub type LinearSprings = NodeLaw<Linear<PerNode>>;
 
 /// A weight of 1 per node.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,6 +1,8 @@
 //! What the node laws share (docs/physics.md section 4): the narrow phase of surface nodes in a
-//! level set, the spring at each node, its shear history and its keys. The laws differ in how a
-//! node is weighted ([`NodeWeight`]: [`super::linear_springs`], [`super::area_tractions`]).
+//! level set, the damping and shear at each node, its history and its keys. The laws differ in
+//! the elastic normal traction at a node and the node's weight ([`NodeModel`]): a linear spring
+//! weighted per node or per area ([`Linear`]: [`super::linear_springs`],
+//! [`super::area_tractions`]), or Hertz's pressure ([`super::hertz_patches`]).
 //!
 //! # Keys
 //! `kn` (> 0), `ks`, `friction` (`mu`), `normal_damping` (`c_n`), all `>= 0` and 0 unless given,
@@ -69,24 +71,63 @@ use crate::path::PerMode;
 use crate::view::View;
 use crate::wall::WallSpec;
 
-/// How a node law weights a node: the one thing its laws do not share.
-pub trait NodeWeight: Send + Sync + std::fmt::Debug + 'static {
+/// What a node law's models differ in (module docs): the elastic normal traction `p(d)` at a
+/// node, its weight, and their keys; everything else is [`NodeLaw`]'s.
+pub trait NodeModel: Send + Sync + std::fmt::Debug + 'static {
     /// The law's name in scene files.
     const NAME: &'static str;
 
-    /// The node's weight `w`: 1, or its `area`; times `weight` (1/2 when both grains of a pair
+    /// The shared keys' values.
+    fn tangential(&self) -> Tangential;
+
+    /// Which grain of a grain pair gives the nodes.
+    fn roles(&self) -> NodeRoles;
+
+    /// Refuses the model's own keys out of range (named `contact.<key>`).
+    fn check_keys(&self) -> Result<(), KeyError>;
+
+    /// The node's weight `w` (1, or its `area`) times `weight` (1/2 when both grains of a pair
     /// give nodes).
     fn scale(area: f64, weight: f64) -> f64;
 
-    /// The weight of a contact patch of area `cap` on a grain of `shape` (for the automatic
-    /// step): its node count (at least one), or its area (at least one node's).
-    fn patch(shape: &Shape, cap: f64) -> f64;
+    /// The elastic normal traction per unit weight at penetration `d >= 0` and the elastic
+    /// energy per unit weight it stores; `curvature` gives the pair's relative curvature at the
+    /// node (length^-1), for the models that need it.
+    fn normal(&self, d: f64, curvature: impl FnOnce() -> f64) -> (f64, f64);
+
+    /// The stiffness (force per length) and the weight multiplying `c_n` of the stiffest
+    /// contact a grain of `shape` is expected to make, for the automatic step
+    /// ([`ContactLaw::stiffness`]).
+    fn auto_stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64);
+
+    /// A pair's normal stiffness `dF_n / d delta` now, from its summed node weights `patch`,
+    /// the magnitude of its summed elastic normal forces and its deepest penetration.
+    fn pair_stiffness(&self, patch: f64, elastic: f64, deepest: f64) -> f64;
 }
 
-/// A node law: its keys (module docs) and its weighting `W`.
+/// The keys every node law has beside its normal model's: the viscous and tangential parts of
+/// the node force (module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tangential {
+    /// `k_s`, per weight.
+    pub ks: f64,
+    /// `mu`.
+    pub friction: f64,
+    /// `c_n`, per weight.
+    pub normal_damping: f64,
+}
+
+/// A node law: its normal model `M` (module docs) under the shared narrow phase, damping and
+/// shear. Its keys are the model's.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(transparent)]
+pub struct NodeLaw<M>(pub M);
+
+/// The node laws' linear spring, `p = k_n d` per weight: its keys (module docs) and its
+/// weighting `W`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, bound = "")]
-pub struct NodeLaw<W> {
+pub struct Linear<W> {
     /// `k_n`: force/length per node, or force/length^3 per area.
     pub kn: f64,
     /// `k_s`, in `k_n`'s units.
@@ -105,8 +146,89 @@ pub struct NodeLaw<W> {
     weight: PhantomData<W>,
 }
 
-fn both() -> NodeRoles {
+/// How a linear node law weights a node.
+pub trait NodeWeight: Send + Sync + std::fmt::Debug + 'static {
+    /// The law's name in scene files.
+    const NAME: &'static str;
+
+    /// The node's weight `w`: 1, or its `area`; times `weight`.
+    fn scale(area: f64, weight: f64) -> f64;
+
+    /// The weight of a contact patch of area `cap` on a grain of `shape` (for the automatic
+    /// step): its node count (at least one), or its area (at least one node's).
+    fn patch(shape: &Shape, cap: f64) -> f64;
+}
+
+/// The default of `nodes`.
+pub fn both() -> NodeRoles {
     NodeRoles::Both
+}
+
+impl<W: NodeWeight> Linear<W> {
+    /// The law with these parameters and `nodes = "both"`.
+    pub fn new(kn: f64, ks: f64, friction: f64, normal_damping: f64) -> NodeLaw<Self> {
+        NodeLaw(Linear {
+            kn,
+            ks,
+            friction,
+            normal_damping,
+            nodes: NodeRoles::Both,
+            weight: PhantomData,
+        })
+    }
+}
+
+impl<W: NodeWeight> NodeModel for Linear<W> {
+    const NAME: &'static str = W::NAME;
+
+    fn tangential(&self) -> Tangential {
+        Tangential {
+            ks: self.ks,
+            friction: self.friction,
+            normal_damping: self.normal_damping,
+        }
+    }
+
+    fn roles(&self) -> NodeRoles {
+        self.nodes
+    }
+
+    fn check_keys(&self) -> Result<(), KeyError> {
+        if !(self.kn.is_finite() && self.kn > 0.0) {
+            return Err(KeyError::new(
+                "contact.kn".into(),
+                format!("a stiffness > 0, got {}", self.kn),
+            ));
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn scale(area: f64, weight: f64) -> f64 {
+        W::scale(area, weight)
+    }
+
+    #[inline]
+    fn normal(&self, d: f64, _: impl FnOnce() -> f64) -> (f64, f64) {
+        let p = self.kn * d;
+        (p, 0.5 * p * d)
+    }
+
+    /// A patch of nodes: a grain of bounding radius `r` pressed by `delta` (1 % of `r`, or the
+    /// deepest initial penetration if larger) touches over a cap of area `2 pi r delta`; the
+    /// patch carries `k_n` times its weight ([`NodeWeight::patch`]), or the largest patch of
+    /// the initial state if that is larger. The viscous coefficient scales alike.
+    fn auto_stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64) {
+        let r = shape.bounding_radius;
+        let cap = 2.0 * std::f64::consts::PI * r * (0.01 * r).max(overlap);
+        let weight = W::patch(shape, cap).max(patch);
+        (self.kn * weight, weight)
+    }
+
+    /// Each node's spring, `k_n` per weight, over the summed weights.
+    fn pair_stiffness(&self, patch: f64, _: f64, _: f64) -> f64 {
+        self.kn * patch
+    }
 }
 
 /// The result for one node.
@@ -162,19 +284,7 @@ impl History for NodeHistory {
     }
 }
 
-impl<W: NodeWeight> NodeLaw<W> {
-    /// The law with these parameters and `nodes = "both"`.
-    pub fn new(kn: f64, ks: f64, friction: f64, normal_damping: f64) -> Self {
-        NodeLaw {
-            kn,
-            ks,
-            friction,
-            normal_damping,
-            nodes: NodeRoles::Both,
-            weight: PhantomData,
-        }
-    }
-
+impl Tangential {
     /// Whether contacts carry a shear history.
     pub fn has_shear(&self) -> bool {
         self.ks > 0.0 && self.friction > 0.0
@@ -185,14 +295,32 @@ impl<W: NodeWeight> NodeLaw<W> {
         self.has_shear() || self.normal_damping > 0.0
     }
 
-    /// The force on one node (module docs): penetration `d`, unit normal `n`, `|grad phi|`,
-    /// relative velocity `v_rel`, previous shear `shear` (zero if new), node weight `scale`
-    /// ([`NodeWeight::scale`]), step `dt`.
+    /// Refuses a negative or non-finite key.
+    fn check(&self) -> Result<(), KeyError> {
+        for (key, v) in [
+            ("ks", self.ks),
+            ("friction", self.friction),
+            ("normal_damping", self.normal_damping),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(KeyError::new(
+                    format!("contact.{key}"),
+                    format!("a number >= 0, got {v}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The force on one node (module docs): the elastic normal traction `p` and its energy per
+    /// weight ([`NodeModel::normal`]), unit normal `n`, `|grad phi|`, relative velocity `v_rel`,
+    /// previous shear `shear` (zero if new), node weight `scale` ([`NodeModel::scale`]), step
+    /// `dt`.
     #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn node_force(
         &self,
-        d: f64,
+        (normal, stored): (f64, f64),
         n: &Vector3<f64>,
         grad_norm: f64,
         v_rel: &Vector3<f64>,
@@ -201,10 +329,9 @@ impl<W: NodeWeight> NodeLaw<W> {
         dt: f64,
     ) -> NodeForce {
         let v_n = v_rel.dot(n);
-        let normal = self.kn * d;
         let mut force = n * (scale * (normal * grad_norm - self.normal_damping * v_n));
         let elastic = n * (scale * normal * grad_norm);
-        let mut energy = 0.5 * scale * normal * d;
+        let mut energy = scale * stored;
         let mut slip_loss = 0.0;
         let mut s = Vector3::zeros();
         if self.has_shear() {
@@ -238,44 +365,23 @@ impl<W: NodeWeight> NodeLaw<W> {
     }
 }
 
-impl<W: NodeWeight> ContactLaw for NodeLaw<W> {
+impl<M: NodeModel> ContactLaw for NodeLaw<M> {
     fn name(&self) -> &'static str {
-        W::NAME
+        M::NAME
     }
 
     fn check_scene(&self, _: &[WallSpec]) -> Result<(), KeyError> {
-        for (key, v) in [
-            ("kn", self.kn),
-            ("ks", self.ks),
-            ("friction", self.friction),
-            ("normal_damping", self.normal_damping),
-        ] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(KeyError::new(
-                    format!("contact.{key}"),
-                    format!("a number >= 0, got {v}"),
-                ));
-            }
-        }
-        if self.kn == 0.0 {
-            return Err(KeyError::new("contact.kn".into(), "a stiffness > 0".into()));
-        }
-        Ok(())
+        self.0.tangential().check()?;
+        self.0.check_keys()
     }
 
     fn check(&self, _: &[Arc<Shape>], _: &[Body]) -> Result<(), KeyError> {
         Ok(())
     }
 
-    /// A patch of nodes: a grain of bounding radius `r` pressed by `delta` (1 % of `r`, or the
-    /// deepest initial penetration if larger) touches over a cap of area `2 pi r delta`; the
-    /// patch carries `k_n` times its weight ([`NodeWeight::patch`]), or the largest patch of
-    /// the initial state if that is larger. The viscous coefficient scales alike.
     fn stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64) {
-        let r = shape.bounding_radius;
-        let cap = 2.0 * std::f64::consts::PI * r * (0.01 * r).max(overlap);
-        let weight = W::patch(shape, cap).max(patch);
-        (self.kn * weight, self.normal_damping * weight)
+        let (k, weight) = self.0.auto_stiffness(shape, patch, overlap);
+        (k, self.0.tangential().normal_damping * weight)
     }
 
     fn load(
@@ -285,7 +391,7 @@ impl<W: NodeWeight> ContactLaw for NodeLaw<W> {
         nodes: &dyn Fn(u32) -> usize,
     ) -> Result<PairHistory, String> {
         let h: NodeHistory = serde_json::from_value(saved)
-            .map_err(|e| format!("not a history of law = \"{}\": {e}", W::NAME))?;
+            .map_err(|e| format!("not a history of law = \"{}\": {e}", M::NAME))?;
         for s in &h.shears {
             let giver = match (s.side, key.b) {
                 (0, _) => key.a,
@@ -309,7 +415,7 @@ impl<W: NodeWeight> ContactLaw for NodeLaw<W> {
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>) {
         let mut history = downcast::<NodeHistory>(old).unwrap_or_default();
-        let (out, shears) = node_pair(self, pair, &history.shears, dt);
+        let (out, shears) = node_pair(&self.0, pair, &history.shears, dt);
         if shears.is_empty() {
             return (out, None);
         }
@@ -343,8 +449,8 @@ fn near<'a>(
 
 /// The node-law contacts of one pair (both directions, or the finer grain's nodes, by the
 /// scene's node roles) and the new shears (sorted).
-fn node_pair<W: NodeWeight>(
-    law: &NodeLaw<W>,
+fn node_pair<M: NodeModel>(
+    law: &M,
     pair: &Pair,
     old: &[NodeShear],
     dt: f64,
@@ -359,11 +465,13 @@ fn node_pair<W: NodeWeight>(
     }
     let mut acc = Acc {
         law,
+        tangential: law.tangential(),
         old,
         dt,
         record: pair.record,
         out,
         shears: Vec::new(),
+        elastic: 0.0,
     };
     let side = |side: u8, index: u32, giver, weight| Side {
         side,
@@ -378,7 +486,7 @@ fn node_pair<W: NodeWeight>(
                 unreachable!("a body partner has a body key")
             };
             let a_gives = a_gives(
-                law.nodes,
+                law.roles(),
                 (pair.roles.0, a.shape.node_density),
                 (pair.roles.1, b.shape.node_density),
             );
@@ -391,8 +499,7 @@ fn node_pair<W: NodeWeight>(
             }
         }
     }
-    // Each node's spring, kn per node or per area, over the summed node scales.
-    acc.out.stiffness = law.kn * acc.out.patch;
+    acc.out.stiffness = law.pair_stiffness(acc.out.patch, acc.elastic, acc.out.deepest);
     (acc.out, acc.shears)
 }
 
@@ -418,8 +525,11 @@ pub fn a_gives(
 }
 
 /// A pair's node contacts being added up.
-struct Acc<'a, W> {
-    law: &'a NodeLaw<W>,
+struct Acc<'a, M> {
+    law: &'a M,
+    tangential: Tangential,
+    /// The elastic normal forces' magnitudes, summed.
+    elastic: f64,
     /// The pair's previous shears (sorted).
     old: &'a [NodeShear],
     dt: f64,
@@ -429,7 +539,7 @@ struct Acc<'a, W> {
     shears: Vec<NodeShear>,
 }
 
-impl<W: NodeWeight> Acc<'_, W> {
+impl<M: NodeModel> Acc<'_, M> {
     /// Tests the nodes of `side` against `surface` and adds their forces.
     fn side_contacts<S: Surface>(&mut self, side: &Side, surface: &S) {
         let p = side.giver;
@@ -445,7 +555,7 @@ impl<W: NodeWeight> Acc<'_, W> {
         let grow = p.node_shift;
         let frame = surface.frame(p);
         let mut scratch = Scratch::default();
-        let velocity = self.law.uses_velocity();
+        let velocity = self.tangential.uses_velocity();
         for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
             self.out.node_tests += 1;
             let x0 = p.node_local(k);
@@ -473,10 +583,11 @@ impl<W: NodeWeight> Acc<'_, W> {
         shear: &Vector3<f64>,
     ) -> NodeForce {
         let p = side.giver;
-        let scale = W::scale(p.shape.areas[k], side.weight);
-        let f = self
-            .law
-            .node_force(t.d, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
+        let scale = M::scale(p.shape.areas[k], side.weight);
+        let normal = (self.law).normal(t.d, || unreachable!("no node model reads curvature yet"));
+        let f =
+            (self.tangential).node_force(normal, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
+        self.elastic += f.elastic.norm();
         // The sample's stress and fabric (crate::measure): the force on the giver at the node,
         // the opposite on the other side's grain at the same point.
         self.out.dipole += f.force * (t.x - p.position).transpose();
@@ -503,9 +614,9 @@ impl<W: NodeWeight> Acc<'_, W> {
         out.energy += f.energy;
         out.viscous_power += f.viscous_power;
         out.friction_loss += f.slip_loss;
-        out.patch += W::scale(side.giver.shape.areas[k], side.weight);
+        out.patch += M::scale(side.giver.shape.areas[k], side.weight);
         out.deepest = out.deepest.max(d);
-        if self.law.has_shear() {
+        if self.tangential.has_shear() {
             self.shears.push(NodeShear {
                 side: side.side,
                 node: k as u32,
@@ -567,8 +678,24 @@ mod tests {
     use crate::law::area_tractions::PerArea;
     use crate::law::linear_springs::PerNode;
 
-    fn law<W: NodeWeight>() -> NodeLaw<W> {
-        NodeLaw::new(100.0, 50.0, 0.5, 0.0)
+    fn law<W: NodeWeight>() -> Linear<W> {
+        Linear::<W>::new(100.0, 50.0, 0.5, 0.0).0
+    }
+
+    /// The linear law's node force at penetration `d`.
+    #[allow(clippy::too_many_arguments)]
+    fn node_force<W: NodeWeight>(
+        l: &Linear<W>,
+        d: f64,
+        n: &Vector3<f64>,
+        grad_norm: f64,
+        v_rel: &Vector3<f64>,
+        shear: &Vector3<f64>,
+        scale: f64,
+        dt: f64,
+    ) -> NodeForce {
+        let normal = l.normal(d, || unreachable!("a linear spring needs no curvature"));
+        (l.tangential()).node_force(normal, n, grad_norm, v_rel, shear, scale, dt)
     }
 
     #[test]
@@ -578,13 +705,13 @@ mod tests {
         let v = Vector3::new(1.0, 0.0, 0.0);
         // d = 0.01: normal force 1, cap 0.5, reached at s = 0.01.
         let mut s = Vector3::zeros();
-        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
+        let f = node_force(&l, 0.01, &n, 1.0, &v, &s, 1.0, 0.004);
         assert!((f.force - Vector3::new(-50.0 * 0.004, 0.0, 1.0)).norm() < 1e-15);
         s = f.shear;
-        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
+        let f = node_force(&l, 0.01, &n, 1.0, &v, &s, 1.0, 0.004);
         assert!((f.force - Vector3::new(-0.4, 0.0, 1.0)).norm() < 1e-15);
         s = f.shear;
-        let f = l.node_force(0.01, &n, 1.0, &v, &s, 1.0, 0.004);
+        let f = node_force(&l, 0.01, &n, 1.0, &v, &s, 1.0, 0.004);
         assert!(
             (f.force - Vector3::new(-0.5, 0.0, 1.0)).norm() < 1e-15,
             "capped"
@@ -592,7 +719,16 @@ mod tests {
         assert!((f.shear.x - 0.01).abs() < 1e-15);
         // Area tractions: the same times the area.
         let scale = PerArea::scale(0.3, 1.0);
-        let a = law::<PerArea>().node_force(0.01, &n, 1.0, &v, &Vector3::zeros(), scale, 0.004);
+        let a = node_force(
+            &law::<PerArea>(),
+            0.01,
+            &n,
+            1.0,
+            &v,
+            &Vector3::zeros(),
+            scale,
+            0.004,
+        );
         assert!((a.force - Vector3::new(-0.3 * 0.2, 0.0, 0.3)).norm() < 1e-15);
     }
 
@@ -603,7 +739,8 @@ mod tests {
         // its length in the new tangent plane.
         let t: f64 = 0.1;
         let n = Vector3::new(t.sin(), 0.0, t.cos());
-        let f = l.node_force(
+        let f = node_force(
+            &l,
             1.0,
             &n,
             1.0,
