@@ -11,8 +11,8 @@
 
 use grain::derived::Derived;
 use grain::{
-    Deformation, ForceTable, InternalForce, LevelSetGrid, ModePath, ModesBundle, RigidTransform,
-    SampledLevelSet, TableInterpolation, TableLaw,
+    Deformation, ForceTable, InternalForce, LevelSetGrid, Material, ModePath, ModesBundle,
+    RigidTransform, SampledLevelSet, TableInterpolation, TableLaw,
 };
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
@@ -230,6 +230,8 @@ pub struct Modal {
     pub damping: Array2<f64>,
     /// `F_int`.
     pub internal_force: InternalForce,
+    /// The material the modes were made with, if known.
+    pub material: Option<Material>,
 }
 
 /// Makes a baked grain deformable: mode vectors at its nodes and grid nodes, and for every mode
@@ -396,6 +398,7 @@ pub fn attach_modes(
         grid_modes,
         precomputed,
         path,
+        material: modal.material,
     });
     Ok(())
 }
@@ -558,6 +561,7 @@ impl ModeRequest {
                     mass: bundle.mass.clone(),
                     stiffness: bundle.stiffness.clone(),
                     internal_force: bundle.internal_force.clone(),
+                    material: Some(bundle.info.material.clone()),
                 };
                 if let Some(m) = mass {
                     one_mode("--modal-mass")?;
@@ -683,6 +687,14 @@ impl ModeRequest {
                     damping: damping(&k),
                     stiffness: k,
                     internal_force: InternalForce::Linear,
+                    material: match (youngs_modulus, poisson) {
+                        (&Some(youngs_modulus), &Some(poisson_ratio)) => Some(Material {
+                            youngs_modulus,
+                            poisson_ratio,
+                            density,
+                        }),
+                        _ => None,
+                    },
                 };
                 let samples = self.samples.amplitudes(mode)?;
                 attach_modes(baked, mode, modal, &samples)

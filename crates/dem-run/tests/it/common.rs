@@ -122,6 +122,7 @@ pub fn deformable_sphere(
         stiffness: one(k),
         damping: one(c),
         internal_force: grain::InternalForce::Linear,
+        material: None,
     };
     deformable_sphere_with(dir, name, radius, spacing, nodes, mode, modal, samples)
 }

@@ -506,6 +506,7 @@ fn a_deformable_pair_across_a_face_deforms_as_the_pair_side_by_side() {
             stiffness: diagonal(20.0, 30.0),
             damping: diagonal(0.0, 0.0),
             internal_force: grain::InternalForce::Linear,
+            material: None,
         },
         &[],
     );

@@ -2,7 +2,7 @@
 //!
 //! | file | content |
 //! |---|---|
-//! | `grain.json` | manifest: schema, grid, node count, [`GrainProperties`], modal data if deformable (a polynomial internal-force law inline, see [`crate::polynomial`]) |
+//! | `grain.json` | manifest: schema, grid, node count, [`GrainProperties`], modal data if deformable (a polynomial internal-force law inline, see [`crate::polynomial`]; the modes' material) |
 //! | `levelset.npy` | `(nx, ny, nz)` signed distance, negative inside, local frame |
 //! | `nodes.npy` | `(k, 3)` surface node reference positions, local frame |
 //! | `node_areas.npy` | `(k)` surface area carried by each node |
@@ -22,14 +22,18 @@ use super::manifest::{
     InternalForce, InternalForceEntry, nested_rows, read_internal_force, read_manifest,
     square_matrix, write_internal_force, write_manifest,
 };
+use super::modes::Material;
 use crate::atomic::write_dir_atomically;
 use crate::error::{FormatError, Result};
 use crate::grid::{GridSpec, LevelSetGrid};
 use crate::npy::{read_array, write_array};
 use crate::vtk::{PointData, write_vti, write_vtp};
 
-/// The grain bundle schema version this build reads and writes.
-pub const GRAIN_SCHEMA: u64 = 1;
+/// The grain bundle schema version this build writes: 2 adds the modes' material.
+pub const GRAIN_SCHEMA: u64 = 2;
+
+/// The oldest grain bundle schema this build reads.
+pub const GRAIN_SCHEMA_OLDEST: u64 = 1;
 
 /// A rigid transform `x_local = rotation * x_input + translation`, taking input-frame
 /// coordinates (the mesh, image or primitive as given) to the grain's local frame.
@@ -94,6 +98,9 @@ pub struct Deformation {
     /// For a one-mode grain, the path its mode follows, if it has one (the mode is then
     /// `node_modes` only for the modal matrices: the displacement at an amplitude is the path's).
     pub path: Option<ModePath>,
+    /// The material the modes were made with (the modes bundle's; none in schema 1 bundles):
+    /// the grain's elasticity for the contact laws that need it.
+    pub material: Option<Material>,
 }
 
 /// A mode that follows its FEM run (docs/physics.md section 1): the displacement at each of the
@@ -211,6 +218,9 @@ struct DeformableManifest {
     /// The amplitudes of a path mode's points (one mode only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     path_amplitudes: Option<Vec<f64>>,
+    /// The modes' material (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    material: Option<Material>,
 }
 
 fn sample_file(mode: usize, sample: usize) -> String {
@@ -321,6 +331,9 @@ impl GrainBundle {
             ("modal_damping", &d.modal_damping),
         ] {
             square_matrix(path, field, &nested_rows(m), a)?;
+        }
+        if let Some(m) = &d.material {
+            m.check(&path.join("grain.json"), "deformable.material")?;
         }
         shape("node_modes", vec![a, k, 3], d.node_modes.shape())?;
         shape("grid_modes", vec![a, nx, ny, nz, 3], d.grid_modes.shape())?;
@@ -549,6 +562,7 @@ impl GrainBundle {
                     )?,
                     precomputed_amplitudes: self.amplitudes(),
                     path_amplitudes: d.path.as_ref().map(|p| p.amplitudes.clone()),
+                    material: d.material.clone(),
                 })
             }
         };
@@ -576,7 +590,7 @@ impl GrainBundle {
     /// `grain.json`.
     pub fn read(dir: &Path) -> Result<GrainBundle> {
         let manifest_path = dir.join("grain.json");
-        let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA, GRAIN_SCHEMA)?;
+        let m: Manifest = read_manifest(&manifest_path, GRAIN_SCHEMA_OLDEST, GRAIN_SCHEMA)?;
         m.grid.validate().map_err(|e| match e {
             crate::GridError::Spec { field, message } => {
                 FormatError::invalid(&manifest_path, format!("grid.{field}"), message)
@@ -641,6 +655,7 @@ impl GrainBundle {
                             })
                         }
                     },
+                    material: d.material,
                 })
             }
         };
@@ -652,6 +667,13 @@ impl GrainBundle {
             deformation,
         };
         bundle.check_body(&manifest_path)?;
+        if let Some(m) = bundle
+            .deformation
+            .as_ref()
+            .and_then(|d| d.material.as_ref())
+        {
+            m.check(&manifest_path, "deformable.material")?;
+        }
         Ok(bundle)
     }
 }

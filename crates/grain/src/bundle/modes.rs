@@ -50,6 +50,38 @@ pub struct Material {
     pub density: f64,
 }
 
+impl Material {
+    /// Refuses a material no elastic solid has: `E > 0`, `-1 < nu < 1/2`, `rho > 0`, all
+    /// finite (the error names `field.<key>` in `path`).
+    pub fn check(&self, path: &Path, field: &str) -> Result<()> {
+        let invalid = |key: &str, v: f64, expected: &str| {
+            FormatError::invalid(
+                path,
+                format!("{field}.{key}"),
+                format!("{expected}, got {v}"),
+            )
+        };
+        if !(self.youngs_modulus.is_finite() && self.youngs_modulus > 0.0) {
+            return Err(invalid(
+                "youngs_modulus",
+                self.youngs_modulus,
+                "a modulus > 0",
+            ));
+        }
+        if !(self.poisson_ratio > -1.0 && self.poisson_ratio < 0.5) {
+            return Err(invalid(
+                "poisson_ratio",
+                self.poisson_ratio,
+                "a ratio in (-1, 0.5)",
+            ));
+        }
+        if !(self.density.is_finite() && self.density > 0.0) {
+            return Err(invalid("density", self.density, "a density > 0"));
+        }
+        Ok(())
+    }
+}
+
 /// An input file the modes were made from, with its checksum (so a stale bundle can be spotted).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -104,6 +104,11 @@ fn deformable_grain(modes: usize, law: InternalForce) -> GrainBundle {
         .unwrap(),
         precomputed,
         path: None,
+        material: Some(Material {
+            youngs_modulus: 1000.0,
+            poisson_ratio: 0.25,
+            density: 1e-9,
+        }),
     });
     g
 }
@@ -275,8 +280,11 @@ fn unknown_schema_version_is_rejected_naming_file_and_both_versions() {
     set_schema(&grain.join("grain.json"), 7);
     assert_names(
         GrainBundle::read(&grain).unwrap_err(),
-        &["a.grain/grain.json", "version 7", "version 1"],
+        &["a.grain/grain.json", "version 7", "versions 1 to 2"],
     );
+    // A version 1 grain bundle (before the modes' material) is read as it is.
+    set_schema(&grain.join("grain.json"), 1);
+    assert_eq!(GrainBundle::read(&grain).unwrap(), rigid_grain());
 
     let modes = dir.path().join("s.modes");
     modes_bundle().write(&modes).unwrap();
@@ -761,4 +769,26 @@ fn a_scale_that_takes_the_grain_out_of_floating_point_is_refused() {
             "{s:e}"
         );
     }
+}
+
+#[test]
+fn a_grain_bundle_with_an_impossible_material_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let grain = dir.path().join("a.grain");
+    deformable_grain(1, InternalForce::Linear)
+        .write(&grain)
+        .unwrap();
+    let manifest = grain.join("grain.json");
+    let mut json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&manifest).unwrap()).unwrap();
+    json["deformable"]["material"]["poisson_ratio"] = 0.6.into();
+    fs::write(&manifest, json.to_string()).unwrap();
+    assert_names(
+        GrainBundle::read(&grain).unwrap_err(),
+        &[
+            "a.grain/grain.json",
+            "deformable.material.poisson_ratio",
+            "0.6",
+        ],
+    );
 }

@@ -45,6 +45,7 @@ fn unit_modal() -> Modal {
         stiffness: Array2::eye(1),
         damping: Array2::zeros((1, 1)),
         internal_force: InternalForce::Linear,
+        material: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn baked(r: f64) -> GrainBundle {
                 eps,
             },
         },
+        material: None,
     };
     attach_modes(&mut b, &Dilation, modal, &[-0.04, 0.0, 0.04]).unwrap();
     b.bundle
