@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use grain::{GrainBundle, LevelSetGrid};
+use grain::{GrainBundle, LevelSetGrid, Material};
 use nalgebra::{Point3, Quaternion, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
+use crate::curvature::Curvature;
 use crate::error::ShapeError;
 use crate::modal::{ModalShape, Modes};
 use crate::motion::Motion;
@@ -28,6 +29,8 @@ pub struct Shape {
     pub clusters: Vec<Cluster>,
     /// Surface area carried by each node `a_k` (they sum to the surface area).
     pub areas: Vec<f64>,
+    /// The largest `a_k`.
+    pub largest_area: f64,
     /// Volume `V` (of the reference shape).
     pub volume: f64,
     /// Mass `m`.
@@ -52,6 +55,12 @@ pub struct Shape {
     pub lipschitz: f64,
     /// The modes, for a deformable bundle.
     pub modal: Option<ModalShape>,
+    /// The unit outward normal at each node (the level set's gradient), reference shape.
+    pub normals: Vec<Vector3<f64>>,
+    /// The surface's curvature at the nodes and near them ([`Curvature`]).
+    pub curvature: Curvature,
+    /// The material the bundle's modes were made with (none for a rigid bundle).
+    pub material: Option<Material>,
 }
 
 /// Nodes `range` of a shape, all within `radius` of `centre` (local frame).
@@ -114,6 +123,15 @@ impl Shape {
             None => None,
             Some(d) => Some(ModalShape::new(d, &order, &b.levelset)?),
         };
+        let normals: Vec<Vector3<f64>> = (nodes.iter())
+            .map(|x| {
+                b.levelset
+                    .value_and_gradient(&Point3::from(*x))
+                    .1
+                    .normalize()
+            })
+            .collect();
+        let curvature = Curvature::new(&nodes, &normals, &areas);
         let h = b.levelset.spec().spacing;
         let axis_reach = [0, 1, 2].map(|i| {
             let (j, k) = ((i + 1) % 3, (i + 2) % 3);
@@ -121,6 +139,10 @@ impl Shape {
             far + h
         });
         Ok(Shape {
+            largest_area: areas.iter().copied().fold(0.0, f64::max),
+            curvature,
+            normals,
+            material: b.deformation.as_ref().and_then(|d| d.material.clone()),
             axis_reach,
             lipschitz: edge_lipschitz(&b.levelset),
             modal,

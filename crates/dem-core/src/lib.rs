@@ -49,6 +49,7 @@
 pub mod body;
 pub mod broad;
 pub mod cell;
+pub mod curvature;
 pub mod domain;
 pub mod error;
 pub mod integrate;

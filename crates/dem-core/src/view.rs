@@ -202,9 +202,14 @@ impl<'a> View<'a> {
     /// entry per mode) then holds `d phi / d eps_a` at fixed `y`, exact for the update's
     /// interpolant (zero for the rigid update).
     #[inline(always)]
-    pub fn probe(&self, y: &Point3<f64>, derivative: &mut [f64]) -> Option<Evaluation> {
-        self.evaluate(y, true, derivative)
-            .filter(|e| e.phi < 0.0 && e.grad.norm() != 0.0)
+    pub fn probe(
+        &self,
+        y: &Point3<f64>,
+        margin: f64,
+        derivative: &mut [f64],
+    ) -> Option<Evaluation> {
+        self.evaluate(y, Some(margin), derivative)
+            .filter(|e| e.phi < margin && e.grad.norm() != 0.0)
     }
 
     /// The (deformed) level set's value and gradient (local frame) at local point `y`,
@@ -212,19 +217,19 @@ impl<'a> View<'a> {
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
         let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; self.mode_count()];
         let e = self
-            .evaluate(y, false, &mut derivative)
+            .evaluate(y, None, &mut derivative)
             .expect("no early-out asked for");
         (e.phi, e.grad)
     }
 
     /// The level set at `y`, and its amplitude derivative if it is negative; `None` if
-    /// `early_out` and the update's bound shows `y` outside, or if the query failed (then the
-    /// view records the fault).
+    /// `early_out` gives a margin and the update's bound shows `y` farther outside, or if the
+    /// query failed (then the view records the fault).
     #[inline(always)]
     fn evaluate(
         &self,
         y: &Point3<f64>,
-        early_out: bool,
+        early_out: Option<f64>,
         derivative: &mut [f64],
     ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
@@ -233,7 +238,7 @@ impl<'a> View<'a> {
         // Most points tested are outside: the reference value alone decides, before any
         // gradient or deformed value is computed.
         let Some(m) = &self.modes else {
-            if early_out && grid.sample_value(&at, |n| phi0[n]) >= 0.0 {
+            if early_out.is_some_and(|margin| grid.sample_value(&at, |n| phi0[n]) >= margin) {
                 return None;
             }
             let (phi, grad) = grid.sample(&at, |n| phi0[n]);
@@ -243,7 +248,10 @@ impl<'a> View<'a> {
                 material: None,
             });
         };
-        if early_out && m.early.outside(grid.sample_value(&at, |n| phi0[n])) {
+        if early_out.is_some_and(|margin| {
+            m.early
+                .outside(grid.sample_value(&at, |n| phi0[n]) - margin)
+        }) {
             return None;
         }
         match m.levelset.evaluate(y, &at, derivative) {

@@ -282,7 +282,8 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
         }
     }
     let law = scene.contact.law.clone();
-    law.check(&shapes, &bodies).map_err(key_error)?;
+    law.check(&shapes, &bodies, walls.len())
+        .map_err(key_error)?;
     for (i, (_, key)) in modal_specs.iter().enumerate() {
         if let Some(message) = behind_wall(&bodies[i], &walls) {
             return Err(key_error(KeyError::new(

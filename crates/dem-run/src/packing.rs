@@ -671,7 +671,14 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
         surface.reaches(&frame, giver, c, 0.0)
             && c.range.clone().any(|k| {
                 surface
-                    .touch(&frame, giver, &giver.shape.nodes[k], false, &mut scratch)
+                    .touch(
+                        &frame,
+                        giver,
+                        &giver.shape.nodes[k],
+                        0.0,
+                        false,
+                        &mut scratch,
+                    )
                     .is_some()
             })
     })

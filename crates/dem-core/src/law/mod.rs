@@ -6,10 +6,11 @@
 //! |---|---|---|
 //! | `"linear-springs"` | [`linear_springs`] | surface nodes in level sets, a spring per node |
 //! | `"area-tractions"` | [`area_tractions`] | surface nodes in level sets, a traction per unit area |
+//! | `"hertz-patches"` | [`hertz_patches`] | surface nodes in level sets, Hertz's pressure per unit area |
 //! | `"hertz-jaeger"` | [`hertz_jaeger`] | spheres: Hertz, Jäger's tangential law |
 //! | `"hertz-mindlin"` | [`hertz_mindlin`] | spheres: Hertz, the incremental Mindlin spring |
 //!
-//! The node laws share their narrow phase and spring ([`node`]), the sphere laws their contact
+//! The node laws share their narrow phase, damping and shear ([`node`]), the sphere laws their contact
 //! geometry ([`sphere`]). A law sees the other side of a pair, a body or a wall, through one
 //! query interface ([`surface::Surface`]), and a body through its [`View`], so deformation
 //! (moving nodes, deforming level sets, generalized forces) is the views' business, not the
@@ -30,6 +31,7 @@
 pub mod area_tractions;
 pub mod hertz_jaeger;
 pub mod hertz_mindlin;
+pub mod hertz_patches;
 pub mod linear_springs;
 pub mod node;
 pub mod registry;
@@ -56,8 +58,9 @@ pub trait ContactLaw: Send + Sync + std::fmt::Debug {
     /// Refuses parameters out of range, or walls the law cannot meet (`walls[i]`).
     fn check_scene(&self, walls: &[WallSpec]) -> Result<(), KeyError>;
 
-    /// Refuses a scene whose grains the law cannot handle (`contact.law` and the first).
-    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), KeyError>;
+    /// Refuses a scene whose grains (with `walls` walls) the law cannot handle (`contact.law`
+    /// and the first, or the key that would make it handle them).
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body], walls: usize) -> Result<(), KeyError>;
 
     /// The stiffness `k` and viscous coefficient `c` (force per velocity) of the stiffest
     /// contact a grain of `shape` is expected to make, for the automatic time step; `patch`

@@ -86,14 +86,32 @@ pub trait NodeModel: Send + Sync + std::fmt::Debug + 'static {
     /// Refuses the model's own keys out of range (named `contact.<key>`).
     fn check_keys(&self) -> Result<(), KeyError>;
 
+    /// Refuses a scene whose grains (and `walls` walls) the model cannot handle
+    /// ([`ContactLaw::check`]).
+    fn check_grains(
+        &self,
+        _shapes: &[Arc<Shape>],
+        _bodies: &[Body],
+        _walls: usize,
+    ) -> Result<(), KeyError> {
+        Ok(())
+    }
+
     /// The node's weight `w` (1, or its `area`) times `weight` (1/2 when both grains of a pair
     /// give nodes).
     fn scale(area: f64, weight: f64) -> f64;
 
+    /// How far outside the other side a node of `area` still carries a traction (0: only
+    /// nodes inside).
+    fn margin(area: f64) -> f64 {
+        let _ = area;
+        0.0
+    }
+
     /// The elastic normal traction per unit weight at penetration `d >= 0` and the elastic
-    /// energy per unit weight it stores; `curvature` gives the pair's relative curvature at the
-    /// node (length^-1), for the models that need it.
-    fn normal(&self, d: f64, curvature: impl FnOnce() -> f64) -> (f64, f64);
+    /// energy per unit weight it stores; `sides` tells the two sides at the node, for the
+    /// models that need them.
+    fn normal<'s>(&self, d: f64, sides: impl FnOnce() -> NodeSides<'s>) -> (f64, f64);
 
     /// The stiffness (force per length) and the weight multiplying `c_n` of the stiffest
     /// contact a grain of `shape` is expected to make, for the automatic step
@@ -103,6 +121,21 @@ pub trait NodeModel: Send + Sync + std::fmt::Debug + 'static {
     /// A pair's normal stiffness `dF_n / d delta` now, from its summed node weights `patch`,
     /// the magnitude of its summed elastic normal forces and its deepest penetration.
     fn pair_stiffness(&self, patch: f64, elastic: f64, deepest: f64) -> f64;
+}
+
+/// The two sides of a node contact, as a model may need them.
+pub struct NodeSides<'s> {
+    /// How much the penetration varies over the node's patch: half its side `sqrt(a_k)` times
+    /// the penetration's slope along the giver's surface, `|grad phi| |n_q x n_p|` (`n_p` the
+    /// node's normal, `n_q` the other side's), at most [`NodeModel::margin`].
+    pub spread: f64,
+    /// `kappa_1 + kappa_2`, the surfaces' curvatures at the node summed ([`crate::curvature`]),
+    /// at least `0.1 / r` (`r` the giver's bounding radius: conforming flat faces).
+    pub curvature: f64,
+    /// The shape giving the node.
+    pub giver: &'s Shape,
+    /// The other side's shape (none for a wall).
+    pub other: Option<&'s Shape>,
 }
 
 /// The keys every node law has beside its normal model's: the viscous and tangential parts of
@@ -209,7 +242,7 @@ impl<W: NodeWeight> NodeModel for Linear<W> {
     }
 
     #[inline]
-    fn normal(&self, d: f64, _: impl FnOnce() -> f64) -> (f64, f64) {
+    fn normal<'s>(&self, d: f64, _: impl FnOnce() -> NodeSides<'s>) -> (f64, f64) {
         let p = self.kn * d;
         (p, 0.5 * p * d)
     }
@@ -375,8 +408,8 @@ impl<M: NodeModel> ContactLaw for NodeLaw<M> {
         self.0.check_keys()
     }
 
-    fn check(&self, _: &[Arc<Shape>], _: &[Body]) -> Result<(), KeyError> {
-        Ok(())
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body], walls: usize) -> Result<(), KeyError> {
+        self.0.check_grains(shapes, bodies, walls)
     }
 
     fn stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64) {
@@ -552,14 +585,15 @@ impl<M: NodeModel> Acc<'_, M> {
             old.next_if(|s| s.node == node)
                 .map_or(Vector3::zeros(), |s| s.shear)
         };
-        let grow = p.node_shift;
+        let grow = p.node_shift + M::margin(p.shape.largest_area);
         let frame = surface.frame(p);
         let mut scratch = Scratch::default();
         let velocity = self.tangential.uses_velocity();
         for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
             self.out.node_tests += 1;
             let x0 = p.node_local(k);
-            let Some(t) = surface.touch(&frame, p, &x0, velocity, &mut scratch) else {
+            let margin = M::margin(p.shape.areas[k]);
+            let Some(t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch) else {
                 continue;
             };
             let v_rel = p.node_velocity(k, &t.x) - t.velocity;
@@ -584,7 +618,17 @@ impl<M: NodeModel> Acc<'_, M> {
     ) -> NodeForce {
         let p = side.giver;
         let scale = M::scale(p.shape.areas[k], side.weight);
-        let normal = (self.law).normal(t.d, || unreachable!("no node model reads curvature yet"));
+        let normal = (self.law).normal(t.d, || NodeSides {
+            spread: {
+                let area = p.shape.areas[k];
+                let slope = t.grad_norm * t.n.cross(&(p.rotation * p.shape.normals[k])).norm();
+                (0.5 * slope * area.sqrt()).min(M::margin(area))
+            },
+            curvature: (p.shape.curvature.nodes[k] + surface.curvature(t))
+                .max(0.1 / p.shape.bounding_radius),
+            giver: p.shape,
+            other: surface.shape(),
+        });
         let f =
             (self.tangential).node_force(normal, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
         self.elastic += f.elastic.norm();
@@ -610,7 +654,9 @@ impl<M: NodeModel> Acc<'_, M> {
     /// Counts a node contact: energy, dissipation, patch, shear history and record.
     fn tally(&mut self, side: &Side, k: usize, d: f64, f: &NodeForce) {
         let out = &mut self.out;
-        out.nodes_in_contact += 1;
+        if d > 0.0 || f.elastic != Vector3::zeros() {
+            out.nodes_in_contact += 1;
+        }
         out.energy += f.energy;
         out.viscous_power += f.viscous_power;
         out.friction_loss += f.slip_loss;
@@ -694,7 +740,7 @@ mod tests {
         scale: f64,
         dt: f64,
     ) -> NodeForce {
-        let normal = l.normal(d, || unreachable!("a linear spring needs no curvature"));
+        let normal = l.normal(d, || unreachable!("a linear spring needs no sides"));
         (l.tangential()).node_force(normal, n, grad_norm, v_rel, shear, scale, dt)
     }
 

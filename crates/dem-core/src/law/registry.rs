@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
 
-use super::{ContactLaw, area_tractions, hertz_jaeger, hertz_mindlin, linear_springs};
+use super::{
+    ContactLaw, area_tractions, hertz_jaeger, hertz_mindlin, hertz_patches, linear_springs,
+};
 use crate::error::KeyError;
 use crate::wall::WallSpec;
 
@@ -15,6 +17,7 @@ pub const LAWS: &[(&str, Reader)] = &[
     ("area-tractions", read::<area_tractions::AreaTractions>),
     ("hertz-jaeger", read::<hertz_jaeger::HertzJaeger>),
     ("hertz-mindlin", read::<hertz_mindlin::HertzMindlin>),
+    ("hertz-patches", read::<hertz_patches::HertzPatches>),
 ];
 
 /// Reads the keys of the law it is registered for (its name, the `[contact]` table without

@@ -189,7 +189,7 @@ impl<M: SphereModel> ContactLaw for SphereLaw<M> {
         Ok(())
     }
 
-    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body]) -> Result<(), KeyError> {
+    fn check(&self, shapes: &[Arc<Shape>], bodies: &[Body], _: usize) -> Result<(), KeyError> {
         for (i, b) in bodies.iter().enumerate() {
             if shapes[b.shape].sphere_radius.is_none() {
                 return Err(KeyError::new(

@@ -9,7 +9,7 @@
 
 use nalgebra::{Matrix3, Point3, Vector3};
 
-use crate::body::Cluster;
+use crate::body::{Cluster, Shape};
 use crate::path::PerMode;
 use crate::view::View;
 use crate::wall::Wall;
@@ -18,7 +18,7 @@ use crate::wall::Wall;
 pub struct Touch {
     /// The node's global position.
     pub x: Vector3<f64>,
-    /// Its penetration `d = -phi > 0`.
+    /// Its penetration `d = -phi` (`> -margin`, see [`Surface::touch`]).
     pub d: f64,
     /// The unit normal out of the surface.
     pub n: Vector3<f64>,
@@ -26,6 +26,8 @@ pub struct Touch {
     pub grad_norm: f64,
     /// The velocity of the surface's material point under the node.
     pub velocity: Vector3<f64>,
+    /// The node's position in the surface's frame (a body's local frame; global for a wall).
+    pub local: Vector3<f64>,
 }
 
 /// What a body's surface keeps of one node query for the reaction on its modes: the level set's
@@ -51,20 +53,29 @@ pub trait Surface: Sync {
     /// `grow`, the largest node displacement) may reach inside.
     fn reaches(&self, frame: &Self::Frame, giver: &View, cluster: &Cluster, grow: f64) -> bool;
 
-    /// Node `k` of `giver` (local position `x0`), if it is inside; `velocity` asks for the
-    /// material velocity of a deformable surface (its rigid part is always given), and
-    /// `scratch` keeps what [`Surface::react`] needs.
+    /// Node `k` of `giver` (local position `x0`), if it is inside or within `margin >= 0` of
+    /// the surface (`phi < margin`; a deformable body's early-out takes `phi_0 < margin` plus
+    /// its bound, so that a node in the margin may rarely be missed, never one inside);
+    /// `velocity` asks for the material velocity of a deformable surface (its rigid part is
+    /// always given), and `scratch` keeps what [`Surface::react`] needs.
     fn touch(
         &self,
         frame: &Self::Frame,
         giver: &View,
         x0: &Vector3<f64>,
+        margin: f64,
         velocity: bool,
         scratch: &mut Scratch,
     ) -> Option<Touch>;
 
     /// The centre the reaction's torque is taken about (none for a wall).
     fn centre(&self) -> Option<&Vector3<f64>>;
+
+    /// The surface's curvature `kappa` at the last touch ([`crate::curvature`]; 0 for a wall).
+    fn curvature(&self, touch: &Touch) -> f64;
+
+    /// The body's shape (none for a wall).
+    fn shape(&self) -> Option<&Shape>;
 
     /// Number of modes whose generalized forces the surface takes (0: rigid or a wall).
     fn mode_count(&self) -> usize;
@@ -127,18 +138,24 @@ impl Surface for View<'_> {
         f: &BodyFrame,
         p: &View,
         x0: &Vector3<f64>,
+        margin: f64,
         velocity: bool,
         scratch: &mut Scratch,
     ) -> Option<Touch> {
         let y = f.rot_pq * x0 + f.t_pq;
-        if y.norm_squared() >= f.reach2 {
+        let reach2 = if margin == 0.0 {
+            f.reach2
+        } else {
+            (f.reach + margin).powi(2)
+        };
+        if y.norm_squared() >= reach2 {
             return None;
         }
         let y = Point3::from(y);
         if scratch.derivative.len() != self.mode_count() {
             scratch.derivative = smallvec::smallvec![0.0; self.mode_count()];
         }
-        let hit = self.probe(&y, &mut scratch.derivative)?;
+        let hit = self.probe(&y, margin, &mut scratch.derivative)?;
         let g = hit.grad.norm();
         let x = p.position + p.rotation * x0;
         let n = self.rotation * (hit.grad / g);
@@ -153,11 +170,20 @@ impl Surface for View<'_> {
             n,
             grad_norm: g,
             velocity: self.material_velocity(&x, &scratch.modes),
+            local: y.coords,
         })
     }
 
     fn centre(&self) -> Option<&Vector3<f64>> {
         Some(&self.position)
+    }
+
+    fn curvature(&self, t: &Touch) -> f64 {
+        self.shape.curvature.at(&t.local)
+    }
+
+    fn shape(&self) -> Option<&Shape> {
+        Some(self.shape)
     }
 
     fn mode_count(&self) -> usize {
@@ -215,21 +241,31 @@ impl Surface for Wall {
         _: &(),
         p: &View,
         x0: &Vector3<f64>,
+        margin: f64,
         _: bool,
         _: &mut Scratch,
     ) -> Option<Touch> {
         let x = p.position + p.rotation * x0;
         let (phi, n) = self.distance(&x);
-        (phi < 0.0).then_some(Touch {
+        (phi < margin).then_some(Touch {
             x,
             d: -phi,
             n,
             grad_norm: 1.0,
             velocity: self.velocity,
+            local: x,
         })
     }
 
     fn centre(&self) -> Option<&Vector3<f64>> {
+        None
+    }
+
+    fn curvature(&self, _: &Touch) -> f64 {
+        0.0
+    }
+
+    fn shape(&self) -> Option<&Shape> {
         None
     }
 

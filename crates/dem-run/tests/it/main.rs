@@ -13,6 +13,7 @@ mod motion;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod packing;
+mod patches;
 mod periodic;
 mod rolling;
 mod run;

@@ -1,0 +1,246 @@
+//! `law = "hertz-patches"` against Hertz's closed forms (Johnson, *Contact Mechanics*, 1985,
+//! section 4.2): rigid analytic grains given the law's material, in one step (the force of the
+//! initial overlap).
+
+use crate::common::{bake, simulation, sphere};
+use levelset_bake::Primitive;
+
+const E: f64 = 1.0e4;
+const NU: f64 = 0.25;
+
+/// Hertz's `F = (4/3) E* sqrt(R) delta^(3/2)`.
+fn hertz(e_star: f64, r: f64, delta: f64) -> f64 {
+    4.0 / 3.0 * e_star * r.sqrt() * delta.powf(1.5)
+}
+
+/// The force on the wall of a grain `bundle` at height `z` above the plane `z = 0`, turned by
+/// the unit quaternion `orientation` (w, x, y, z).
+fn on_plane(dir: &std::path::Path, bundle: &str, z: f64, orientation: [f64; 4]) -> f64 {
+    let sim = simulation(
+        dir,
+        &format!(
+            r#"
+[run]
+dt = 1e-6
+steps = 1
+[contact]
+law = "hertz-patches"
+youngs_modulus = {E}
+poisson_ratio = {NU}
+[[grains]]
+bundle = "{bundle}"
+position = [0, 0, {z}]
+orientation = {orientation:?}
+[[walls]]
+kind = "plane"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+"#
+        ),
+    );
+    let f = sim.world.walls[0].force;
+    assert!(f.x.abs() < 1e-9 * f.z.abs() && f.y.abs() < 1e-9 * f.z.abs());
+    -f.z
+}
+
+/// A sphere pressed into a plane by 2 % of its radius, at four orientations: the node quadrature
+/// of Hertz's pressure converges to Hertz's force at second order in the node spacing (measured:
+/// +15..18 %, +3.6..4.5 %, +0.8..1.0 %, +0.22..0.25 % at 500, 2,000, 8,000 and 32,000 nodes,
+/// about 5, 20, 80 and 320 of them in contact), the same at every orientation.
+#[test]
+fn a_sphere_on_a_plane_converges_to_hertz() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, delta) = (1.0, 0.02);
+    let exact = hertz(E / (1.0 - NU * NU), r, delta);
+    let mut errors = Vec::new();
+    for nodes in [500, 2000, 8000, 32000] {
+        let name = format!("ball{nodes}.grain");
+        sphere(dir.path(), &format!("ball{nodes}"), r, 0.05, nodes);
+        let mut worst: f64 = 0.0;
+        for q in [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.5, 0.5, 0.5, 0.5],
+            [0.9, 0.1, -0.3, 0.3],
+            [0.2, 0.7, 0.1, -0.6],
+        ] {
+            let norm = (q.iter().map(|x| x * x).sum::<f64>()).sqrt();
+            let f = on_plane(dir.path(), &name, r - delta, q.map(|x| x / norm));
+            println!(
+                "{nodes} nodes {q:?}: F / Hertz - 1 = {:+.4}",
+                f / exact - 1.0
+            );
+            worst = worst.max((f / exact - 1.0).abs());
+        }
+        errors.push(worst);
+    }
+    for pair in errors.windows(2) {
+        assert!(pair[1] < pair[0] / 3.0, "not second order: {errors:?}");
+    }
+    assert!(errors[3] < 0.003, "finest: {errors:?}");
+}
+
+/// Two spheres of radii 1 and 0.6, both giving nodes: Hertz with `1/R = 1/R_1 + 1/R_2` and
+/// `1/E* = 2 (1 - nu^2) / E`.
+#[test]
+fn two_spheres_meet_as_hertz_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r1, r2, delta) = (1.0, 0.6, 0.02);
+    sphere(dir.path(), "a", r1, 0.04, 8000);
+    sphere(dir.path(), "b", r2, 0.03, 6000);
+    let sim = simulation(
+        dir.path(),
+        &format!(
+            r#"
+[run]
+dt = 1e-6
+steps = 1
+[contact]
+law = "hertz-patches"
+youngs_modulus = {E}
+poisson_ratio = {NU}
+[[grains]]
+bundle = "a.grain"
+position = [0, 0, 0]
+[[grains]]
+bundle = "b.grain"
+position = [0, 0, {z}]
+"#,
+            z = r1 + r2 - delta
+        ),
+    );
+    let exact = hertz(E / (2.0 * (1.0 - NU * NU)), r1 * r2 / (r1 + r2), delta);
+    let f = sim.world.bodies[1].force.z;
+    println!("F / Hertz - 1 = {:+.4}", f / exact - 1.0);
+    assert!((f / exact - 1.0).abs() < 0.01, "{f} against {exact}");
+}
+
+/// A rigid grain touching a wall with no material for it is refused, naming the key that gives
+/// it one.
+#[test]
+fn a_rigid_grain_and_a_wall_need_a_material() {
+    let dir = tempfile::tempdir().unwrap();
+    sphere(dir.path(), "ball", 1.0, 0.1, 300);
+    let path = crate::common::scene_file(
+        dir.path(),
+        r#"
+[run]
+dt = 1e-6
+steps = 1
+[contact]
+law = "hertz-patches"
+[[grains]]
+bundle = "ball.grain"
+position = [0, 0, 2]
+[[walls]]
+kind = "plane"
+point = [0, 0, 0]
+normal = [0, 0, 1]
+"#,
+    );
+    let scene = dem_run::Scene::read(&path).unwrap();
+    let Err(error) = dem_run::build::from_scene(&scene, &path) else {
+        panic!("a rigid grain on a wall without a material was built");
+    };
+    let error = error.to_string();
+    assert!(error.contains("contact.youngs_modulus"), "{error}");
+}
+
+/// The complete elliptic integrals `K(e)` and `E(e)` of modulus `e < 1` (composite Simpson on
+/// `[0, pi/2]`, 4,000 intervals: the integrands are smooth, the error far below 1e-12).
+fn elliptic(e: f64) -> (f64, f64) {
+    let n = 4000;
+    let h = std::f64::consts::FRAC_PI_2 / n as f64;
+    let (mut k, mut ee) = (0.0, 0.0);
+    for i in 0..=n {
+        let s = (i as f64 * h).sin();
+        let root = (1.0 - e * e * s * s).sqrt();
+        let w = if i == 0 || i == n {
+            1.0
+        } else if i % 2 == 1 {
+            4.0
+        } else {
+            2.0
+        };
+        k += w / root;
+        ee += w * root;
+    }
+    (k * h / 3.0, ee * h / 3.0)
+}
+
+/// Hertz's force between surfaces of relative principal radii `r1 >= r2` pressed by `delta`: the
+/// elliptic contact (Johnson 1985, Eqs. 3.63-3.64 and section 4.2). With `A = 1 / (2 r1)`,
+/// `B = 1 / (2 r2)`, the contact ellipse's eccentricity `e` solves
+/// `B / A = (E / (1 - e^2) - K) / (K - E)`; then `delta = p_0 b K / E*`,
+/// `a^2 = delta (K - E) / (K A e^2)`, `b = a sqrt(1 - e^2)` and `F = (2/3) pi a b p_0 =
+/// (2/3) pi E* delta a / K`.
+fn hertz_elliptic(e_star: f64, r1: f64, r2: f64, delta: f64) -> f64 {
+    let (a_, b_) = (0.5 / r1, 0.5 / r2);
+    let ratio = |e: f64| {
+        let (k, ee) = elliptic(e);
+        (ee / (1.0 - e * e) - k) / (k - ee)
+    };
+    let (mut lo, mut hi) = (1e-6, 1.0 - 1e-12);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if ratio(mid) < b_ / a_ {
+            lo = mid
+        } else {
+            hi = mid
+        }
+    }
+    let e = 0.5 * (lo + hi);
+    let (k, ee) = elliptic(e);
+    let a = (delta * (k - ee) / (k * a_ * e * e)).sqrt();
+    2.0 / 3.0 * std::f64::consts::PI * e_star * delta * a / k
+}
+
+#[test]
+fn the_elliptic_reference_has_the_spheres_limit() {
+    let f = hertz_elliptic(1.0, 1.0 + 1e-9, 1.0, 1e-2);
+    assert!((f / hertz(1.0, 1.0, 1e-2) - 1.0).abs() < 1e-6, "{f}");
+}
+
+/// An ellipsoid of semi-axes 1, 0.8, 0.6 on a plane by the tip of each axis: Hertz's elliptic
+/// contact with the principal radii `b^2 / a` and `c^2 / a` at the tip of axis `a`. The law sums
+/// the curvatures as `sqrt` of the Gaussian curvature (Hertz's equivalent radius `sqrt(r1 r2)`),
+/// which leaves out the elliptic correction: its error against the exact elliptic force is
+/// printed and bounded by what the correction is worth.
+#[test]
+fn an_ellipsoid_on_a_plane_along_each_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let axes = [1.0, 0.8, 0.6];
+    bake(
+        dir.path(),
+        "egg",
+        Primitive::Ellipsoid { semi_axes: axes },
+        0.03,
+        12000,
+    );
+    let delta = 0.01;
+    let h = std::f64::consts::FRAC_1_SQRT_2;
+    // The local axis turned to -z: x by a quarter turn about y, y by one about x.
+    let turns = [[h, 0.0, h, 0.0], [h, -h, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]];
+    for axis in 0..3 {
+        let c = axes[axis];
+        let (p, q) = (axes[(axis + 1) % 3], axes[(axis + 2) % 3]);
+        let (r1, r2) = ((p * p / c).max(q * q / c), (p * p / c).min(q * q / c));
+        let f = on_plane(dir.path(), "egg.grain", c - delta, turns[axis]);
+        let e_star = E / (1.0 - NU * NU);
+        let exact = hertz_elliptic(e_star, r1, r2, delta);
+        let equivalent = hertz(e_star, (r1 * r2).sqrt(), delta);
+        println!(
+            "axis {axis}: r1/r2 = {:.3}, F / elliptic Hertz - 1 = {:+.4}, equivalent-radius Hertz / elliptic - 1 = {:+.4}",
+            r1 / r2,
+            f / exact - 1.0,
+            equivalent / exact - 1.0
+        );
+        assert!(
+            (f / equivalent - 1.0).abs() < 0.01,
+            "axis {axis}: {f} against {equivalent}"
+        );
+        assert!(
+            (f / exact - 1.0).abs() < 0.02,
+            "axis {axis}: {f} against {exact}"
+        );
+    }
+}
