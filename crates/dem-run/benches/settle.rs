@@ -75,6 +75,7 @@ fn main() {
         damping: ndarray::Array2::from_elem((1, 1), 0.2 * (k * m).sqrt()),
         internal_force: grain::InternalForce::Linear,
         material: None,
+        flexibility: None,
     };
     attach_modes(&mut baked, &Dilation, modal, &[-0.02, -0.01, 0.01, 0.02]).unwrap();
     baked.bundle.write(&dir.path().join("soft.grain")).unwrap();

@@ -11,8 +11,8 @@
 
 use grain::derived::Derived;
 use grain::{
-    Deformation, ForceTable, InternalForce, LevelSetGrid, Material, ModePath, ModesBundle,
-    RigidTransform, SampledLevelSet, TableInterpolation, TableLaw,
+    Deformation, ForceTable, GrainFlexibility, InternalForce, LevelSetGrid, Material, ModePath,
+    ModesBundle, RigidTransform, SampledLevelSet, TableInterpolation, TableLaw,
 };
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
@@ -232,6 +232,9 @@ pub struct Modal {
     pub internal_force: InternalForce,
     /// The material the modes were made with, if known.
     pub material: Option<Material>,
+    /// The residual flexibility beyond the modes, in the grain's frame, if the modes bundle has
+    /// one.
+    pub flexibility: Option<GrainFlexibility>,
 }
 
 /// Makes a baked grain deformable: mode vectors at its nodes and grid nodes, and for every mode
@@ -399,6 +402,7 @@ pub fn attach_modes(
         precomputed,
         path,
         material: modal.material,
+        flexibility: modal.flexibility,
     });
     Ok(())
 }
@@ -562,6 +566,21 @@ impl ModeRequest {
                     stiffness: bundle.stiffness.clone(),
                     internal_force: bundle.internal_force.clone(),
                     material: Some(bundle.info.material.clone()),
+                    flexibility: bundle.flexibility.as_ref().map(|f| {
+                        let frame = &baked.bundle.properties.input_frame;
+                        let rotation = Matrix3::from_fn(|i, j| frame.rotation[i][j]);
+                        let translation = Vector3::from(frame.translation);
+                        let points: Vec<Vector3<f64>> = (f.nodes.iter())
+                            .map(|&n| {
+                                rotation * fem::node(&bundle.mesh, n as usize).coords + translation
+                            })
+                            .collect();
+                        GrainFlexibility {
+                            points: Array2::from_shape_fn((points.len(), 3), |(k, d)| points[k][d]),
+                            patch_radius: f.patch_radius,
+                            matrix: f.matrix.clone(),
+                        }
+                    }),
                 };
                 if let Some(m) = mass {
                     one_mode("--modal-mass")?;
@@ -687,6 +706,7 @@ impl ModeRequest {
                     damping: damping(&k),
                     stiffness: k,
                     internal_force: InternalForce::Linear,
+                    flexibility: None,
                     material: match (youngs_modulus, poisson) {
                         (&Some(youngs_modulus), &Some(poisson_ratio)) => Some(Material {
                             youngs_modulus,

@@ -123,6 +123,7 @@ pub fn deformable_sphere(
         damping: one(c),
         internal_force: grain::InternalForce::Linear,
         material: None,
+        flexibility: None,
     };
     deformable_sphere_with(dir, name, radius, spacing, nodes, mode, modal, samples)
 }

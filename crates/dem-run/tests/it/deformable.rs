@@ -873,6 +873,7 @@ fn the_baked_bending_mode_is_loaded_by_the_contact_energy_derivative() {
         damping: ndarray::Array2::zeros((1, 1)),
         internal_force: grain::InternalForce::Linear,
         material: None,
+        flexibility: None,
     };
     levelset_bake::attach_modes(&mut baked, &mode, modal, &[-0.4, -0.2, 0.2, 0.4]).unwrap();
     baked.bundle.write(&dir.path().join("beam.grain")).unwrap();
@@ -923,6 +924,7 @@ fn two_coupled_modes_vibrate_and_take_their_energy_derivatives() {
         damping: ndarray::Array2::zeros((2, 2)),
         internal_force: grain::InternalForce::Linear,
         material: None,
+        flexibility: None,
     };
     common::deformable_sphere_with(
         dir.path(),

@@ -507,6 +507,7 @@ fn a_deformable_pair_across_a_face_deforms_as_the_pair_side_by_side() {
             damping: diagonal(0.0, 0.0),
             internal_force: grain::InternalForce::Linear,
             material: None,
+            flexibility: None,
         },
         &[],
     );

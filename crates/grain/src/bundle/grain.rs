@@ -11,6 +11,7 @@
 //! | `precomputed/mode{a}_sample{p}.npy` | `(nx, ny, nz)` level set at amplitude `p` of mode `a` |
 //! | `path_nodes.npy`, `path_grid.npy` | `(P, k, 3)`, `(P, nx, ny, nz, 3)` the displacement at each point of a path mode ([`ModePath`]) |
 //! | `internal_force.csv` | tabulated `F_int` (one mode, tabulated law only) |
+//! | `flexibility.npy`, `flexibility_points.npy` | `(S, S)` the residual flexibility between `(S, 3)` surface points, local frame ([`GrainFlexibility`]) |
 //! | `grain.vti`, `nodes.vtp` | the same data for ParaView |
 
 use std::path::Path;
@@ -19,10 +20,10 @@ use ndarray::{Array1, Array2, Array3, Array5};
 use serde::{Deserialize, Serialize};
 
 use super::manifest::{
-    InternalForce, InternalForceEntry, nested_rows, read_internal_force, read_manifest,
-    square_matrix, write_internal_force, write_manifest,
+    FlexibilityEntry, InternalForce, InternalForceEntry, Material, check_patch_radius,
+    check_symmetric, nested_rows, read_internal_force, read_manifest, square_matrix,
+    write_internal_force, write_manifest,
 };
-use super::modes::Material;
 use crate::atomic::write_dir_atomically;
 use crate::error::{FormatError, Result};
 use crate::grid::{GridSpec, LevelSetGrid};
@@ -101,6 +102,50 @@ pub struct Deformation {
     /// The material the modes were made with (the modes bundle's; none in schema 1 bundles):
     /// the grain's elasticity for the contact laws that need it.
     pub material: Option<Material>,
+    /// The residual flexibility of the grain's body beyond its modes, if the modes bundle has
+    /// one.
+    pub flexibility: Option<GrainFlexibility>,
+}
+
+/// The residual flexibility of a grain between points of its surface (docs/physics.md section 2),
+/// in the grain's frame: `G_ts`, the inward normal displacement at point `t` per unit inward
+/// normal force at point `s` (each spread over a patch of radius `patch_radius`) that the modes
+/// leave out of the body's static response with inertia relief. Symmetric; length / force.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrainFlexibility {
+    /// `(S, 3)` the points, local frame.
+    pub points: Array2<f64>,
+    /// The load patches' radius `rho` (length).
+    pub patch_radius: f64,
+    /// `(S, S)` `G_ts`.
+    pub matrix: Array2<f64>,
+}
+
+impl Deformation {
+    /// The material and the flexibility, checked (bundle directory `dir`): a material of an
+    /// elastic solid; a positive patch radius, finite points and a symmetric matrix.
+    fn check_elasticity(&self, dir: &Path) -> Result<()> {
+        let manifest = dir.join("grain.json");
+        if let Some(m) = &self.material {
+            m.check(&manifest, "deformable.material")?;
+        }
+        if let Some(f) = &self.flexibility {
+            check_patch_radius(
+                &manifest,
+                "deformable.flexibility.patch_radius",
+                f.patch_radius,
+            )?;
+            if f.points.iter().any(|x| !x.is_finite()) {
+                return Err(FormatError::invalid(
+                    dir.join("flexibility_points.npy"),
+                    "flexibility_points",
+                    "a point is not finite",
+                ));
+            }
+            check_symmetric(&dir.join("flexibility.npy"), "flexibility", &f.matrix)?;
+        }
+        Ok(())
+    }
 }
 
 /// A mode that follows its FEM run (docs/physics.md section 1): the displacement at each of the
@@ -221,6 +266,9 @@ struct DeformableManifest {
     /// The modes' material (schema 2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     material: Option<Material>,
+    /// The residual flexibility's point count and patch radius (schema 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    flexibility: Option<FlexibilityEntry>,
 }
 
 fn sample_file(mode: usize, sample: usize) -> String {
@@ -332,8 +380,11 @@ impl GrainBundle {
         ] {
             square_matrix(path, field, &nested_rows(m), a)?;
         }
-        if let Some(m) = &d.material {
-            m.check(&path.join("grain.json"), "deformable.material")?;
+        d.check_elasticity(path)?;
+        if let Some(f) = &d.flexibility {
+            let s = f.points.nrows();
+            shape("flexibility_points", vec![s, 3], f.points.shape())?;
+            shape("flexibility", vec![s, s], f.matrix.shape())?;
         }
         shape("node_modes", vec![a, k, 3], d.node_modes.shape())?;
         shape("grid_modes", vec![a, nx, ny, nz, 3], d.grid_modes.shape())?;
@@ -537,6 +588,10 @@ impl GrainBundle {
                     write_array(dir, "path_nodes.npy", &p.nodes)?;
                     write_array(dir, "path_grid.npy", &p.grid)?;
                 }
+                if let Some(f) = &d.flexibility {
+                    write_array(dir, "flexibility.npy", &f.matrix)?;
+                    write_array(dir, "flexibility_points.npy", &f.points)?;
+                }
                 for a in 0..self.mode_count() {
                     let standard = |x: ndarray::ArrayViewD<f64>| {
                         x.as_standard_layout().iter().copied().collect::<Vec<f64>>()
@@ -563,6 +618,10 @@ impl GrainBundle {
                     precomputed_amplitudes: self.amplitudes(),
                     path_amplitudes: d.path.as_ref().map(|p| p.amplitudes.clone()),
                     material: d.material.clone(),
+                    flexibility: d.flexibility.as_ref().map(|f| FlexibilityEntry {
+                        surface_nodes: f.points.nrows(),
+                        patch_radius: f.patch_radius,
+                    }),
                 })
             }
         };
@@ -656,6 +715,17 @@ impl GrainBundle {
                         }
                     },
                     material: d.material,
+                    flexibility: match d.flexibility {
+                        None => None,
+                        Some(f) => {
+                            let s = f.surface_nodes;
+                            Some(GrainFlexibility {
+                                points: read_array(dir, "flexibility_points.npy", &[s, 3])?,
+                                patch_radius: f.patch_radius,
+                                matrix: read_array(dir, "flexibility.npy", &[s, s])?,
+                            })
+                        }
+                    },
                 })
             }
         };

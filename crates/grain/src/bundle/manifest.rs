@@ -190,6 +190,71 @@ pub(crate) fn check_symmetric(path: &Path, field: &str, m: &Array2<f64>) -> Resu
     Ok(())
 }
 
+/// Isotropic linear elastic material of the FEM model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// Young's modulus `E` (stress units).
+    pub youngs_modulus: f64,
+    /// Poisson's ratio `nu`.
+    pub poisson_ratio: f64,
+    /// Density `rho` (mass / length^3).
+    pub density: f64,
+}
+
+impl Material {
+    /// Refuses a material no elastic solid has: `E > 0`, `-1 < nu < 1/2`, `rho > 0`, all
+    /// finite (the error names `field.<key>` in `path`).
+    pub fn check(&self, path: &Path, field: &str) -> Result<()> {
+        let invalid = |key: &str, v: f64, expected: &str| {
+            FormatError::invalid(
+                path,
+                format!("{field}.{key}"),
+                format!("{expected}, got {v}"),
+            )
+        };
+        if !(self.youngs_modulus.is_finite() && self.youngs_modulus > 0.0) {
+            return Err(invalid(
+                "youngs_modulus",
+                self.youngs_modulus,
+                "a modulus > 0",
+            ));
+        }
+        if !(self.poisson_ratio > -1.0 && self.poisson_ratio < 0.5) {
+            return Err(invalid(
+                "poisson_ratio",
+                self.poisson_ratio,
+                "a ratio in (-1, 0.5)",
+            ));
+        }
+        if !(self.density.is_finite() && self.density > 0.0) {
+            return Err(invalid("density", self.density, "a density > 0"));
+        }
+        Ok(())
+    }
+}
+
+/// A residual flexibility's entry in a manifest: its point count and load patches' radius (the
+/// matrix and points are `.npy` files).
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FlexibilityEntry {
+    pub(crate) surface_nodes: usize,
+    pub(crate) patch_radius: f64,
+}
+
+/// Refuses a patch radius that is not a positive length (`field` of `manifest`).
+pub(crate) fn check_patch_radius(manifest: &Path, field: &str, radius: f64) -> Result<()> {
+    if radius > 0.0 && radius.is_finite() {
+        return Ok(());
+    }
+    Err(FormatError::invalid(
+        manifest,
+        field,
+        format!("{radius}, not a positive length"),
+    ))
+}
+
 /// Converts a JSON-friendly nested matrix to an ndarray, checking it is `n x n`.
 pub(crate) fn square_matrix(
     path: &Path,

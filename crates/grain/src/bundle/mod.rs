@@ -9,12 +9,12 @@ mod scale;
 pub use scale::ScaleError;
 
 pub use grain::{
-    Deformation, GRAIN_SCHEMA, GrainBundle, GrainProperties, ModePath, RigidTransform,
-    SampledLevelSet, bundle_digest, path_displacement, path_segment,
+    Deformation, GRAIN_SCHEMA, GRAIN_SCHEMA_OLDEST, GrainBundle, GrainFlexibility, GrainProperties,
+    ModePath, RigidTransform, SampledLevelSet, bundle_digest, path_displacement, path_segment,
 };
-pub use manifest::InternalForce;
+pub use manifest::{InternalForce, Material};
 pub use modes::{
-    FitDifference, FitReport, MODES_SCHEMA, MODES_SCHEMA_OLDEST, Material, ModeConstruction,
-    ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError, Snapshot,
-    SnapshotPath, SourceFile, SurfaceFlexibility, Truncation,
+    FitDifference, FitReport, MODES_SCHEMA, MODES_SCHEMA_OLDEST, ModeConstruction, ModesBundle,
+    ModesInfo, Normalization, Reconstruction, ReconstructionError, Snapshot, SnapshotPath,
+    SourceFile, SurfaceFlexibility, Truncation,
 };

@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use super::grain::check_path;
 use super::manifest::{
-    InternalForce, InternalForceEntry, check_symmetric, read_internal_force, read_manifest,
-    write_internal_force, write_manifest,
+    FlexibilityEntry, InternalForce, InternalForceEntry, Material, check_patch_radius,
+    check_symmetric, read_internal_force, read_manifest, write_internal_force, write_manifest,
 };
 use crate::atomic::write_dir_atomically;
 use crate::error::{FormatError, Result};
@@ -37,50 +37,6 @@ pub const MODES_SCHEMA: u64 = 2;
 
 /// The oldest modes bundle schema version this build reads.
 pub const MODES_SCHEMA_OLDEST: u64 = 1;
-
-/// Isotropic linear elastic material of the FEM model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Material {
-    /// Young's modulus `E` (stress units).
-    pub youngs_modulus: f64,
-    /// Poisson's ratio `nu`.
-    pub poisson_ratio: f64,
-    /// Density `rho` (mass / length^3).
-    pub density: f64,
-}
-
-impl Material {
-    /// Refuses a material no elastic solid has: `E > 0`, `-1 < nu < 1/2`, `rho > 0`, all
-    /// finite (the error names `field.<key>` in `path`).
-    pub fn check(&self, path: &Path, field: &str) -> Result<()> {
-        let invalid = |key: &str, v: f64, expected: &str| {
-            FormatError::invalid(
-                path,
-                format!("{field}.{key}"),
-                format!("{expected}, got {v}"),
-            )
-        };
-        if !(self.youngs_modulus.is_finite() && self.youngs_modulus > 0.0) {
-            return Err(invalid(
-                "youngs_modulus",
-                self.youngs_modulus,
-                "a modulus > 0",
-            ));
-        }
-        if !(self.poisson_ratio > -1.0 && self.poisson_ratio < 0.5) {
-            return Err(invalid(
-                "poisson_ratio",
-                self.poisson_ratio,
-                "a ratio in (-1, 0.5)",
-            ));
-        }
-        if !(self.density.is_finite() && self.density > 0.0) {
-            return Err(invalid("density", self.density, "a density > 0"));
-        }
-        Ok(())
-    }
-}
 
 /// An input file the modes were made from, with its checksum (so a stale bundle can be spotted).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -368,7 +324,7 @@ pub struct ModesBundle {
 /// surface nodes (docs/physics.md section 2, "Contacts anywhere"): `matrix[t][s]` is the inward
 /// normal displacement at surface node `t` per unit inward normal force at surface node `s`
 /// (each spread over a patch of radius `patch_radius` about its node), with inertia relief,
-/// less the modes' part. Symmetric, positive semi-definite; length / force.
+/// less the modes' part at the points. Symmetric; length / force.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SurfaceFlexibility {
     /// The mesh node of each surface point (0-based).
@@ -403,13 +359,11 @@ impl SurfaceFlexibility {
                 Some(s) => *s = true,
             }
         }
-        if !(self.patch_radius > 0.0 && self.patch_radius.is_finite()) {
-            return Err(FormatError::invalid(
-                path.join("modes.json"),
-                "flexibility.patch_radius",
-                format!("{}, not a positive length", self.patch_radius),
-            ));
-        }
+        check_patch_radius(
+            &path.join("modes.json"),
+            "flexibility.patch_radius",
+            self.patch_radius,
+        )?;
         check_symmetric(&path.join("flexibility.npy"), "flexibility", &self.matrix)
     }
 }
@@ -448,13 +402,6 @@ struct Manifest {
     /// The residual flexibility's surface-node count and patch radius, when it is there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     flexibility: Option<FlexibilityEntry>,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct FlexibilityEntry {
-    surface_nodes: usize,
-    patch_radius: f64,
 }
 
 fn block_file(b: usize) -> String {

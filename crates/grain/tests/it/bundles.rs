@@ -5,10 +5,10 @@ use std::path::Path;
 
 use grain::{
     Deformation, ElementBlock, ElementType, EnergyPolynomial, FemMesh, FitDifference, FitReport,
-    ForceTable, GrainBundle, GrainProperties, GridSpec, InternalForce, LevelSetGrid, Material,
-    ModeConstruction, ModesBundle, ModesInfo, Monomial, Normalization, Reconstruction,
-    ReconstructionError, RigidTransform, SampledLevelSet, Snapshot, SourceFile, TableInterpolation,
-    Truncation,
+    ForceTable, GrainBundle, GrainFlexibility, GrainProperties, GridSpec, InternalForce,
+    LevelSetGrid, Material, ModeConstruction, ModesBundle, ModesInfo, Monomial, Normalization,
+    Reconstruction, ReconstructionError, RigidTransform, SampledLevelSet, Snapshot, SourceFile,
+    TableInterpolation, Truncation,
 };
 use ndarray::{Array1, Array2, Array3, Array5, array};
 
@@ -108,6 +108,11 @@ fn deformable_grain(modes: usize, law: InternalForce) -> GrainBundle {
             youngs_modulus: 1000.0,
             poisson_ratio: 0.25,
             density: 1e-9,
+        }),
+        flexibility: Some(GrainFlexibility {
+            points: Array2::from_shape_fn((3, 3), |(i, j)| (i * 3 + j) as f64 * 0.1),
+            patch_radius: 0.2,
+            matrix: array![[3e-3, -1e-4, 2e-5], [-1e-4, 2e-3, 0.0], [2e-5, 0.0, 1e-3]],
         }),
     });
     g

@@ -46,6 +46,7 @@ fn unit_modal() -> Modal {
         damping: Array2::zeros((1, 1)),
         internal_force: InternalForce::Linear,
         material: None,
+        flexibility: None,
     }
 }
 

@@ -55,6 +55,7 @@ fn baked(r: f64) -> GrainBundle {
             },
         },
         material: None,
+        flexibility: None,
     };
     attach_modes(&mut b, &Dilation, modal, &[-0.04, 0.0, 0.04]).unwrap();
     b.bundle
