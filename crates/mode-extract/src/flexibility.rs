@@ -6,7 +6,7 @@
 //! ([`FreeBody::static_response`]), is `u_s = K^+ w_s`; its `p` lowest free modes carry the part
 //! `Phi Lambda^-1 Phi^T w_s` (the modal truncation), and the rest
 //!
-//! `G_ts = w_t^T (K^+ - Phi Lambda^-1 Phi^T) w_s`
+//! `G_ts = w_t^T K^+ w_s - sum_a (n_t . phi_a(x_t)) (n_s . phi_a(x_s)) / omega_a^2`
 //!
 //! is the residual flexibility (the mode-acceleration method: Craig and Kurdila, *Fundamentals of
 //! Structural Dynamics*, 2nd ed., 2006, section 14.3; Dickens, Nakagawa and Wittbrodt, *A critique
@@ -16,16 +16,22 @@
 //! slowly with `p` (a load at a point excites every mode; on the ball of the tests the
 //! antipode's response is off by +31 % with 40 modes and -46 % with 80, the equator's by -28 % and
 //! -50 %), while the modes plus `G` are the mesh's exact static response between the samples
-//! for any `p`. `G` is symmetric (reciprocity) and positive semi-definite (the residual of a
-//! truncated eigen-expansion of `K^+`).
+//! for any `p`. `G` is symmetric (reciprocity); with the modes' part taken at the points
+//! (below) it is not quite positive semi-definite (on the ball, its lowest eigenvalue is -6e-4
+//! of its largest).
 //!
 //! Each load `w_s` is spread over a patch of radius `rho` about its node (weights
 //! `A_j sqrt(1 - d^2 / rho^2)` on the surface nodes within `rho`, `A_j` the node's tributary
 //! area, all along `-n_s`, total 1): a nodal point load's response grows without bound as the
-//! mesh is refined, a patch load's converges. The response at points farther than a few `rho`
-//! does not depend on `rho` (Saint-Venant; on the ball, 3 % from `rho` = 1.5 to 4 mm at the
-//! antipode); the diagonal `G_ss` does, and is not a contact's own compliance: the contact law
-//! carries that (docs/physics.md section 2).
+//! mesh is refined, a patch load's converges. The modes' part is taken at the points
+//! themselves, as a solver's modes move the surface under a contact much smaller than their
+//! wavelengths; with the modes' part patch-weighted too, a contact's own compliance in the
+//! solver moved by 5 % between `rho` = 3 and 5 on the ball. The response at points farther than
+//! a few `rho` does not depend on `rho` (Saint-Venant; on the ball, 3 % from `rho` = 1.5 to 4 mm
+//! at the antipode); the diagonal `G_ss` does, by the half space's patch compliance, which the
+//! solver takes out (the contact law carries it: docs/physics.md section 2). The patch must be
+//! resolved by the mesh: on the ball, the squeeze's force moved by 2 to 5 % with `rho` = 2
+//! median boundary edges, by under 0.2 % from 3.3 to 5 (so the default is 4).
 //!
 //! Cost: one static response per surface node (`S` solves with the free body's factor, by
 //! blocks of columns) and `O(S^2)` storage; meant for a mesh of the grain made for it (the
@@ -168,7 +174,7 @@ fn patches(mesh: &FemMesh, surface: &SurfacePoints, radius: f64) -> Vec<Vec<(usi
 }
 
 /// The residual flexibility of `body` beyond `modes` between all its surface points, with load
-/// patches of radius `patch_radius` (twice the median boundary edge if `None`; module docs).
+/// patches of radius `patch_radius` (four median boundary edges if `None`; module docs).
 /// Fails if a static solve fails.
 pub fn residual_flexibility(
     body: &FreeBody,
@@ -177,7 +183,7 @@ pub fn residual_flexibility(
 ) -> Result<Flexibility, FlexibilityError> {
     let mesh = body.mesh();
     let surface = surface_points(mesh);
-    let patch_radius = patch_radius.unwrap_or_else(|| 2.0 * surface.median_edge(mesh));
+    let patch_radius = patch_radius.unwrap_or_else(|| 4.0 * surface.median_edge(mesh));
     if !(patch_radius > 0.0 && patch_radius.is_finite()) {
         return Err(FlexibilityError::Patch(patch_radius));
     }
@@ -198,11 +204,14 @@ pub fn residual_flexibility(
             .map(|&(k, w)| -w * (0..3).map(|d| n[d] * v[(3 * k + d, c)]).sum::<f64>())
             .sum()
     };
-    // The modes' part `Phi Lambda^-1 Phi^T` between the patches, as `B^T B` with
-    // `B_as = Phi_a^T w_s / omega_a`.
+    // The modes' part `Phi Lambda^-1 Phi^T` between the points, as `B^T B` with
+    // `B_as = -n_s . phi_a(x_s) / omega_a`: at the point itself, as the solver's modes move the
+    // surface under a contact (module docs).
     let p = modes.eigenvalues.len();
     let modal = Mat::from_fn(p, count, |a, s| {
-        project(s, modes.shapes.as_ref(), a) / modes.eigenvalues[a].sqrt()
+        let (k, n) = (surface.nodes[s], surface.normals[s]);
+        let inward: f64 = (0..3).map(|d| -n[d] * modes.shapes[(3 * k + d, a)]).sum();
+        inward / modes.eigenvalues[a].sqrt()
     });
     let mut residual = -(modal.transpose() * &modal);
     const BLOCK: usize = 64;

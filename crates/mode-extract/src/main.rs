@@ -28,7 +28,7 @@ struct Cli {
     /// modes leave out of the response to a contact load).
     #[arg(long, requires = "free")]
     flexibility: bool,
-    /// The flexibility's load patch radius (default: twice the median boundary edge).
+    /// The flexibility's load patch radius (default: four median boundary edges).
     #[arg(long, requires = "flexibility")]
     patch_radius: Option<f64>,
     /// The Abaqus/CalculiX deck of the mesh (needed for tables; also gives node sets and material).
