@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::curvature::Curvature;
 use crate::error::ShapeError;
+use crate::flexibility::Flexibility;
 use crate::modal::{ModalShape, Modes};
 use crate::motion::Motion;
 
@@ -61,6 +62,8 @@ pub struct Shape {
     pub curvature: Curvature,
     /// The material the bundle's modes were made with (none for a rigid bundle).
     pub material: Option<Material>,
+    /// The body's residual flexibility beyond its modes, if the bundle has one.
+    pub flexibility: Option<Flexibility>,
 }
 
 /// Nodes `range` of a shape, all within `radius` of `centre` (local frame).
@@ -132,6 +135,15 @@ impl Shape {
             })
             .collect();
         let curvature = Curvature::new(&nodes, &normals, &areas);
+        let material = b.deformation.as_ref().and_then(|d| d.material.clone());
+        let flexibility = match (
+            b.deformation.as_ref().and_then(|d| d.flexibility.as_ref()),
+            &material,
+        ) {
+            (None, _) => None,
+            (Some(f), Some(m)) => Some(Flexibility::new(f, m)),
+            (Some(_), None) => return Err(ShapeError::Flexibility),
+        };
         let h = b.levelset.spec().spacing;
         let axis_reach = [0, 1, 2].map(|i| {
             let (j, k) = ((i + 1) % 3, (i + 2) % 3);
@@ -142,7 +154,8 @@ impl Shape {
             largest_area: areas.iter().copied().fold(0.0, f64::max),
             curvature,
             normals,
-            material: b.deformation.as_ref().and_then(|d| d.material.clone()),
+            material,
+            flexibility,
             axis_reach,
             lipschitz: edge_lipschitz(&b.levelset),
             modal,

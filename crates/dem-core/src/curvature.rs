@@ -19,25 +19,23 @@
 //!
 //! # Anywhere near the surface
 //! [`Curvature::at`] is the mean of the nodes' `kappa_k` within `r` of the point, weighted by
-//! `(1 - d^2 / r^2)^2`: continuous in the point, so that a law reading it gives forces without
-//! jumps between nodes. The curvature is the reference shape's: a deformable grain's modes do not
+//! `(1 - d^2 / r^2)^2` ([`Cloud::weights`]): continuous in the point, so that a law reading it
+//! gives forces without jumps between nodes. The curvature is the reference shape's: a deformable grain's modes do not
 //! change it.
 //!
-//! Cost: a hash of the nodes in cells of size `r`; a query reads 27 cells.
-
-use std::collections::HashMap;
+//! The neighbour search and the smoothing are [`crate::cloud`]'s.
 
 use nalgebra::{SMatrix, SVector, Vector3};
+
+use crate::cloud::Cloud;
 
 /// The nodes' curvatures and the lookup of the curvature near the surface.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Curvature {
     /// `kappa_k = sqrt(max(K, 0))` at each node (length^-1).
     pub nodes: Vec<f64>,
-    /// The fit and smoothing radius `r`.
-    pub radius: f64,
-    positions: Vec<Vector3<f64>>,
-    cells: HashMap<[i64; 3], Vec<u32>>,
+    /// The nodes, with the fit and smoothing radius `r`.
+    cloud: Cloud,
 }
 
 /// The quartic's terms `u^p v^q`, the tangent plane's first.
@@ -74,49 +72,18 @@ impl Curvature {
         let radius = 3.0 * spacing.get(spacing.len() / 2).copied().unwrap_or(1.0);
         let mut field = Curvature {
             nodes: Vec::new(),
-            radius,
-            positions: nodes.to_vec(),
-            cells: HashMap::new(),
+            cloud: Cloud::new(nodes.to_vec(), radius),
         };
-        for (k, x) in nodes.iter().enumerate() {
-            field.cells.entry(field.cell(x)).or_default().push(k as u32);
-        }
         field.nodes = (0..nodes.len())
             .map(|k| field.fit(k, &normals[k]))
             .collect();
         field
     }
 
-    /// The hash cell of point `x`.
-    fn cell(&self, x: &Vector3<f64>) -> [i64; 3] {
-        [0, 1, 2].map(|d| (x[d] / self.radius).floor() as i64)
-    }
-
-    /// Calls `f(k, distance squared)` for every node within `reach` (at most `radius`) of `y`.
-    fn near(&self, y: &Vector3<f64>, reach: f64, mut f: impl FnMut(usize, f64)) {
-        let span = (reach / self.radius).ceil() as i64;
-        let c = self.cell(y);
-        for i in -span..=span {
-            for j in -span..=span {
-                for l in -span..=span {
-                    let Some(members) = self.cells.get(&[c[0] + i, c[1] + j, c[2] + l]) else {
-                        continue;
-                    };
-                    for &k in members {
-                        let d2 = (self.positions[k as usize] - y).norm_squared();
-                        if d2 < reach * reach {
-                            f(k as usize, d2);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
     /// `kappa` at node `k` (module docs), widening the neighbourhood until it holds
     /// [`FEWEST`] nodes.
     fn fit(&self, k: usize, n: &Vector3<f64>) -> f64 {
-        let x = self.positions[k];
+        let x = self.cloud.points[k];
         let t1 = n.cross(&if n.x.abs() < 0.9 {
             Vector3::x()
         } else {
@@ -124,13 +91,13 @@ impl Curvature {
         });
         let t1 = t1.normalize();
         let t2 = n.cross(&t1);
-        let mut reach = self.radius;
+        let mut reach = self.cloud.radius;
         loop {
             let mut normal = SMatrix::<f64, TERMS, TERMS>::zeros();
             let mut rhs = SVector::<f64, TERMS>::zeros();
             let mut count = 0;
-            self.near(&x, reach, |j, _| {
-                let d = (self.positions[j] - x) / reach;
+            self.cloud.near(&x, reach, |j, _| {
+                let d = (self.cloud.points[j] - x) / reach;
                 let (u, v, w) = (d.dot(&t1), d.dot(&t2), d.dot(n));
                 let row = SVector::<f64, TERMS>::from_fn(|i, _| {
                     let (p, q) = POWERS[i];
@@ -140,7 +107,7 @@ impl Curvature {
                 rhs += row * w;
                 count += 1;
             });
-            if count >= FEWEST || reach > 8.0 * self.radius {
+            if count >= FEWEST || reach > 8.0 * self.cloud.radius {
                 let Some(c) = normal.cholesky().map(|l| l.solve(&rhs)) else {
                     return 0.0;
                 };
@@ -153,23 +120,11 @@ impl Curvature {
         }
     }
 
-    /// The curvature at point `y` of the grain's frame, near its surface (module docs); the
-    /// nearest node's if no node is within `r`.
+    /// The curvature at point `y` of the grain's frame, near its surface (module docs).
     pub fn at(&self, y: &Vector3<f64>) -> f64 {
-        let (mut sum, mut total) = (0.0, 0.0);
-        let r2 = self.radius * self.radius;
-        self.near(y, self.radius, |k, d2| {
-            let w = (1.0 - d2 / r2).powi(2);
-            sum += w * self.nodes[k];
-            total += w;
-        });
-        if total > 0.0 {
-            return sum / total;
-        }
-        (self.positions.iter().zip(&self.nodes))
-            .map(|(x, &kappa)| ((x - y).norm_squared(), kappa))
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .map_or(0.0, |(_, kappa)| kappa)
+        (self.cloud.weights(y).iter())
+            .map(|&(k, w)| w * self.nodes[k])
+            .sum()
     }
 }
 

@@ -40,6 +40,11 @@ pub enum ShapeError {
         "the modal damping is not symmetric positive semi-definite (it would feed energy into the modes)"
     )]
     Damping,
+    /// A flexibility without the material it was made with.
+    #[error(
+        "the bundle has a residual flexibility but no material (the half space's compliance needs E and nu): bake it again from its modes bundle"
+    )]
+    Flexibility,
 }
 
 /// Refuses `values` (key `key`) unless every number is finite.

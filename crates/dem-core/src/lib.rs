@@ -37,21 +37,26 @@
 //! mode vectors are in the grain's local frame, generalized forces in energy per unit amplitude.
 //!
 //! Pages: the contact laws, one page each ([`law`]: the interface, [`law::registry`];
-//! [`law::linear_springs`], [`law::area_tractions`], [`law::hertz_jaeger`],
-//! [`law::hertz_mindlin`]), the walls ([`wall`]), the periodic cell ([`cell`]), the modes
+//! [`law::linear_springs`], [`law::area_tractions`], [`law::hertz_patches`],
+//! [`law::hertz_jaeger`], [`law::hertz_mindlin`]), the coupling of a grain's contacts through
+//! its body ([`coupling`], [`flexibility`]), the walls ([`wall`]), the periodic cell ([`cell`]), the modes
 //! ([`modal`]), the deformed level sets ([`view`], [`levelset`]), the time step ([`timestep`]).
 //!
 //! Layers, lowest first (a module uses only those before it; a test lists the `use crate::`
-//! edges and fails on a cycle): [`error`], [`motion`], [`path`], [`modal`], [`body`],
-//! [`broad`], [`integrate`], [`wall`], [`cell`], [`levelset`], [`view`], [`law`], [`ledger`],
+//! edges and fails on a cycle): [`error`], [`motion`], [`path`], [`modal`], [`cloud`],
+//! [`curvature`], [`flexibility`], [`body`], [`broad`], [`integrate`], [`wall`], [`cell`],
+//! [`levelset`], [`view`], [`law`], [`coupling`], [`ledger`],
 //! [`measure`], [`timestep`], [`domain`], [`sim`], [`state`].
 
 pub mod body;
 pub mod broad;
 pub mod cell;
+pub mod cloud;
+pub mod coupling;
 pub mod curvature;
 pub mod domain;
 pub mod error;
+pub mod flexibility;
 pub mod integrate;
 pub mod law;
 pub mod ledger;

@@ -895,7 +895,9 @@ pub struct Contacts<'a> {
 
 /// Stage 5: the law on each pair of `pairs` over a step `dt`, with its history from `old`
 /// (both sorted by key: one merge pairs them; the histories of pairs no longer found are
-/// dropped), handed to the law, which advances it in place. `record` keeps node forces.
+/// dropped), handed to the law, which advances it in place, and for a law that couples, the
+/// overlap corrections of the coupling through the grains' bodies ([`crate::coupling`]) from
+/// those histories. `record` keeps node forces.
 pub fn narrow_phase(
     c: &Contacts,
     pairs: &[Candidate],
@@ -911,7 +913,12 @@ pub fn narrow_phase(
             old.next_if(|(k, _)| k == key).map(|(_, h)| h)
         })
         .collect();
-    let pair = |((key, [a, b]), old): (&Candidate, Option<PairHistory>)| {
+    let offsets = if c.law.couples() {
+        crate::coupling::offsets(c.views, c.cell, pairs, &olds)
+    } else {
+        vec![0.0; pairs.len()]
+    };
+    let pair = |(((key, [a, b]), old), &offset): ((&Candidate, Option<PairHistory>), &f64)| {
         let image;
         let (partner, role_b) = match key.b {
             Partner::Body(j) if key.shift != [0; 3] => {
@@ -929,13 +936,14 @@ pub fn narrow_phase(
             b: partner,
             roles: (c.roles[key.a as usize], role_b),
             record,
+            offset,
         };
         c.law.pair(&pair, old, dt)
     };
     if pairs.len() >= PARALLEL_PAIRS {
-        pairs.par_iter().zip(olds).map(pair).collect()
+        pairs.par_iter().zip(olds).zip(&offsets).map(pair).collect()
     } else {
-        pairs.iter().zip(olds).map(pair).collect()
+        pairs.iter().zip(olds).zip(&offsets).map(pair).collect()
     }
 }
 

@@ -284,6 +284,16 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
     let law = scene.contact.law.clone();
     law.check(&shapes, &bodies, walls.len())
         .map_err(key_error)?;
+    if !law.couples()
+        && let Some((_, (_, key))) = (bodies.iter().zip(&modal_specs))
+            .find(|(b, _)| b.modes.is_some() && shapes[b.shape].flexibility.is_some())
+    {
+        warnings.push(format!(
+            "{}: the grain's bundle has a residual flexibility, which only law = \"hertz-patches\" uses: with law = \"{}\" its contacts are not coupled through its body (docs/physics.md section 2)",
+            key.trim_end_matches(".modes"),
+            law.name()
+        ));
+    }
     for (i, (_, key)) in modal_specs.iter().enumerate() {
         if let Some(message) = behind_wall(&bodies[i], &walls) {
             return Err(key_error(KeyError::new(

@@ -109,6 +109,7 @@ fn patch_means(d: f64, w: f64) -> (f64, f64) {
 
 impl NodeModel for Hertz {
     const NAME: &'static str = "hertz-patches";
+    const COUPLES: bool = true;
 
     fn tangential(&self) -> Tangential {
         Tangential {

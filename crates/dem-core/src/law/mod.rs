@@ -77,6 +77,12 @@ pub trait ContactLaw: Send + Sync + std::fmt::Debug {
         nodes: &dyn Fn(u32) -> usize,
     ) -> Result<PairHistory, String>;
 
+    /// Whether the law takes the coupling of a grain's contacts through its body
+    /// ([`crate::coupling`]: [`Pair::offset`]).
+    fn couples(&self) -> bool {
+        false
+    }
+
     /// The forces of one pair over a step `dt` (`old`: its history, if it touched before,
     /// handed over so that the law can advance it in place) and the history to keep (`None`
     /// once apart).
@@ -96,6 +102,22 @@ pub trait History: Any + Send + Sync + std::fmt::Debug {
     fn save(&self) -> serde_json::Value;
     /// A copy (checkpoints are written while the run goes on).
     fn boxed_clone(&self) -> PairHistory;
+
+    /// The pair's load in its last step, for the coupling through grains' bodies (laws that do
+    /// not couple keep none).
+    fn load(&self) -> Option<ContactLoad> {
+        None
+    }
+}
+
+/// A pair's load in a step: its elastic normal force (on body `a`, the magnitudes of the node
+/// forces summed) and where it acts (their force-weighted mean point, global).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ContactLoad {
+    /// The force.
+    pub force: f64,
+    /// The point.
+    pub point: [f64; 3],
 }
 
 /// A pair's history, as its law keeps it.
@@ -128,6 +150,9 @@ pub struct Pair<'a> {
     pub roles: (Option<NodeRole>, Option<NodeRole>),
     /// Keep node forces for output.
     pub record: bool,
+    /// The raise of the pair's overlap by the coupling through the grains' bodies (length; 0
+    /// for laws that do not couple, [`crate::coupling`]).
+    pub offset: f64,
 }
 
 /// The partner of a pair: the one place that tells a body from a wall; laws handle both

@@ -62,8 +62,8 @@ use serde::{Deserialize, Serialize};
 
 use super::surface::{Scratch, Surface};
 use super::{
-    Against, ContactLaw, History, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
-    downcast,
+    Against, ContactLaw, ContactLoad, History, NodeRecord, Pair, PairHistory, PairKey, PairOutcome,
+    Partner, downcast,
 };
 use crate::body::{Body, Cluster, NodeRole, Shape};
 use crate::error::KeyError;
@@ -76,6 +76,9 @@ use crate::wall::WallSpec;
 pub trait NodeModel: Send + Sync + std::fmt::Debug + 'static {
     /// The law's name in scene files.
     const NAME: &'static str;
+
+    /// Whether the law takes the coupling through grains' bodies ([`ContactLaw::couples`]).
+    const COUPLES: bool = false;
 
     /// The shared keys' values.
     fn tangential(&self) -> Tangential;
@@ -295,12 +298,16 @@ pub struct NodeShear {
     pub shear: Vector3<f64>,
 }
 
-/// A node-law pair's history: the shear of each node in contact, sorted by `(side, node)`.
+/// A node-law pair's history: the shear of each node in contact, sorted by `(side, node)`, and
+/// for a law that couples, the pair's load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct NodeHistory {
     /// The node contacts with a shear.
     #[serde(rename = "Nodes")]
     pub shears: Vec<NodeShear>,
+    /// The pair's load in the step (laws that couple).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<ContactLoad>,
 }
 
 impl History for NodeHistory {
@@ -314,6 +321,10 @@ impl History for NodeHistory {
 
     fn boxed_clone(&self) -> PairHistory {
         Box::new(self.clone())
+    }
+
+    fn load(&self) -> Option<ContactLoad> {
+        self.load
     }
 }
 
@@ -441,6 +452,10 @@ impl<M: NodeModel> ContactLaw for NodeLaw<M> {
         Ok(Box::new(h))
     }
 
+    fn couples(&self) -> bool {
+        M::COUPLES
+    }
+
     fn pair(
         &self,
         pair: &Pair,
@@ -448,11 +463,12 @@ impl<M: NodeModel> ContactLaw for NodeLaw<M> {
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>) {
         let mut history = downcast::<NodeHistory>(old).unwrap_or_default();
-        let (out, shears) = node_pair(&self.0, pair, &history.shears, dt);
-        if shears.is_empty() {
+        let (out, shears, load) = node_pair(&self.0, pair, &history.shears, dt);
+        if shears.is_empty() && load.is_none() {
             return (out, None);
         }
         history.shears = shears;
+        history.load = load;
         (out, Some(history))
     }
 }
@@ -481,13 +497,13 @@ fn near<'a>(
 }
 
 /// The node-law contacts of one pair (both directions, or the finer grain's nodes, by the
-/// scene's node roles) and the new shears (sorted).
+/// scene's node roles), the new shears (sorted) and, for a law that couples, the pair's load.
 fn node_pair<M: NodeModel>(
     law: &M,
     pair: &Pair,
     old: &[NodeShear],
     dt: f64,
-) -> (PairOutcome, Vec<NodeShear>) {
+) -> (PairOutcome, Vec<NodeShear>, Option<ContactLoad>) {
     let a = pair.a;
     let mut out = PairOutcome {
         modal_a: smallvec::smallvec![0.0; a.mode_count()],
@@ -505,6 +521,8 @@ fn node_pair<M: NodeModel>(
         out,
         shears: Vec::new(),
         elastic: 0.0,
+        moment: Vector3::zeros(),
+        offset: pair.offset,
     };
     let side = |side: u8, index: u32, giver, weight| Side {
         side,
@@ -533,7 +551,13 @@ fn node_pair<M: NodeModel>(
         }
     }
     acc.out.stiffness = law.pair_stiffness(acc.out.patch, acc.elastic, acc.out.deepest);
-    (acc.out, acc.shears)
+    // The coupling's share of the energy (crate::coupling).
+    acc.out.energy -= 0.5 * pair.offset * acc.elastic;
+    let load = (M::COUPLES && acc.elastic > 0.0).then(|| ContactLoad {
+        force: acc.elastic,
+        point: (acc.moment / acc.elastic).into(),
+    });
+    (acc.out, acc.shears, load)
 }
 
 /// Which body of a grain pair gives the nodes: `Some(true)` body `a`, `Some(false)` its
@@ -563,6 +587,10 @@ struct Acc<'a, M> {
     tangential: Tangential,
     /// The elastic normal forces' magnitudes, summed.
     elastic: f64,
+    /// Each elastic normal force's magnitude times its node's position, summed.
+    moment: Vector3<f64>,
+    /// The pair's overlap raise ([`Pair::offset`]).
+    offset: f64,
     /// The pair's previous shears (sorted).
     old: &'a [NodeShear],
     dt: f64,
@@ -585,17 +613,18 @@ impl<M: NodeModel> Acc<'_, M> {
             old.next_if(|s| s.node == node)
                 .map_or(Vector3::zeros(), |s| s.shear)
         };
-        let grow = p.node_shift + M::margin(p.shape.largest_area);
+        let grow = p.node_shift + M::margin(p.shape.largest_area) + self.offset.max(0.0);
         let frame = surface.frame(p);
         let mut scratch = Scratch::default();
         let velocity = self.tangential.uses_velocity();
         for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
             self.out.node_tests += 1;
             let x0 = p.node_local(k);
-            let margin = M::margin(p.shape.areas[k]);
-            let Some(t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch) else {
+            let margin = M::margin(p.shape.areas[k]) + self.offset.max(0.0);
+            let Some(mut t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch) else {
                 continue;
             };
+            t.d += self.offset;
             let v_rel = p.node_velocity(k, &t.x) - t.velocity;
             let shear = previous(k as u32);
             let f = self.apply(side, surface, k, &t, &v_rel, &shear);
@@ -632,6 +661,7 @@ impl<M: NodeModel> Acc<'_, M> {
         let f =
             (self.tangential).node_force(normal, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
         self.elastic += f.elastic.norm();
+        self.moment += t.x * f.elastic.norm();
         // The sample's stress and fabric (crate::measure): the force on the giver at the node,
         // the opposite on the other side's grain at the same point.
         self.out.dipole += f.force * (t.x - p.position).transpose();

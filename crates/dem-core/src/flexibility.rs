@@ -1,0 +1,72 @@
+//! A grain's residual flexibility in the solver: the static compliance of its body between
+//! points of its surface that its modes leave out (docs/physics.md section 2, "Contacts
+//! anywhere"), from its bundle ([`grain::GrainFlexibility`]).
+//!
+//! The bundle tabulates `G_ts` between `S` surface points `x_s`, each load spread over a patch
+//! of radius `rho`. Between the points the table is interpolated with the weights of
+//! [`crate::cloud`] over the points within `rho`:
+//!
+//! - between two contacts at `x` and `y`: `G(x, y) = sum_s sum_t w_s(x) w_t(y) G_st`;
+//! - a contact's own regular compliance, its patch compliance less the half space's for the same
+//!   patch weights (which the contact law carries as Hertz's): `G_own(x) = sum_s w_s(x) G_ss -
+//!   3 (1 - nu^2) / (5 rho E)` (the half space's patch-weighted displacement under the patch
+//!   load `sqrt(1 - d^2 / rho^2)`, Johnson 1985, section 3.4; data/reference/sphere_series.py
+//!   derives and prints it).
+//!
+//! Both are inward displacements per unit inward force (length / force).
+//!
+//! Cost: `O(k^2)` table reads for a lookup between two contacts, `k` the points within `rho`
+//! (about 10 to 30).
+
+use grain::{GrainFlexibility, Material};
+use nalgebra::Vector3;
+
+use crate::cloud::Cloud;
+
+/// A grain's residual flexibility (module docs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flexibility {
+    /// The points, smoothed over `rho`.
+    cloud: Cloud,
+    /// `G_ts`, row-major `S x S`.
+    matrix: Vec<f64>,
+    /// The half space's patch compliance `3 (1 - nu^2) / (5 rho E)`.
+    half_space: f64,
+}
+
+impl Flexibility {
+    /// The flexibility of a bundle made of `material` (module docs).
+    pub fn new(f: &GrainFlexibility, material: &Material) -> Flexibility {
+        let points = (f.points.rows().into_iter())
+            .map(|r| Vector3::new(r[0], r[1], r[2]))
+            .collect();
+        let nu = material.poisson_ratio;
+        Flexibility {
+            cloud: Cloud::new(points, f.patch_radius),
+            matrix: f.matrix.iter().copied().collect(),
+            half_space: 3.0 * (1.0 - nu * nu) / (5.0 * f.patch_radius * material.youngs_modulus),
+        }
+    }
+
+    /// `G_ts`.
+    fn entry(&self, t: usize, s: usize) -> f64 {
+        self.matrix[t * self.cloud.points.len() + s]
+    }
+
+    /// `G(x, y)` between contacts at local points `x` and `y` (module docs).
+    pub fn between(&self, x: &Vector3<f64>, y: &Vector3<f64>) -> f64 {
+        let (wx, wy) = (self.cloud.weights(x), self.cloud.weights(y));
+        wx.iter()
+            .map(|&(t, a)| a * wy.iter().map(|&(s, b)| b * self.entry(t, s)).sum::<f64>())
+            .sum()
+    }
+
+    /// `G_own(x)`, the regular part of a contact's own compliance at local point `x` (module
+    /// docs).
+    pub fn own(&self, x: &Vector3<f64>) -> f64 {
+        let diagonal: f64 = (self.cloud.weights(x).iter())
+            .map(|&(s, w)| w * self.entry(s, s))
+            .sum();
+        diagonal - self.half_space
+    }
+}
