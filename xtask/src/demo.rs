@@ -24,8 +24,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::measure::{
-    Loader, Points, loaders, scene_number, scene_value, squeeze, summary, summary_number,
-    three_point_bending,
+    Loader, Points, calculix_points, loaders, scene_number, scene_value, squeeze, summary,
+    summary_number, three_point_bending,
 };
 use crate::plot::{Series, read_columns};
 use crate::reference;
@@ -244,27 +244,6 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
         notes,
         plot,
     })
-}
-
-/// The points `(u, factor F)` of a CalculiX table's columns `u` and `forces` (summed), and those
-/// past 10 % of the largest force (all the increments to the last).
-fn calculix_points(path: &Path, u: &str, forces: &[&str], factor: f64) -> Result<(Points, Points)> {
-    let mut names = vec![u];
-    names.extend(forces);
-    let columns = read_columns(path, &names)?;
-    let all: Points = std::iter::once((0.0, 0.0))
-        .chain((0..columns[0].len()).map(|i| {
-            let f: f64 = columns[1..].iter().map(|c| c[i]).sum();
-            (columns[0][i], factor * f)
-        }))
-        .collect();
-    let largest = all.iter().map(|p| p.1).fold(0.0, f64::max);
-    let checked = all
-        .iter()
-        .copied()
-        .filter(|p| p.1 >= 0.1 * largest)
-        .collect();
-    Ok((all, checked))
 }
 
 /// A path-mode case: the runs `runs` (`(run directory, label, the loaders that squeeze it)`)

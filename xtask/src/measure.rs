@@ -332,3 +332,29 @@ pub fn squeeze(
     };
     Ok((rows, note, series))
 }
+
+/// The points `(u, factor F)` of a CalculiX table's columns `u` and `forces` (summed), and those
+/// past 10 % of the largest force (all the increments to the last).
+pub fn calculix_points(
+    path: &Path,
+    u: &str,
+    forces: &[&str],
+    factor: f64,
+) -> Result<(Points, Points)> {
+    let mut names = vec![u];
+    names.extend(forces);
+    let columns = read_columns(path, &names)?;
+    let all: Points = std::iter::once((0.0, 0.0))
+        .chain((0..columns[0].len()).map(|i| {
+            let f: f64 = columns[1..].iter().map(|c| c[i]).sum();
+            (columns[0][i], factor * f)
+        }))
+        .collect();
+    let largest = all.iter().map(|p| p.1).fold(0.0, f64::max);
+    let checked = all
+        .iter()
+        .copied()
+        .filter(|p| p.1 >= 0.1 * largest)
+        .collect();
+    Ok((all, checked))
+}

@@ -18,14 +18,23 @@
 //! - `packing`: 27 such spheres in a 3 x 3 x 3 cubic packing squeezed by six walls each
 //!   displaced by `u_w`: the total wall force is `F_w(u_w) = 9 F_int(u_w / 3)` (Appendix C,
 //!   Eq. 73), checked at the table's rows past 10 % of its largest force.
+//! - `squeeze`: a ball whose body is its free modes and residual flexibility and whose contacts
+//!   are Hertz's (docs/physics.md section 2), between two plates at five random orientations of
+//!   its mesh, against CalculiX's small-strain run of the same ball (data/fem/squeeze): each
+//!   plate's force at every increment past 10 % of the largest, and the spread across the
+//!   orientations; the finite-strain run is reported beside it.
+//! - `squeeze-two`: the same ball pressed along z and along x at once, the x plates moving half
+//!   as far: each pair's force against CalculiX's, and how far a rigid Hertz grain is from it.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::measure::{Points, loaders, scene_number, squeeze, three_point_bending};
+use crate::measure::{
+    Points, at, calculix_points, loaders, scene_number, squeeze, three_point_bending,
+};
 use crate::plot::{Series, read_columns};
-use crate::suite::{Case, Checked, Suite};
+use crate::suite::{Case, Checked, Row, Suite};
 
 /// The paper's validation cases.
 pub const SUITE: Suite = Suite {
@@ -46,6 +55,16 @@ pub const SUITE: Suite = Suite {
             name: "packing",
             dir: "sphere",
             check: packing,
+        },
+        Case {
+            name: "squeeze",
+            dir: "squeeze",
+            check: squeeze_one,
+        },
+        Case {
+            name: "squeeze-two",
+            dir: "squeeze",
+            check: squeeze_two,
         },
     ],
 };
@@ -192,4 +211,180 @@ fn packing(dir: &Path, variant: &str) -> Result<Checked> {
         notes,
         plot,
     })
+}
+
+/// The squeezed ball's radius and material (data/fem/ball, data/fem/squeeze).
+const BALL: (f64, f64, f64) = (10.0, 1000.0, 0.25);
+
+/// A CalculiX squeeze table of data/fem/squeeze (`file`; its columns `travel` and `force`, the
+/// whole sphere's force on one plate, negative) as reference points `(travel, -2 F)`, the two
+/// plates' total: all of them, and those past 10 % of the largest force.
+fn squeeze_points(dir: &Path, file: &str, travel: &str, force: &str) -> Result<(Points, Points)> {
+    calculix_points(
+        &dir.join("../../fem/squeeze").join(file),
+        travel,
+        &[force],
+        -2.0,
+    )
+}
+
+/// The largest `|F / F_ref - 1|` of `curve` at `points`.
+fn largest_deviation(curve: &[(f64, f64)], points: &[(f64, f64)]) -> f64 {
+    (points.iter())
+        .map(|&(u, f)| at(curve, u).map_or(f64::NAN, |d| (d / f - 1.0).abs()))
+        .fold(0.0, |a: f64, e| if e.is_nan() { e } else { a.max(e) })
+}
+
+/// Hertz's force of a rigid grain on two plates, each moved by `travel`: `2 (4/3) E* sqrt(R)
+/// travel^(3/2)` (Johnson 1985, Eq. 4.23; a plate meets the sphere alone).
+fn rigid_hertz(travel: f64) -> f64 {
+    let (r, e, nu) = BALL;
+    2.0 * 4.0 / 3.0 * e / (1.0 - nu * nu) * r.sqrt() * travel.powf(1.5)
+}
+
+/// The ball between two plates along z at five random orientations of its mesh (one in the
+/// quick variant): each run's largest deviation from CalculiX's small-strain run, and the spread
+/// of the force across the orientations.
+fn squeeze_one(dir: &Path, variant: &str) -> Result<Checked> {
+    let source = "CalculiX, small strain (data/fem/squeeze)";
+    let (table, checked) =
+        squeeze_points(dir, "squeeze_linear_plate.csv", "travel", "force_sphere")?;
+    let (_, finite) = squeeze_points(dir, "squeeze_plate.csv", "travel", "force_sphere")?;
+    let count = if variant == "quick" { 1 } else { 5 };
+    let runs: Vec<String> = (1..=count).map(|i| format!("one-{i}")).collect();
+    let walls = loaders("wall", 0, &[2]);
+    let mut rows = Vec::new();
+    let mut notes = vec![format!(
+        "The reference is CalculiX's run of the same ball (radius {}, E {}, nu {}) without geometric nonlinearity, its mesh refined to 0.15 mm at the poles, the plates' total force at each of its 20 increments (checked: the {} past 10 % of the largest). The grain: the 20 lowest free modes of the size-3 mesh of data/fem/ball and their residual flexibility (patches of radius 5), the exact sphere's surface with 60,000 nodes, Hertz's pressure at its nodes. The quick variant runs the first of the five orientations.",
+        BALL.0,
+        BALL.1,
+        BALL.2,
+        checked.len()
+    )];
+    let (finite_table, _) = squeeze_points(dir, "squeeze_plate.csv", "travel", "force_sphere")?;
+    let mut series = vec![
+        Series {
+            name: "rigid grain, Hertz".into(),
+            points: table.iter().map(|&(u, _)| (u, rigid_hertz(u))).collect(),
+            markers: false,
+        },
+        Series {
+            name: "CalculiX, finite strain (NLGEOM)".into(),
+            points: finite_table,
+            markers: true,
+        },
+        Series {
+            name: "CalculiX, small strain".into(),
+            points: table,
+            markers: true,
+        },
+    ];
+    let mut curves = Vec::new();
+    for run in &runs {
+        let (r, note, curve) = squeeze(
+            "squeeze",
+            &dir.join(format!("out/{run}.run")),
+            &walls,
+            &checked,
+            (run.as_str(), source),
+            0.03,
+        )?;
+        rows.extend(r);
+        notes.push(format!(
+            "{note} Against the finite-strain (NLGEOM) run: {:.2} %.",
+            100.0 * largest_deviation(&curve.points, &finite)
+        ));
+        curves.push(curve.points.clone());
+        series.push(curve);
+    }
+    if curves.len() > 1 {
+        let spread = (checked.iter())
+            .map(|&(u, f)| {
+                let at_u: Vec<f64> = curves.iter().filter_map(|c| at(c, u)).collect();
+                let (lo, hi) = at_u
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                        (lo.min(x), hi.max(x))
+                    });
+                (hi - lo) / f
+            })
+            .fold(0.0, f64::max);
+        rows.push(Row {
+            case: "squeeze",
+            quantity: "spread of the force across the 5 orientations, largest past 10 %".into(),
+            reference: 0.0,
+            source: "orientation-free".into(),
+            result: spread,
+            tolerance: 0.01,
+        });
+    }
+    notes.push(format!(
+        "A rigid grain with Hertz's contacts is {:.2} % from the small-strain run.",
+        100.0
+            * largest_deviation(
+                &checked
+                    .iter()
+                    .map(|&(u, _)| (u, rigid_hertz(u)))
+                    .collect::<Vec<_>>(),
+                &checked
+            )
+    ));
+    let plot = (
+        format!("The ball between two plates ({variant} run)"),
+        ("plate travel".into(), "two plates' force".into()),
+        series,
+    );
+    Ok(Checked { rows, notes, plot })
+}
+
+/// The ball pressed along z and along x at once (the x plates move half as far): each pair's
+/// force against CalculiX's small-strain run, and how far a rigid Hertz grain is from it.
+fn squeeze_two(dir: &Path, variant: &str) -> Result<Checked> {
+    let source = "CalculiX, small strain (data/fem/squeeze)";
+    let run = dir.join("out/two.run");
+    let mut rows = Vec::new();
+    let mut notes = vec![
+        "The reference is CalculiX's small-strain run of the ball pressed by plates along z and along x at once, the x plates moving half as far (data/fem/squeeze, `make.py two linear`): each pair's total force at every increment past 10 % of its largest. Pairwise laws miss the coupling of the contacts through the grain's body (Brodu, Dijksman and Behringer 2015); a rigid grain with Hertz's contacts shows how much.".into(),
+    ];
+    let mut series = Vec::new();
+    for (axis, travel, force, first) in [
+        ("z", "travel_z", "force_z_sphere", 0),
+        ("x", "travel_x", "force_x_sphere", 2),
+    ] {
+        let (table, checked) = squeeze_points(dir, "two_linear_plates.csv", travel, force)?;
+        let (_, finite) = squeeze_points(dir, "two_plates.csv", travel, force)?;
+        let axis_index = if axis == "z" { 2 } else { 0 };
+        let (r, note, curve) = squeeze(
+            "squeeze-two",
+            &run,
+            &loaders("wall", first, &[axis_index]),
+            &checked,
+            (&format!("{axis} plates"), source),
+            0.03,
+        )?;
+        rows.extend(r);
+        let rigid: Vec<(f64, f64)> = checked.iter().map(|&(u, _)| (u, rigid_hertz(u))).collect();
+        notes.push(format!(
+            "{note} A rigid Hertz grain: {:.2} %. Against the finite-strain (NLGEOM) run: {:.2} %.",
+            100.0 * largest_deviation(&rigid, &checked),
+            100.0 * largest_deviation(&curve.points, &finite)
+        ));
+        series.push(Series {
+            name: format!("rigid grain, Hertz, {axis} plates"),
+            points: table.iter().map(|&(u, _)| (u, rigid_hertz(u))).collect(),
+            markers: false,
+        });
+        series.push(Series {
+            name: format!("CalculiX, small strain, {axis} plates"),
+            points: table,
+            markers: true,
+        });
+        series.push(curve);
+    }
+    let plot = (
+        format!("The ball pressed along two axes ({variant} run)"),
+        ("plate travel".into(), "a pair of plates' force".into()),
+        series,
+    );
+    Ok(Checked { rows, notes, plot })
 }
