@@ -32,7 +32,10 @@ pub fn offsets(
     olds: &[Option<PairHistory>],
 ) -> Vec<f64> {
     let mut offsets = vec![0.0; pairs.len()];
-    if views.iter().all(|v| v.shape.flexibility.is_none()) {
+    // A grain whose modes are off is rigid: its flexibility (what the modes leave out) is not
+    // its body's.
+    let flexible = |v: &View| v.is_deformable() && v.shape.flexibility.is_some();
+    if !views.iter().any(flexible) {
         return offsets;
     }
     // Each flexible grain's loads of the last step: the pair, the force, the local point.
@@ -44,7 +47,7 @@ pub fn offsets(
         let x = Vector3::from(load.point);
         let mut add = |v: usize, shift: Vector3<f64>| {
             let view = &views[v];
-            if view.shape.flexibility.is_some() {
+            if flexible(view) {
                 let local = view.rotation.transpose() * (x - view.position - shift);
                 loads[v].push((i, load.force, local));
             }
@@ -59,7 +62,12 @@ pub fn offsets(
         }
     }
     for (v, list) in loads.iter().enumerate() {
-        let Some(g) = &views[v].shape.flexibility else {
+        let Some(g) = views[v]
+            .shape
+            .flexibility
+            .as_ref()
+            .filter(|_| flexible(&views[v]))
+        else {
             continue;
         };
         for &(i, force, x) in list {

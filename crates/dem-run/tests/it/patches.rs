@@ -2,7 +2,7 @@
 //! section 4.2): rigid analytic grains given the law's material, in one step (the force of the
 //! initial overlap).
 
-use crate::common::{bake, simulation, sphere};
+use crate::common::{TestMode, bake, simulation, sphere};
 use levelset_bake::Primitive;
 
 const E: f64 = 1.0e4;
@@ -243,4 +243,143 @@ fn an_ellipsoid_on_a_plane_along_each_axis() {
             "axis {axis}: {f} against {exact}"
         );
     }
+}
+
+/// A deformable sphere (its one mode inert) whose bundle carries a residual flexibility of
+/// `c` between every pair of its six axis points (patches of radius `rho`).
+fn flexible_sphere(dir: &std::path::Path, c: f64, rho: f64) -> std::path::PathBuf {
+    let points = ndarray::Array2::from_shape_fn((6, 3), |(i, j)| {
+        if j == i / 2 {
+            if i % 2 == 0 { 1.0 } else { -1.0 }
+        } else {
+            0.0
+        }
+    });
+    let one = |v: f64| ndarray::Array2::from_elem((1, 1), v);
+    let modal = levelset_bake::Modal {
+        mass: one(1.0),
+        stiffness: one(1.0),
+        damping: one(0.0),
+        internal_force: grain::InternalForce::Linear,
+        material: Some(grain::Material {
+            youngs_modulus: E,
+            poisson_ratio: NU,
+            density: 1.0,
+        }),
+        flexibility: Some(grain::GrainFlexibility {
+            points,
+            patch_radius: rho,
+            matrix: ndarray::Array2::from_elem((6, 6), c),
+        }),
+    };
+    crate::common::deformable_sphere_with(
+        dir,
+        "flexible",
+        1.0,
+        0.05,
+        8000,
+        TestMode::Zero,
+        modal,
+        &[],
+    )
+}
+
+/// Two fixed plates pressing a held sphere by `delta` each: the coupling through the grain's
+/// body raises each contact's overlap by `e = -(G_pq F_q + G_own F_p) = (H - 2 c) F` for a
+/// flexibility of `c` everywhere (`H = 3 (1 - nu^2) / (5 rho E)`, the half space's patch
+/// compliance, which G_own takes out). The first step has no loads to couple (the forces `F_0`
+/// are the law's alone); the lagged correction then settles where the force is the law's with
+/// the plates moved in by `e` (checked against a run without the coupling at that overlap, to
+/// round-off), near the fixed point `F = F_0 (1 + e / delta)^(3/2)` of Hertz's law (to the node
+/// quadrature's departure from the 3/2 power between the two overlaps, measured 3e-4).
+#[test]
+fn the_coupling_raises_the_overlap_by_the_flexibility_s_displacements() {
+    let dir = tempfile::tempdir().unwrap();
+    let (rho, delta) = (0.5, 0.02);
+    let half_space = 3.0 * (1.0 - NU * NU) / (5.0 * rho * E);
+    let kappa = 5e-5;
+    let c = (half_space - kappa) / 2.0;
+    flexible_sphere(dir.path(), c, rho);
+    let scene = |z: f64, law: &str| {
+        format!(
+            r#"
+[run]
+dt = 1e-4
+steps = 60
+[contact]
+{law}
+[[grains]]
+bundle = "flexible.grain"
+position = [0, 0, 0]
+hold = ["x", "y", "z", "rotation"]
+[[walls]]
+kind = "plane"
+point = [0, 0, {z}]
+normal = [0, 0, -1]
+[[walls]]
+kind = "plane"
+point = [0, 0, -{z}]
+normal = [0, 0, 1]
+"#
+        )
+    };
+    let coupled = "law = \"hertz-patches\"";
+    let mut sim = simulation(dir.path(), &scene(1.0 - delta, coupled));
+    let f0 = sim.world.walls[0].force.z;
+    let mut last = f0;
+    for _ in 0..60 {
+        last = sim.world.walls[0].force.z;
+        sim.step(false);
+    }
+    let f = sim.world.walls[0].force.z;
+    assert!((f / last - 1.0).abs() < 1e-12, "not settled: {last}, {f}");
+    // The same law without a flexibility to couple: the plates moved in by e = kappa F.
+    let rigid = "law = \"hertz-patches\"\nyoungs_modulus = 1e4\npoisson_ratio = 0.25";
+    sphere(dir.path(), "plain", 1.0, 0.05, 8000);
+    let moved = scene(1.0 - delta - kappa * f, rigid).replace("flexible.grain", "plain.grain");
+    let uncoupled = simulation(dir.path(), &moved).world.walls[0].force.z;
+    let mut fixed = f0;
+    for _ in 0..100 {
+        fixed = f0 * (1.0 + kappa * fixed / delta).powf(1.5);
+    }
+    println!("F_0 = {f0}, F = {f}, moved plates {uncoupled}, fixed point {fixed}");
+    assert!(f / f0 > 1.1, "the case must couple: {f} against {f0}");
+    assert!(
+        (f / uncoupled - 1.0).abs() < 1e-9,
+        "{f} against {uncoupled}"
+    );
+    assert!((f / fixed - 1.0).abs() < 1e-3, "{f} against {fixed}");
+}
+
+/// A grain with a flexibility under a law that does not couple is warned about, naming it.
+#[test]
+fn a_flexibility_another_law_leaves_out_is_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    flexible_sphere(dir.path(), 1e-5, 0.5);
+    let path = crate::common::scene_file(
+        dir.path(),
+        r#"
+[run]
+dt = 1e-4
+steps = 1
+[contact]
+law = "area-tractions"
+kn = 1e5
+[[grains]]
+bundle = "flexible.grain"
+position = [0, 0, 0]
+"#,
+    );
+    let scene = dem_run::Scene::read(&path).unwrap();
+    let Ok(built) = dem_run::build::with_packings(&scene, &path) else {
+        panic!("the scene is valid");
+    };
+    assert!(
+        built
+            .warnings
+            .iter()
+            .any(|w| w.starts_with("grains[0]:") && w.contains("residual flexibility")),
+        "{:?}",
+        built.warnings
+    );
 }
