@@ -31,6 +31,11 @@
 //!   (`two_plates.csv`, `two_linear_plates.csv`). No displacements are written: the tables are the reference of
 //!   the deformable grains' contact checks, which build their grain from another mesh
 //!   (data/fem/ball). About 20 minutes each on one core.
+//! - `egg`: a linear elastic ellipsoid (semi-axes 10, 8, 6 mm, E = 1000 MPa, nu = 0.3) pressed
+//!   between two rigid plates along each of its axes in turn, as an octant against one plate
+//!   moving 0.2 mm in 20 increments, small strain, penalty contact, C3D10 refined to 0.15 mm at
+//!   the loaded tip; `make.py post <axis>` tabulates the plate's force (`egg_<axis>_plate.csv`).
+//!   The grains built from it take their modes from another mesh (`whole.inp`, uniform size 2).
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
 //!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along two
 //!   bottom lines 1 mm in from its ends (span 38 mm), pushed down along its top mid-span line; its centre is held in x and y
@@ -83,7 +88,20 @@ pub fn run(case: &str, root: &Path) -> Result<()> {
             }
             Ok(())
         }
-        _ => bail!("unknown FEM case `{case}` (cases: sphere, ellipsoid, pair, squeeze, beam)"),
+        "egg" => {
+            // One deck per loaded axis, made again by make.py, not kept (the tables are the
+            // result).
+            let dir = root.join("data/fem/egg");
+            for axis in ["x", "y", "z"] {
+                let job = format!("egg_{axis}");
+                gmsh_variant(&dir, &job, &[axis])?;
+                std::fs::remove_file(dir.join(format!("{job}.inp")))?;
+            }
+            Ok(())
+        }
+        _ => {
+            bail!("unknown FEM case `{case}` (cases: sphere, ellipsoid, pair, squeeze, egg, beam)")
+        }
     }
 }
 
