@@ -25,6 +25,9 @@
 //!   orientations; the finite-strain run is reported beside it.
 //! - `squeeze-two`: the same ball pressed along z and along x at once, the x plates moving half
 //!   as far: each pair's force against CalculiX's, and how far a rigid Hertz grain is from it.
+//! - `egg`: an ellipsoid built the same way (another shape, another Poisson's ratio) pressed
+//!   between two plates along each of its axes, against CalculiX's small-strain runs
+//!   (data/fem/egg).
 
 use std::path::Path;
 
@@ -65,6 +68,11 @@ pub const SUITE: Suite = Suite {
             name: "squeeze-two",
             dir: "squeeze",
             check: squeeze_two,
+        },
+        Case {
+            name: "egg",
+            dir: "egg",
+            check: egg,
         },
     ],
 };
@@ -235,11 +243,16 @@ fn largest_deviation(curve: &[(f64, f64)], points: &[(f64, f64)]) -> f64 {
         .fold(0.0, |a: f64, e| if e.is_nan() { e } else { a.max(e) })
 }
 
-/// Hertz's force of a rigid grain on two plates, each moved by `travel`: `2 (4/3) E* sqrt(R)
-/// travel^(3/2)` (Johnson 1985, Eq. 4.23; a plate meets the sphere alone).
-fn rigid_hertz(travel: f64) -> f64 {
-    let (r, e, nu) = BALL;
+/// Hertz's force of a rigid grain of equivalent radius `r` and material `e`, `nu` on two
+/// plates, each moved by `travel`: `2 (4/3) E* sqrt(r) travel^(3/2)` (Johnson 1985, Eq. 4.23; a
+/// plate meets the grain alone).
+fn hertz_on_plates(travel: f64, (r, e, nu): (f64, f64, f64)) -> f64 {
     2.0 * 4.0 / 3.0 * e / (1.0 - nu * nu) * r.sqrt() * travel.powf(1.5)
+}
+
+/// [`hertz_on_plates`] for the ball.
+fn rigid_hertz(travel: f64) -> f64 {
+    hertz_on_plates(travel, BALL)
 }
 
 /// The ball between two plates along z at five random orientations of its mesh (one in the
@@ -384,6 +397,60 @@ fn squeeze_two(dir: &Path, variant: &str) -> Result<Checked> {
     let plot = (
         format!("The ball pressed along two axes ({variant} run)"),
         ("plate travel".into(), "a pair of plates' force".into()),
+        series,
+    );
+    Ok(Checked { rows, notes, plot })
+}
+
+/// The egg's semi-axes and material (data/fem/egg).
+const EGG: ([f64; 3], f64, f64) = ([10.0, 8.0, 6.0], 1000.0, 0.3);
+
+/// The egg between two plates along each of its axes: each run's largest deviation from
+/// CalculiX's small-strain run.
+fn egg(dir: &Path, _variant: &str) -> Result<Checked> {
+    let (axes, e, nu) = EGG;
+    let source = "CalculiX, small strain (data/fem/egg)";
+    let mut rows = Vec::new();
+    let mut notes = vec![format!(
+        "The reference is CalculiX's run of the ellipsoid of semi-axes {axes:?} (E {e}, nu {nu}) without geometric nonlinearity, an octant refined to 0.15 mm at the loaded tip, pressed along each axis by 0.2 mm per plate in 20 increments: the plates' total force at every increment past 10 % of the largest. The grain: the 20 lowest free modes of the whole mesh of size 2 and their residual flexibility, the exact ellipsoid's surface (92,000 nodes), Hertz's pressure at its nodes."
+    )];
+    let mut series = Vec::new();
+    for (ax, name) in ["x", "y", "z"].into_iter().enumerate() {
+        let (table, checked) = calculix_points(
+            &dir.join(format!("../../fem/egg/egg_{name}_plate.csv")),
+            "travel",
+            &["force_sphere"],
+            -2.0,
+        )?;
+        let (r, note, curve) = squeeze(
+            "egg",
+            &dir.join(format!("out/{name}.run")),
+            &loaders("wall", 0, &[ax]),
+            &checked,
+            (&format!("{name} plates"), source),
+            0.03,
+        )?;
+        rows.extend(r);
+        // Hertz's equivalent radius at the tip of axis `ax`: sqrt(r1 r2), r_i = b_i^2 / a.
+        let (p, q) = (axes[(ax + 1) % 3], axes[(ax + 2) % 3]);
+        let equivalent = p * q / axes[ax];
+        let rigid: Vec<(f64, f64)> = (checked.iter())
+            .map(|&(u, _)| (u, hertz_on_plates(u, (equivalent, e, nu))))
+            .collect();
+        notes.push(format!(
+            "{note} A rigid grain with Hertz's contact (equivalent radius {equivalent:.3}): {:.2} %.",
+            100.0 * largest_deviation(&rigid, &checked)
+        ));
+        series.push(Series {
+            name: format!("CalculiX, small strain, {name} plates"),
+            points: table,
+            markers: true,
+        });
+        series.push(curve);
+    }
+    let plot = (
+        "The egg between two plates along each axis".to_string(),
+        ("plate travel".into(), "two plates' force".into()),
         series,
     );
     Ok(Checked { rows, notes, plot })
