@@ -44,7 +44,7 @@ pub fn offsets(
         let Some(load) = old.as_ref().and_then(|h| h.load()) else {
             continue;
         };
-        let x = Vector3::from(load.point);
+        let x = views[*a as usize].position + Vector3::from(load.point);
         let mut add = |v: usize, shift: Vector3<f64>| {
             let view = &views[v];
             if flexible(view) {

@@ -10,8 +10,8 @@
 //! The surface's Gaussian curvature there is `K = (a c - b^2) / (1 + c_1^2 + c_2^2)^2` (do Carmo, *Differential Geometry of Curves
 //! and Surfaces*, 1976, section 3-3, the graph of a function), and the node keeps
 //! `kappa_k = sqrt(max(K, 0))`: `1 / sqrt(R_1 R_2)`, the inverse of the equivalent radius of
-//! Hertz's theory (Johnson, *Contact Mechanics*, 1985, section 4.2). Where the surface is flat or
-//! saddle-shaped, `kappa_k = 0`.
+//! Hertz's theory (Johnson, *Contact Mechanics*, 1985, section 4.2). Where the surface is flat,
+//! saddle-shaped or concave, `kappa_k = 0`.
 //!
 //! `r` is 3 times the median node spacing (`sqrt` of the node areas), widened for a node with
 //! fewer than 24 neighbours. On a sphere of 1,000 nodes and an ellipsoid of 4,000 the fit is
@@ -113,6 +113,10 @@ impl Curvature {
                 };
                 // The fit is in units of `reach`: w_uu = 2 c[3] / reach, and so on.
                 let (fuu, fuv, fvv) = (2.0 * c[3], c[4], 2.0 * c[5]);
+                // A concave dimple (bending towards its outward normal) has K > 0 too.
+                if fuu + fvv >= 0.0 {
+                    return 0.0;
+                }
                 let k = (fuu * fvv - fuv * fuv) / (1.0 + c[1] * c[1] + c[2] * c[2]).powi(2);
                 return k.max(0.0).sqrt() / reach;
             }

@@ -16,10 +16,11 @@
 //! Hertz's `(8/15) E* sqrt(R) delta^(5/2)`. A sum over nodes is a quadrature of that integral: on
 //! a sphere of 1,000 nodes pressed into a plane to 1 % of its radius, within 1 % of Hertz (tests).
 //! The law is Hertz's for each contact between smooth convex surfaces, with their local
-//! curvatures: between two ellipsoids it is Hertz's with the equivalent radius
-//! `1 / sqrt(K_1) + ...` summed as curvatures, which is exact when the two surfaces' principal
-//! directions align or one surface is a sphere or a plane, and within a few percent otherwise
-//! (the elliptic-contact correction of Johnson's section 4.2 is not made).
+//! curvatures summed as `sqrt(K_1) + sqrt(K_2)`: that is Hertz's relative curvature
+//! `sqrt(det(C_1 + C_2))` when the two curvature tensors are proportional (a surface on a plane,
+//! two spheres), and below it otherwise (a sphere on an ellipsoid; crossed cylinders, each of
+//! `K = 0`, get none: a softer contact), and the elliptic-contact correction of Johnson's
+//! section 4.2 is not made (0.4 % to 2.1 % on the ellipsoid of the tests).
 //!
 //! The grains' material is their bundle's (the modes' FEM material); a grain whose bundle carries
 //! none (a rigid bundle) is rigid, or takes `youngs_modulus` and `poisson_ratio` if given. Walls
@@ -76,9 +77,10 @@ pub struct Hertz {
     /// Which grain of a grain pair gives the nodes.
     #[serde(default = "both")]
     pub nodes: NodeRoles,
-    /// The largest `(1 - nu^2) / E` of the scene's grains (set by the grains' check).
+    /// The smallest non-zero `(1 - nu^2) / E` of the scene's grains, the stiffest partner a
+    /// rigid grain may meet (set by the grains' check; 0 if none is elastic).
     #[serde(skip)]
-    softest: OnceLock<f64>,
+    stiffest: OnceLock<f64>,
 }
 
 impl Hertz {
@@ -159,8 +161,12 @@ impl NodeModel for Hertz {
         walls: usize,
     ) -> Result<(), KeyError> {
         let compliance = |i: usize| self.compliance(&shapes[bodies[i].shape]);
-        let softest = (0..bodies.len()).map(compliance).fold(0.0, f64::max);
-        self.softest.get_or_init(|| softest);
+        let stiffest = (0..bodies.len())
+            .map(compliance)
+            .filter(|&c| c > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        self.stiffest
+            .get_or_init(|| if stiffest.is_finite() { stiffest } else { 0.0 });
         let rigid: Vec<usize> = (0..bodies.len())
             .filter(|&i| compliance(i) == 0.0)
             .collect();
@@ -202,24 +208,27 @@ impl NodeModel for Hertz {
         (c * root, 2.0 / 3.0 * c * power)
     }
 
-    /// A rigid grain's stiffest contact is with the softest elastic grain of the scene.
+    /// A rigid grain's stiffest contact is with the stiffest elastic grain of the scene (none:
+    /// it touches nothing, stiffness 0).
     fn auto_stiffness(&self, shape: &Shape, patch: f64, overlap: f64) -> (f64, f64) {
         let r = shape.bounding_radius;
         let delta = (0.01 * r).max(overlap);
         let own = self.compliance(shape);
-        let e_star = 1.0
-            / if own > 0.0 {
-                own
-            } else {
-                self.softest.get().copied().unwrap_or(own)
-            };
-        (
-            2.0 * e_star * (r * delta).sqrt(),
-            patch.max(2.0 * std::f64::consts::PI * r * delta),
-        )
+        let compliance = if own > 0.0 {
+            own
+        } else {
+            self.stiffest.get().copied().unwrap_or(0.0)
+        };
+        let stiffness = if compliance > 0.0 {
+            2.0 / compliance * (r * delta).sqrt()
+        } else {
+            0.0
+        };
+        (stiffness, patch.max(2.0 * std::f64::consts::PI * r * delta))
     }
 
-    /// `dF/d delta = 3 F / (2 delta)` of Hertz's `F ~ delta^(3/2)`, at the deepest node.
+    /// `dF/d delta = 3 F / (2 delta)` of Hertz's `F ~ delta^(3/2)`, at the deepest node (0
+    /// while no node is inside, only the spread of the nearest ones).
     fn pair_stiffness(&self, _: f64, elastic: f64, deepest: f64) -> f64 {
         if deepest > 0.0 {
             1.5 * elastic / deepest

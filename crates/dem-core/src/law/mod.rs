@@ -111,7 +111,8 @@ pub trait History: Any + Send + Sync + std::fmt::Debug {
 }
 
 /// A pair's load in a step: its elastic normal force (on body `a`, the magnitudes of the node
-/// forces summed) and where it acts (their force-weighted mean point, global).
+/// forces summed) and where it acts (their force-weighted mean point, from body `a`'s centre,
+/// global axes: a periodic cell's wrap of body `a` does not move it).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ContactLoad {
     /// The force.

@@ -39,6 +39,14 @@
 //! dissipates `w c_n v_n^2` per unit time, the Coulomb cap the spring energy it removes,
 //! `w/2 k_s (|s_trial|^2 - |s|^2)`.
 //!
+//! The spring above is the linear models' ([`Linear`]): another model ([`NodeModel`]) replaces
+//! its elastic normal traction `k_n d` and energy `k_n d^2 / 2` by its own `p(d)` and energy
+//! (the cap becomes `mu p`), and may take nodes just outside the other side (its
+//! [`NodeModel::margin`]: a node whose patch is partly inside, `d > -w`); a node outside whose
+//! patch carries no traction is skipped like one out of reach. A law that couples the contacts
+//! through the grains' bodies ([`crate::coupling`]) raises every penetration of a pair by the
+//! pair's [`Pair::offset`].
+//!
 //! # Deformable grains
 //! The node's body takes `Phi_a(x0_k) . R^T f` on its modes (Eq. 41); the body whose level set is
 //! penetrated takes `-dE/d eps_a = w k_n d dphi/d eps_a` for the elastic normal force, the exact
@@ -555,7 +563,7 @@ fn node_pair<M: NodeModel>(
     acc.out.energy -= 0.5 * pair.offset * acc.elastic;
     let load = (M::COUPLES && acc.elastic > 0.0).then(|| ContactLoad {
         force: acc.elastic,
-        point: (acc.moment / acc.elastic).into(),
+        point: (acc.moment / acc.elastic - pair.a.position).into(),
     });
     (acc.out, acc.shears, load)
 }
@@ -627,7 +635,9 @@ impl<M: NodeModel> Acc<'_, M> {
             t.d += self.offset;
             let v_rel = p.node_velocity(k, &t.x) - t.velocity;
             let shear = previous(k as u32);
-            let f = self.apply(side, surface, k, &t, &v_rel, &shear);
+            let Some(f) = self.apply(side, surface, k, &t, &v_rel, &shear) else {
+                continue;
+            };
             let (_, _, _, modal_q) = split(&mut self.out, side.side);
             surface.react(&scratch, f.energy_slope, &(f.elastic - f.force), modal_q);
             self.tally(side, k, t.d, &f);
@@ -635,7 +645,8 @@ impl<M: NodeModel> Acc<'_, M> {
     }
 
     /// The law at a node in contact: its force on the giver (force, torque, modes) and the
-    /// opposite on the other side (torque about its centre, none for a wall).
+    /// opposite on the other side (torque about its centre, none for a wall); none for a node
+    /// outside whose patch carries no traction (a node of the margin, [`NodeModel::margin`]).
     fn apply<S: Surface>(
         &mut self,
         side: &Side,
@@ -644,7 +655,7 @@ impl<M: NodeModel> Acc<'_, M> {
         t: &super::surface::Touch,
         v_rel: &Vector3<f64>,
         shear: &Vector3<f64>,
-    ) -> NodeForce {
+    ) -> Option<NodeForce> {
         let p = side.giver;
         let scale = M::scale(p.shape.areas[k], side.weight);
         let normal = (self.law).normal(t.d, || NodeSides {
@@ -658,6 +669,9 @@ impl<M: NodeModel> Acc<'_, M> {
             giver: p.shape,
             other: surface.shape(),
         });
+        if t.d <= 0.0 && normal.0 == 0.0 {
+            return None;
+        }
         let f =
             (self.tangential).node_force(normal, &t.n, t.grad_norm, v_rel, shear, scale, self.dt);
         self.elastic += f.elastic.norm();
@@ -678,7 +692,7 @@ impl<M: NodeModel> Acc<'_, M> {
             on_q.1 -= (t.x - centre).cross(&f.force);
         }
         p.add_node_force(k, &f.force, modal_p);
-        f
+        Some(f)
     }
 
     /// Counts a node contact: energy, dissipation, patch, shear history and record.

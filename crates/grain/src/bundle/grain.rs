@@ -135,12 +135,17 @@ impl Deformation {
                 "deformable.flexibility.patch_radius",
                 f.patch_radius,
             )?;
-            if f.points.iter().any(|x| !x.is_finite()) {
-                return Err(FormatError::invalid(
-                    dir.join("flexibility_points.npy"),
-                    "flexibility_points",
-                    "a point is not finite",
-                ));
+            for (file, values) in [
+                ("flexibility_points", &f.points),
+                ("flexibility", &f.matrix),
+            ] {
+                if values.iter().any(|x| !x.is_finite()) {
+                    return Err(FormatError::invalid(
+                        dir.join(format!("{file}.npy")),
+                        file,
+                        "a value is not finite",
+                    ));
+                }
             }
             check_symmetric(&dir.join("flexibility.npy"), "flexibility", &f.matrix)?;
         }
@@ -737,12 +742,8 @@ impl GrainBundle {
             deformation,
         };
         bundle.check_body(&manifest_path)?;
-        if let Some(m) = bundle
-            .deformation
-            .as_ref()
-            .and_then(|d| d.material.as_ref())
-        {
-            m.check(&manifest_path, "deformable.material")?;
+        if let Some(d) = &bundle.deformation {
+            d.check_elasticity(dir)?;
         }
         Ok(bundle)
     }

@@ -17,6 +17,8 @@
 //! | modal stiffness `K = int eps(Phi) : C : eps(Phi) dV` | `s^3` | the same strains over `s^3` the volume |
 //! | internal force table (`F`, `U`), energy polynomial | `s^3` | `U_s(eps) = int W(eps) dV_s` |
 //! | modal damping | `s^3` | a Kelvin-Voigt material, `sigma = C : eps + eta : d eps/dt`: like `K` |
+//! | residual flexibility: points, patch radius | `s` | lengths |
+//! | residual flexibility `G` | `1 / s` | a displacement per force, `~ 1 / (E L)` |
 //!
 //! Consequences: modal frequencies `sqrt(K / M)` go as `1 / s`, and under the material damping
 //! the damping ratio `C / (2 sqrt(K M))` goes as `1 / s` too (a larger grain of the same
@@ -110,6 +112,11 @@ impl GrainBundle {
             if let Some(path) = &mut d.path {
                 path.nodes.mapv_inplace(|x| x * s);
                 path.grid.mapv_inplace(|x| x * s);
+            }
+            if let Some(f) = &mut d.flexibility {
+                f.points.mapv_inplace(|x| x * s);
+                f.patch_radius *= s;
+                f.matrix.mapv_inplace(|g| g / s);
             }
         }
         Ok(b)

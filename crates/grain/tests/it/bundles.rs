@@ -797,3 +797,20 @@ fn a_grain_bundle_with_an_impossible_material_is_refused_naming_it() {
         ],
     );
 }
+
+/// A grain `s` times larger of the same material: its flexibility's points and patch radius
+/// are lengths (`x s`), and `G`, a displacement per force of a body whose stiffness goes as
+/// `E L`, goes as `1 / s` (docs/physics.md section 10).
+#[test]
+fn a_scaled_grain_s_flexibility_scales_as_a_compliance() {
+    let g = deformable_grain(1, InternalForce::Linear);
+    let s = 2.5;
+    let scaled = g.scaled(s).unwrap();
+    let (a, b) = (
+        g.deformation.unwrap().flexibility.unwrap(),
+        scaled.deformation.unwrap().flexibility.unwrap(),
+    );
+    assert_eq!(b.patch_radius, a.patch_radius * s);
+    assert_eq!(b.points, a.points.mapv(|x| x * s));
+    assert_eq!(b.matrix, a.matrix.mapv(|g| g / s));
+}
