@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 use smallvec::SmallVec;
 
 use crate::error::{KeyError, ShapeError};
-use crate::path::{BAND_CELLS, Bound, Field, ModePath, PerMode};
+use crate::path::{BAND_CELLS, Bound, Field, Paths, PerMode};
 
 /// `F_int` of a deformable grain.
 #[derive(Debug, Clone)]
@@ -76,7 +76,7 @@ pub struct ModalShape {
     pub law: InternalLaw,
     /// Each mode's displacement as a function of its amplitude (a linear mode, or a path
     /// through the FEM run's snapshots).
-    pub paths: Vec<ModePath>,
+    pub paths: Paths,
     /// Per mode, the precomputed level sets as increments from the one at amplitude 0, by
     /// increasing amplitude (the sample at 0 is the bundle's, computed like the others, or the
     /// reference level set if the bundle has none; alone when the mode has no samples).
@@ -130,11 +130,14 @@ impl ModalShape {
                 let points: Vec<(f64, Field)> = (p.amplitudes.iter().enumerate())
                     .map(|(i, &e)| (e, field(&p.nodes, &p.grid, i)))
                     .collect();
-                vec![ModePath::through(&points, levelset)]
+                Paths::through(&points, levelset)
             }
-            None => (0..a)
-                .map(|m| ModePath::linear(field(&d.node_modes, &d.grid_modes, m), levelset))
-                .collect(),
+            None => Paths::linear(
+                (0..a)
+                    .map(|m| field(&d.node_modes, &d.grid_modes, m))
+                    .collect(),
+                levelset,
+            ),
         };
         let samples: Vec<Vec<Sample>> = d
             .precomputed
@@ -204,7 +207,7 @@ impl ModalShape {
                 (sampled[0].amplitude, sampled[last].amplitude),
             )
         });
-        let path = self.paths[a].range.map(|r| (Limit::Path, r));
+        let path = self.paths.modes[a].range.map(|r| (Limit::Path, r));
         table.into_iter().chain(samples).chain(path)
     }
 

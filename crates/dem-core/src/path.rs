@@ -140,13 +140,13 @@ fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
 /// One linear piece of a mode's path: `u(eps) = offset + eps slope` between two points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Segment {
-    /// `du/d eps` on the segment.
-    pub slope: Field,
+    /// The column of `du/d eps` on the segment ([`Paths`]).
+    pub slope: usize,
     /// Its bounds (the tangent's, for the time step).
     pub slope_bounds: FieldBounds,
-    /// The displacement at `eps = 0` of the segment's line (`None`: zero, as for a linear mode
-    /// and a path's first segment).
-    pub offset: Option<Field>,
+    /// The column of the displacement at `eps = 0` of the segment's line (`None`: zero, as for
+    /// a linear mode and a path's first segment).
+    pub offset: Option<usize>,
     /// The amplitudes of its end points.
     pub ends: (f64, f64),
     /// The bounds of the displacement at its end points (see [`Configuration::bounds`]: much
@@ -167,29 +167,67 @@ pub struct ModePath {
 }
 
 impl ModePath {
-    /// The linear mode `u = eps Phi` (Eq. 1).
-    pub fn linear(phi: Field, levelset: &LevelSetGrid) -> ModePath {
-        let bounds = FieldBounds::of(&phi, levelset);
-        ModePath {
-            amplitudes: vec![1.0],
-            segments: vec![Segment {
-                slope_bounds: bounds,
-                slope: phi,
-                offset: None,
-                ends: (0.0, 1.0),
-                end_bounds: (FieldBounds::default(), bounds),
-            }],
-            range: None,
-        }
+    /// The segment that serves amplitude `eps` ([`grain::path_segment`]).
+    #[inline]
+    pub fn segment(&self, eps: f64) -> &Segment {
+        &self.segments[grain::path_segment(&self.amplitudes, eps)]
     }
 
-    /// The path through `(0, 0)` and `points` (`(eps_p, u_p)`, amplitudes increasing from
-    /// above 0; the caller checks them).
-    pub fn through(points: &[(f64, Field)], levelset: &LevelSetGrid) -> ModePath {
+    /// The largest tangent at the surface nodes over the path (`max_k |du/d eps|`): the
+    /// stiffest coupling of the mode to a contact (the time step).
+    pub fn largest_node_tangent(&self) -> f64 {
+        self.segments
+            .iter()
+            .map(|s| s.slope_bounds.nodes)
+            .fold(0.0, f64::max)
+    }
+}
+
+/// A grain's modes ([`ModePath`]) and their fields, node-major: every slope and offset of
+/// every segment is a column `j`, and node `k`'s columns are contiguous (`nodes[k C + j]`,
+/// `C` columns; likewise at the grid nodes). A node's displacement, velocity and generalized
+/// force read its modes from one run of memory: with one array per mode, a grain of 20 modes
+/// cost 20 cache misses per node and per use, and its step 2.5-3.2x the rigid one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Paths {
+    /// One per mode.
+    pub modes: Vec<ModePath>,
+    /// `C`.
+    columns: usize,
+    nodes: Vec<[f64; 3]>,
+    grid: Vec<[f64; 3]>,
+}
+
+impl Paths {
+    /// Linear modes `u_a = eps_a Phi_a` (Eq. 1), one field `Phi_a` each.
+    pub fn linear(phi: Vec<Field>, levelset: &LevelSetGrid) -> Paths {
+        let mut columns = Vec::with_capacity(phi.len());
+        let mut modes = Vec::with_capacity(phi.len());
+        for phi in phi {
+            let bounds = FieldBounds::of(&phi, levelset);
+            modes.push(ModePath {
+                amplitudes: vec![1.0],
+                segments: vec![Segment {
+                    slope_bounds: bounds,
+                    slope: push(&mut columns, phi),
+                    offset: None,
+                    ends: (0.0, 1.0),
+                    end_bounds: (FieldBounds::default(), bounds),
+                }],
+                range: None,
+            });
+        }
+        Paths::new(modes, columns)
+    }
+
+    /// One mode along the path through `(0, 0)` and `points` (`(eps_p, u_p)`, amplitudes
+    /// increasing from above 0; the caller checks them).
+    pub fn through(points: &[(f64, Field)], levelset: &LevelSetGrid) -> Paths {
         let zero = Field {
             nodes: vec![Vector3::zeros(); points[0].1.nodes.len()],
             grid: vec![Vector3::zeros(); points[0].1.grid.len()],
         };
+        let mut columns = Vec::with_capacity(2 * points.len());
         let mut segments = Vec::with_capacity(points.len());
         let mut previous = (0.0, &zero, FieldBounds::default());
         for (s, (eps, u)) in points.iter().enumerate() {
@@ -214,34 +252,46 @@ impl ModePath {
             let b1 = FieldBounds::of(u, levelset);
             segments.push(Segment {
                 slope_bounds: FieldBounds::of(&slope, levelset),
-                slope,
-                offset,
+                slope: push(&mut columns, slope),
+                offset: offset.map(|o| push(&mut columns, o)),
                 ends: (e0, *eps),
                 end_bounds: (b0, b1),
             });
             previous = (*eps, u, b1);
         }
-        ModePath {
+        let mode = ModePath {
             amplitudes: points.iter().map(|p| p.0).collect(),
             segments,
             range: Some((0.0, points[points.len() - 1].0)),
+        };
+        Paths::new(vec![mode], columns)
+    }
+
+    /// Interleaves the columns node by node.
+    fn new(modes: Vec<ModePath>, columns: Vec<Field>) -> Paths {
+        let interleave = |field: fn(&Field) -> &Vec<Vector3<f64>>| -> Vec<[f64; 3]> {
+            let count = columns.first().map_or(0, |c| field(c).len());
+            let mut out = vec![[0.0; 3]; count * columns.len()];
+            for (j, c) in columns.iter().enumerate() {
+                for (k, v) in field(c).iter().enumerate() {
+                    out[k * columns.len() + j] = (*v).into();
+                }
+            }
+            out
+        };
+        Paths {
+            nodes: interleave(|f| &f.nodes),
+            grid: interleave(|f| &f.grid),
+            columns: columns.len(),
+            modes,
         }
     }
+}
 
-    /// The segment that serves amplitude `eps` ([`grain::path_segment`]).
-    #[inline]
-    pub fn segment(&self, eps: f64) -> &Segment {
-        &self.segments[grain::path_segment(&self.amplitudes, eps)]
-    }
-
-    /// The largest tangent at the surface nodes over the path (`max_k |du/d eps|`): the
-    /// stiffest coupling of the mode to a contact (the time step).
-    pub fn largest_node_tangent(&self) -> f64 {
-        self.segments
-            .iter()
-            .map(|s| s.slope_bounds.nodes)
-            .fold(0.0, f64::max)
-    }
+/// Adds `field` as the next column and returns its index.
+fn push(columns: &mut Vec<Field>, field: Field) -> usize {
+    columns.push(field);
+    columns.len() - 1
 }
 
 /// The modes of one grain at its current amplitudes: each mode's segment.
@@ -249,57 +299,72 @@ impl ModePath {
 pub struct Configuration<'a> {
     /// The amplitudes.
     pub eps: &'a [f64],
-    /// A `Vec`, not a `PerMode`: a view must stay covariant in its lifetime, which a small
-    /// vector of references is not.
+    paths: &'a Paths,
+    /// Each mode's segment. A `Vec`, not a `PerMode`: a view must stay covariant in its
+    /// lifetime, which a small vector of references is not.
     segments: Vec<&'a Segment>,
+    /// The displacement's coefficient of each column, three times over (one per component):
+    /// a segment's slope has its amplitude, its offset 1, the other segments' columns 0.
+    displacement: Vec<f64>,
 }
 
 impl<'a> Configuration<'a> {
     /// The configuration of modes `paths` at amplitudes `eps`.
-    pub fn new(paths: &'a [ModePath], eps: &'a [f64]) -> Configuration<'a> {
+    pub fn new(paths: &'a Paths, eps: &'a [f64]) -> Configuration<'a> {
+        let segments: Vec<&Segment> = (paths.modes.iter().zip(eps))
+            .map(|(p, e)| p.segment(*e))
+            .collect();
+        let mut displacement = vec![0.0; 3 * paths.columns];
+        for (s, e) in segments.iter().zip(eps) {
+            displacement[3 * s.slope..3 * s.slope + 3].fill(*e);
+            if let Some(o) = s.offset {
+                displacement[3 * o..3 * o + 3].fill(1.0);
+            }
+        }
         Configuration {
             eps,
-            segments: paths.iter().zip(eps).map(|(p, e)| p.segment(*e)).collect(),
+            paths,
+            segments,
+            displacement,
         }
+    }
+
+    /// Node `k`'s columns in `field`.
+    #[inline(always)]
+    fn columns(&self, field: &'a [[f64; 3]], k: usize) -> &'a [[f64; 3]] {
+        let c = self.paths.columns;
+        &field[k * c..(k + 1) * c]
+    }
+
+    /// The displacement from node `k`'s columns.
+    #[inline(always)]
+    fn displacement(&self, columns: &[[f64; 3]]) -> Vector3<f64> {
+        combine(columns.as_flattened(), &self.displacement)
     }
 
     /// The displacement of surface node `k` (local frame).
     #[inline(always)]
     pub fn node_displacement(&self, k: usize) -> Vector3<f64> {
-        let mut u = Vector3::zeros();
-        for (s, e) in self.segments.iter().zip(self.eps) {
-            u += s.slope.nodes[k] * *e;
-            if let Some(o) = &s.offset {
-                u += o.nodes[k];
-            }
-        }
-        u
+        self.displacement(self.columns(&self.paths.nodes, k))
     }
 
-    /// The tangent `du/d eps_a` at surface node `k`.
+    /// The tangents `du/d eps_a` at surface node `k`, mode by mode.
     #[inline]
-    pub fn node_tangent(&self, a: usize, k: usize) -> Vector3<f64> {
-        self.segments[a].slope.nodes[k]
+    pub fn node_tangents(&self, k: usize) -> impl Iterator<Item = Vector3<f64>> + '_ {
+        let columns = self.columns(&self.paths.nodes, k);
+        self.segments.iter().map(move |s| columns[s.slope].into())
     }
 
     /// The displacement at grid node `n` (local frame).
     #[inline(always)]
     pub fn grid_displacement(&self, n: usize) -> Vector3<f64> {
-        // A plain loop: an iterator's `sum` of vectors is not inlined on this hot path.
-        let mut u = Vector3::zeros();
-        for (s, e) in self.segments.iter().zip(self.eps) {
-            u += s.slope.grid[n] * *e;
-            if let Some(o) = &s.offset {
-                u += o.grid[n];
-            }
-        }
-        u
+        self.displacement(self.columns(&self.paths.grid, n))
     }
 
     /// The tangent `du/d eps_a` (the current segment's slope) at grid node `n`.
     #[inline(always)]
     pub fn grid_tangent(&self, a: usize, n: usize) -> Vector3<f64> {
-        self.segments[a].slope.grid[n]
+        self.columns(&self.paths.grid, n)[self.segments[a].slope].into()
     }
 
     /// The tangents `du/d eps_a` at a located point, trilinear from the grid's fields
@@ -308,12 +373,27 @@ impl<'a> Configuration<'a> {
     pub fn grid_tangents_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
         let w = at.weights();
         out.clear();
-        for s in &self.segments {
-            let mut v = Vector3::zeros();
-            for (c, w) in at.corners.iter().zip(&w) {
-                v += s.slope.grid[*c] * *w;
+        out.resize(self.segments.len(), Vector3::zeros());
+        for (c, w) in at.corners.iter().zip(&w) {
+            let columns = self.columns(&self.paths.grid, *c);
+            for (v, s) in out.iter_mut().zip(&self.segments) {
+                *v += Vector3::from(columns[s.slope]) * *w;
             }
-            out.push(v);
+        }
+    }
+
+    /// Per mode, `sum_c du/d eps_a(n_c) . v_c` over the grid nodes `corners` (a linear map of
+    /// the tangents' corner values: their interpolated value, or derivative, dotted with a
+    /// vector), into `out` (one entry per mode, overwritten). Each corner's modes are read
+    /// together.
+    #[inline]
+    pub fn grid_tangents_dot(&self, corners: &[usize; 8], v: &[Vector3<f64>; 8], out: &mut [f64]) {
+        out.fill(0.0);
+        for (c, v) in corners.iter().zip(v) {
+            let columns = self.columns(&self.paths.grid, *c);
+            for (o, s) in out.iter_mut().zip(&self.segments) {
+                *o += Vector3::from(columns[s.slope]).dot(v);
+            }
         }
     }
 
@@ -354,6 +434,29 @@ impl<'a> Configuration<'a> {
         }
         b
     }
+}
+
+/// `sum_j c_j v_j` over the 3-vectors `v_j` stored flat in `values`, with the coefficients
+/// `coefficients` repeated per component: four vectors at a time in twelve independent sums,
+/// which the compiler keeps in vector registers.
+#[inline(always)]
+fn combine(values: &[f64], coefficients: &[f64]) -> Vector3<f64> {
+    let mut sums = [0.0; 12];
+    let (v, c) = (values.chunks_exact(12), coefficients.chunks_exact(12));
+    let (v_rest, c_rest) = (v.remainder(), c.remainder());
+    for (v, c) in v.zip(c) {
+        for i in 0..12 {
+            sums[i] += v[i] * c[i];
+        }
+    }
+    for (i, (v, c)) in v_rest.iter().zip(c_rest).enumerate() {
+        sums[i] += v * c;
+    }
+    Vector3::new(
+        sums[0] + sums[3] + sums[6] + sums[9],
+        sums[1] + sums[4] + sums[7] + sums[10],
+        sums[2] + sums[5] + sums[8] + sums[11],
+    )
 }
 
 /// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per

@@ -78,6 +78,7 @@ pub fn critical_step(
         if let (Some(m), Some(modal)) = (&b.modes, &s.modal) {
             let reach2: f64 = modal
                 .paths
+                .modes
                 .iter()
                 .map(|p| p.largest_node_tangent().powi(2))
                 .sum();

@@ -176,8 +176,8 @@ impl<'a> View<'a> {
             None => rigid,
             Some(m) => {
                 let mut local = Vector3::zeros();
-                for (a, r) in m.state.rate.iter().enumerate() {
-                    local += m.config.node_tangent(a, k) * *r;
+                for (t, r) in m.config.node_tangents(k).zip(&m.state.rate) {
+                    local += t * *r;
                 }
                 rigid + self.rotation * local
             }
@@ -190,8 +190,8 @@ impl<'a> View<'a> {
     pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, out: &mut [f64]) {
         if let Some(m) = &self.modes {
             let local = self.rotation.transpose() * f;
-            for (a, o) in out.iter_mut().enumerate() {
-                *o += m.config.node_tangent(a, k).dot(&local);
+            for (t, o) in m.config.node_tangents(k).zip(out) {
+                *o += t.dot(&local);
             }
         }
     }

@@ -346,7 +346,7 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
 fn turning_loading(body: &Body, shape: &Shape, key: &str) -> Option<String> {
     let modal = shape.modal.as_ref()?;
     body.modes.as_ref()?;
-    let one_loading = modal.count == 1 || modal.paths.iter().any(|p| p.range.is_some());
+    let one_loading = modal.count == 1 || modal.paths.modes.iter().any(|p| p.range.is_some());
     let turns = match &body.drive {
         Drive::Free => true,
         Drive::Held { rotation, .. } => !rotation,

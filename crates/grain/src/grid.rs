@@ -535,6 +535,36 @@ impl LevelSetGrid {
         self.displacement_corners(at, &c, u)
     }
 
+    /// The gradients `d w_c / dx` of the trilinear weights [`Located::weights`] at a located
+    /// point, zero along the clamped axes: a field's gradient, as
+    /// [`LevelSetGrid::displacement`] gives it, is then the linear map `sum_c v_c (d w_c /
+    /// dx)^T` of its corner values, which lets a caller differentiate many fields reading
+    /// each corner once. `None` on an interior grid plane (within [`TIE`]), where the
+    /// displacement's tie rule takes the mean of two cells' gradients.
+    #[inline]
+    pub fn weight_gradients(&self, at: &Located) -> Option<[Vector3<f64>; 8]> {
+        if at.tie != [0; 3] {
+            return None;
+        }
+        let inv = 1.0 / self.spec.spacing;
+        // Per axis, the factor of the corner at offset 0 or 1, and its derivative.
+        let f = |t: f64, one: bool| if one { t } else { 1.0 - t };
+        let d = |one: bool, clamped: bool| match (clamped, one) {
+            (true, _) => 0.0,
+            (false, true) => inv,
+            (false, false) => -inv,
+        };
+        let ([tx, ty, tz], c) = (at.t, at.clamped);
+        Some(std::array::from_fn(|i| {
+            let (a, b, e) = (i & 4 != 0, i & 2 != 0, i & 1 != 0);
+            Vector3::new(
+                d(a, c[0]) * f(ty, b) * f(tz, e),
+                f(tx, a) * d(b, c[1]) * f(tz, e),
+                f(tx, a) * f(ty, b) * d(e, c[2]),
+            )
+        }))
+    }
+
     /// The largest spectral norm `|grad u|_2` of the trilinear field with node values `u(n)`
     /// over the cell of `at`. Inside a cell `grad u` is the trilinear combination, with the
     /// point's own weights, of the cell's 8 corner Jacobians (at a corner, column `j` is the
@@ -638,10 +668,20 @@ impl LevelSetGrid {
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> Result<PullBack, PullBackFailure> {
         let h = self.spec.spacing;
+        // The last cell's corner values: the iterates mostly stay in one cell, and a node's
+        // value can sum many modes.
+        let mut cached: Option<([usize; 8], [Vector3<f64>; 8])> = None;
         // The residual `r = X + u(X) - y` at `x`, its size, and what a step needs.
-        let evaluate = |x: &Point3<f64>| {
+        let mut evaluate = |x: &Point3<f64>| {
             let at = self.locate(x);
-            let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+            let c = match &cached {
+                Some((corners, c)) if *corners == at.corners => *c,
+                _ => {
+                    let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+                    cached = Some((at.corners, c));
+                    c
+                }
+            };
             let (ux, grad) = self.displacement_corners(&at, &c, &u);
             let r = x.coords + ux - y.coords;
             let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
@@ -1198,6 +1238,41 @@ mod tests {
             Vector3::repeat(f(grid.node_position(n)))
         });
         assert_eq!(grad.column(0), Vector3::zeros());
+    }
+
+    #[test]
+    fn weight_gradients_give_the_displacement_s_gradient_as_a_linear_map() {
+        // A random field at points inside and outside the box: sum_c v_c (d w_c/dx)^T is
+        // the gradient `displacement` computes (its own arithmetic), the weights its value;
+        // on a grid plane the tie rule is the caller's (None).
+        use rand::{RngExt, SeedableRng};
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
+        let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(11);
+        let nodes: Vec<Vector3<f64>> = (0..s.len())
+            .map(|_| Vector3::from_fn(|_, _| rng.random::<f64>() - 0.5))
+            .collect();
+        let u = |n: usize| nodes[n];
+        let outside = [Point3::new(-3.0, 0.1, 1.0), Point3::new(0.3, 9.0, -2.0)];
+        let mut checked = 0;
+        for y in probe_points(&s).into_iter().chain(outside) {
+            let at = grid.locate(&y);
+            let Some(dw) = grid.weight_gradients(&at) else {
+                continue;
+            };
+            let (value, grad) = grid.displacement(&at, u);
+            let w = at.weights();
+            let (mut v, mut g) = (Vector3::zeros(), Matrix3::zeros());
+            for c in 0..8 {
+                v += u(at.corners[c]) * w[c];
+                g += u(at.corners[c]) * dw[c].transpose();
+            }
+            assert!((v - value).amax() < 1e-14, "{y}: {v} against {value}");
+            assert!((g - grad).amax() < 1e-12, "{y}: {g} against {grad}");
+            checked += 1;
+        }
+        assert!(checked > 400, "{checked}");
+        assert!(grid.weight_gradients(&grid.locate(&s.node(3, 5, 2))).is_none());
     }
 
     #[test]

@@ -151,11 +151,25 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         let p = g0 * c + (hessian(g0_unit) - hessian(w) * c + q * c) * (p0 / gn);
         let grad = j_inv.transpose() * p;
         if phi < 0.0 {
+            // `d_a = -grad . t_a + stretch G . (grad t_a) w`, `t_a = du/d eps_a` at X: linear
+            // in t_a's corner values, `sum_c t_a(n_c) . v_c`.
             let stretch = p0 * c / gn;
-            for (a, d) in derivative.iter_mut().enumerate() {
-                let (tangent, tangent_grad) =
-                    grid.displacement(at, |n| self.config.grid_tangent(a, n));
-                *d = -grad.dot(&tangent) + stretch * big_g.dot(&(tangent_grad * w));
+            match grid.weight_gradients(at) {
+                Some(dw) => {
+                    let weights = at.weights();
+                    let v = std::array::from_fn(|i| {
+                        big_g * (stretch * dw[i].dot(&w)) - grad * weights[i]
+                    });
+                    self.config.grid_tangents_dot(&at.corners, &v, derivative);
+                }
+                // On a grid plane: the tie rule's gradient, mode by mode.
+                None => {
+                    for (a, d) in derivative.iter_mut().enumerate() {
+                        let (tangent, tangent_grad) =
+                            grid.displacement(at, |n| self.config.grid_tangent(a, n));
+                        *d = -grad.dot(&tangent) + stretch * big_g.dot(&(tangent_grad * w));
+                    }
+                }
             }
         }
         Ok(Evaluation {
