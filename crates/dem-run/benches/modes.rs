@@ -1,0 +1,194 @@
+//! `cargo bench -p dem-run --bench modes` (part of `cargo xtask bench dem`): the step of a grain
+//! with 20 modes against the step of the same scene with its modes off.
+//!
+//! The grain is the validation's ball (docs/validation.md, `squeeze`): the 20 lowest free modes
+//! of data/fem/ball's mesh and its residual flexibility (`mode-extract --free 20 --flexibility
+//! --patch-radius 5`), on the exact sphere of radius 10 mm with 60,000 surface nodes
+//! (`levelset-bake sphere --spacing 0.5`), under `law = "hertz-patches"`. Two scenes:
+//! - `plates`: the ball held, two plates closing on it along z (the squeeze);
+//! - `pair`: two such balls stacked along z, free along z only, between the closing plates: the
+//!   contact between the balls takes the semi-Lagrangian level set of the other ball's 20 modes.
+//!
+//! The rigid variant is the same scene with `modes = { active = false }` and the balls' material
+//! as the law's keys. Each variant first runs `LOAD` steps (untimed: the plates reach the grains
+//! and press them), then the variants are timed for `TIMED` steps each on 1 thread, in turn,
+//! `REPEATS` times (medians; this machine kind's timings vary by tens of percent from run to
+//! run). Reported: steps/s, node contacts, and the ratio deformable / rigid (goal <= 2, issue
+//! #35 item 2).
+
+use std::path::Path;
+use std::time::Instant;
+
+use dem_core::sim::Simulation;
+use dem_run::Scene;
+use levelset_bake::{
+    BakeOptions, Damping, Extent, ModeRequest, ModeSource, NodeChoice, OpenMesh, Primitive,
+    Samples, bake_primitive,
+};
+use mode_extract::{FreeOptions, MaterialOptions, free_bundle};
+
+const LOAD: u64 = 1000;
+const TIMED: u64 = 400;
+const REPEATS: usize = 3;
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    bake(dir.path());
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    for (name, grains, plate) in [("plates", PLATES, 10.0), ("pair", PAIR, 20.0)] {
+        let variants = [
+            ("20 modes", "{ levelset = \"semi-lagrangian\" }", ""),
+            (
+                "rigid",
+                "{ active = false }",
+                "youngs_modulus = 1000\npoisson_ratio = 0.25\n",
+            ),
+        ];
+        let mut sims: Vec<Simulation> = variants
+            .iter()
+            .map(|(label, modes, keys)| {
+                let text = SCENE
+                    .replace("KEYS\n", keys)
+                    .replace("GRAINS\n", &grains.replace("MODES", modes))
+                    .replace("PLATE", &plate.to_string());
+                let path = dir.path().join(format!("{name}-{}.toml", &label[..2]));
+                std::fs::write(&path, text).unwrap();
+                let mut sim =
+                    dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
+                pool.install(|| {
+                    for _ in 0..LOAD {
+                        sim.step(false);
+                    }
+                });
+                sim
+            })
+            .collect();
+        let mut rates = vec![Vec::new(); variants.len()];
+        for _ in 0..REPEATS {
+            for (v, sim) in sims.iter_mut().enumerate() {
+                let t = Instant::now();
+                pool.install(|| {
+                    for _ in 0..TIMED {
+                        sim.step(false);
+                    }
+                });
+                rates[v].push(TIMED as f64 / t.elapsed().as_secs_f64());
+            }
+        }
+        println!("{name}: 1 thread, after {LOAD} loading steps, {TIMED} steps timed:");
+        let medians: Vec<f64> = rates
+            .iter_mut()
+            .map(|r| {
+                r.sort_by(f64::total_cmp);
+                r[REPEATS / 2]
+            })
+            .collect();
+        for (v, (label, ..)) in variants.iter().enumerate() {
+            println!(
+                "  {label}: {:.0} steps/s ({:.0} to {:.0}), {} node contacts",
+                medians[v],
+                rates[v][0],
+                rates[v][REPEATS - 1],
+                sims[v].last.contacts
+            );
+        }
+        println!(
+            "  20 modes / rigid: {:.2} (goal <= 2)",
+            medians[1] / medians[0]
+        );
+    }
+}
+
+/// The ball's modes bundle and grain bundle, as data/validation/squeeze/pipeline.toml makes
+/// them, in `dir`.
+fn bake(dir: &Path) {
+    let mesh = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/fem/ball/ball.inp");
+    let modes = free_bundle(&FreeOptions {
+        mesh,
+        element_set: None,
+        redefinition: fem::Redefinition::Refuse,
+        modes: 20,
+        flexibility: Some(Some(5.0)),
+        material: MaterialOptions {
+            youngs_modulus: None,
+            poisson_ratio: None,
+            density: None,
+        },
+        units: "mm, N, s, t".into(),
+    })
+    .unwrap();
+    modes.write(&dir.join("ball.modes")).unwrap();
+    let options = BakeOptions {
+        spacing: 0.5,
+        pad_cells: levelset_bake::DEFAULT_PAD,
+        extent: Extent::Full,
+        nodes: NodeChoice::Count(60_000),
+        density: 1e-9,
+        units: "mm, N, s, t".into(),
+        open: OpenMesh::Refuse,
+        allow_unresolved: false,
+    };
+    let mut baked = bake_primitive(&Primitive::Sphere { radius: 10.0 }, &options).unwrap();
+    ModeRequest {
+        source: ModeSource::Bundle {
+            dir: dir.join("ball.modes"),
+            mass: None,
+            table: None,
+        },
+        samples: Samples::At(Vec::new()),
+        damping: Damping::StiffnessProportional(6e-6),
+    }
+    .apply(&mut baked, 1e-9, None)
+    .unwrap();
+    baked.bundle.write(&dir.join("ball.grain")).unwrap();
+}
+
+/// The scene: plates at `+-PLATE` closing by 0.3 mm each over 2 ms, as
+/// data/validation/squeeze/one-1.toml.
+const SCENE: &str = r#"
+[run]
+dt = 1e-6
+steps = 1
+[contact]
+law = "hertz-patches"
+KEYS
+GRAINS
+[[walls]]
+kind = "plane"
+point = [0, 0, PLATE]
+normal = [0, 0, -1]
+motion = { table = [[0, 0, 0, 0], [2e-3, 0, 0, -0.3]] }
+[[walls]]
+kind = "plane"
+point = [0, 0, -PLATE]
+normal = [0, 0, 1]
+motion = { table = [[0, 0, 0, 0], [2e-3, 0, 0, 0.3]] }
+"#;
+
+/// The held ball, at orientation 1 of the squeeze.
+const PLATES: &str = r#"
+[[grains]]
+bundle = "ball.grain"
+position = [0, 0, 0]
+orientation = [-0.610144927056568, -0.19272997695894, -0.013003998445359, -0.768380908139299]
+hold = ["x", "y", "z", "rotation"]
+modes = MODES
+"#;
+
+/// Two balls touching at z = 0, free along z.
+const PAIR: &str = r#"
+[[grains]]
+bundle = "ball.grain"
+position = [0, 0, -10]
+orientation = [-0.610144927056568, -0.19272997695894, -0.013003998445359, -0.768380908139299]
+hold = ["x", "y", "rotation"]
+modes = MODES
+[[grains]]
+bundle = "ball.grain"
+position = [0, 0, 10]
+hold = ["x", "y", "rotation"]
+modes = MODES
+"#;
