@@ -196,6 +196,8 @@ pub struct Paths {
     columns: usize,
     nodes: Vec<[f64; 3]>,
     grid: Vec<[f64; 3]>,
+    /// Each column's normal strain at the grid nodes ([`normal_strain`]), node-major.
+    strain: Vec<f64>,
 }
 
 impl Paths {
@@ -217,7 +219,7 @@ impl Paths {
                 range: None,
             });
         }
-        Paths::new(modes, columns)
+        Paths::new(modes, columns, levelset)
     }
 
     /// One mode along the path through `(0, 0)` and `points` (`(eps_p, u_p)`, amplitudes
@@ -264,11 +266,11 @@ impl Paths {
             segments,
             range: Some((0.0, points[points.len() - 1].0)),
         };
-        Paths::new(vec![mode], columns)
+        Paths::new(vec![mode], columns, levelset)
     }
 
-    /// Interleaves the columns node by node.
-    fn new(modes: Vec<ModePath>, columns: Vec<Field>) -> Paths {
+    /// Interleaves the columns node by node, with their normal strains at the grid nodes.
+    fn new(modes: Vec<ModePath>, columns: Vec<Field>, levelset: &LevelSetGrid) -> Paths {
         let interleave = |field: fn(&Field) -> &Vec<Vector3<f64>>| -> Vec<[f64; 3]> {
             let count = columns.first().map_or(0, |c| field(c).len());
             let mut out = vec![[0.0; 3]; count * columns.len()];
@@ -279,13 +281,81 @@ impl Paths {
             }
             out
         };
+        let strains: Vec<Vec<f64>> = (columns.iter())
+            .map(|c| normal_strain(levelset, &c.grid))
+            .collect();
+        let mut strain = vec![0.0; levelset.values().len() * columns.len()];
+        for (j, s) in strains.iter().enumerate() {
+            for (n, v) in s.iter().enumerate() {
+                strain[n * columns.len() + j] = *v;
+            }
+        }
         Paths {
             nodes: interleave(|f| &f.nodes),
             grid: interleave(|f| &f.grid),
+            strain,
             columns: columns.len(),
             modes,
         }
     }
+}
+
+/// The strain `s = n^T (grad v) n` of the field `v` (grid node values) along the reference
+/// level set's normal `n = grad phi_0 / |grad phi_0|`, at every grid node, both gradients by
+/// central differences (one-sided on the box's faces; `s = 0` where `grad phi_0 = 0`). The
+/// semi-Lagrangian update interpolates it trilinearly for its distance normalisation
+/// ([`crate::levelset::semi_lagrangian`]): a field continuous across the cells, where the
+/// interpolants' own gradients jump.
+pub fn normal_strain(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> Vec<f64> {
+    let spec = levelset.spec();
+    let phi = levelset.values();
+    let dims = spec.dims;
+    let mut out = vec![0.0; phi.len()];
+    for i in 0..dims[0] {
+        for j in 0..dims[1] {
+            for k in 0..dims[2] {
+                let at = [i, j, k];
+                // Per axis, the neighbours' indices and their distance apart.
+                let pairs: [(usize, usize, f64); 3] = std::array::from_fn(|d| {
+                    let (mut lo, mut hi) = (at, at);
+                    lo[d] = at[d].saturating_sub(1);
+                    hi[d] = (at[d] + 1).min(dims[d] - 1);
+                    let span = (hi[d] - lo[d]) as f64 * spec.spacing;
+                    (
+                        spec.index(lo[0], lo[1], lo[2]),
+                        spec.index(hi[0], hi[1], hi[2]),
+                        span,
+                    )
+                });
+                let diff = |f: &dyn Fn(usize) -> Vector3<f64>,
+                            (lo, hi, span): (usize, usize, f64)| {
+                    if span > 0.0 {
+                        (f(hi) - f(lo)) / span
+                    } else {
+                        Vector3::zeros()
+                    }
+                };
+                let g = Vector3::from_fn(|d, _| {
+                    let (lo, hi, span) = pairs[d];
+                    if span > 0.0 {
+                        (phi[hi] - phi[lo]) / span
+                    } else {
+                        0.0
+                    }
+                });
+                let norm = g.norm();
+                if norm == 0.0 {
+                    continue;
+                }
+                let normal = g / norm;
+                let field = |n: usize| v[n];
+                out[spec.index(i, j, k)] = (0..3)
+                    .map(|d| normal[d] * normal.dot(&diff(&field, pairs[d])))
+                    .sum();
+            }
+        }
+    }
+    out
 }
 
 /// Adds `field` as the next column and returns its index.
@@ -303,8 +373,10 @@ pub struct Configuration<'a> {
     /// Each mode's segment. A `Vec`, not a `PerMode`: a view must stay covariant in its
     /// lifetime, which a small vector of references is not.
     segments: Vec<&'a Segment>,
-    /// The displacement's coefficient of each column, three times over (one per component):
-    /// a segment's slope has its amplitude, its offset 1, the other segments' columns 0.
+    /// The displacement's coefficient of each column: a segment's slope has its amplitude,
+    /// its offset 1, the other segments' columns 0.
+    coefficients: Vec<f64>,
+    /// The same, three times over (one per component).
     displacement: Vec<f64>,
 }
 
@@ -314,17 +386,19 @@ impl<'a> Configuration<'a> {
         let segments: Vec<&Segment> = (paths.modes.iter().zip(eps))
             .map(|(p, e)| p.segment(*e))
             .collect();
-        let mut displacement = vec![0.0; 3 * paths.columns];
+        let mut coefficients = vec![0.0; paths.columns];
         for (s, e) in segments.iter().zip(eps) {
-            displacement[3 * s.slope..3 * s.slope + 3].fill(*e);
+            coefficients[s.slope] = *e;
             if let Some(o) = s.offset {
-                displacement[3 * o..3 * o + 3].fill(1.0);
+                coefficients[o] = 1.0;
             }
         }
+        let displacement = coefficients.iter().flat_map(|c| [*c; 3]).collect();
         Configuration {
             eps,
             paths,
             segments,
+            coefficients,
             displacement,
         }
     }
@@ -361,10 +435,16 @@ impl<'a> Configuration<'a> {
         self.displacement(self.columns(&self.paths.grid, n))
     }
 
-    /// The tangent `du/d eps_a` (the current segment's slope) at grid node `n`.
+    /// The normal strain of the displacement at grid node `n` ([`normal_strain`]).
     #[inline(always)]
-    pub fn grid_tangent(&self, a: usize, n: usize) -> Vector3<f64> {
-        self.columns(&self.paths.grid, n)[self.segments[a].slope].into()
+    pub fn grid_strain(&self, n: usize) -> f64 {
+        let c = self.paths.columns;
+        let strain = &self.paths.strain[n * c..(n + 1) * c];
+        strain
+            .iter()
+            .zip(&self.coefficients)
+            .map(|(s, k)| s * k)
+            .sum()
     }
 
     /// The tangents `du/d eps_a` at a located point, trilinear from the grid's fields
@@ -382,17 +462,25 @@ impl<'a> Configuration<'a> {
         }
     }
 
-    /// Per mode, `sum_c du/d eps_a(n_c) . v_c` over the grid nodes `corners` (a linear map of
-    /// the tangents' corner values: their interpolated value, or derivative, dotted with a
-    /// vector), into `out` (one entry per mode, overwritten). Each corner's modes are read
-    /// together.
+    /// Per mode, `sum_c (t_a(n_c) . v_c + s_a(n_c) w_c)` over the grid nodes `corners`, `t_a
+    /// = du/d eps_a` and `s_a` its normal strain: a linear map of their corner values (their
+    /// interpolated values dotted with a vector, say), into `out` (one entry per mode,
+    /// overwritten). Each corner's modes are read together.
     #[inline]
-    pub fn grid_tangents_dot(&self, corners: &[usize; 8], v: &[Vector3<f64>; 8], out: &mut [f64]) {
+    pub fn grid_tangents_map(
+        &self,
+        corners: &[usize; 8],
+        v: &[Vector3<f64>; 8],
+        w: &[f64; 8],
+        out: &mut [f64],
+    ) {
         out.fill(0.0);
-        for (c, v) in corners.iter().zip(v) {
-            let columns = self.columns(&self.paths.grid, *c);
+        let c = self.paths.columns;
+        for ((n, v), w) in corners.iter().zip(v).zip(w) {
+            let columns = self.columns(&self.paths.grid, *n);
+            let strain = &self.paths.strain[n * c..(n + 1) * c];
             for (o, s) in out.iter_mut().zip(&self.segments) {
-                *o += Vector3::from(columns[s.slope]).dot(v);
+                *o += Vector3::from(columns[s.slope]).dot(v) + strain[s.slope] * w;
             }
         }
     }

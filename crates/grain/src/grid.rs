@@ -223,51 +223,6 @@ impl GridSpec {
         self.interpolate_corners(at, &std::array::from_fn(|i| value(at.corners[i])), value)
     }
 
-    /// The mixed second derivatives `[d2/dxdy, d2/dxdz, d2/dydz]` of the trilinear interpolant
-    /// of the node values `value(n)` at a located point (its pure second derivatives vanish in a
-    /// cell). The claiming cell's on a grid plane (the tie rule concerns first derivatives);
-    /// zero for a pair that involves a clamped axis (outside the box the interpolant is taken
-    /// at the box's closest point, constant along that axis).
-    ///
-    /// Cost: 8 reads.
-    #[inline(always)]
-    pub fn mixed_derivatives<T: NodeValue>(
-        &self,
-        at: &Located,
-        value: impl Fn(usize) -> T,
-    ) -> [T; 3] {
-        self.mixed_corners(at, &std::array::from_fn(|i| value(at.corners[i])))
-    }
-
-    /// [`GridSpec::mixed_derivatives`] from the corner values `c` already read.
-    #[inline(always)]
-    fn mixed_corners<T: NodeValue>(&self, at: &Located, c: &[T; 8]) -> [T; 3] {
-        let [tx, ty, _] = at.t;
-        let ([c00, c01, c10, c11], _, _) = lerps(c, at.t);
-        // Differences along z of the four z-edges, at (x, y) = (0, 0), (0, 1), (1, 0), (1, 1).
-        let (z00, z01, z10, z11) = (c[1] - c[0], c[3] - c[2], c[5] - c[4], c[7] - c[6]);
-        let inv = 1.0 / (self.spacing * self.spacing);
-        let keep = |a: usize, b: usize| !(at.clamped[a] || at.clamped[b]);
-        let zero = c[0] * 0.0;
-        [
-            if keep(0, 1) {
-                ((c11 - c10) - (c01 - c00)) * inv
-            } else {
-                zero
-            },
-            if keep(0, 2) {
-                ((z10 - z00) * (1.0 - ty) + (z11 - z01) * ty) * inv
-            } else {
-                zero
-            },
-            if keep(1, 2) {
-                ((z01 - z00) * (1.0 - tx) + (z11 - z10) * tx) * inv
-            } else {
-                zero
-            },
-        ]
-    }
-
     /// [`GridSpec::interpolate_nodes`] from the corner values `c` already read; `value` reads
     /// the neighbours a tie needs.
     #[inline(always)]
@@ -470,19 +425,6 @@ impl LevelSetGrid {
         self.sample_corners(at, &c, value)
     }
 
-    /// [`LevelSetGrid::sample`] and the mixed second derivatives of the interpolant
-    /// ([`GridSpec::mixed_derivatives`]), from one read of the corners.
-    #[inline(always)]
-    pub fn sample_with_mixed(
-        &self,
-        at: &Located,
-        value: impl Fn(usize) -> f64,
-    ) -> (f64, Vector3<f64>, [f64; 3]) {
-        let c = std::array::from_fn(|i| value(at.corners[i]));
-        let (v, g) = self.sample_corners(at, &c, value);
-        (v, g, self.spec.mixed_corners(at, &c))
-    }
-
     /// [`LevelSetGrid::sample`] from the corner values `c` already read.
     #[inline(always)]
     fn sample_corners(
@@ -533,36 +475,6 @@ impl LevelSetGrid {
         // not inlined (measured), and this is the pull-back's inner loop.
         let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
         self.displacement_corners(at, &c, u)
-    }
-
-    /// The gradients `d w_c / dx` of the trilinear weights [`Located::weights`] at a located
-    /// point, zero along the clamped axes: a field's gradient, as
-    /// [`LevelSetGrid::displacement`] gives it, is then the linear map `sum_c v_c (d w_c /
-    /// dx)^T` of its corner values, which lets a caller differentiate many fields reading
-    /// each corner once. `None` on an interior grid plane (within [`TIE`]), where the
-    /// displacement's tie rule takes the mean of two cells' gradients.
-    #[inline]
-    pub fn weight_gradients(&self, at: &Located) -> Option<[Vector3<f64>; 8]> {
-        if at.tie != [0; 3] {
-            return None;
-        }
-        let inv = 1.0 / self.spec.spacing;
-        // Per axis, the factor of the corner at offset 0 or 1, and its derivative.
-        let f = |t: f64, one: bool| if one { t } else { 1.0 - t };
-        let d = |one: bool, clamped: bool| match (clamped, one) {
-            (true, _) => 0.0,
-            (false, true) => inv,
-            (false, false) => -inv,
-        };
-        let ([tx, ty, tz], c) = (at.t, at.clamped);
-        Some(std::array::from_fn(|i| {
-            let (a, b, e) = (i & 4 != 0, i & 2 != 0, i & 1 != 0);
-            Vector3::new(
-                d(a, c[0]) * f(ty, b) * f(tz, e),
-                f(tx, a) * d(b, c[1]) * f(tz, e),
-                f(tx, a) * f(ty, b) * d(e, c[2]),
-            )
-        }))
     }
 
     /// The largest spectral norm `|grad u|_2` of the trilinear field with node values `u(n)`
@@ -691,29 +603,27 @@ impl LevelSetGrid {
             } else {
                 r.amax()
             };
-            (at, c, r, residual, inverse)
+            (at, r, residual, inverse)
         };
         let failure = |residual, iterations| PullBackFailure {
             point: *y,
             residual,
             iterations,
         };
-        let found =
-            |point, at: Located, c: &[Vector3<f64>; 8], inverse_jacobian, iterations| PullBack {
-                point,
-                mixed: self.spec.mixed_corners(&at, c),
-                at,
-                inverse_jacobian,
-                iterations,
-            };
+        let found = |point, at, inverse_jacobian, iterations| PullBack {
+            point,
+            at,
+            inverse_jacobian,
+            iterations,
+        };
         let mut x = *y;
-        let (mut at, mut c, mut r, mut residual, mut inverse) = evaluate(&x);
+        let (mut at, mut r, mut residual, mut inverse) = evaluate(&x);
         let mut iterations = 1;
         loop {
             if residual <= PULL_BACK_TOLERANCE * h
                 && let Some(inverse_jacobian) = inverse
             {
-                return Ok(found(x, at, &c, inverse_jacobian, iterations));
+                return Ok(found(x, at, inverse_jacobian, iterations));
             }
             // Newton's direction where `I + grad u` is invertible, else the fixed point's;
             // each halved until `|r|` decreases.
@@ -729,7 +639,7 @@ impl LevelSetGrid {
                     let next = evaluate(&trial);
                     iterations += 1;
                     // A NaN residual is no decrease.
-                    if next.3 < residual {
+                    if next.2 < residual {
                         accepted = Some((trial, next));
                         break 'directions;
                     }
@@ -739,13 +649,13 @@ impl LevelSetGrid {
             match accepted {
                 Some((trial, next)) => {
                     x = trial;
-                    (at, c, r, residual, inverse) = next;
+                    (at, r, residual, inverse) = next;
                 }
                 // No step decreases the residual, or the evaluations are spent: at the
                 // round-off floor of the coordinates, converged; above it, no root here.
                 None => match inverse {
                     Some(inverse_jacobian) if residual <= 1e-9 * h => {
-                        return Ok(found(x, at, &c, inverse_jacobian, iterations));
+                        return Ok(found(x, at, inverse_jacobian, iterations));
                     }
                     _ => return Err(failure(residual, iterations)),
                 },
@@ -806,9 +716,6 @@ pub struct PullBack {
     /// `(I + grad u(X))^-1`: `dX/dy`, for the pulled-back level set's gradient
     /// (`J^-T grad phi_0(X)`).
     pub inverse_jacobian: Matrix3<f64>,
-    /// The mixed second derivatives `[d2u/dXdY, d2u/dXdZ, d2u/dYdZ]` of the displacement at
-    /// `X` ([`GridSpec::mixed_derivatives`]).
-    pub mixed: [Vector3<f64>; 3],
     /// Field evaluations taken.
     pub iterations: u32,
 }
@@ -933,25 +840,6 @@ mod tests {
                 grid.value_and_gradient(&p).0.to_bits(),
                 "{p}"
             );
-        }
-    }
-
-    #[test]
-    fn mixed_derivatives_are_exact_for_the_trilinear_terms() {
-        // f = 2 xyz + 3 xy - yz + x^2: the trilinear interpolant reproduces xyz, xy and yz, so
-        // its mixed derivatives are 2z + 3, 2y and 2x - 1 exactly (x^2 adds nothing mixed).
-        let s = spec();
-        let f = |p: Point3<f64>| 2.0 * p.x * p.y * p.z + 3.0 * p.x * p.y - p.y * p.z + p.x * p.x;
-        let grid = LevelSetGrid::from_fn(s.clone(), f).unwrap();
-        for p in probe_points(&s) {
-            let at = grid.locate(&p);
-            if !at.is_inside() {
-                continue;
-            }
-            let [xy, xz, yz] = s.mixed_derivatives(&at, |n| grid.values()[n]);
-            assert!((xy - (2.0 * p.z + 3.0)).abs() <= 1e-11, "{p}: {xy}");
-            assert!((xz - 2.0 * p.y).abs() <= 1e-11, "{p}: {xz}");
-            assert!((yz - (2.0 * p.x - 1.0)).abs() <= 1e-11, "{p}: {yz}");
         }
     }
 
@@ -1238,41 +1126,6 @@ mod tests {
             Vector3::repeat(f(grid.node_position(n)))
         });
         assert_eq!(grad.column(0), Vector3::zeros());
-    }
-
-    #[test]
-    fn weight_gradients_give_the_displacement_s_gradient_as_a_linear_map() {
-        // A random field at points inside and outside the box: sum_c v_c (d w_c/dx)^T is
-        // the gradient `displacement` computes (its own arithmetic), the weights its value;
-        // on a grid plane the tie rule is the caller's (None).
-        use rand::{RngExt, SeedableRng};
-        let s = spec();
-        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
-        let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(11);
-        let nodes: Vec<Vector3<f64>> = (0..s.len())
-            .map(|_| Vector3::from_fn(|_, _| rng.random::<f64>() - 0.5))
-            .collect();
-        let u = |n: usize| nodes[n];
-        let outside = [Point3::new(-3.0, 0.1, 1.0), Point3::new(0.3, 9.0, -2.0)];
-        let mut checked = 0;
-        for y in probe_points(&s).into_iter().chain(outside) {
-            let at = grid.locate(&y);
-            let Some(dw) = grid.weight_gradients(&at) else {
-                continue;
-            };
-            let (value, grad) = grid.displacement(&at, u);
-            let w = at.weights();
-            let (mut v, mut g) = (Vector3::zeros(), Matrix3::zeros());
-            for c in 0..8 {
-                v += u(at.corners[c]) * w[c];
-                g += u(at.corners[c]) * dw[c].transpose();
-            }
-            assert!((v - value).amax() < 1e-14, "{y}: {v} against {value}");
-            assert!((g - grad).amax() < 1e-12, "{y}: {g} against {grad}");
-            checked += 1;
-        }
-        assert!(checked > 400, "{checked}");
-        assert!(grid.weight_gradients(&grid.locate(&s.node(3, 5, 2))).is_none());
     }
 
     #[test]

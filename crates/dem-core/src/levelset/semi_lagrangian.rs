@@ -1,32 +1,34 @@
 //! The `semi-lagrangian` level-set update (paper Eqs. 47-48 with the exact inverse map, and
 //! normalised to a distance; docs/physics.md section 5): the deformed grain's level set at a
 //! local point `y` is the reference level set at the material point `X` that the deformation
-//! brings to `y`, divided by the stretch of its gradient,
+//! brings to `y`, times the surface's normal stretch there,
 //!
-//! `psi(y) = c phi_0(X)`, `c = |g0| / |G|`, `g0 = grad phi_0(X)`, `G = J^-T g0`,
-//! `X + u(X) = y`, `J = I + grad u(X)`, `u = eps_a Phi_a` (the grid's mode field, trilinear),
+//! `psi(y) = c(X) phi_0(X)`, `c = 1 + sum_j k_j s_j(X)`, `X + u(X) = y`, `J = I + grad u(X)`,
+//! `u = sum_j k_j v_j` (the grid's mode fields, trilinear),
 //!
 //! with `X` from Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
-//! spacing). The paper pulls back with `y - u(y)`, the mode taken at the current point instead
-//! of the material point: exact only to first order in `grad u`, it put the pole of a
-//! contact-flattened ellipsoid 51 um behind on a 0.5 mm grid and its contact force 50 % high.
+//! spacing), `v_j` the field columns of [`crate::path::Paths`] (each linear mode's `Phi_a`, a
+//! path's slopes and offsets) with coefficients `k_j` (the amplitudes, and 1 for an offset),
+//! and `s_j` their normal strains `n^T (grad v_j) n` at the grid nodes
+//! ([`crate::path::normal_strain`]), interpolated trilinearly. The paper pulls back with
+//! `y - u(y)`, the mode taken at the current point instead of the material point: exact only
+//! to first order in `grad u`, it put the pole of a contact-flattened ellipsoid 51 um behind on
+//! a 0.5 mm grid and its contact force 50 % high.
 //! The normalisation: `phi_0(X)` is a distance measured in the reference configuration, and a
-//! strain `e` normal to the surface makes it `1 / (1 + e)` times the deformed distance (the
-//! contact force, `k_n` times depth times `|grad|`, then `1 / (1 + e)^2` times the FEM
-//! penalty's: +3 % for a grain loader on an ellipsoid squeezed 10 %). `G` is normal to the
-//! deformed surface and `phi_0(X) / |G|` is the deformed distance to first order, so `psi` is
-//! exact to second order in the depth; `c = 1` where the grain is undeformed.
+//! strain `e` normal to the surface makes it `1 / (1 + e)` times the deformed distance; `c` is
+//! `1 + e`, to first order in the strain the stretch `|g0| / |J^-T g0|` of the gradient `g0 =
+//! grad phi_0(X)` (exact for a dilation). That stretch taken from the interpolants themselves
+//! jumps across the cell faces with their gradients, and so did `psi` (5.3e-4 on the flattening
+//! mode of dem-run's tests, within 0.03 of its surface): the nodal strains interpolated make
+//! `psi` continuous in `y` and in the amplitudes.
 //!
-//! - value: `psi`; zero set and sign those of `phi_0(X)` (`c > 0`);
-//! - gradient, exact for the interpolants: `grad psi = J^-T p`, `dpsi = p . dX + (psi / |G|)
-//!   G . (dJ w)` for `dJ` at fixed `X`, with `w = J^-1 G / |G|`,
-//!   `p = c g0 + (phi_0 / |G|) (H0 g0 / |g0| - c H0 w + c q)`, `H0` the Hessian of `phi_0` and
-//!   `q_k = G_i (d^2 u_i / dX_j dX_k) w_j` (the trilinear interpolants' mixed second
-//!   derivatives in `X`'s cell, [`grain::GridSpec::mixed_derivatives`]);
+//! - value: `psi`; zero set and sign those of `phi_0(X)` (`c > 0`; `c <= 0`, a normal strain
+//!   of -100 %, is refused as a fold);
+//! - gradient, exact for the interpolants: `grad psi = J^-T (c g0 + phi_0 grad c)`;
 //! - derivative at fixed `y`: `dX/d eps_a = -J^-1 Phi_a(X)` (differentiate `X + u(X) = y`) and
-//!   `dJ/d eps_a = grad Phi_a(X)` give `d psi / d eps_a = -grad psi . Phi_a(X) + (psi / |G|) G .
-//!   (grad Phi_a(X) w)`, `Phi_a` the tangent `du/d eps_a` of a path mode ([`crate::path`]):
-//!   the contact energy `k_n psi^2 / 2` and its forces are exactly consistent (the ledger);
+//!   `dc/d eps_a = s_a(X)` (the strain of mode `a`'s current tangent `Phi_a = du/d eps_a`,
+//!   [`crate::path`]) give `d psi / d eps_a = -grad psi . Phi_a(X) + phi_0(X) s_a(X)`: the
+//!   contact energy `k_n psi^2 / 2` and its forces are exactly consistent (the ledger);
 //! - bound (the early-out decides the sign): `|phi_0(X) - phi_0(y)| <= L |u(X)|_1 <= L max_n
 //!   |u(c_n)|_1` (`L` the reference's edge Lipschitz constant), and the band's maximum where
 //!   the cell of `X` lies in the band: for `phi_0(y)` up to the band's limit less that bound;
@@ -40,12 +42,12 @@
 //!   The cell check is local: it does not see a fold in another cell that would bring a second
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
-//! Cost: two to four evaluations of the mode field (8 node reads each), one of `phi_0` and the
-//! second derivatives in one cell (8 more reads each of `phi_0` and the field), and inside the
-//! grain one evaluation of each mode's tangent field.
+//! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
+//! same cell reuse them), one of `phi_0` and one of the normal strain (8 reads each), and inside
+//! the grain one more pass over the cell's corners (each mode's tangent and strain).
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::{Point3, Vector3};
+use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
 use crate::body::Shape;
@@ -114,63 +116,29 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
             }
         }
         let phi0 = grid.values();
-        let (p0, g0, [hxy, hxz, hyz]) = grid.sample_with_mixed(at, |n| phi0[n]);
-        let j_inv = back.inverse_jacobian;
-        // `G = J^-T g0`: the gradient of `phi_0(X(y))`, normal to the deformed surface.
-        let big_g = j_inv.transpose() * g0;
-        let (g0n, gn) = (g0.norm(), big_g.norm());
-        if gn == 0.0 {
-            // A flat spot of phi_0 (no normal): as the rigid update, no gradient.
-            return Ok(Evaluation {
-                phi: p0,
-                grad: Vector3::zeros(),
-                material: Some(back.at),
+        let (p0, g0) = grid.sample(at, |n| phi0[n]);
+        // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
+        // (module docs).
+        let (strain, strain_gradient) = grid.sample(at, |n| self.config.grid_strain(n));
+        let c = 1.0 + strain;
+        // A normal strain of -100 %: the surface has folded onto itself.
+        if c.is_nan() || c <= 0.0 {
+            return Err(LevelSetFault::Fold {
+                eps: self.config.eps.to_vec(),
+                gradient: -strain,
             });
         }
-        // psi = c phi_0(X), c = |g0| / |G|: the deformed distance to first order.
-        let c = g0n / gn;
         let phi = c * p0;
-        // Its exact gradient, `J^-T p` with p = dpsi/dX (module docs): the second derivatives
-        // of the trilinear phi_0 and u in X's cell enter through c.
-        let w = j_inv * (big_g / gn);
-        let hessian = |v: Vector3<f64>| {
-            Vector3::new(
-                hxy * v.y + hxz * v.z,
-                hxy * v.x + hyz * v.z,
-                hxz * v.x + hyz * v.y,
-            )
-        };
-        let [mxy, mxz, myz] = back.mixed;
-        let (axy, axz, ayz) = (big_g.dot(&mxy), big_g.dot(&mxz), big_g.dot(&myz));
-        let q = Vector3::new(
-            w.y * axy + w.z * axz,
-            w.x * axy + w.z * ayz,
-            w.x * axz + w.y * ayz,
-        );
-        let g0_unit = if g0n > 0.0 { g0 / g0n } else { g0 };
-        let p = g0 * c + (hessian(g0_unit) - hessian(w) * c + q * c) * (p0 / gn);
-        let grad = j_inv.transpose() * p;
+        // Its exact gradient, `J^-T p` with `p = dpsi/dX` (module docs).
+        let grad = back.inverse_jacobian.transpose() * (g0 * c + strain_gradient * p0);
         if phi < 0.0 {
-            // `d_a = -grad . t_a + stretch G . (grad t_a) w`, `t_a = du/d eps_a` at X: linear
-            // in t_a's corner values, `sum_c t_a(n_c) . v_c`.
-            let stretch = p0 * c / gn;
-            match grid.weight_gradients(at) {
-                Some(dw) => {
-                    let weights = at.weights();
-                    let v = std::array::from_fn(|i| {
-                        big_g * (stretch * dw[i].dot(&w)) - grad * weights[i]
-                    });
-                    self.config.grid_tangents_dot(&at.corners, &v, derivative);
-                }
-                // On a grid plane: the tie rule's gradient, mode by mode.
-                None => {
-                    for (a, d) in derivative.iter_mut().enumerate() {
-                        let (tangent, tangent_grad) =
-                            grid.displacement(at, |n| self.config.grid_tangent(a, n));
-                        *d = -grad.dot(&tangent) + stretch * big_g.dot(&(tangent_grad * w));
-                    }
-                }
-            }
+            // `d_a = -grad . t_a(X) + phi_0(X) s_a(X)`: one linear map of the corner values
+            // of each mode's tangent `t_a` and strain `s_a`.
+            let weights = at.weights();
+            let v = weights.map(|w| -grad * w);
+            let w = weights.map(|w| p0 * w);
+            self.config
+                .grid_tangents_map(&at.corners, &v, &w, derivative);
         }
         Ok(Evaluation {
             phi,
