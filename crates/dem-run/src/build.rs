@@ -257,10 +257,16 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
     let mut warnings: Vec<String> = Vec::new();
     for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
         b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
-        if let Some(warning) = turning_loading(b, &shapes[b.shape], key)
-            && !warnings.contains(&warning)
+        for warning in [
+            turning_loading(b, &shapes[b.shape], key),
+            frozen_modes(b, key),
+        ]
+        .into_iter()
+        .flatten()
         {
-            warnings.push(warning);
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
         }
     }
     if let Some(cell) = &cell {
@@ -356,6 +362,19 @@ fn turning_loading(body: &Body, shape: &Shape, key: &str) -> Option<String> {
         format!(
             "{}: a grain with one deformation mode (one FEM loading's) is free to turn: its mode stays fixed in the grain, so a contact away from its FEM run's loaded points, or after it turns, meets it as a rigid body; hold = [\"rotation\"] keeps it as its FEM run loaded it, or build its modes from its mesh (mode-extract --free; docs/physics.md section 2)",
             key.replace(".modes", ".hold")
+        )
+    })
+}
+
+/// The warning for a deformable grain with a prescribed motion: it keeps its amplitudes (its
+/// modes answer no contact, and two prescribed grains do not meet). `key` is its `modes` key;
+/// the warning names its `motion`.
+fn frozen_modes(body: &Body, key: &str) -> Option<String> {
+    body.modes.as_ref()?;
+    matches!(body.drive, Drive::Prescribed { .. }).then(|| {
+        format!(
+            "{}: a grain with a prescribed motion keeps its amplitudes: its modes answer none of its contacts; free it (its hold) to let it deform, or say modes = {{ active = false }}",
+            key.replace(".modes", ".motion")
         )
     })
 }

@@ -27,7 +27,7 @@ pub struct FreeOptions {
     pub redefinition: fem::Redefinition,
     /// How many modes.
     pub modes: usize,
-    /// Whether to compute the residual flexibility, and its patch radius (`None`: twice the
+    /// Whether to compute the residual flexibility, and its patch radius (`None`: four times the
     /// median boundary edge).
     pub flexibility: Option<Option<f64>>,
     /// The material, overriding the deck's.

@@ -1056,6 +1056,19 @@ fn a_one_mode_grain_free_to_turn_is_warned_at_build_time() {
         )
         .is_empty()
     );
+    // A prescribed grain keeps its amplitudes: said, unless its modes are off.
+    let moving = "motion = { velocity = [0, 0, 1] }";
+    let prescribed = warnings(&format!(
+        "[[grains]]\nbundle = \"one.grain\"\nposition = [0, 0, 0]\n{moving}\n\
+         [[grains]]\nbundle = \"one.grain\"\nposition = [5, 0, 0]\n{moving}\nmodes = {{ active = false }}\n"
+    ));
+    assert_eq!(prescribed.len(), 1, "{prescribed:?}");
+    assert!(
+        prescribed[0].starts_with("grains[0].motion: ")
+            && prescribed[0].contains("keeps its amplitudes"),
+        "{}",
+        prescribed[0]
+    );
 }
 
 /// The flattening mode's grain (unit sphere, grid spacing 0.1, the mode of the test above) at
