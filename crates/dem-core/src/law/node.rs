@@ -625,8 +625,21 @@ impl<M: NodeModel> Acc<'_, M> {
         let frame = surface.frame(p);
         let mut scratch = Scratch::default();
         let velocity = self.tangential.uses_velocity();
+        let deformable = p.is_deformable();
         for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
             self.out.node_tests += 1;
+            // A deformable giver's node is at most `node_shift` from its reference position: one
+            // that cannot reach from there is passed before its modes are summed.
+            if deformable {
+                let node = Cluster {
+                    centre: p.shape.nodes[k],
+                    radius: 0.0,
+                    range: k..k + 1,
+                };
+                if !surface.reaches(&frame, p, &node, grow) {
+                    continue;
+                }
+            }
             let x0 = p.node_local(k);
             let margin = M::margin(p.shape.areas[k]) + self.offset.max(0.0);
             let Some(mut t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch) else {
