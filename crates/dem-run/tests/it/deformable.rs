@@ -137,11 +137,12 @@ fn generalized_forces_are_minus_the_derivatives_of_the_contact_energy() {
 /// - recomputed: levelset-bake's exact distance to the deformed (facetted) surface on the same
 ///   grid (the sample at `eps` of a bundle baked with that sample), interpolated trilinearly;
 /// - precomputed: the blend of samples at -0.08, 0 and 0.08 added to the exact reference;
-/// - semi-Lagrangian: the exact reference at the pulled-back point, normalised by the stretch
-///   of its gradient (docs/physics.md section 5).
+/// - semi-Lagrangian: the exact reference at the pulled-back point, times the normal stretch
+///   `1 + n^T (grad u) n` (docs/physics.md section 5).
 ///
 /// Bounds: the pulled-back reference distance is stretched by `1 / (1 + eps)` (a dilation);
-/// the normalisation `|g0| / |J^-T g0| = 1 + eps` undoes it exactly, so the semi-Lagrangian
+/// the normal stretch, `1 + eps` at every grid node (central differences of a linear field are
+/// exact), undoes it exactly, so the semi-Lagrangian
 /// value differs from the recomputed distance by the trilinear errors of both grids alone,
 /// `h^2 / (2 r)` with `r` about 1 near the surface. The value without the normalisation
 /// (`phi_0(X)`, the semi-Lagrangian value over `1 + eps`) is checked to exceed that bound, so
