@@ -17,11 +17,11 @@
 //! run). Reported: steps/s, node contacts, and the ratio deformable / rigid (goal <= 2, issue
 //! #35 item 2).
 
+mod side_by_side;
+
 use std::path::Path;
-use std::time::Instant;
 
 use dem_core::sim::Simulation;
-use dem_run::Scene;
 use levelset_bake::{
     BakeOptions, Damping, Extent, ModeRequest, ModeSource, NodeChoice, OpenMesh, Primitive,
     Samples, bake_primitive,
@@ -56,40 +56,12 @@ fn main() {
                     .replace("GRAINS\n", &grains.replace("MODES", modes))
                     .replace("PLATE", &plate.to_string());
                 let path = dir.path().join(format!("{name}-{}.toml", &label[..2]));
-                std::fs::write(&path, text).unwrap();
-                let mut sim =
-                    dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
-                pool.install(|| {
-                    for _ in 0..LOAD {
-                        sim.step(false);
-                    }
-                });
-                sim
+                side_by_side::advanced(&path, &text, &pool, LOAD)
             })
             .collect();
-        let mut rates = vec![Vec::new(); variants.len()];
-        let mut tests = vec![0; variants.len()];
-        for _ in 0..REPEATS {
-            for (v, sim) in sims.iter_mut().enumerate() {
-                let t0 = sim.totals.node_tests;
-                let t = Instant::now();
-                pool.install(|| {
-                    for _ in 0..TIMED {
-                        sim.step(false);
-                    }
-                });
-                rates[v].push(TIMED as f64 / t.elapsed().as_secs_f64());
-                tests[v] = sim.totals.node_tests - t0;
-            }
-        }
+        let (rates, tests) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
         println!("{name}: 1 thread, after {LOAD} loading steps, {TIMED} steps timed:");
-        let medians: Vec<f64> = rates
-            .iter_mut()
-            .map(|r| {
-                r.sort_by(f64::total_cmp);
-                r[REPEATS / 2]
-            })
-            .collect();
+        let medians: Vec<f64> = rates.iter().map(|r| r[REPEATS / 2]).collect();
         for (v, (label, ..)) in variants.iter().enumerate() {
             println!(
                 "  {label}: {:.0} steps/s ({:.0} to {:.0}), {:.0} node tests per step, {:.1} ns each, {} node contacts",

@@ -23,6 +23,8 @@
 //! the ratio of steps per second is printed. YADE's contact model differs (one contact point
 //! per grain pair, no viscous damping), so its pile is similar, not identical.
 
+mod side_by_side;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
@@ -229,35 +231,13 @@ fn deformable(dir: &Path, scene: &str) {
                 &format!("bundle = \"soft.grain\"\nmodes = {modes}"),
             );
             let path = dir.join(format!("{}.toml", name.split(' ').next().unwrap()));
-            std::fs::write(&path, text).unwrap();
-            let mut sim = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
-            pool.install(|| {
-                for _ in 0..SETTLE {
-                    sim.step(false);
-                }
-            });
-            sim
+            side_by_side::advanced(&path, &text, &pool, SETTLE)
         })
         .collect();
-    let mut rates = vec![Vec::new(); variants.len()];
-    let mut tests = vec![0; variants.len()];
-    for _ in 0..REPEATS {
-        for (v, sim) in sims.iter_mut().enumerate() {
-            let t0 = sim.totals.node_tests;
-            let t = Instant::now();
-            pool.install(|| {
-                for _ in 0..TIMED {
-                    sim.step(false);
-                }
-            });
-            rates[v].push(TIMED as f64 / t.elapsed().as_secs_f64());
-            tests[v] = sim.totals.node_tests - t0;
-        }
-    }
+    let (rates, tests) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
     println!("deformable spheres (dilation mode), 2 threads, after {SETTLE} settling steps each:");
     let mut medians = Vec::new();
     for (v, (name, _)) in variants.iter().enumerate() {
-        rates[v].sort_by(f64::total_cmp);
         let rate = rates[v][REPEATS / 2];
         medians.push(rate);
         let eps = sims[v]
