@@ -5,8 +5,8 @@
 //! A point `y` near the surface takes the values at the points within `r` of it, weighted by
 //! `(1 - d^2 / r^2)^2` and normalised ([`Cloud::weights`]): continuous in `y`, so that a value
 //! looked up between points does not jump from point to point. Cost: the points sorted into
-//! cells of size `r` of a dense grid over their box (at most 4 cells per point, larger cells
-//! past that); a lookup reads 27 cells.
+//! cells of size `r` of a dense grid over their box (cells twice as large, and again, while
+//! that makes more than 4 cells per point); a lookup reads 27 cells.
 
 use nalgebra::Vector3;
 use smallvec::SmallVec;
@@ -45,9 +45,18 @@ impl Cloud {
         } else {
             hi - lo
         };
-        // Cells of side r, unless that makes more than 4 per point (a few points far apart).
+        // Cells of side r, doubled while that makes more than 4 per point (a few points far
+        // apart, or spread along a line or a plane).
         let cap = (4 * points.len().max(1)) as f64;
-        let side = radius.max((extent.product() / cap).cbrt());
+        let count = |side: f64| {
+            (0..3)
+                .map(|d| (extent[d] / side).floor() + 1.0)
+                .product::<f64>()
+        };
+        let mut side = radius;
+        while count(side) > cap {
+            side *= 2.0;
+        }
         let dims = [0, 1, 2].map(|d| (extent[d] / side).floor() as i64 + 1);
         let mut cloud = Cloud {
             radius,
@@ -101,7 +110,12 @@ impl Cloud {
         for i in -span..=span {
             for j in -span..=span {
                 for l in -span..=span {
-                    let Some(cell) = self.index([c[0] + i, c[1] + j, c[2] + l]) else {
+                    let at = [
+                        c[0].saturating_add(i),
+                        c[1].saturating_add(j),
+                        c[2].saturating_add(l),
+                    ];
+                    let Some(cell) = self.index(at) else {
                         continue;
                     };
                     let members =
@@ -139,5 +153,51 @@ impl Cloud {
             .map(|(k, _)| (k, 1.0))
             .into_iter()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lookup_finds_exactly_the_points_within_reach() {
+        // A jittered lattice against a brute-force search, reaches below and above the radius.
+        let points: Vec<Vector3<f64>> = (0..1000)
+            .map(|i| {
+                let (a, b, c) = (i % 10, (i / 10) % 10, i / 100);
+                let jitter = ((i * 7919) % 13) as f64 * 0.01;
+                Vector3::new(a as f64 + jitter, b as f64 * 0.7, c as f64 * 1.3 - jitter)
+            })
+            .collect();
+        let cloud = Cloud::new(points.clone(), 0.9);
+        for (y, reach) in [
+            (Vector3::new(4.2, 3.1, 6.0), 0.9),
+            (Vector3::new(-0.5, 0.0, 0.0), 2.5),
+            (Vector3::new(9.4, 6.3, 11.7), 1.7),
+        ] {
+            let mut found = Vec::new();
+            cloud.near(&y, reach, |k, _| found.push(k));
+            found.sort();
+            let expected: Vec<usize> = (0..points.len())
+                .filter(|&k| (points[k] - y).norm_squared() < reach * reach)
+                .collect();
+            assert_eq!(found, expected, "{y}, reach {reach}");
+        }
+    }
+
+    #[test]
+    fn points_along_a_line_far_apart_keep_the_grid_small() {
+        // Two points 10 apart with a radius of 1e-9 would be 1e10 cells of side r along the
+        // line: the cells grow until there are at most 4 per point.
+        let cloud = Cloud::new(vec![Vector3::zeros(), Vector3::new(10.0, 0.0, 0.0)], 1e-9);
+        assert!(cloud.start.len() <= 9, "{} cells", cloud.start.len() - 1);
+        let mut found = Vec::new();
+        cloud.near(&Vector3::new(10.0, 0.0, 0.0), 1e-9, |k, _| found.push(k));
+        assert_eq!(found, vec![1]);
+        // A query far outside the grid finds nothing (and does not overflow).
+        cloud.near(&Vector3::repeat(1e300), 1e-9, |_, _| {
+            panic!("nothing there")
+        });
     }
 }

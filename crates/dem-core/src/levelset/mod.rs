@@ -98,6 +98,17 @@ pub enum LevelSetFault {
         /// The largest `|grad u|_2` in the cell.
         gradient: f64,
     },
+    /// The deformation compresses the surface's normal by 100 % or more where a query pulled
+    /// back to: the normalised level set has no sign there.
+    #[error(
+        "the semi-Lagrangian level set needs a normal strain above -100 % near the surface, but at amplitudes {eps:?} it reaches {strain:.3} where a query pulled back to: lower the amplitudes or use levelset = \"precomputed\""
+    )]
+    Crushed {
+        /// The amplitudes.
+        eps: Vec<f64>,
+        /// The normal strain `s` there.
+        strain: f64,
+    },
     /// A pull-back did not converge.
     #[error("{0}")]
     PullBack(#[from] PullBackFailure),

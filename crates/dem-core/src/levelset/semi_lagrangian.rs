@@ -23,7 +23,8 @@
 //! `psi` continuous in `y` and in the amplitudes.
 //!
 //! - value: `psi`; zero set and sign those of `phi_0(X)` (`c > 0`; `c <= 0`, a normal strain
-//!   of -100 %, is refused as a fold);
+//!   of -100 %, is refused: [`LevelSetFault::Crushed`]); outside the grid box the strain
+//!   continues by its value at the box, as the fields do;
 //! - gradient, exact for the interpolants: `grad psi = J^-T (c g0 + phi_0 grad c)`;
 //! - derivative at fixed `y`: `dX/d eps_a = -J^-1 Phi_a(X)` (differentiate `X + u(X) = y`) and
 //!   `dc/d eps_a = s_a(X)` (the strain of mode `a`'s current tangent `Phi_a = du/d eps_a`,
@@ -47,7 +48,7 @@
 //! the grain one more pass over the cell's corners (each mode's tangent and strain).
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::Point3;
+use nalgebra::{Point3, Vector3};
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
 use crate::body::Shape;
@@ -119,13 +120,16 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         let (p0, g0) = grid.sample(at, |n| phi0[n]);
         // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
         // (module docs).
-        let (strain, strain_gradient) = grid.sample(at, |n| self.config.grid_strain(n));
+        // Outside the box the strain, like the fields, continues by its value at the box
+        // (constant along the clamped axes).
+        let (strain, g) = (grid.spec()).interpolate_nodes(at, |n| self.config.grid_strain(n));
+        let strain_gradient = Vector3::from_fn(|d, _| if at.is_clamped(d) { 0.0 } else { g[d] });
         let c = 1.0 + strain;
-        // A normal strain of -100 %: the surface has folded onto itself.
+        // A normal strain of -100 %: the surface has been crushed onto itself.
         if c.is_nan() || c <= 0.0 {
-            return Err(LevelSetFault::Fold {
+            return Err(LevelSetFault::Crushed {
                 eps: self.config.eps.to_vec(),
-                gradient: -strain,
+                strain,
             });
         }
         let phi = c * p0;
