@@ -234,9 +234,10 @@ pub fn loaders(prefix: &str, first: usize, axes: &[usize]) -> Vec<Loader> {
 
 /// A squeezing run's total force against the wall displacement on the loading branch, from
 /// history.csv: `bodies` the loaders in pairs (+, -) along their axes, each pushed back along its
-/// axis (the displacement is the first one's). Also the largest kinetic / elastic energy ratio
-/// past `from` in displacement.
-fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
+/// axis (the displacement is the first one's). Where the walls hold still (a staircase's steps,
+/// the hold at the end), the point is the last sample at that displacement: the state the hold
+/// settled to. Also the kinetic / elastic energy ratio at the same points.
+fn squeeze_curve(run: &Path, bodies: &[Loader]) -> Result<(Points, Points)> {
     let axis = |l: &Loader| ["x", "y", "z"][l.axis];
     let mut names: Vec<String> = vec![format!("{}_u{}", bodies[0].name, axis(&bodies[0]))];
     for b in bodies {
@@ -252,30 +253,27 @@ fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, 
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let columns = read_columns(&run.join("history.csv"), &refs)?;
-    let u: Vec<f64> = columns[0].iter().map(|x| x.abs()).collect();
-    let u_max = u.iter().copied().fold(0.0, f64::max);
-    let mut curve = Vec::new();
-    let mut kinetic: f64 = 0.0;
-    for (i, &ui) in u.iter().enumerate() {
-        // The loading branch: while the walls advance.
-        if curve.last().is_some_and(|&(x, _)| ui <= x) {
-            continue;
-        }
+    let n = bodies.len();
+    // Each point with its kinetic / elastic ratio.
+    let mut points: Vec<(f64, f64, f64)> = Vec::new();
+    for (i, ui) in columns[0].iter().map(|x| x.abs()).enumerate() {
         // Each loader is pushed outwards: +x's force is +, -x's is -.
-        let n = bodies.len();
         let force: f64 = (0..n)
             .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * columns[1 + w][i])
             .sum();
-        curve.push((ui, force));
-        if ui >= from {
-            let e = columns[n + 1][i] + columns[n + 2][i] + columns[n + 3][i];
-            kinetic = kinetic.max(e / columns[n + 4][i]);
-        }
-        if ui >= u_max {
-            break;
+        let kinetic =
+            (columns[n + 1][i] + columns[n + 2][i] + columns[n + 3][i]) / columns[n + 4][i];
+        match points.last_mut() {
+            // The loading branch: while the walls advance, or hold.
+            Some(last) if ui < last.0 => continue,
+            Some(last) if ui == last.0 => *last = (ui, force, kinetic),
+            _ => points.push((ui, force, kinetic)),
         }
     }
-    Ok((curve, kinetic))
+    Ok((
+        points.iter().map(|p| (p.0, p.1)).collect(),
+        points.iter().map(|p| (p.0, p.2)).collect(),
+    ))
 }
 
 /// A squeezing run (`loaders` as for [`squeeze_curve`]) checked against reference points
@@ -290,11 +288,13 @@ pub fn squeeze(
     (label, source): (&str, &str),
     tolerance: f64,
 ) -> Result<([Row; 2], String, Series)> {
-    let (curve, kinetic) = squeeze_curve(run, loaders, checked[0].0)?;
+    let (curve, ratios) = squeeze_curve(run, loaders)?;
     let mut worst = (0.0f64, 0.0);
+    let mut kinetic: f64 = 0.0;
     for &(u, f) in checked {
         let dem = at(&curve, u)
             .with_context(|| format!("{}: the walls did not reach u = {u}", run.display()))?;
+        kinetic = kinetic.max(at(&ratios, u).unwrap_or(f64::NAN));
         // A NaN deviation is the worst of all (and fails the row).
         let e = dem / f - 1.0;
         if e.is_nan() || e.abs() > worst.0.abs() {
