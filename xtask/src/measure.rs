@@ -278,7 +278,7 @@ fn squeeze_curve(run: &Path, bodies: &[Loader]) -> Result<(Points, Points)> {
 
 /// A squeezing run (`loaders` as for [`squeeze_curve`]) checked against reference points
 /// `checked` (`(u, F)`): its rows (the largest `|F / F_ref - 1|`, within `tolerance`; the largest
-/// kinetic / modal elastic energy from the first checked point on, within 1 %), a note saying
+/// kinetic / modal elastic energy at the checked points, within 1 %), a note saying
 /// where the largest deviation is, and its curve for the plot.
 pub fn squeeze(
     case: &'static str,
@@ -294,7 +294,13 @@ pub fn squeeze(
     for &(u, f) in checked {
         let dem = at(&curve, u)
             .with_context(|| format!("{}: the walls did not reach u = {u}", run.display()))?;
-        kinetic = kinetic.max(at(&ratios, u).unwrap_or(f64::NAN));
+        // A ratio that is not a number fails the row.
+        let ratio = at(&ratios, u).unwrap_or(f64::NAN);
+        kinetic = if ratio.is_nan() || kinetic.is_nan() {
+            f64::NAN
+        } else {
+            kinetic.max(ratio)
+        };
         // A NaN deviation is the worst of all (and fails the row).
         let e = dem / f - 1.0;
         if e.is_nan() || e.abs() > worst.0.abs() {

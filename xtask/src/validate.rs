@@ -444,7 +444,7 @@ fn squeeze_pair(dir: &Path, variant: &str) -> Result<Checked> {
         .collect();
     let notes = vec![
         format!(
-            "Two balls as in `squeeze` (orientations 2 and 3), stacked between two plates that move in steps of 0.1 ms and hold for 0.3 ms at each of {} of CalculiX's increments past 10 % of its largest force, the force read at the end of each hold; the balls are free along the stack, their contact each one's surface nodes in the other's level set of 20 modes. Two equal frictionless balls keep their contact plane flat by symmetry: each is CalculiX's ball against a plane, the plates' travel twice CalculiX's.",
+            "Two balls as in `squeeze` (orientations 2 and 3), stacked between two plates that move at 0.3 mm/ms and hold for 0.3 ms at each of {} of CalculiX's increments past 10 % of its largest force, the force read at the end of each hold; the balls are free along the stack, their contact each one's surface nodes in the other's level set of 20 modes. Two equal frictionless balls keep their contact plane flat by symmetry: each is CalculiX's ball against a plane, the plates' travel twice CalculiX's.",
             held.len()
         ),
         format!(

@@ -250,7 +250,7 @@ impl<'a> View<'a> {
                 material: None,
             });
         };
-        if early_out.is_some_and(|margin| m.early.outside(trilinear() - margin)) {
+        if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
         match m.levelset.evaluate(y, &at, derivative) {

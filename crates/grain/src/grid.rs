@@ -690,8 +690,10 @@ impl LevelSetGrid {
     }
 
     /// The largest difference between the level set ([`LevelSetGrid::sample`] of the grid's
-    /// values) and their trilinear interpolant ([`LevelSetGrid::trilinear_value`]), anywhere:
-    /// `3/8` of the largest second difference of the node values (module docs). For a signed
+    /// values) and their trilinear interpolant ([`LevelSetGrid::trilinear_value`]) at points
+    /// where the trilinear value is at least `-h` (not deep inside: where early-outs decide):
+    /// `3/8` of the largest second difference used at the nodes such a point's stencil reads
+    /// (module docs). For a signed
     /// distance with spacing `h` it is at most `3 h / 4` (at a kink such as a centre or an
     /// edge), and about `3 h^2 kappa / 8` where the largest curvature `kappa` is a smooth
     /// surface's.

@@ -72,11 +72,13 @@ pub struct EarlyOut {
 }
 
 impl EarlyOut {
-    /// Whether a point where the reference's trilinear interpolant is `phi_0` is surely
-    /// outside.
+    /// Whether a point where the reference's trilinear interpolant is `phi_0` surely has a
+    /// level set of at least `margin` (`margin >= 0`; the band's bound applies where `phi_0`
+    /// itself is within the band's limit).
     #[inline]
-    pub fn outside(&self, phi_0: f64) -> bool {
-        phi_0 >= self.all || (phi_0 >= self.band && phi_0 <= self.band_limit)
+    pub fn outside(&self, phi_0: f64, margin: f64) -> bool {
+        let above = phi_0 - margin;
+        above >= self.all || (above >= self.band && phi_0 <= self.band_limit)
     }
 
     /// The largest trilinear `phi_0` at a point whose nodes within `reach` grid spacings (in

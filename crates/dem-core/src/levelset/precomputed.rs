@@ -16,7 +16,7 @@
 //! - bound: the interpolant of node values bounded by `M` is bounded by `5/2 M` (the trilinear
 //!   part by `M`, the correction by `3/8` of the largest second difference, `4 M`), with `M =
 //!   sum_a max_n |phi^(a)(eps_a) - phi^(a)(0)|` over the grid, or over the band of nodes with
-//!   `phi_0 <= 4 h` for points whose stencil (within `4 h`) lies in it; plus the grid's
+//!   `phi_0 <= 5 h` for points whose stencil (within `4 h`) lies in it; plus the grid's
 //!   interpolation gap, the early-out deciding on the trilinear `phi_0`.
 //!
 //! Cost: 32 reads of the reference and 64 per mode.
