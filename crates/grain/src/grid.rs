@@ -26,9 +26,10 @@
 //! face. The derivative across a face is the central difference interpolated over the face,
 //! from either side, plus the other axes' corrections, whose derivative across it jumps by
 //! `1/2 sum_{a != b} t_a (1 - t_a) T[Delta_a Delta_b phi] / h`: fourth differences, `O(h^3)`
-//! where the trilinear gradient jumps by `Delta_b phi / h`, `O(h)`. It reads 32 node values (the
-//! cell's corners and one neighbour of each along each axis).
-//! [`LevelSetGrid::trilinear_value`] is the plain trilinear value, within
+//! where the trilinear gradient jumps by `Delta_b phi / h`, `O(h)`. The grid's own second
+//! differences are stored per node (8 values and 8 triples per query); another level set on the
+//! grid (a deformed one) reads its 32 values: the cell's corners and one neighbour of each along
+//! each axis. [`LevelSetGrid::trilinear_value`] is the plain trilinear value, within
 //! [`LevelSetGrid::interpolation_gap`] of it, for early-outs.
 //!
 //! Points outside the grid box get a documented, continuous extension with no panic:
@@ -114,6 +115,9 @@ pub struct LevelSetGrid {
     values: Vec<f64>,
     /// Per node, the axes whose second difference the interpolant uses (`smooth_nodes`).
     smooth: Vec<u8>,
+    /// Per node, the second differences of the values the interpolant uses along x, y, z
+    /// ([`LevelSetGrid::second_differences`] of the grid's own values, node by node).
+    second: Vec<[f64; 3]>,
     /// [`LevelSetGrid::interpolation_gap`].
     gap: f64,
 }
@@ -305,10 +309,18 @@ impl GridSpec {
     }
 }
 
-/// The second difference `Delta_a v(n) = v(n + e_a) - 2 v(n) + v(n - e_a)` at an interior node.
+/// The second difference `Delta_a v(n) = v(n + e_a) - 2 v(n) + v(n - e_a)` from the two
+/// neighbours (in either order: the sum is formed first, so that every path gives the same bits)
+/// and the node's value.
 #[inline(always)]
-fn second_difference(values: &[f64], n: usize, stride: usize) -> f64 {
-    values[n + stride] - 2.0 * values[n] + values[n - stride]
+fn second_difference(neighbour: f64, node: f64, other: f64) -> f64 {
+    (neighbour + other) - 2.0 * node
+}
+
+/// [`second_difference`] at an interior node of `values` along the axis of `stride`.
+#[inline(always)]
+fn second_difference_at(values: &[f64], n: usize, stride: usize) -> f64 {
+    second_difference(values[n - stride], values[n], values[n + stride])
 }
 
 /// Which second differences of the level set's node values the interpolant uses (module docs):
@@ -331,9 +343,9 @@ fn smooth_nodes(spec: &GridSpec, values: &[f64]) -> Vec<u8> {
                         continue;
                     }
                     let n = spec.index(i, j, k);
-                    let d = second_difference(values, n, stride);
+                    let d = second_difference_at(values, n, stride);
                     let agrees = |m: usize| {
-                        let e = second_difference(values, m, stride);
+                        let e = second_difference_at(values, m, stride);
                         e * d > 0.0 && d.abs() <= 2.0 * e.abs() && e.abs() <= 2.0 * d.abs()
                     };
                     let below = along < 2 || agrees(n - stride);
@@ -346,6 +358,29 @@ fn smooth_nodes(spec: &GridSpec, values: &[f64]) -> Vec<u8> {
         }
     }
     smooth
+}
+
+/// The second differences the interpolant uses at node `n` along x, y and z: its own where
+/// `smooth` has the axis, 0 where it has not; on the box's faces along an axis, those of the
+/// neighbour inside (0 if the grid has two nodes along it). The same numbers, to the bit, as
+/// [`LevelSetGrid::second_differences`] gives a cell's corners.
+fn node_second_differences(spec: &GridSpec, smooth: &[u8], values: &[f64], n: usize) -> [f64; 3] {
+    let at = spec.coordinates(n);
+    std::array::from_fn(|axis| {
+        let stride = spec.stride(axis);
+        let last = spec.dims[axis] - 1;
+        let m = match at[axis] {
+            0 if last > 1 => n + stride,
+            i if i == last && last > 1 => n - stride,
+            i if i == 0 || i == last => return 0.0,
+            _ => n,
+        };
+        if smooth[m] & (1 << axis) == 0 {
+            0.0
+        } else {
+            second_difference_at(values, m, stride)
+        }
+    })
 }
 
 /// The largest `|phi - T[phi]|` of the corrected interpolant at points where `T[phi] >= -h`
@@ -370,7 +405,7 @@ fn interpolation_gap(spec: &GridSpec, values: &[f64], smooth: &[u8]) -> f64 {
         let stride = spec.stride(axis);
         for (n, &v) in values.iter().enumerate() {
             if smooth[n] & (1 << axis) != 0 && v >= floor {
-                largest = largest.max(second_difference(values, n, stride).abs());
+                largest = largest.max(second_difference_at(values, n, stride).abs());
             }
         }
     }
@@ -395,10 +430,14 @@ impl LevelSetGrid {
         }
         let smooth = smooth_nodes(&spec, &values);
         let gap = interpolation_gap(&spec, &values, &smooth);
+        let second = (0..values.len())
+            .map(|n| node_second_differences(&spec, &smooth, &values, n))
+            .collect();
         Ok(LevelSetGrid {
             spec,
             values,
             smooth,
+            second,
             gap,
         })
     }
@@ -543,9 +582,9 @@ impl LevelSetGrid {
                 }
                 let upper = i & bit != 0;
                 if upper && above {
-                    *di = c[i ^ bit] - 2.0 * c[i] + value(at.corners[i] + stride);
+                    *di = second_difference(c[i ^ bit], c[i], value(at.corners[i] + stride));
                 } else if !upper && below {
-                    *di = c[i ^ bit] - 2.0 * c[i] + value(at.corners[i] - stride);
+                    *di = second_difference(c[i ^ bit], c[i], value(at.corners[i] - stride));
                 }
             }
             for i in 0..8 {
@@ -562,34 +601,97 @@ impl LevelSetGrid {
     /// box as they say).
     #[inline]
     pub fn value(&self, p: &Point3<f64>) -> f64 {
-        self.sample_value(&self.locate(p), |n| self.values[n])
+        self.sample_value(&self.locate(p))
     }
 
     /// The level set at `p` and its exact gradient (module docs).
-    ///
-    /// Cost: one cell lookup and 32 value reads; no allocation.
     #[inline]
     pub fn value_and_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
-        self.sample(&self.locate(p), |n| self.values[n])
+        self.sample(&self.locate(p))
     }
 
-    /// The level set whose node values are `value(n)` (the reference's, or a deformed one's on
-    /// the same grid) at a located point: the trilinear interpolant corrected by the second
-    /// differences, and its exact gradient (module docs); outside the box `value(c) + |p - c|`.
+    /// The grid's level set at a located point: the trilinear interpolant corrected by the
+    /// second differences, and its exact gradient (module docs); outside the box
+    /// `phi(c) + |p - c|`.
     ///
     /// The interpolant is linear in the node values. Its derivative across a grid plane is the
-    /// central difference, up to fourth differences, from either cell; on an interior grid
-    /// plane (within [`TIE`] of it) it is the mean of the two cells', as for fields
-    /// ([`GridSpec::interpolate_nodes`]), so that a level set symmetric about the plane has a
-    /// zero derivative across it whichever cell claims the point.
+    /// central difference, up to fourth differences, from either cell (where the second
+    /// differences are used); on an interior grid plane (within [`TIE`] of it) it is the mean
+    /// of the two cells', as for fields ([`GridSpec::interpolate_nodes`]), so that a level set
+    /// symmetric about the plane has a zero derivative across it whichever cell claims the
+    /// point.
+    ///
+    /// Cost: 8 values and 8 stored triples of second differences read, four trilinear
+    /// interpolations; twice that per tied axis.
+    #[inline(always)]
+    pub fn sample(&self, at: &Located) -> (f64, Vector3<f64>) {
+        self.sample_by(at, |at| self.stored(at))
+    }
+
+    /// [`LevelSetGrid::sample`] of other node values `value(n)` on this grid (a deformed level
+    /// set's), their second differences read from the neighbours and used where the grid's own
+    /// are; for the grid's own values, the same bits as [`LevelSetGrid::sample`].
     ///
     /// Cost: 32 reads, four trilinear interpolations; twice that per tied axis.
     #[inline(always)]
-    pub fn sample(&self, at: &Located, value: impl Fn(usize) -> f64) -> (f64, Vector3<f64>) {
-        let (v, mut grad) = self.corrected(at, &value);
+    pub fn sample_nodes(&self, at: &Located, value: impl Fn(usize) -> f64) -> (f64, Vector3<f64>) {
+        self.sample_by(at, |at| self.read(at, &value))
+    }
+
+    /// The value alone of [`LevelSetGrid::sample`].
+    #[inline(always)]
+    pub fn sample_value(&self, at: &Located) -> f64 {
+        let (c, delta) = self.stored(at);
+        let v = corrected_value(at, &c, &delta);
+        if at.is_inside() {
+            v
+        } else {
+            v + at.distance_to_box()
+        }
+    }
+
+    /// The corrected interpolant of the node values `value(n)` at the located point (the
+    /// closest point of the box), without the extension outside it: linear in the node values,
+    /// what a deformed level set's derivative with respect to its node values needs.
+    ///
+    /// Cost: 32 reads and four trilinear interpolations.
+    #[inline(always)]
+    pub fn interpolate(&self, at: &Located, value: impl Fn(usize) -> f64) -> f64 {
+        let (c, delta) = self.read(at, &value);
+        corrected_value(at, &c, &delta)
+    }
+
+    /// A cell's corner values and their second differences, from the grid's own values and
+    /// the stored differences.
+    #[inline(always)]
+    fn stored(&self, at: &Located) -> ([f64; 8], [[f64; 8]; 3]) {
+        let c = std::array::from_fn(|i| self.values[at.corners[i]]);
+        let second: [[f64; 3]; 8] = std::array::from_fn(|i| self.second[at.corners[i]]);
+        (c, std::array::from_fn(|axis| second.map(|d| d[axis])))
+    }
+
+    /// A cell's corner values and their second differences, from the node values `value`.
+    #[inline(always)]
+    fn read(&self, at: &Located, value: impl Fn(usize) -> f64) -> ([f64; 8], [[f64; 8]; 3]) {
+        let c = std::array::from_fn(|i| value(at.corners[i]));
+        let delta = self.second_differences(at, &c, value);
+        (c, delta)
+    }
+
+    /// The level set from a cell's corner values and second differences (`read`), with the
+    /// tie rule and the extension outside the box.
+    #[inline(always)]
+    fn sample_by(
+        &self,
+        at: &Located,
+        read: impl Fn(&Located) -> ([f64; 8], [[f64; 8]; 3]),
+    ) -> (f64, Vector3<f64>) {
+        let (c, delta) = read(at);
+        let (v, mut grad) = self.corrected(at, &c, &delta);
         for axis in (0..3).filter(|&a| at.tie[a] != 0) {
             let other = self.across(at, axis);
-            grad[axis] = 0.5 * (grad[axis] + self.corrected(&other, &value).1[axis]);
+            let (c, delta) = read(&other);
+            grad[axis] = 0.5 * (grad[axis] + self.corrected(&other, &c, &delta).1[axis]);
         }
         if at.is_inside() {
             return (v, grad);
@@ -603,14 +705,14 @@ impl LevelSetGrid {
         (v + dist, grad)
     }
 
-    /// The corrected interpolant and its gradient in the located cell (module docs).
+    /// The corrected interpolant and its gradient in the located cell (module docs), from the
+    /// corner values `c` and their second differences `delta`.
     #[inline(always)]
-    fn corrected(&self, at: &Located, value: impl Fn(usize) -> f64) -> (f64, Vector3<f64>) {
-        let c: [f64; 8] = std::array::from_fn(|i| value(at.corners[i]));
+    fn corrected(&self, at: &Located, c: &[f64; 8], delta: &[[f64; 8]; 3]) -> (f64, Vector3<f64>) {
         let h = self.spec.spacing;
-        let (mut v, d) = trilinear(&c, at.t, h);
+        let (mut v, d) = trilinear(c, at.t, h);
         let mut grad = Vector3::from(d);
-        for (axis, delta) in self.second_differences(at, &c, value).iter().enumerate() {
+        for (axis, delta) in delta.iter().enumerate() {
             let t = at.t[axis];
             let (dv, dg) = trilinear(delta, at.t, h);
             let q = 0.5 * t * (1.0 - t);
@@ -644,44 +746,14 @@ impl LevelSetGrid {
         }
     }
 
-    /// The value alone of [`LevelSetGrid::sample`].
-    ///
-    /// Cost: 32 reads and four trilinear interpolations.
-    #[inline(always)]
-    pub fn sample_value(&self, at: &Located, value: impl Fn(usize) -> f64) -> f64 {
-        let v = self.interpolate(at, value);
-        if at.is_inside() {
-            v
-        } else {
-            v + at.distance_to_box()
-        }
-    }
-
-    /// The corrected interpolant of the node values `value(n)` at the located point (the
-    /// closest point of the box), without the extension outside it: linear in the node values,
-    /// what a deformed level set's derivative with respect to its node values needs.
-    ///
-    /// Cost: 32 reads and four trilinear interpolations.
-    #[inline(always)]
-    pub fn interpolate(&self, at: &Located, value: impl Fn(usize) -> f64) -> f64 {
-        let c: [f64; 8] = std::array::from_fn(|i| value(at.corners[i]));
-        let mut v = lerps(&c, at.t).2;
-        for (axis, delta) in self.second_differences(at, &c, value).iter().enumerate() {
-            let t = at.t[axis];
-            v -= 0.5 * t * (1.0 - t) * lerps(delta, at.t).2;
-        }
-        v
-    }
-
-    /// The trilinear interpolant of the node values `value(n)` at a located point (plus
-    /// `|p - c|` outside the box): for this grid's own values, within
-    /// [`LevelSetGrid::interpolation_gap`] of [`LevelSetGrid::sample_value`]. What an
-    /// early-out needs.
+    /// The trilinear interpolant of the grid's node values at a located point (plus `|p - c|`
+    /// outside the box), within [`LevelSetGrid::interpolation_gap`] of
+    /// [`LevelSetGrid::sample_value`]. What an early-out needs.
     ///
     /// Cost: 8 reads and 7 interpolations.
     #[inline(always)]
-    pub fn trilinear_value(&self, at: &Located, value: impl Fn(usize) -> f64) -> f64 {
-        let v = lerps(&std::array::from_fn(|i| value(at.corners[i])), at.t).2;
+    pub fn trilinear_value(&self, at: &Located) -> f64 {
+        let v = lerps(&std::array::from_fn(|i| self.values[at.corners[i]]), at.t).2;
         if at.is_inside() {
             v
         } else {
@@ -1002,6 +1074,18 @@ fn lerps<T: NodeValue>(c: &[T; 8], [tx, ty, tz]: [f64; 3]) -> ([T; 4], [T; 2], T
     ([c00, c01, c10, c11], [c0, c1], c0 + (c1 - c0) * tx)
 }
 
+/// The value of [`LevelSetGrid::sample`]'s corrected interpolant from a cell's corner values
+/// `c` and second differences `delta` (the same arithmetic as its value).
+#[inline(always)]
+fn corrected_value(at: &Located, c: &[f64; 8], delta: &[[f64; 8]; 3]) -> f64 {
+    let mut v = lerps(c, at.t).2;
+    for (axis, delta) in delta.iter().enumerate() {
+        let t = at.t[axis];
+        v -= 0.5 * t * (1.0 - t) * lerps(delta, at.t).2;
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1072,14 +1156,24 @@ mod tests {
         let mut points = probe_points(&s);
         points.push(grid.node_position(s.index(2, 3, 1)));
         points.push(Point3::new(-3.0, 0.4, 7.5));
+        points.push(Point3::new(s.node(3, 0, 0).x, 0.1, 1.1));
         for p in points {
             let at = grid.locate(&p);
-            let value = grid.sample_value(&at, |n| grid.values()[n]);
+            let value = grid.sample_value(&at);
+            let (v, g) = grid.value_and_gradient(&p);
+            assert_eq!(value.to_bits(), v.to_bits(), "{p}");
+            // The stored second differences and those read from the neighbours of the same
+            // values: the same bits (the boundary cells, ties and outside included).
+            let (vn, gn) = grid.sample_nodes(&at, |n| grid.values()[n]);
             assert_eq!(
-                value.to_bits(),
-                grid.value_and_gradient(&p).0.to_bits(),
+                (vn.to_bits(), gn.map(f64::to_bits)),
+                (v.to_bits(), g.map(f64::to_bits)),
                 "{p}"
             );
+            if at.is_inside() {
+                let i = grid.interpolate(&at, |n| grid.values()[n]);
+                assert_eq!(i.to_bits(), v.to_bits(), "{p}");
+            }
         }
     }
 
@@ -1098,7 +1192,7 @@ mod tests {
             let sum: f64 = w.iter().zip(&c).map(|(w, c)| w * c).sum();
             let field = s.interpolate_nodes(&at, |n| grid.values()[n]).0;
             assert!((sum - field).abs() < 1e-13, "{p}");
-            assert!((sum - grid.trilinear_value(&at, |n| grid.values()[n])).abs() < 1e-13);
+            assert!((sum - grid.trilinear_value(&at)).abs() < 1e-13);
             for (n, corner) in at.corners.iter().enumerate() {
                 let x = grid.node_position(*corner);
                 let offset = (x - grid.node_position(at.corners[0])) / s.spacing;
@@ -1139,7 +1233,7 @@ mod tests {
         // The plain trilinear interpolant is not exact (the check above can fail).
         let p = Point3::new(0.1, 0.05, 1.0);
         let at = grid.locate(&p);
-        assert!((grid.trilinear_value(&at, |n| grid.values()[n]) - f(p)).abs() > 1e-3);
+        assert!((grid.trilinear_value(&at) - f(p)).abs() > 1e-3);
     }
 
     #[test]
@@ -1256,8 +1350,8 @@ mod tests {
             for p in probe_points(&s) {
                 let r = p.coords.norm();
                 let at = grid.locate(&p);
-                let v = grid.sample_value(&at, |k| grid.values()[k]);
-                let t = grid.trilinear_value(&at, |k| grid.values()[k]);
+                let v = grid.sample_value(&at);
+                let t = grid.trilinear_value(&at);
                 // The gap bounds the points that are not deep inside.
                 if t >= -h {
                     assert!((v - t).abs() <= grid.interpolation_gap(), "{p}");

@@ -94,7 +94,7 @@ impl DeformedLevelSet for Precomputed<'_> {
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         let phi0 = self.grid.values();
-        let (phi, grad) = self.grid.sample(at, |n| {
+        let (phi, grad) = self.grid.sample_nodes(at, |n| {
             phi0[n]
                 + self
                     .brackets

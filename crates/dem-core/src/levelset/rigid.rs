@@ -43,8 +43,7 @@ impl DeformedLevelSet for Rigid<'_> {
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         derivative.iter_mut().for_each(|d| *d = 0.0);
-        let phi0 = self.grid.values();
-        let (phi, grad) = self.grid.sample(at, |n| phi0[n]);
+        let (phi, grad) = self.grid.sample(at);
         Ok(Evaluation {
             phi,
             grad,

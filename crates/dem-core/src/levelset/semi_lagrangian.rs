@@ -46,7 +46,7 @@
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them), one of `phi_0` (32 reads) and one of the normal strain (8 reads), and inside
+//! same cell reuse them), one of `phi_0` (8 values and 8 stored triples of second differences) and one of the normal strain (8 reads), and inside
 //! the grain one more pass over the cell's corners (each mode's tangent and strain).
 
 use grain::{LevelSetGrid, Located};
@@ -121,8 +121,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
                 });
             }
         }
-        let phi0 = grid.values();
-        let (p0, g0) = grid.sample(at, |n| phi0[n]);
+        let (p0, g0) = grid.sample(at);
         // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
         // (module docs).
         // Outside the box the strain, like the fields, continues by its value at the box
