@@ -1,7 +1,6 @@
 //! The `rigid` level-set update: the reference level set `phi_0`, whatever the amplitudes.
 //! Exact when the grain's level set is never penetrated (it only meets walls, or gives the
-//! nodes of its pairs); its derivative is zero and its early-out is the trilinear `phi_0` above the grid's
-//! interpolation gap.
+//! nodes of its pairs); its derivative is zero and its early-out is `phi_0 >= 0`.
 
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
@@ -27,13 +26,7 @@ pub struct Rigid<'a> {
 
 impl DeformedLevelSet for Rigid<'_> {
     fn early_out(&self) -> EarlyOut {
-        // The level set is within the gap of its trilinear interpolant.
-        let gap = self.grid.interpolation_gap();
-        EarlyOut {
-            all: gap,
-            band: gap,
-            band_limit: 0.0,
-        }
+        EarlyOut::default()
     }
 
     fn evaluate(
@@ -43,7 +36,8 @@ impl DeformedLevelSet for Rigid<'_> {
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         derivative.iter_mut().for_each(|d| *d = 0.0);
-        let (phi, grad) = self.grid.sample(at);
+        let phi0 = self.grid.values();
+        let (phi, grad) = self.grid.sample(at, |n| phi0[n]);
         Ok(Evaluation {
             phi,
             grad,
