@@ -248,6 +248,16 @@ fn an_ellipsoid_on_a_plane_along_each_axis() {
 /// A deformable sphere (its one mode inert) whose bundle carries a residual flexibility of
 /// `c` between every pair of its six axis points (patches of radius `rho`).
 fn flexible_sphere(dir: &std::path::Path, c: f64, rho: f64) -> std::path::PathBuf {
+    flexible_sphere_with(dir, ndarray::Array2::from_elem((6, 6), c), rho)
+}
+
+/// [`flexible_sphere`] with the flexibility `matrix` between its axis points `+x, -x, +y, -y,
+/// +z, -z`.
+fn flexible_sphere_with(
+    dir: &std::path::Path,
+    matrix: ndarray::Array2<f64>,
+    rho: f64,
+) -> std::path::PathBuf {
     let points = ndarray::Array2::from_shape_fn((6, 3), |(i, j)| {
         if j == i / 2 {
             if i % 2 == 0 { 1.0 } else { -1.0 }
@@ -269,7 +279,7 @@ fn flexible_sphere(dir: &std::path::Path, c: f64, rho: f64) -> std::path::PathBu
         flexibility: Some(grain::GrainFlexibility {
             points,
             patch_radius: rho,
-            matrix: ndarray::Array2::from_elem((6, 6), c),
+            matrix,
         }),
     };
     crate::common::deformable_sphere_with(
@@ -382,4 +392,86 @@ position = [0, 0, 0]
         "{:?}",
         built.warnings
     );
+}
+
+/// The coupling across a periodic face is the coupling side by side: two held flexible spheres
+/// on a floor, pressed together across the face x = 6 of a cell periodic along x and y (the
+/// second placed at its image inside the cell), each with two contacts (the floor at its -z
+/// pole, the other grain at its x pole) coupled through its body, against the same pair without
+/// the cell. The correction's local points on the image grain carry the cell's shift: a wrong
+/// shift puts them far from the flexibility's points, and the coupling vanishes.
+#[test]
+fn the_coupling_across_a_periodic_face_is_the_coupling_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    // The -x pole (the image grain's contact) couples more strongly to itself and to the -z
+    // pole than the +x pole does: a local point taken on the wrong side of the grain changes
+    // the correction.
+    let (rho, c) = (0.5, 5e-5);
+    let mut matrix = ndarray::Array2::from_elem((6, 6), c);
+    matrix[[1, 1]] = 1.5 * c;
+    matrix[[1, 5]] = 2.0 * c;
+    matrix[[5, 1]] = 2.0 * c;
+    flexible_sphere_with(dir.path(), matrix, rho);
+    let scene = |cell: &str, law: &str| {
+        format!(
+            r#"
+[run]
+dt = 1e-4
+steps = 1
+[contact]
+{law}
+{cell}
+[[walls]]
+kind = "plane"
+point = [0, 0, 2.02]
+normal = [0, 0, 1]
+[[grains]]
+bundle = "flexible.grain"
+position = [5.01, 3, 3]
+hold = ["x", "y", "z", "rotation"]
+[[grains]]
+bundle = "flexible.grain"
+position = [6.99, 3, 3]
+hold = ["x", "y", "z", "rotation"]
+"#
+        )
+    };
+    let cell = "[cell]\nsize = [6, 6, 6]\nperiodic = [true, true, false]";
+    let coupled = "law = \"hertz-patches\"";
+    let mut periodic = simulation(dir.path(), &scene(cell, coupled));
+    let mut reference = simulation(dir.path(), &scene("", coupled));
+    assert_eq!(periodic.world.bodies[1].image, [1, 0, 0]);
+    // The first step has no loads to couple; the lagged correction acts from the second.
+    for _ in 0..5 {
+        periodic.step(false);
+        reference.step(false);
+    }
+    let weight = reference.world.bodies[0].force.norm();
+    for k in 0..2 {
+        let (p, r) = (&periodic.world.bodies[k], &reference.world.bodies[k]);
+        let d = (p.force - r.force).norm().max((p.torque - r.torque).norm()) / weight;
+        println!(
+            "grain {k}: force {:?}, difference {d:.1e}",
+            r.force.as_slice()
+        );
+        assert!(d < 1e-12, "grain {k}: {d:e}");
+    }
+    assert_eq!(periodic.last.contacts, reference.last.contacts);
+    // The case must couple: the same pair under the law without a flexibility carries more
+    // (the floor's load at the -z pole draws the x poles in, by `c` times it).
+    sphere(dir.path(), "plain", 1.0, 0.05, 8000);
+    let rigid = format!("{coupled}\nyoungs_modulus = {E}\npoisson_ratio = {NU}");
+    let mut plain = simulation(
+        dir.path(),
+        &scene(cell, &rigid).replace("flexible.grain", "plain.grain"),
+    );
+    for _ in 0..5 {
+        plain.step(false);
+    }
+    let (f, f0) = (
+        periodic.world.bodies[0].force.x.abs(),
+        plain.world.bodies[0].force.x.abs(),
+    );
+    println!("pair force {f} coupled, {f0} without the flexibility");
+    assert!(f / f0 < 0.9, "the case must couple: {f} against {f0}");
 }
