@@ -37,6 +37,17 @@ use levelset_bake::{
 };
 use nalgebra::{Point3, Vector3};
 
+/// Seconds spent per stage of the step since the run began, by name.
+type Stages = std::collections::BTreeMap<String, f64>;
+
+/// The simulation's [`dem_core::sim::Timings`], by stage name.
+fn stage_seconds(sim: &Simulation) -> Stages {
+    let timings = serde_json::to_value(sim.totals.timings).unwrap();
+    (timings.as_object().unwrap().iter())
+        .map(|(stage, s)| (stage.clone(), s.as_f64().unwrap()))
+        .collect()
+}
+
 const SETTLE: u64 = 4000;
 const TIMED: u64 = 1000;
 const REPEATS: usize = 3;
@@ -145,12 +156,14 @@ normal = [0, -1, 0]
         })
         .collect();
     let mut rates = [Vec::new(), Vec::new()];
+    let mut stages = [Stages::new(), Stages::new()];
     let mut ends = Vec::new();
     let (mut tests, mut candidates) = (0, 0);
     for _ in 0..REPEATS {
         for (p, pool) in pools.iter().enumerate() {
             sim.restore(start.clone()).unwrap();
             let (t0, c0) = (sim.totals.node_tests, sim.totals.node_candidates);
+            let before = stage_seconds(&sim);
             let t = Instant::now();
             pool.install(|| {
                 for _ in 0..TIMED {
@@ -158,6 +171,9 @@ normal = [0, -1, 0]
                 }
             });
             rates[p].push(TIMED as f64 / t.elapsed().as_secs_f64());
+            for (stage, seconds) in stage_seconds(&sim) {
+                *stages[p].entry(stage.clone()).or_default() += seconds - before[&stage];
+            }
             (tests, candidates) = (sim.totals.node_tests - t0, sim.totals.node_candidates - c0);
             ends.push(serde_json::to_string(&sim.state()).unwrap());
         }
@@ -177,6 +193,13 @@ normal = [0, -1, 0]
             per_step_ns * TIMED as f64 / tests as f64,
             tests as f64 / TIMED as f64,
         );
+        let total: f64 = stages[p].values().sum();
+        let mut shares: Vec<_> = stages[p].iter().filter(|(_, s)| **s > 0.0).collect();
+        shares.sort_by(|a, b| b.1.total_cmp(a.1));
+        let shares: Vec<String> = (shares.iter())
+            .map(|(stage, s)| format!("{stage} {:.1} %", 100.0 * **s / total))
+            .collect();
+        println!("  by stage (sim.totals.timings): {}", shares.join(", "));
     }
     println!(
         "2-thread speed-up: {:.2} (goal >= 1.8); {} node contacts at the end; end states {}",
@@ -188,6 +211,10 @@ normal = [0, -1, 0]
             "DIFFER"
         }
     );
+    // `cargo bench -p dem-run --bench settle -- rigid`: the rigid runs alone (for a profiler).
+    if std::env::args().any(|a| a == "rigid") {
+        return;
+    }
     deformable(dir.path(), scene);
     match yade_rate() {
         Some(rate) => println!(
