@@ -1076,38 +1076,56 @@ fn a_one_mode_grain_free_to_turn_is_warned_at_build_time() {
     );
 }
 
-/// The flattening mode's grain (unit sphere, grid spacing 0.1, the mode of the test above) at
-/// amplitude `eps`, semi-Lagrangian.
-fn flattened(dir: &std::path::Path, eps: f64) -> Simulation {
+/// The grain of bundle `name` in `dir` (the flattening mode's, unit sphere, grid spacing 0.1,
+/// or a path built on it) at amplitude `eps`, semi-Lagrangian.
+fn flattened(dir: &std::path::Path, name: &str, eps: f64) -> Simulation {
     lone(
         dir,
         1e-3,
         1,
         &format!(
-            "bundle = \"flat.grain\"\nposition = [0, 0, 0]\nmodes = {{ levelset = \"semi-lagrangian\", amplitudes = [{eps}] }}"
+            "bundle = \"{name}\"\nposition = [0, 0, 0]\nmodes = {{ levelset = \"semi-lagrangian\", amplitudes = [{eps}] }}"
         ),
     )
 }
 
-/// The semi-Lagrangian level set of a mode that is not affine (the flattening mode at eps =
-/// 0.15; grid spacing 0.1) is continuous where the material point crosses a grid cell's face,
-/// and its gradient and amplitude derivative are its own derivatives (docs/physics.md
-/// section 5).
-/// - Continuity: material points `X` a hair (1e-9) either side of a face, on every axis, near
-///   the flattened pole (within 0.03 of the surface), mapped forward (`y = X + u(X)`): the two
-///   values differ by at most the slope times the distance, 1e-8 (measured 1.9e-9). With the
-///   normalisation taken from the interpolants' own gradients (`|g0| / |J^-T g0|`, which jump
-///   across faces) the values jumped there by `phi_0` times the jump of the stretch: 5.3e-4.
-/// - Derivatives: central differences (1e-6) in `y` and in `eps` at points off the faces
-///   (their material point 1e-3 cell or more from one, so that a difference stays in a cell),
-///   to 1e-7 (the differences' error is below 1e-9).
-#[test]
-fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_derivatives() {
-    let dir = tempfile::tempdir().unwrap();
-    let (h, eps) = (0.1f64, 0.15);
-    flat_grain(dir.path(), [1.0, 1.0, 0.0], &[]);
+/// What [`semi_lagrangian_derivatives`] measured.
+struct Derivatives {
+    /// The largest jump of the level set across a cell face.
+    jump: f64,
+    /// The largest departure of the gradient from central differences in `y`.
+    grad: f64,
+    /// The largest departure of the amplitude derivative from central differences in `eps`.
+    eps: f64,
+    /// Points off the faces checked, and those inside.
+    checked: usize,
+    inside: usize,
+}
+
+impl Derivatives {
+    /// Continuous across faces to the slope times the distance, 1e-8; derivatives within 1e-7
+    /// of central differences (whose own error is below 1e-9); enough points checked.
+    fn assert_exact(&self) {
+        assert!(
+            self.checked > 20 && self.inside > 10,
+            "{}, {}",
+            self.checked,
+            self.inside
+        );
+        assert!(self.jump <= 1e-8, "{}", self.jump);
+        assert!(self.grad <= 1e-7, "{}", self.grad);
+        assert!(self.eps <= 1e-7, "{}", self.eps);
+    }
+}
+
+/// The semi-Lagrangian level set of bundle `name` in `dir` at amplitude `eps` near the
+/// flattened poles: its jumps across cell faces (material points 1e-9 either side of a face,
+/// mapped forward) and its gradient and amplitude derivative against central differences
+/// (1e-6) at points whose material point is 1e-3 cell or more from a face.
+fn semi_lagrangian_derivatives(dir: &std::path::Path, name: &str, eps: f64) -> Derivatives {
+    let h = 0.1f64;
     let d = 1e-6;
-    let sims = [eps - d, eps, eps + d].map(|e| flattened(dir.path(), e));
+    let sims = [eps - d, eps, eps + d].map(|e| flattened(dir, name, e));
     let views: Vec<_> = (sims.iter())
         .map(|s| dem_core::view::View::new(&s.world.bodies[0], &s.world.shapes[0]))
         .collect();
@@ -1117,6 +1135,7 @@ fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_deri
     let config = dem_core::path::Configuration::new(&modal.paths, &amplitudes);
     let grid = &shape.levelset;
     let spec = grid.spec();
+    assert_eq!(spec.spacing, h);
     let u = |n| config.grid_displacement(n);
     let forward = |x: &Point3<f64>| x + grid.displacement(&grid.locate(x), u).0;
     // Points near both flattened poles, within 0.03 of the reference surface.
@@ -1129,7 +1148,7 @@ fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_deri
             bases.push(Point3::new(r * t.sin(), -r * t.cos(), -z));
         }
     }
-    let (mut worst_jump, mut crossings) = (0.0f64, 0);
+    let mut jump = 0.0f64;
     for base in &bases {
         for axis in 0..3 {
             // The face nearest the point along the axis.
@@ -1140,13 +1159,16 @@ fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_deri
                 x[axis] = plane + s * 1e-9;
                 views[1].level_set(&forward(&x)).0
             };
-            worst_jump = worst_jump.max((side(1.0) - side(-1.0)).abs());
-            crossings += 1;
+            jump = jump.max((side(1.0) - side(-1.0)).abs());
         }
     }
-    println!("{crossings} face crossings: largest jump {worst_jump:.2e}");
-    assert!(worst_jump <= 1e-8, "{worst_jump}");
-    let (mut worst_grad, mut worst_eps, mut checked, mut inside) = (0.0f64, 0.0f64, 0, 0);
+    let mut out = Derivatives {
+        jump,
+        grad: 0.0,
+        eps: 0.0,
+        checked: 0,
+        inside: 0,
+    };
     for base in &bases {
         for shift in [
             Vector3::new(0.013, -0.021, 0.004),
@@ -1165,21 +1187,126 @@ fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_deri
                 let step = Vector3::from_fn(|b, _| if a == b { d } else { 0.0 });
                 (views[1].level_set(&(y + step)).0 - views[1].level_set(&(y - step)).0) / (2.0 * d)
             });
-            worst_grad = worst_grad.max((fd - e.grad).amax());
+            out.grad = out.grad.max((fd - e.grad).amax());
             if e.phi < 0.0 {
                 let fd = (views[2].level_set(&y).0 - views[0].level_set(&y).0) / (2.0 * d);
-                worst_eps = worst_eps.max((fd - derivative[0]).abs());
-                inside += 1;
+                out.eps = out.eps.max((fd - derivative[0]).abs());
+                out.inside += 1;
             }
-            checked += 1;
+            out.checked += 1;
         }
     }
     println!(
-        "{checked} points off the faces ({inside} inside): gradient within {worst_grad:.2e}, amplitude derivative within {worst_eps:.2e} of central differences"
+        "{name} at {eps}: largest jump across a face {:.2e}; {} points off the faces ({} inside): gradient within {:.2e}, amplitude derivative within {:.2e} of central differences",
+        out.jump, out.checked, out.inside, out.grad, out.eps
     );
-    assert!(checked > 20 && inside > 10, "{checked}, {inside}");
-    assert!(worst_grad <= 1e-7, "{worst_grad}");
-    assert!(worst_eps <= 1e-7, "{worst_eps}");
+    out
+}
+
+/// The semi-Lagrangian level set of a mode that is not affine (the flattening mode at eps =
+/// 0.15; grid spacing 0.1) is continuous where the material point crosses a grid cell's face,
+/// and its gradient and amplitude derivative are its own derivatives (docs/physics.md
+/// section 5).
+/// - Continuity: material points `X` a hair (1e-9) either side of a face, on every axis, near
+///   the flattened pole (within 0.03 of the surface), mapped forward (`y = X + u(X)`): the two
+///   values differ by at most the slope times the distance, 1e-8 (measured 1.9e-9). With the
+///   normalisation taken from the interpolants' own gradients (`|g0| / |J^-T g0|`, which jump
+///   across faces) the values jumped there by `phi_0` times the jump of the stretch: 5.3e-4.
+/// - Derivatives: central differences (1e-6) in `y` and in `eps` at points off the faces
+///   (their material point 1e-3 cell or more from one, so that a difference stays in a cell),
+///   to 1e-7 (the differences' error is below 1e-9).
+#[test]
+fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_derivatives() {
+    let dir = tempfile::tempdir().unwrap();
+    flat_grain(dir.path(), [1.0, 1.0, 0.0], &[]);
+    let d = semi_lagrangian_derivatives(dir.path(), "flat.grain", 0.15);
+    d.assert_exact();
+}
+
+/// The same on a nonlinear path of several segments (docs/physics.md section 1): the
+/// flattening mode's grain given as a path through `u(e) = e Phi + 2 e^2 Psi` at `e` = 0.05,
+/// 0.1, 0.15, 0.2 (`Psi(x) = (x, y, 0) / 2`, a lateral bulge that grows faster than the
+/// flattening), at 0.125, inside the third segment, where the surface nodes' displacement is
+/// the path's (halfway between its points at 0.1 and 0.15: a wrong segment fails here, by 1e-2,
+/// while the derivative checks below would still pass on it) and the level set, its gradient and its
+/// amplitude derivative (through the segment's slope and its normal strain) must be exact as
+/// for a linear mode; and at the point 0.15 between two segments the level set is continuous in
+/// the amplitude (the path is), within 1e-9 of it on either side to the slope's 1e-9 times.
+#[test]
+fn a_nonlinear_path_s_level_set_has_exact_derivatives_on_its_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    flat_grain(dir.path(), [1.0, 1.0, 0.0], &[]);
+    let mut b = grain::GrainBundle::read(&dir.path().join("flat.grain")).unwrap();
+    let points = [0.05, 0.1, 0.15, 0.2];
+    let spec = b.levelset.spec().clone();
+    let (bulge_nodes, bulge_grid) = {
+        let nodes = b.nodes.clone();
+        (
+            move |k: usize, c: usize| if c < 2 { 0.5 * nodes[[k, c]] } else { 0.0 },
+            move |[i, j, k]: [usize; 3], c: usize| {
+                if c < 2 {
+                    0.5 * spec.node(i, j, k)[c]
+                } else {
+                    0.0
+                }
+            },
+        )
+    };
+    let d = b.deformation.as_mut().unwrap();
+    let (phi_nodes, phi_grid) = (d.node_modes.clone(), d.grid_modes.clone());
+    d.path = Some(grain::ModePath {
+        amplitudes: points.to_vec(),
+        nodes: ndarray::Array3::from_shape_fn(
+            (points.len(), phi_nodes.shape()[1], 3),
+            |(p, k, c)| {
+                let e = points[p];
+                e * phi_nodes[[0, k, c]] + 2.0 * e * e * bulge_nodes(k, c)
+            },
+        ),
+        grid: ndarray::Array5::from_shape_fn(
+            {
+                let s = phi_grid.shape();
+                (points.len(), s[1], s[2], s[3], 3)
+            },
+            |(p, i, j, k, c)| {
+                let e = points[p];
+                e * phi_grid[[0, i, j, k, c]] + 2.0 * e * e * bulge_grid([i, j, k], c)
+            },
+        ),
+    });
+    b.write(&dir.path().join("path.grain")).unwrap();
+    // The shape at 0.125 is the path's: halfway between its points at 0.1 and 0.15.
+    let sim = flattened(dir.path(), "path.grain", 0.125);
+    let shape = &sim.world.shapes[0];
+    let config = dem_core::path::Configuration::new(&shape.modal.as_ref().unwrap().paths, &[0.125]);
+    let path = b.deformation.as_ref().unwrap().path.as_ref().unwrap();
+    let mut off = 0.0f64;
+    for (k, x0) in shape.nodes.iter().enumerate() {
+        // The shape sorts the nodes into clusters: find this one in the bundle.
+        let kb = (0..b.nodes.nrows())
+            .find(|&j| (0..3).all(|c| b.nodes[[j, c]] == x0[c]))
+            .unwrap();
+        let expected =
+            Vector3::from_fn(|c, _| 0.5 * (path.nodes[[1, kb, c]] + path.nodes[[2, kb, c]]));
+        off = off.max((config.node_displacement(k) - expected).amax());
+    }
+    assert!(off <= 1e-12, "the shape is not the path's: {off:e}");
+    let d = semi_lagrangian_derivatives(dir.path(), "path.grain", 0.125);
+    d.assert_exact();
+    // Continuity in the amplitude at the point between the second and third segments.
+    let sides = [0.15 - 1e-9, 0.15 + 1e-9].map(|e| flattened(dir.path(), "path.grain", e));
+    let views: Vec<_> = (sides.iter())
+        .map(|s| dem_core::view::View::new(&s.world.bodies[0], &s.world.shapes[0]))
+        .collect();
+    let mut worst = 0.0f64;
+    for r in [0.0f64, 0.1, 0.2, 0.3] {
+        for s in [-0.05, -0.02, 0.0] {
+            let y = Point3::new(r, 0.3 * r, (1.0 - 1.09 * r * r).sqrt() - 0.15 + s);
+            worst = worst.max((views[1].level_set(&y).0 - views[0].level_set(&y).0).abs());
+        }
+    }
+    println!("across the segments' common point: the level set moves by at most {worst:.2e}");
+    assert!(worst <= 1e-8, "{worst}");
 }
 
 /// An undamped collision on the flattened pole of a non-affine mode converges at second order
