@@ -180,6 +180,8 @@ pub struct Totals {
     pub ledger: Ledger,
     /// Node tests since the start (see [`PairOutcome::node_tests`]).
     pub node_tests: u64,
+    /// Node queries since the start (see [`PairOutcome::node_queries`]).
+    pub node_queries: u64,
     /// Node candidates since the start (see [`PairOutcome::node_candidates`]).
     pub node_candidates: u64,
     /// The amplitudes that went beyond a range their grain's model rests on, in the order they
@@ -617,6 +619,7 @@ fn reduce(
         sums.add(key, &o, branch);
         last.contacts += o.nodes_in_contact;
         totals.node_tests += o.node_tests;
+        totals.node_queries += o.node_queries;
         totals.node_candidates += o.node_candidates;
         last.contact_energy += o.energy;
         last.dissipation.viscous += o.viscous_power;

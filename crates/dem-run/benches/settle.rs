@@ -158,11 +158,12 @@ normal = [0, -1, 0]
     let mut rates = [Vec::new(), Vec::new()];
     let mut stages = [Stages::new(), Stages::new()];
     let mut ends = Vec::new();
-    let (mut tests, mut candidates) = (0, 0);
+    let (mut tests, mut candidates, mut queries) = (0, 0, 0);
     for _ in 0..REPEATS {
         for (p, pool) in pools.iter().enumerate() {
             sim.restore(start.clone()).unwrap();
             let (t0, c0) = (sim.totals.node_tests, sim.totals.node_candidates);
+            let q0 = sim.totals.node_queries;
             let before = stage_seconds(&sim);
             let t = Instant::now();
             pool.install(|| {
@@ -175,6 +176,7 @@ normal = [0, -1, 0]
                 *stages[p].entry(stage.clone()).or_default() += seconds - before[&stage];
             }
             (tests, candidates) = (sim.totals.node_tests - t0, sim.totals.node_candidates - c0);
+            queries = sim.totals.node_queries - q0;
             ends.push(serde_json::to_string(&sim.state()).unwrap());
         }
     }
@@ -192,6 +194,11 @@ normal = [0, -1, 0]
             candidates as f64 / TIMED as f64,
             per_step_ns * TIMED as f64 / tests as f64,
             tests as f64 / TIMED as f64,
+        );
+        println!(
+            "  {:.0} node queries per step (past the bounding-sphere test), {} node contacts at the end",
+            queries as f64 / TIMED as f64,
+            sim.last.contacts
         );
         let total: f64 = stages[p].values().sum();
         let mut shares: Vec<_> = stages[p].iter().filter(|(_, s)| **s > 0.0).collect();

@@ -219,6 +219,10 @@ pub struct PairOutcome {
     /// wall, in contact or not; the nodes of clusters out of reach are not counted): the unit
     /// of the narrow phase's cost.
     pub node_tests: u64,
+    /// Node tests that passed the bounding-sphere test and asked the receiver's level set for
+    /// its value (its early-out included; against a wall, every node test): with
+    /// [`PairOutcome::node_tests`], where the narrow phase's time goes (docs/performance.md).
+    pub node_queries: u64,
     /// Every node of the giving body of each side, tested or skipped with its cluster: the
     /// unit of a narrow phase without clusters (YADE's LS-DEM tests each of these).
     pub node_candidates: u64,

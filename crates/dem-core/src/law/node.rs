@@ -655,6 +655,7 @@ impl<M: NodeModel> Acc<'_, M> {
             surface.react(&scratch, f.energy_slope, &(f.elastic - f.force), modal_q);
             self.tally(side, k, t.d, &f);
         }
+        self.out.node_queries += scratch.queries;
     }
 
     /// The law at a node in contact: its force on the giver (force, torque, modes) and the

@@ -39,6 +39,8 @@ pub struct Scratch {
     pub derivative: PerMode<f64>,
     /// The mode vectors `Phi_a` of the material point under the node.
     pub modes: PerMode<Vector3<f64>>,
+    /// Node queries so far ([`crate::law::PairOutcome::node_queries`]).
+    pub queries: u64,
 }
 
 /// The other side of a pair.
@@ -151,6 +153,7 @@ impl Surface for View<'_> {
         if y.norm_squared() >= reach2 {
             return None;
         }
+        scratch.queries += 1;
         let y = Point3::from(y);
         if scratch.derivative.len() != self.mode_count() {
             scratch.derivative = smallvec::smallvec![0.0; self.mode_count()];
@@ -243,8 +246,9 @@ impl Surface for Wall {
         x0: &Vector3<f64>,
         margin: f64,
         _: bool,
-        _: &mut Scratch,
+        scratch: &mut Scratch,
     ) -> Option<Touch> {
+        scratch.queries += 1;
         let x = p.position + p.rotation * x0;
         let (phi, n) = self.distance(&x);
         (phi < margin).then_some(Touch {
