@@ -196,9 +196,8 @@ normal = [0, -1, 0]
             tests as f64 / TIMED as f64,
         );
         println!(
-            "  {:.0} node queries per step (past the bounding-sphere test), {} node contacts at the end",
-            queries as f64 / TIMED as f64,
-            sim.last.contacts
+            "  {:.0} node queries per step (past the bounding-sphere test)",
+            queries as f64 / TIMED as f64
         );
         let total: f64 = stages[p].values().sum();
         let mut shares: Vec<_> = stages[p].iter().filter(|(_, s)| **s > 0.0).collect();

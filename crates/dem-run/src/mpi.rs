@@ -147,8 +147,8 @@ impl Mpi {
             (l.initial, l.initial_gravity) = (0.0, 0.0);
             (l.work, l.local, l.viscous, l.modal, l.friction) = (0.0, 0.0, 0.0, 0.0, 0.0);
             (sim.last.contacts, sim.last.contact_energy) = (0, 0.0);
-            (sim.totals.node_tests, sim.totals.node_queries) = (0, 0);
-            sim.totals.node_candidates = 0;
+            let t = &mut sim.totals;
+            (t.node_tests, t.node_queries, t.node_candidates) = (0, 0, 0);
         }
         let reach = dem_core::sim::GHOST_MARGIN * sim.last.largest_reach;
         let holding = Holding {

@@ -61,6 +61,20 @@ pub fn run_options(
     }
 }
 
+/// Asserts that the first two grains of `a` and `b` carry the same forces and torques to
+/// `1e-12` of `scale` (a pair placed two ways: across a periodic face, and side by side).
+pub fn assert_same_pair_forces(a: &Simulation, b: &Simulation, scale: f64) {
+    for k in 0..2 {
+        let (p, r) = (&a.world.bodies[k], &b.world.bodies[k]);
+        let d = (p.force - r.force).norm().max((p.torque - r.torque).norm()) / scale;
+        println!(
+            "grain {k}: force {:?}, difference {d:.1e}",
+            r.force.as_slice()
+        );
+        assert!(d < 1e-12, "grain {k}: {d:e}");
+    }
+}
+
 /// The simulation of a scene text (bundle paths relative to `dir`).
 pub fn simulation(dir: &Path, text: &str) -> Simulation {
     let path = scene_file(dir, text);

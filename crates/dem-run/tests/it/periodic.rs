@@ -79,15 +79,7 @@ fn a_pair_across_a_periodic_face_has_the_forces_of_the_pair_side_by_side() {
     let weight = periodic.world.shapes[0].mass;
     assert!(reference.last.contacts > 10, "{}", reference.last.contacts);
     assert_eq!(periodic.last.contacts, reference.last.contacts);
-    for k in 0..2 {
-        let (p, r) = (&periodic.world.bodies[k], &reference.world.bodies[k]);
-        let d = (p.force - r.force).norm().max((p.torque - r.torque).norm()) / weight;
-        println!(
-            "grain {k}: force {:?}, difference {d:.1e} of the weight",
-            r.force.as_slice()
-        );
-        assert!(d < 1e-12, "grain {k}: {d:e}");
-    }
+    crate::common::assert_same_pair_forces(&periodic, &reference, weight);
 }
 
 /// A 3 x 3 x 3 cubic lattice of spheres overlapping their neighbours and, across the faces,
