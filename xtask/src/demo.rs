@@ -264,15 +264,18 @@ fn path_case(
         markers: true,
     }];
     for (run, label, loaders) in runs {
-        let (r, n, curve) = squeeze(
-            case,
-            &dir.join(format!("out/{run}.run")),
-            loaders,
-            &checked,
-            (label, source),
-            0.03,
-        )?;
+        let run = dir.join(format!("out/{run}.run"));
+        let (r, n, curve) = squeeze(case, &run, loaders, &checked, (label, source), 0.03)?;
         rows.extend(r);
+        // The ledger closed to the run's own warning level (dem_run::run::LEDGER_WARNING).
+        rows.push(Row {
+            case,
+            quantity: format!("{label}: energy ledger residual / most energy supplied"),
+            reference: 0.0,
+            source: "energy balance".into(),
+            result: summary_number(&run, "ledger_error")?,
+            tolerance: dem_run::run::LEDGER_WARNING,
+        });
         notes.push(n);
         series.push(curve);
     }

@@ -72,7 +72,7 @@ mod summary;
 mod vtk;
 
 pub use restart::MAX_STEPS;
-pub use summary::{LEDGER_WARNING, Status, Summary};
+pub use summary::{LEDGER_WARNING, LedgerDeparture, Status, Summary};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -315,6 +315,7 @@ fn run_in_pool(
         last_checkpoint: None,
         stopped: None,
         largest: (0.0, 0.0),
+        records: Vec::new(),
     };
     // Until the run ends, its summary says it is running (a run killed leaves that).
     write_summary(&mut files, &end.summary(&sim, &history, Status::Running))?;
@@ -351,8 +352,14 @@ fn run_in_pool(
     };
     if end.ledger_error() > LEDGER_WARNING && first {
         let (residual, supplied) = end.largest;
+        let departed = end.departure().map_or(String::new(), |d| {
+            format!(
+                "; it passed 1 % of that at step {} (t = {:e}): look there in history.csv (energy_residual)",
+                d.step, d.time
+            )
+        });
         eprintln!(
-            "dem-run: warning: the energy ledger was off by up to {residual:e}, {:.1} % of the most energy the run supplied ({supplied:e}): the integration added or lost energy the loads and dissipation do not account for (a step that does not resolve the contacts, or forces past a table's, samples' or path's range; see the excursions), and energy-based results carry the error; lower run.dt or run.safety (summary.json: ledger_error)",
+            "dem-run: warning: the energy ledger was off by up to {residual:e}, {:.1} % of the most energy the run supplied ({supplied:e}): the integration added or lost energy the loads and dissipation do not account for (a step that does not resolve the contacts, or forces past a table's, samples' or path's range; see the excursions), and energy-based results carry the error{departed}; lower run.dt or run.safety, or contact.normal_damping if the contacts ring (its viscous force has a step limit of its own, docs/physics.md section 6) (summary.json: ledger_error)",
             100.0 * end.ledger_error()
         );
     }
@@ -467,9 +474,11 @@ fn run_steps(
         }
         // The ledger's largest residual against the most the run supplied, over the run (at one
         // step the supplied energy can be tiny: a load just begun).
+        let now = ledger.residual(&energies);
         let (residual, supplied) = &mut end.largest;
-        *residual = residual.max(ledger.residual(&energies).abs());
+        *residual = residual.max(now.abs());
         *supplied = supplied.max(ledger.supplied(&energies));
+        end.record_residual(now, sim.world.step, sim.world.time);
         // Those that began this step (a decomposed run's processes each report their grains').
         for x in sim
             .totals

@@ -47,6 +47,9 @@ pub struct Summary {
     /// run supplied ([`dem_core::ledger::Ledger::supplied`]); past [`LEDGER_WARNING`] the run warned.
     #[serde(default)]
     pub ledger_error: f64,
+    /// Where the ledger went wrong, with a `ledger_error` past [`LEDGER_WARNING`].
+    #[serde(default)]
+    pub ledger_departure: Option<LedgerDeparture>,
     /// Ended early by the scene's `[stop]` conditions: the step and the conditions met.
     #[serde(default)]
     pub stopped: Option<String>,
@@ -90,9 +93,53 @@ pub(crate) struct End {
     pub(crate) stopped: Option<String>,
     /// The ledger's largest `|residual|` and the most the run supplied, over this invocation.
     pub(crate) largest: (f64, f64),
+    /// The steps at which the ledger's `|residual|` set a record, each at least
+    /// [`RECORD_STEP`] times the one before (a few thousand over any run): where it first passed a
+    /// level, to that factor.
+    pub(crate) records: Vec<LedgerDeparture>,
+}
+
+/// Each of [`End::records`] is at least this times the one before.
+const RECORD_STEP: f64 = 1.01;
+
+/// Where a run's energy ledger went wrong (summary.json's `ledger_departure`, with a ledger error
+/// past [`LEDGER_WARNING`]): the first step at which its `|residual|` reached `LEDGER_WARNING` of
+/// the most energy the run supplied, to within 1 % of that level. A step past the stability limit
+/// of a contact's stiffness or viscous damping departs where a contact starts to ring (a wall
+/// that stops, an impact); a slow drift departs late.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LedgerDeparture {
+    /// `|residual|` there, in the run's energy unit.
+    pub residual: f64,
+    /// The step.
+    pub step: u64,
+    /// Its time.
+    pub time: f64,
 }
 
 impl End {
+    /// Takes the ledger's residual after step `step`, at time `time`.
+    pub(crate) fn record_residual(&mut self, residual: f64, step: u64, time: f64) {
+        let residual = residual.abs();
+        let last = self.records.last().map_or(0.0, |r| r.residual);
+        if residual > RECORD_STEP * last {
+            self.records.push(LedgerDeparture {
+                residual,
+                step,
+                time,
+            });
+        }
+    }
+
+    /// The run's [`LedgerDeparture`], when its ledger error is past [`LEDGER_WARNING`].
+    pub(crate) fn departure(&self) -> Option<LedgerDeparture> {
+        if self.ledger_error() <= LEDGER_WARNING {
+            return None;
+        }
+        let level = LEDGER_WARNING * self.largest.1;
+        self.records.iter().find(|r| r.residual >= level).copied()
+    }
+
     /// The ledger error of this invocation's steps ([`Summary::ledger_error`]).
     pub(crate) fn ledger_error(&self) -> f64 {
         let (residual, supplied) = self.largest;
@@ -142,6 +189,7 @@ impl End {
             energy_total: energies.total(),
             energy_residual: ledger.residual(&energies),
             ledger_error: self.ledger_error(),
+            ledger_departure: self.departure(),
             excursions: all_excursions(sim),
             stopped: self.stopped.clone(),
             error: None,
