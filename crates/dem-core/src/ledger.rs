@@ -68,7 +68,7 @@ pub struct Ledger {
     pub viscous: f64,
     /// Dissipated by modal damping: `eps'^T C eps' dt`.
     pub modal: f64,
-    /// Dissipated by friction: the shear spring energy removed by the Coulomb cap.
+    /// Dissipated by friction: the work of the slips the Coulomb cap makes (crate::law::node).
     pub friction: f64,
 }
 
