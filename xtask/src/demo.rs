@@ -590,7 +590,7 @@ fn granular(dir: &Path, variant: &str) -> Result<Checked> {
                 reference: 0.0,
                 source: "energy balance".into(),
                 result: summary_number(run, "ledger_error")?,
-                tolerance: 0.05,
+                tolerance: dem_run::run::LEDGER_WARNING,
             });
         }
         let n = stage.gamma.len();
