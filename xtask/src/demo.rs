@@ -375,16 +375,7 @@ fn pair(dir: &Path, _variant: &str) -> Result<Checked> {
         points.1.len()
     );
     // The top wall (wall1) is pushed up, the bottom one (wall0) down: (+, -) along z.
-    let walls = vec![
-        Loader {
-            name: "wall1".into(),
-            axis: 2,
-        },
-        Loader {
-            name: "wall0".into(),
-            axis: 2,
-        },
-    ];
+    let walls = vec![Loader::along("wall1", 2), Loader::along("wall0", 2)];
     path_case(
         dir,
         "pair",

@@ -210,13 +210,40 @@ pub fn at(points: &[(f64, f64)], x: f64) -> Option<f64> {
 }
 
 /// A loader of a squeezing run: a body of the run's history (`wall<i>` or `grain<i>`) pushed
-/// back along an axis (0, 1, 2 for x, y, z).
+/// back along a direction.
 #[derive(Debug, Clone)]
 pub struct Loader {
     /// Its name in history.csv.
     pub name: String,
-    /// The axis it moves along.
-    pub axis: usize,
+    /// The unit direction it moves along: its displacement and force are their components along
+    /// it (read from the history's columns of the direction's nonzero components).
+    pub direction: [f64; 3],
+}
+
+impl Loader {
+    /// The loader `name` along axis `axis` (0, 1, 2 for x, y, z).
+    pub fn along(name: &str, axis: usize) -> Loader {
+        let mut direction = [0.0; 3];
+        direction[axis] = 1.0;
+        Loader {
+            name: name.into(),
+            direction,
+        }
+    }
+
+    /// The history's columns `<name>_<quantity><axis>` of its direction's nonzero components,
+    /// with those components.
+    fn columns(&self, quantity: &str) -> Vec<(String, f64)> {
+        (0..3)
+            .filter(|&d| self.direction[d] != 0.0)
+            .map(|d| {
+                (
+                    format!("{}_{quantity}{}", self.name, ["x", "y", "z"][d]),
+                    self.direction[d],
+                )
+            })
+            .collect()
+    }
 }
 
 /// Loaders in pairs along `axes`, named `<prefix><first + i>` in the order (+, -) per axis:
@@ -225,34 +252,40 @@ pub fn loaders(prefix: &str, first: usize, axes: &[usize]) -> Vec<Loader> {
     axes.iter()
         .flat_map(|&axis| [axis, axis])
         .enumerate()
-        .map(|(i, axis)| Loader {
-            name: format!("{prefix}{}", first + i),
-            axis,
-        })
+        .map(|(i, axis)| Loader::along(&format!("{prefix}{}", first + i), axis))
         .collect()
 }
 
 /// A squeezing run's total force against the wall displacement on the loading branch, from
-/// history.csv: `bodies` the loaders in pairs (+, -) along their axes, each pushed back along its
-/// axis (the displacement is the first one's). Also the largest kinetic / elastic energy ratio
-/// past `from` in displacement.
+/// history.csv: `bodies` the loaders in pairs (+, -) along their directions, each pushed back
+/// along its direction (the displacement is the first one's). Also the largest kinetic /
+/// elastic energy ratio past `from` in displacement.
 fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
-    let axis = |l: &Loader| ["x", "y", "z"][l.axis];
-    let mut names: Vec<String> = vec![format!("{}_u{}", bodies[0].name, axis(&bodies[0]))];
-    for b in bodies {
-        names.push(format!("{}_f{}", b.name, axis(b)));
-    }
-    for n in [
+    let mut names: Vec<String> = [
         "kinetic_translational",
         "kinetic_rotational",
         "kinetic_modal",
         "elastic_modal",
-    ] {
-        names.push(n.into());
+    ]
+    .map(String::from)
+    .into();
+    // Each quantity's columns and their weights: the first loader's displacement, then each
+    // loader's force, as components along its direction.
+    let mut quantities: Vec<Vec<(usize, f64)>> = Vec::new();
+    let sources = std::iter::once((&bodies[0], "u")).chain(bodies.iter().map(|b| (b, "f")));
+    for (body, quantity) in sources {
+        let mut terms = Vec::new();
+        for (name, weight) in body.columns(quantity) {
+            terms.push((names.len(), weight));
+            names.push(name);
+        }
+        quantities.push(terms);
     }
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let columns = read_columns(&run.join("history.csv"), &refs)?;
-    let u: Vec<f64> = columns[0].iter().map(|x| x.abs()).collect();
+    let along =
+        |q: usize, i: usize| -> f64 { quantities[q].iter().map(|&(c, w)| w * columns[c][i]).sum() };
+    let u: Vec<f64> = (0..columns[0].len()).map(|i| along(0, i).abs()).collect();
     let u_max = u.iter().copied().fold(0.0, f64::max);
     let mut curve = Vec::new();
     let mut kinetic: f64 = 0.0;
@@ -262,14 +295,13 @@ fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, 
             continue;
         }
         // Each loader is pushed outwards: +x's force is +, -x's is -.
-        let n = bodies.len();
-        let force: f64 = (0..n)
-            .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * columns[1 + w][i])
+        let force: f64 = (0..bodies.len())
+            .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * along(1 + w, i))
             .sum();
         curve.push((ui, force));
         if ui >= from {
-            let e = columns[n + 1][i] + columns[n + 2][i] + columns[n + 3][i];
-            kinetic = kinetic.max(e / columns[n + 4][i]);
+            let e = columns[0][i] + columns[1][i] + columns[2][i];
+            kinetic = kinetic.max(e / columns[3][i]);
         }
         if ui >= u_max {
             break;
