@@ -32,9 +32,11 @@
 //!   the deformable grains' contact checks, which build their grain from another mesh
 //!   (data/fem/ball). About 20 minutes each on one core.
 //! - `egg`: a linear elastic ellipsoid (semi-axes 10, 8, 6 mm, E = 1000 MPa, nu = 0.3) pressed
-//!   between two rigid plates along each of its axes in turn, as an octant against one plate
+//!   between two rigid plates along each of its axes in turn, and by two pairs at once along
+//!   (0.6, 0, +-0.8) (`xz`: oblique, their couples cancel), as an octant against one plate
 //!   moving 0.2 mm in 20 increments, small strain, penalty contact, C3D10 refined to 0.15 mm at
-//!   the loaded tip; `make.py post <axis>` tabulates the plate's force (`egg_<axis>_plate.csv`).
+//!   the loaded point; `make.py post <label>` tabulates the plate's force
+//!   (`egg_<label>_plate.csv`).
 //!   The grains built from it take their modes from another mesh (`whole.inp`, uniform size 2).
 //! - `beam`: a linear elastic cuboid beam in three-point bending, meshed here as a structured
 //!   C3D20 grid (exact geometry; a structured hex mesh needs no mesher), on rollers along two
@@ -89,12 +91,12 @@ pub fn run(case: &str, root: &Path) -> Result<()> {
             Ok(())
         }
         "egg" => {
-            // One deck per loaded axis, made again by make.py, not kept (the tables are the
+            // One deck per loading, made again by make.py, not kept (the tables are the
             // result).
             let dir = root.join("data/fem/egg");
-            for axis in ["x", "y", "z"] {
-                let job = format!("egg_{axis}");
-                gmsh_variant(&dir, &job, &[axis])?;
+            for label in ["x", "y", "z", "xz"] {
+                let job = format!("egg_{label}");
+                gmsh_variant(&dir, &job, &[label])?;
                 std::fs::remove_file(dir.join(format!("{job}.inp")))?;
             }
             Ok(())

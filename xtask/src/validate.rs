@@ -26,15 +26,15 @@
 //! - `squeeze-two`: the same ball pressed along z and along x at once, the x plates moving half
 //!   as far: each pair's force against CalculiX's, and how far a rigid Hertz grain is from it.
 //! - `egg`: an ellipsoid built the same way (another shape, another Poisson's ratio) pressed
-//!   between two plates along each of its axes, against CalculiX's small-strain runs
-//!   (data/fem/egg).
+//!   between two plates along each of its axes, and obliquely by two pairs at once, against
+//!   CalculiX's small-strain runs (data/fem/egg).
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
 use crate::measure::{
-    Points, at, calculix_points, loaders, scene_number, squeeze, three_point_bending,
+    Loader, Points, at, calculix_points, loaders, scene_number, squeeze, three_point_bending,
 };
 use crate::plot::{Series, read_columns};
 use crate::suite::{Case, Checked, Row, Suite};
@@ -405,52 +405,106 @@ fn squeeze_two(dir: &Path, variant: &str) -> Result<Checked> {
 /// The egg's semi-axes and material (data/fem/egg).
 const EGG: ([f64; 3], f64, f64) = ([10.0, 8.0, 6.0], 1000.0, 0.3);
 
-/// The egg between two plates along each of its axes: each run's largest deviation from
-/// CalculiX's small-strain run.
-fn egg(dir: &Path, _variant: &str) -> Result<Checked> {
+/// The egg's loadings (data/fem/egg/make.py's LOADINGS): a name (its run and CalculiX table) and
+/// the directions of its pairs of plates, each pair's walls (+, -) in the run's order.
+const EGG_LOADINGS: [(&str, &[[f64; 3]]); 4] = [
+    ("x", &[[1.0, 0.0, 0.0]]),
+    ("y", &[[0.0, 1.0, 0.0]]),
+    ("z", &[[0.0, 0.0, 1.0]]),
+    ("xz", &[[0.6, 0.0, 0.8], [0.6, 0.0, -0.8]]),
+];
+
+/// Hertz's equivalent radius `sqrt(r_1 r_2)` of the ellipsoid of semi-axes `axes` at the point
+/// whose normal is `n` (unit, in a principal plane or along an axis: `n_y = 0` unless `n` is the y
+/// axis), from its principal curvatures there: with `h = |A n|` the support distance, `h / b^2`
+/// across the principal plane of `n` and `h^3 / (a^2 c^2)` in it (the pedal formula of the
+/// plane's ellipse; at the tip of axis `i` they are `a_i / a_j^2`).
+fn egg_equivalent_radius(axes: [f64; 3], n: [f64; 3]) -> f64 {
+    let h = (0..3).map(|i| (axes[i] * n[i]).powi(2)).sum::<f64>().sqrt();
+    // The axis across the plane of n: y, unless n lies on y (then x, the plane y-z's normal).
+    let across = if n[1] == 0.0 { 1 } else { 0 };
+    let (p, q) = match across {
+        1 => (axes[0], axes[2]),
+        _ => (axes[1], axes[2]),
+    };
+    let r_across = axes[across].powi(2) / h;
+    let r_in = (p * q).powi(2) / h.powi(3);
+    (r_across * r_in).sqrt()
+}
+
+/// The egg between plates: along each of its axes, and obliquely by two pairs at once; each
+/// run's largest deviation from CalculiX's small-strain run.
+fn egg(dir: &Path, variant: &str) -> Result<Checked> {
     let (axes, e, nu) = EGG;
     let source = "CalculiX, small strain (data/fem/egg)";
     let mut rows = Vec::new();
     let mut notes = vec![format!(
-        "The reference is CalculiX's run of the ellipsoid of semi-axes {axes:?} (E {e}, nu {nu}) without geometric nonlinearity, an octant refined to 0.15 mm at the loaded tip, pressed along each axis by 0.2 mm per plate in 20 increments: the plates' total force at every increment past 10 % of the largest. The grain: the 20 lowest free modes of the whole mesh of size 2 and their residual flexibility, the exact ellipsoid's surface (92,000 nodes), Hertz's pressure at its nodes."
+        "The reference is CalculiX's run of the ellipsoid of semi-axes {axes:?} (E {e}, nu {nu}) without geometric nonlinearity, an octant refined to 0.15 mm at the loaded point, pressed by 0.2 mm per plate in 20 increments, along each axis and obliquely (xz: two pairs of plates at once along (0.6, 0, +-0.8), whose couples cancel): the plates' total force at every increment past 10 % of the largest, against the DEM's loaders, walls or box grains (8 x 8 x 2 mm, the egg's nodes on their level sets). The grain: the 20 lowest free modes of the whole mesh of size 2 and their residual flexibility, the exact ellipsoid's surface (92,000 nodes), Hertz's pressure at its nodes."
     )];
     let mut series = Vec::new();
-    for (ax, name) in ["x", "y", "z"].into_iter().enumerate() {
+    for (name, directions) in EGG_LOADINGS {
+        let plates = 2.0 * directions.len() as f64;
         let (table, checked) = calculix_points(
             &dir.join(format!("../../fem/egg/egg_{name}_plate.csv")),
             "travel",
             &["force_sphere"],
-            -2.0,
+            -plates,
         )?;
-        let (r, note, curve) = squeeze(
-            "egg",
-            &dir.join(format!("out/{name}.run")),
-            &loaders("wall", 0, &[ax]),
-            &checked,
-            (&format!("{name} plates"), source),
-            0.03,
-        )?;
-        rows.extend(r);
-        // Hertz's equivalent radius at the tip of axis `ax`: sqrt(r1 r2), r_i = b_i^2 / a.
-        let (p, q) = (axes[(ax + 1) % 3], axes[(ax + 2) % 3]);
-        let equivalent = p * q / axes[ax];
-        let rigid: Vec<(f64, f64)> = (checked.iter())
-            .map(|&(u, _)| (u, hertz_on_plates(u, (equivalent, e, nu))))
-            .collect();
-        notes.push(format!(
-            "{note} A rigid grain with Hertz's contact (equivalent radius {equivalent:.3}): {:.2} %.",
-            100.0 * largest_deviation(&rigid, &checked)
-        ));
         series.push(Series {
             name: format!("CalculiX, small strain, {name} plates"),
             points: table,
             markers: true,
         });
-        series.push(curve);
+        // The loaders: walls, then box grains (grain 0 is the egg) in the same order; the quick
+        // variant has the oblique loading's boxes only.
+        let mut runs = vec![(name.to_string(), "wall", 0, format!("{name} plates"))];
+        if variant == "full" || name == "xz" {
+            runs.push((
+                format!("{name}-boxes"),
+                "grain",
+                1,
+                format!("{name} box grains"),
+            ));
+        }
+        let mut run_notes = Vec::new();
+        for (run, prefix, first, label) in runs {
+            let loaders: Vec<Loader> = (directions.iter().enumerate())
+                .flat_map(|(i, &direction)| {
+                    (0..2).map(move |k| Loader {
+                        name: format!("{prefix}{}", first + 2 * i + k),
+                        direction,
+                    })
+                })
+                .collect();
+            let (r, note, curve) = squeeze(
+                "egg",
+                &dir.join(format!("out/{run}.run")),
+                &loaders,
+                &checked,
+                (&label, source),
+                0.03,
+            )?;
+            rows.extend(r);
+            run_notes.push(note);
+            series.push(curve);
+        }
+        // A rigid grain: each plate meets it alone (the directions are symmetric images).
+        let equivalent = egg_equivalent_radius(axes, directions[0]);
+        let rigid: Vec<(f64, f64)> = (checked.iter())
+            .map(|&(u, _)| {
+                let pair = hertz_on_plates(u, (equivalent, e, nu));
+                (u, pair * directions.len() as f64)
+            })
+            .collect();
+        notes.push(format!(
+            "{} A rigid grain with Hertz's contact (equivalent radius {equivalent:.3}): {:.2} %.",
+            run_notes.join(" "),
+            100.0 * largest_deviation(&rigid, &checked)
+        ));
     }
     let plot = (
-        "The egg between two plates along each axis".to_string(),
-        ("plate travel".into(), "two plates' force".into()),
+        "The egg between plates along each axis and obliquely".to_string(),
+        ("plate travel".into(), "the plates' total force".into()),
         series,
     );
     Ok(Checked { rows, notes, plot })

@@ -66,9 +66,44 @@ def whole():
     print(f"whole.inp: {len(used)} nodes, {len(tets)} C3D10", file=sys.stderr)
 
 
-def deck(ax):
-    """Meshes the octant and writes egg_<axis>.inp, the plate on axis `ax` (0, 1, 2)."""
+# The loadings: a label and the plate's inward-facing direction `n` (unit; the plate is the
+# plane n . x = h(n), h the ellipsoid's support distance, moving in along -n). Along an axis, the
+# tip sits on two symmetry planes (the whole plate carries 4 x the octant's force). Oblique, in
+# the x-z plane: a frictionless plate pressing off an axis puts a couple on the grain (its
+# contact point x_c = A^2 n / h is not on the line of its force), so one pair of plates would
+# need the grain's rotation held, which an FEM model can only do by constraints of its own; the
+# egg is pressed by two pairs at once, along (0.6, 0, 0.8) and (0.6, 0, -0.8), whose couples
+# cancel: symmetric about the three planes, an octant holds one plate, its contact point on
+# y = 0 (the whole plate carries 2 x the octant's force).
+LOADINGS = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0),
+            "xz": (0.6, 0.0, 0.8)}
+
+
+def support(n):
+    """The contact point x_c = A^2 n / h and the support distance h = |A n| of direction n."""
+    h = sum((a * c) ** 2 for a, c in zip(AXES, n)) ** 0.5
+    return [a * a * c / h for a, c in zip(AXES, n)], h
+
+
+def plate_frame(n):
+    """In-plane axes (t_a, t_b) of a plate with normal n, t_a x t_b = n, and the plate's extent
+    along each ((lo, hi) from the contact point): for an axis, the next two axes over the
+    octant's face and a fifth beyond it; oblique, y across and the x-z plane's direction along."""
+    if n in [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)]:
+        ax = n.index(1.0)
+        u, v = (ax + 1) % 3, (ax + 2) % 3
+        unit = lambda d: [1.0 if i == d else 0.0 for i in range(3)]  # noqa: E731
+        return (unit(u), (-0.2 * AXES[u], 1.2 * AXES[u])), (unit(v), (-0.2 * AXES[v], 1.2 * AXES[v]))
+    t_b = [0.0, 1.0, 0.0]
+    t_a = [n[2], 0.0, -n[0]]  # t_a x t_b = n for n in the x-z plane
+    return (t_a, (-6.0, 6.0)), (t_b, (-0.2 * AXES[1], 1.2 * AXES[1]))
+
+
+def deck(label):
+    """Meshes the octant and writes egg_<label>.inp, the plate of LOADINGS[label]."""
     import gmsh
+    n = LOADINGS[label]
+    tip, h = support(n)
     gmsh.initialize()
     gmsh.option.setNumber("General.Terminal", 0)
     gmsh.model.add("octant")
@@ -76,30 +111,28 @@ def deck(ax):
     box = gmsh.model.occ.addBox(0, 0, 0, 2 * AXES[0], 2 * AXES[0], 2 * AXES[0])
     gmsh.model.occ.intersect([(3, egg)], [(3, box)])
     gmsh.model.occ.synchronize()
-    tip = gmsh.model.occ.addPoint(*[AXES[d] if d == ax else 0.0 for d in range(3)])
+    point = gmsh.model.occ.addPoint(*tip)
     gmsh.model.occ.synchronize()
-    xyz, tets = refine_and_mesh(gmsh, [tip], H_NEAR, H_FAR, 2.0, 5.0)
+    xyz, tets = refine_and_mesh(gmsh, [point], H_NEAR, H_FAR, 2.0, 5.0)
     gmsh.finalize()
 
     out = []
     w = out.append
-    label = "xyz"[ax]
     w(f"*HEADING\nEllipsoid octant squeezed by a rigid plate along {label} (data/fem/egg/make.py)")
     lines, used = grain_lines(xyz, tets, "GRAIN")
     out.extend(lines)
     n_grain = len(xyz)
-    reach = AXES[ax]
-    slaves = faces_where(tets, lambda i: on_surface(xyz[i - 1]) and xyz[i - 1][ax] > 0.8 * reach)
-    # The plate: one C3D8, inner face (nodes 1-4, face S1) on the plane x_ax = reach.
-    u, v = (ax + 1) % 3, (ax + 2) % 3
+    slaves = faces_where(tets, lambda i: on_surface(xyz[i - 1])
+                         and sum(c * x for c, x in zip(n, xyz[i - 1])) > 0.8 * h)
+    # The plate: one C3D8, inner face (nodes 1-4, face S1) on the plane n . x = h.
+    (t_a, (a0, a1)), (t_b, (b0, b1)) = plate_frame(n)
     ids = []
     node = n_grain
-    for depth in (0.0, 0.5 * reach):
-        for (a, b) in [(-0.2, -0.2), (1.2, -0.2), (1.2, 1.2), (-0.2, 1.2)]:
+    for depth in (0.0, 0.5 * h):
+        for (a, b) in [(a0, b0), (a1, b0), (a1, b1), (a0, b1)]:
             node += 1
             ids.append(node)
-            p = [0.0, 0.0, 0.0]
-            p[ax], p[u], p[v] = reach + depth, a * AXES[u], b * AXES[v]
+            p = [x + depth * c + a * ta + b * tb for x, c, ta, tb in zip(tip, n, t_a, t_b)]
             w(f"*NODE, NSET=PLATE\n{node}, {p[0]:.12f}, {p[1]:.12f}, {p[2]:.12f}")
     w(f"*ELEMENT, TYPE=C3D8, ELSET=WALL\n{len(tets) + 1}, " + ", ".join(map(str, ids)))
     w("*SURFACE, NAME=MASTER\nWALL, S1")
@@ -122,8 +155,8 @@ def deck(ax):
     w(f"*SURFACE INTERACTION, NAME=SI\n*SURFACE BEHAVIOR, PRESSURE-OVERCLOSURE=LINEAR\n{PENALTY:.6e}")
     w(f"*STEP, INC=1000\n*STATIC, DIRECT\n{1.0 / INCREMENTS}, 1.0")
     w("*BOUNDARY\nSYMX, 1, 1, 0.\nSYMY, 2, 2, 0.\nSYMZ, 3, 3, 0.")
-    w("\n".join(f"PLATE, {d + 1}, {d + 1}, 0." for d in range(3) if d != ax))
-    w(f"PLATE, {ax + 1}, {ax + 1}, {-DELTA}")
+    w("\n".join(f"PLATE, {d + 1}, {d + 1}, 0." for d in range(3) if n[d] == 0.0))
+    w("\n".join(f"PLATE, {d + 1}, {d + 1}, {-DELTA * n[d]}" for d in range(3) if n[d] != 0.0))
     w("*NODE PRINT, NSET=PLATE, TOTALS=ONLY\nRF")
     w("*END STEP")
     name = f"egg_{label}.inp"
@@ -131,19 +164,22 @@ def deck(ax):
     print(f"{name}: {len(used)} grain nodes, {len(tets)} C3D10, {len(slaves)} contact faces", file=sys.stderr)
 
 
-def post(ax):
-    """egg_<axis>_plate.csv from egg_<axis>.dat: per increment the plate's travel (towards the
-    centre) and the component of its reaction total along its axis, for the octant and for the
-    whole egg (x 4: an octant carries a quarter of the plate's force; negative while the plate
-    presses the grain)."""
+def post(label):
+    """egg_<label>_plate.csv from egg_<label>.dat: per increment the plate's travel (towards the
+    centre) and the component of its reaction total along its direction n, for the octant and for
+    the whole egg's plate (x 4 along an axis, x 2 oblique: the symmetry planes through its
+    contact point; negative while the plate presses the grain). The column keeps its first name,
+    force_sphere."""
     import re
-    label = "xyz"[ax]
+    n = LOADINGS[label]
+    whole = 2.0 ** sum(1 for c in n if c == 0.0)
     text = open(os.path.join(HERE, f"egg_{label}.dat")).read()
     found = re.findall(r"total force \(fx,fy,fz\) for set PLATE and time\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", text)
     rows = ["increment,travel,force_octant,force_sphere"]
     for i, m in enumerate(found):
-        t, f = float(m[0]), float(m[1 + ax])
-        rows.append(f"{i + 1},{DELTA * t:.7e},{f:.7e},{4.0 * f:.7e}")
+        t = float(m[0])
+        f = sum(c * float(x) for c, x in zip(n, m[1:]))
+        rows.append(f"{i + 1},{DELTA * t:.7e},{f:.7e},{whole * f:.7e}")
     open(os.path.join(HERE, f"egg_{label}_plate.csv"), "w").write("\n".join(rows) + "\n")
     print(f"egg_{label}_plate.csv: {len(found)} increments", file=sys.stderr)
 
@@ -153,6 +189,6 @@ if __name__ == "__main__":
     if args == ["whole"]:
         whole()
     elif args[:1] == ["post"]:
-        post("xyz".index(args[1]))
+        post(args[1])
     else:
-        deck("xyz".index(args[0]))
+        deck(args[0])
