@@ -158,7 +158,8 @@ fn the_demo_runs_its_quick_variant_then_skips_every_stage() {
             "pair",
             "granular",
         ],
-        29,
+        // 29, and a ledger row for each of the six path runs.
+        35,
         &[
             "sphere-quick.svg",
             "packing-quick.svg",
