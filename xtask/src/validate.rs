@@ -421,14 +421,12 @@ const EGG_LOADINGS: [(&str, &[[f64; 3]]); 4] = [
 /// plane's ellipse; at the tip of axis `i` they are `a_i / a_j^2`).
 fn egg_equivalent_radius(axes: [f64; 3], n: [f64; 3]) -> f64 {
     let h = (0..3).map(|i| (axes[i] * n[i]).powi(2)).sum::<f64>().sqrt();
-    // The axis across the plane of n: y, unless n lies on y (then x, the plane y-z's normal).
+    // The axis across the plane of n: y, unless n lies on y (then x, the plane y-z's normal);
+    // the plane's ellipse has the other two.
     let across = if n[1] == 0.0 { 1 } else { 0 };
-    let (p, q) = match across {
-        1 => (axes[0], axes[2]),
-        _ => (axes[1], axes[2]),
-    };
+    let in_plane: f64 = axes.iter().product::<f64>() / axes[across];
     let r_across = axes[across].powi(2) / h;
-    let r_in = (p * q).powi(2) / h.powi(3);
+    let r_in = in_plane.powi(2) / h.powi(3);
     (r_across * r_in).sqrt()
 }
 
