@@ -258,9 +258,10 @@ pub fn loaders(prefix: &str, first: usize, axes: &[usize]) -> Vec<Loader> {
 
 /// A squeezing run's total force against the wall displacement on the loading branch, from
 /// history.csv: `bodies` the loaders in pairs (+, -) along their directions, each pushed back
-/// along its direction (the displacement is the first one's). Also the largest kinetic /
-/// elastic energy ratio past `from` in displacement.
-fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, f64)>, f64)> {
+/// along its direction (the displacement is the first one's). Where the walls hold still (a
+/// staircase's steps, the hold at the end), the point is the last sample at that displacement:
+/// the state the hold settled to. Also the kinetic / elastic energy ratio at the same points.
+fn squeeze_curve(run: &Path, bodies: &[Loader]) -> Result<(Points, Points)> {
     let mut names: Vec<String> = [
         "kinetic_translational",
         "kinetic_rotational",
@@ -285,34 +286,31 @@ fn squeeze_curve(run: &Path, bodies: &[Loader], from: f64) -> Result<(Vec<(f64, 
     let columns = read_columns(&run.join("history.csv"), &refs)?;
     let along =
         |q: usize, i: usize| -> f64 { quantities[q].iter().map(|&(c, w)| w * columns[c][i]).sum() };
-    let u: Vec<f64> = (0..columns[0].len()).map(|i| along(0, i).abs()).collect();
-    let u_max = u.iter().copied().fold(0.0, f64::max);
-    let mut curve = Vec::new();
-    let mut kinetic: f64 = 0.0;
-    for (i, &ui) in u.iter().enumerate() {
-        // The loading branch: while the walls advance.
-        if curve.last().is_some_and(|&(x, _)| ui <= x) {
-            continue;
-        }
+    // Each point with its kinetic / elastic ratio.
+    let mut points: Vec<(f64, f64, f64)> = Vec::new();
+    let samples = columns[0].len();
+    for (i, ui) in (0..samples).map(|i| (i, along(0, i).abs())) {
         // Each loader is pushed outwards: +x's force is +, -x's is -.
         let force: f64 = (0..bodies.len())
             .map(|w| if w % 2 == 0 { 1.0 } else { -1.0 } * along(1 + w, i))
             .sum();
-        curve.push((ui, force));
-        if ui >= from {
-            let e = columns[0][i] + columns[1][i] + columns[2][i];
-            kinetic = kinetic.max(e / columns[3][i]);
-        }
-        if ui >= u_max {
-            break;
+        let kinetic = (columns[0][i] + columns[1][i] + columns[2][i]) / columns[3][i];
+        match points.last_mut() {
+            // The loading branch: while the walls advance, or hold.
+            Some(last) if ui < last.0 => continue,
+            Some(last) if ui == last.0 => *last = (ui, force, kinetic),
+            _ => points.push((ui, force, kinetic)),
         }
     }
-    Ok((curve, kinetic))
+    Ok((
+        points.iter().map(|p| (p.0, p.1)).collect(),
+        points.iter().map(|p| (p.0, p.2)).collect(),
+    ))
 }
 
 /// A squeezing run (`loaders` as for [`squeeze_curve`]) checked against reference points
 /// `checked` (`(u, F)`): its rows (the largest `|F / F_ref - 1|`, within `tolerance`; the largest
-/// kinetic / modal elastic energy from the first checked point on, within 1 %), a note saying
+/// kinetic / modal elastic energy at the checked points, within 1 %), a note saying
 /// where the largest deviation is, and its curve for the plot.
 pub fn squeeze(
     case: &'static str,
@@ -322,11 +320,19 @@ pub fn squeeze(
     (label, source): (&str, &str),
     tolerance: f64,
 ) -> Result<([Row; 2], String, Series)> {
-    let (curve, kinetic) = squeeze_curve(run, loaders, checked[0].0)?;
+    let (curve, ratios) = squeeze_curve(run, loaders)?;
     let mut worst = (0.0f64, 0.0);
+    let mut kinetic: f64 = 0.0;
     for &(u, f) in checked {
         let dem = at(&curve, u)
             .with_context(|| format!("{}: the walls did not reach u = {u}", run.display()))?;
+        // A ratio that is not a number fails the row.
+        let ratio = at(&ratios, u).unwrap_or(f64::NAN);
+        kinetic = if ratio.is_nan() || kinetic.is_nan() {
+            f64::NAN
+        } else {
+            kinetic.max(ratio)
+        };
         // A NaN deviation is the worst of all (and fails the row).
         let e = dem / f - 1.0;
         if e.is_nan() || e.abs() > worst.0.abs() {

@@ -25,6 +25,8 @@
 //!   orientations; the finite-strain run is reported beside it.
 //! - `squeeze-two`: the same ball pressed along z and along x at once, the x plates moving half
 //!   as far: each pair's force against CalculiX's, and how far a rigid Hertz grain is from it.
+//! - `squeeze-pair`: grain on grain: two such balls stacked between two plates moved in steps,
+//!   each ball CalculiX's ball against a plane by symmetry; the force at the end of each hold.
 //! - `egg`: an ellipsoid built the same way (another shape, another Poisson's ratio) pressed
 //!   between two plates along each of its axes, and obliquely by two pairs at once, against
 //!   CalculiX's small-strain runs (data/fem/egg).
@@ -68,6 +70,11 @@ pub const SUITE: Suite = Suite {
             name: "squeeze-two",
             dir: "squeeze",
             check: squeeze_two,
+        },
+        Case {
+            name: "squeeze-pair",
+            dir: "squeeze",
+            check: squeeze_pair,
         },
         Case {
             name: "egg",
@@ -400,6 +407,76 @@ fn squeeze_two(dir: &Path, variant: &str) -> Result<Checked> {
         series,
     );
     Ok(Checked { rows, notes, plot })
+}
+
+/// Grain on grain: two balls stacked between two plates (each ball's mesh at its own random
+/// orientation), the plates moved in steps to twice CalculiX's increments and held (every fourth
+/// increment in the quick variant). By symmetry each ball is CalculiX's ball between a plate and
+/// a rigid plane, compressed by a plate's travel `U` as CalculiX's plates compress it at `U / 2`:
+/// the two plates' force at the end of each hold against CalculiX's at that increment.
+fn squeeze_pair(dir: &Path, variant: &str) -> Result<Checked> {
+    let source = "CalculiX, small strain (data/fem/squeeze), one ball against a plane";
+    let (table, checked) =
+        squeeze_points(dir, "squeeze_linear_plate.csv", "travel", "force_sphere")?;
+    // The increments the plates hold at (the table starts at the origin, increment 0): all, or
+    // every fourth (the quick scene's).
+    let step = if variant == "quick" { 4 } else { 1 };
+    let held: Vec<(f64, f64)> = (table.iter().enumerate())
+        .filter(|(k, p)| k % step == 0 && checked.contains(p))
+        .map(|(_, &(t, f))| (2.0 * t, f))
+        .collect();
+    let run = if variant == "quick" {
+        "pair-quick"
+    } else {
+        "pair"
+    };
+    let (rows, note, curve) = squeeze(
+        "squeeze-pair",
+        &dir.join(format!("out/{run}.run")),
+        &loaders("wall", 0, &[2]),
+        &held,
+        ("two balls stacked", source),
+        0.03,
+    )?;
+    let rigid: Vec<(f64, f64)> = held
+        .iter()
+        .map(|&(u, _)| (u, rigid_hertz(u / 2.0)))
+        .collect();
+    let notes = vec![
+        format!(
+            "Two balls as in `squeeze` (orientations 2 and 3), stacked between two plates that move at 0.3 mm/ms and hold for 0.3 ms at each of {} of CalculiX's increments past 10 % of its largest force, the force read at the end of each hold; the balls are free along the stack, their contact each one's surface nodes in the other's level set of 20 modes. Two equal frictionless balls keep their contact plane flat by symmetry: each is CalculiX's ball against a plane, the plates' travel twice CalculiX's.",
+            held.len()
+        ),
+        format!(
+            "{note} Rigid Hertz balls (three contacts in series): {:.2} %.",
+            100.0 * largest_deviation(&rigid, &held)
+        ),
+    ];
+    let plot = (
+        format!("Two balls stacked between two plates ({variant} run)"),
+        ("plate travel".into(), "two plates' force".into()),
+        vec![
+            Series {
+                name: "rigid balls, Hertz".into(),
+                points: table
+                    .iter()
+                    .map(|&(t, _)| (2.0 * t, rigid_hertz(t)))
+                    .collect(),
+                markers: false,
+            },
+            Series {
+                name: "CalculiX, small strain, one ball against a plane".into(),
+                points: table.iter().map(|&(t, f)| (2.0 * t, f)).collect(),
+                markers: true,
+            },
+            curve,
+        ],
+    );
+    Ok(Checked {
+        rows: rows.into(),
+        notes,
+        plot,
+    })
 }
 
 /// The egg's semi-axes and material (data/fem/egg).

@@ -52,7 +52,7 @@ impl Energies {
 
 /// The energy ledger: what entered and left the grains since step 0. The residual
 /// `(total - initial) - work + dissipated` is zero for an exact integration; velocity Verlet
-/// leaves an error of order `dt^2` per unit time (more where trilinear level sets kink).
+/// leaves an error of order `dt^2` per unit time (more where level sets kink).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Ledger {
     /// Total energy at step 0.

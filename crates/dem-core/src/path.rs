@@ -552,4 +552,4 @@ fn combine(values: &[f64], coefficients: &[f64]) -> Vector3<f64> {
 pub type PerMode<T> = SmallVec<[T; 4]>;
 
 /// The width of the band near the surface, in cells.
-pub const BAND_CELLS: f64 = 4.0;
+pub const BAND_CELLS: f64 = 5.0;

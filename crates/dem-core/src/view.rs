@@ -234,24 +234,22 @@ impl<'a> View<'a> {
     ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
         let at = grid.locate(y);
-        let phi0 = grid.values();
-        // Most points tested are outside: the reference value alone decides, before any
-        // gradient or deformed value is computed.
+        // Most points tested are outside: the reference's trilinear value alone decides
+        // (within the grid's interpolation gap of the level set), before any gradient or
+        // deformed value is computed.
+        let trilinear = || grid.trilinear_value(&at);
         let Some(m) = &self.modes else {
-            if early_out.is_some_and(|margin| grid.sample_value(&at, |n| phi0[n]) >= margin) {
+            if early_out.is_some_and(|margin| trilinear() >= margin + grid.interpolation_gap()) {
                 return None;
             }
-            let (phi, grad) = grid.sample(&at, |n| phi0[n]);
+            let (phi, grad) = grid.sample(&at);
             return Some(Evaluation {
                 phi,
                 grad,
                 material: None,
             });
         };
-        if early_out.is_some_and(|margin| {
-            m.early
-                .outside(grid.sample_value(&at, |n| phi0[n]) - margin)
-        }) {
+        if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
         match m.levelset.evaluate(y, &at, derivative) {

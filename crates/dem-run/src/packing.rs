@@ -761,7 +761,7 @@ pub fn generate(
         let shape = &shapes[shape_index];
         // No place nearer a face than the centre's depth inside the grain fits it.
         let grid = &shape.levelset;
-        let (centre_phi, _) = grid.sample(&grid.locate(&Point3::origin()), |k| grid.values()[k]);
+        let (centre_phi, _) = grid.sample(&grid.locate(&Point3::origin()));
         let inner = (-centre_phi).max(0.0);
         let ingredient = &p.bundles[classes[c].ingredient];
         for _ in 0..n[c] {

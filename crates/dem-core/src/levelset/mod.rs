@@ -55,9 +55,12 @@ pub struct Evaluation {
 
 /// The exact early-out (docs/physics.md section 5): a level set `phi` with the sign of the
 /// deformed value (the value itself for the precomputed update, `phi_0(X)` for the
-/// semi-Lagrangian one, whose value is that times a positive factor) differs from `phi_0` by at
-/// most `all` everywhere and by at most `band` where `phi_0 <= band_limit`. A point with
-/// `phi_0` above the bound that applies is outside and needs no query.
+/// semi-Lagrangian one, whose value is that times a positive factor) differs from the trilinear
+/// interpolant `T[phi_0]` of the reference's node values ([`grain::LevelSetGrid::trilinear_value`])
+/// by at most `all` everywhere and by at most `band` where `T[phi_0] <= band_limit`. A point
+/// with `T[phi_0]` above the bound that applies is outside and needs no query. The bounds
+/// include the grid's [`grain::LevelSetGrid::interpolation_gap`]: the level set is the
+/// corrected interpolant, `T[phi_0]` the cheap one.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct EarlyOut {
     /// Bound of `|phi - phi_0|` over the grid.
@@ -69,18 +72,22 @@ pub struct EarlyOut {
 }
 
 impl EarlyOut {
-    /// Whether a point where the reference level set is `phi_0` is surely outside.
+    /// Whether a point where the reference's trilinear interpolant is `phi_0` surely has a
+    /// level set of at least `margin` (`margin >= 0`; the band's bound applies where `phi_0`
+    /// itself is within the band's limit).
     #[inline]
-    pub fn outside(&self, phi_0: f64) -> bool {
-        phi_0 >= self.all || (phi_0 >= self.band && phi_0 <= self.band_limit)
+    pub fn outside(&self, phi_0: f64, margin: f64) -> bool {
+        let above = phi_0 - margin;
+        above >= self.all || (above >= self.band && phi_0 <= self.band_limit)
     }
 
-    /// The largest `phi_0` whose cell's corners all lie in the band of [`BAND_CELLS`] cells,
-    /// for a level set with edge Lipschitz constant `lipschitz` and spacing `h`: the trilinear
-    /// `phi_0` changes by at most `L |dx|_1`, and a corner is within `3 h` of the point in that
-    /// norm.
-    pub fn band_cells_limit(lipschitz: f64, h: f64) -> f64 {
-        (BAND_CELLS - 3.0 * lipschitz) * h
+    /// The largest trilinear `phi_0` at a point whose nodes within `reach` grid spacings (in
+    /// the 1-norm) all lie in the band of [`BAND_CELLS`] cells, for a level set with edge
+    /// Lipschitz constant `lipschitz` and spacing `h`: the trilinear `phi_0` changes by at most
+    /// `L |dx|_1`. A cell's corners are within `3 h` of a point in it, the corrected level
+    /// set's stencil (the corners' neighbours) within `4 h`.
+    pub fn band_cells_limit(lipschitz: f64, h: f64, reach: f64) -> f64 {
+        (BAND_CELLS - reach * lipschitz) * h
     }
 }
 

@@ -7,14 +7,19 @@
 //! completion of Eq. 50 for several modes) and the increments come from samples computed alike:
 //! `phi^(a)(0)` is the bundle's sample of the undeformed surface (levelset-bake adds it), which
 //! differs from an exact reference `phi_0` (a primitive's) by the facets' chord error; without
-//! it, `phi_0` serves. The blend of node values is interpolated trilinearly at `y`.
+//! it, `phi_0` serves. The blend of node values is interpolated at `y` as every level set is
+//! ([`LevelSetGrid::sample`]: trilinear, corrected by second differences).
 //!
 //! - derivative at fixed `y`: the difference quotient of the bracketing samples,
-//!   `sum_c w_c (phi^(a)_hi(c) - phi^(a)_lo(c)) / (eps_hi - eps_lo)`, exact for the blend;
-//! - bound: `sum_a max_n |phi^(a)(eps_a) - phi^(a)(0)|` over the grid, and over the band of nodes
-//!   with `phi_0 <= 4 h` for points whose cell's corners lie in it.
+//!   `I[phi^(a)_hi - phi^(a)_lo] / (eps_hi - eps_lo)` with `I` that interpolant, exact for the
+//!   blend;
+//! - bound: the interpolant of node values bounded by `M` is bounded by `5/2 M` (the trilinear
+//!   part by `M`, the correction by `3/8` of the largest second difference, `4 M`), with `M =
+//!   sum_a max_n |phi^(a)(eps_a) - phi^(a)(0)|` over the grid, or over the band of nodes with
+//!   `phi_0 <= 5 h` for points whose stencil (within `4 h`) lies in it; plus the grid's
+//!   interpolation gap, the early-out deciding on the trilinear `phi_0`.
 //!
-//! Cost: 8 reads of the reference and 16 per mode.
+//! Cost: 32 reads of the reference and 64 per mode.
 
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
@@ -64,13 +69,14 @@ impl<'a> Precomputed<'a> {
             })
             .collect();
         let h = shape.levelset.spec().spacing;
+        let gap = shape.levelset.interpolation_gap();
         Precomputed {
             grid: &shape.levelset,
             brackets,
             early: EarlyOut {
-                all: shift.all,
-                band: shift.band,
-                band_limit: EarlyOut::band_cells_limit(shape.lipschitz, h),
+                all: 2.5 * shift.all + gap,
+                band: 2.5 * shift.band + gap,
+                band_limit: EarlyOut::band_cells_limit(shape.lipschitz, h, 4.0),
             },
         }
     }
@@ -88,7 +94,7 @@ impl DeformedLevelSet for Precomputed<'_> {
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         let phi0 = self.grid.values();
-        let (phi, grad) = self.grid.sample(at, |n| {
+        let (phi, grad) = self.grid.sample_nodes(at, |n| {
             phi0[n]
                 + self
                     .brackets
@@ -97,12 +103,8 @@ impl DeformedLevelSet for Precomputed<'_> {
                     .sum::<f64>()
         });
         if phi < 0.0 {
-            let w = at.weights();
             for (d, b) in derivative.iter_mut().zip(&self.brackets) {
-                *d = b.per_amplitude
-                    * (0..8)
-                        .map(|i| w[i] * (b.hi[at.corners[i]] - b.lo[at.corners[i]]))
-                        .sum::<f64>();
+                *d = b.per_amplitude * self.grid.interpolate(at, |n| b.hi[n] - b.lo[n]);
             }
         }
         Ok(Evaluation {

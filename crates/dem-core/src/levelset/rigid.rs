@@ -1,6 +1,7 @@
 //! The `rigid` level-set update: the reference level set `phi_0`, whatever the amplitudes.
 //! Exact when the grain's level set is never penetrated (it only meets walls, or gives the
-//! nodes of its pairs); its derivative is zero and its early-out is `phi_0 >= 0`.
+//! nodes of its pairs); its derivative is zero and its early-out is the trilinear `phi_0` above the grid's
+//! interpolation gap.
 
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
@@ -26,7 +27,13 @@ pub struct Rigid<'a> {
 
 impl DeformedLevelSet for Rigid<'_> {
     fn early_out(&self) -> EarlyOut {
-        EarlyOut::default()
+        // The level set is within the gap of its trilinear interpolant.
+        let gap = self.grid.interpolation_gap();
+        EarlyOut {
+            all: gap,
+            band: gap,
+            band_limit: 0.0,
+        }
     }
 
     fn evaluate(
@@ -36,8 +43,7 @@ impl DeformedLevelSet for Rigid<'_> {
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         derivative.iter_mut().for_each(|d| *d = 0.0);
-        let phi0 = self.grid.values();
-        let (phi, grad) = self.grid.sample(at, |n| phi0[n]);
+        let (phi, grad) = self.grid.sample(at);
         Ok(Evaluation {
             phi,
             grad,

@@ -30,9 +30,11 @@
 //!   `dc/d eps_a = s_a(X)` (the strain of mode `a`'s current tangent `Phi_a = du/d eps_a`,
 //!   [`crate::path`]) give `d psi / d eps_a = -grad psi . Phi_a(X) + phi_0(X) s_a(X)`: the
 //!   contact energy `k_n psi^2 / 2` and its forces are exactly consistent (the ledger);
-//! - bound (the early-out decides the sign): `|phi_0(X) - phi_0(y)| <= L |u(X)|_1 <= L max_n
-//!   |u(c_n)|_1` (`L` the reference's edge Lipschitz constant), and the band's maximum where
-//!   the cell of `X` lies in the band: for `phi_0(y)` up to the band's limit less that bound;
+//! - bound (the early-out decides the sign, on the trilinear `T[phi_0]`): `|phi_0(X) -
+//!   T[phi_0](y)| <= g + L |u(X)|_1 <= g + L max_n |u(c_n)|_1` (`L` the reference's edge
+//!   Lipschitz constant, `g` the grid's interpolation gap between `phi_0` and `T[phi_0]`), and
+//!   the band's maximum where the cell of `X` lies in the band: for `T[phi_0](y)` up to the
+//!   band's limit less `L max_n |u(c_n)|_1`;
 //! - convergence: the pull-back converges where the deformation does not fold,
 //!   `|grad u|_2 < 1`, i.e. strains well below 100 %. A bound over the cells that reach the
 //!   grain, from the mode fields ([`crate::path::FieldBounds::fold`]), vouches for every query
@@ -44,7 +46,7 @@
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them), one of `phi_0` and one of the normal strain (8 reads each), and inside
+//! same cell reuse them), one of `phi_0` (8 values and 8 stored triples of second differences) and one of the normal strain (8 reads), and inside
 //! the grain one more pass over the cell's corners (each mode's tangent and strain).
 
 use grain::{LevelSetGrid, Located};
@@ -76,13 +78,16 @@ impl<'a> SemiLagrangian<'a> {
         let l = shape.lipschitz;
         let h = shape.levelset.spec().spacing;
         let bounds = config.bounds();
+        // `|T[phi_0](X) - T[phi_0](y)| <= L |u|_1`, and the level set is within the gap of
+        // `T[phi_0]` at `X`.
         let (all, band) = (l * bounds.grid.all, l * bounds.grid.band);
+        let gap = shape.levelset.interpolation_gap();
         SemiLagrangian {
             grid: &shape.levelset,
             early: EarlyOut {
-                all,
-                band,
-                band_limit: EarlyOut::band_cells_limit(l, h) - all,
+                all: all + gap,
+                band: band + gap,
+                band_limit: EarlyOut::band_cells_limit(l, h, 3.0) - all,
             },
             fold: bounds.fold,
             config,
@@ -116,8 +121,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
                 });
             }
         }
-        let phi0 = grid.values();
-        let (p0, g0) = grid.sample(at, |n| phi0[n]);
+        let (p0, g0) = grid.sample(at);
         // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
         // (module docs).
         // Outside the box the strain, like the fields, continues by its value at the box

@@ -69,19 +69,20 @@ fn an_undamped_frictionless_box_of_grains_keeps_its_energy() {
     let steps = 40_000;
     let (end, worst) = drift(steps);
     println!("{steps} steps: energy drift {end:+.3e}, largest excursion {worst:.3e} (relative)");
-    // Measured: largest excursion 4.3e-5 at dt = 5e-5; 1.5e-4 at dt = 1e-4 (the kinks of the
-    // trilinear level sets cost O(dt) per crossing); 2.1e-3 with the unit-normal force.
-    assert!(worst < 2e-4, "{worst}");
+    // Measured: largest excursion 1.8e-6 at dt = 5e-5 with the level sets corrected by their
+    // second differences (grain's grid module); 4.3e-5 with trilinear ones, whose gradients
+    // jump across every cell face (O(dt) per crossing); 2.1e-3 with the unit-normal force.
+    assert!(worst < 2e-5, "{worst}");
 }
 
-/// The figure quoted in the docs: over 10^5 steps (dt = 5e-5), drift +4.6e-5 and largest
-/// excursion 1.1e-4 of the energy.
+/// Over 10^5 steps (dt = 5e-5): drift -1.7e-6 and largest excursion 2.4e-6 of the energy
+/// (+4.6e-5 and 1.1e-4 with trilinear level sets).
 #[test]
 #[ignore = "slow (10^5 steps): run by cargo xtask slow-tests"]
 fn energy_drift_over_a_hundred_thousand_steps() {
     let (end, worst) = drift(100_000);
     println!("10^5 steps: energy drift {end:+.3e}, largest excursion {worst:.3e} (relative)");
-    assert!(worst < 5e-3, "{worst}");
+    assert!(worst < 2e-5, "{worst}");
 }
 
 /// Issue #23, found by the semantic campaign: a sphere hitting the floor at 8 (length/time)

@@ -222,7 +222,7 @@ sizes = [[0.8, 0.5], [1.2, 0.5]]
             for x0 in nodes_i {
                 let x = bi.to_global(x0);
                 let y: Point3<f64> = bj.to_local(&x);
-                let (phi, _) = grid.sample(&grid.locate(&y), |k| grid.values()[k]);
+                let (phi, _) = grid.sample(&grid.locate(&y));
                 worst = worst.min(phi);
                 assert!(
                     phi >= -3f64.sqrt() * h * sj,

@@ -80,17 +80,25 @@ fn a_sphere_on_a_plane_converges_to_hertz() {
 }
 
 /// Two spheres of radii 1 and 0.6, both giving nodes: Hertz with `1/R = 1/R_1 + 1/R_2` and
-/// `1/E* = 2 (1 - nu^2) / E`.
+/// `1/E* = 2 (1 - nu^2) / E`, on level-set grids of two spacings. Each sphere's nodes penetrate
+/// the other's level set by the overlap less the grid's interpolation error. Trilinear alone
+/// overestimates a convex distance by `O(h^2 / R)`: measured with it, -0.88 % of Hertz at the
+/// first spacings and +0.64 % at half of them, where the corrected interpolant (grain's grid
+/// module) gives +1.13 % and +1.11 % at the first spacings and twice them: the nodes' own
+/// quadrature error (a sphere on a plane with as many nodes: +0.8 to +1.0 %), whatever the grid.
 #[test]
-fn two_spheres_meet_as_hertz_says() {
+fn two_spheres_meet_as_hertz_says_whatever_their_grids() {
     let dir = tempfile::tempdir().unwrap();
     let (r1, r2, delta) = (1.0, 0.6, 0.02);
-    sphere(dir.path(), "a", r1, 0.04, 8000);
-    sphere(dir.path(), "b", r2, 0.03, 6000);
-    let sim = simulation(
-        dir.path(),
-        &format!(
-            r#"
+    let exact = hertz(E / (2.0 * (1.0 - NU * NU)), r1 * r2 / (r1 + r2), delta);
+    let mut forces = Vec::new();
+    for (h1, h2) in [(0.04, 0.03), (0.08, 0.06)] {
+        sphere(dir.path(), "a", r1, h1, 8000);
+        sphere(dir.path(), "b", r2, h2, 6000);
+        let sim = simulation(
+            dir.path(),
+            &format!(
+                r#"
 [run]
 dt = 1e-6
 steps = 1
@@ -105,13 +113,21 @@ position = [0, 0, 0]
 bundle = "b.grain"
 position = [0, 0, {z}]
 "#,
-            z = r1 + r2 - delta
-        ),
+                z = r1 + r2 - delta
+            ),
+        );
+        let f = sim.world.bodies[1].force.z;
+        println!(
+            "spacing {h1}, {h2}: F / Hertz - 1 = {:+.4}",
+            f / exact - 1.0
+        );
+        assert!((f / exact - 1.0).abs() < 0.015, "{f} against {exact}");
+        forces.push(f);
+    }
+    assert!(
+        (forces[1] / forces[0] - 1.0).abs() < 0.002,
+        "the grid moves the force: {forces:?}"
     );
-    let exact = hertz(E / (2.0 * (1.0 - NU * NU)), r1 * r2 / (r1 + r2), delta);
-    let f = sim.world.bodies[1].force.z;
-    println!("F / Hertz - 1 = {:+.4}", f / exact - 1.0);
-    assert!((f / exact - 1.0).abs() < 0.01, "{f} against {exact}");
 }
 
 /// A rigid grain touching a wall with no material for it is refused, naming the key that gives
@@ -300,8 +316,10 @@ fn flexible_sphere_with(
 /// compliance, which G_own takes out). The first step has no loads to couple (the forces `F_0`
 /// are the law's alone); the lagged correction then settles where the force is the law's with
 /// the plates moved in by `e` (checked against a run without the coupling at that overlap, to
-/// round-off), near the fixed point `F = F_0 (1 + e / delta)^(3/2)` of Hertz's law (to the node
-/// quadrature's departure from the 3/2 power between the two overlaps, measured 3e-4).
+/// round-off), near the fixed point `F = F_0 (1 + e / delta)^(3/2)` of Hertz's law: to the node
+/// quadrature's departure from the 3/2 power between the two overlaps (with 8,000 nodes, the
+/// law's force over Hertz's ranges over 0.9-1.3 % as the overlap goes from 0.018 to 0.024,
+/// measured; 2.2e-3 between these two).
 #[test]
 fn the_coupling_raises_the_overlap_by_the_flexibility_s_displacements() {
     let dir = tempfile::tempdir().unwrap();
@@ -358,7 +376,7 @@ normal = [0, 0, 1]
         (f / uncoupled - 1.0).abs() < 1e-9,
         "{f} against {uncoupled}"
     );
-    assert!((f / fixed - 1.0).abs() < 1e-3, "{f} against {fixed}");
+    assert!((f / fixed - 1.0).abs() < 4e-3, "{f} against {fixed}");
 }
 
 /// A grain with a flexibility under a law that does not couple is warned about, naming it.
