@@ -20,7 +20,7 @@
 //! Fields are given at the shape's surface nodes and at its grid nodes (the grid's field,
 //! extended outside the grain, serves the level sets and the material points).
 
-use grain::{LevelSetGrid, Located};
+use grain::{GridSpec, LevelSetGrid, Located};
 use nalgebra::Vector3;
 
 use smallvec::SmallVec;
@@ -198,6 +198,11 @@ pub struct Paths {
     grid: Vec<[f64; 3]>,
     /// Each column's normal strain at the grid nodes ([`normal_strain`]), node-major.
     strain: Vec<f64>,
+    /// Each column's second differences along the reference level set's gradient at the grid
+    /// nodes ([`gradient_second_differences`]), node-major.
+    curvature: Vec<[f64; 3]>,
+    /// Each column's largest `|curvature|` component over the grid.
+    curvature_max: Vec<f64>,
 }
 
 impl Paths {
@@ -281,19 +286,27 @@ impl Paths {
             }
             out
         };
-        let strains: Vec<Vec<f64>> = (columns.iter())
-            .map(|c| normal_strain(levelset, &c.grid))
-            .collect();
-        let mut strain = vec![0.0; levelset.values().len() * columns.len()];
-        for (j, s) in strains.iter().enumerate() {
-            for (n, v) in s.iter().enumerate() {
-                strain[n * columns.len() + j] = *v;
+        let nodes = levelset.values().len();
+        let mut strain = vec![0.0; nodes * columns.len()];
+        let mut curvature = vec![[0.0; 3]; nodes * columns.len()];
+        let mut curvature_max = Vec::with_capacity(columns.len());
+        for (j, c) in columns.iter().enumerate() {
+            for (n, v) in normal_strain(levelset, &c.grid).into_iter().enumerate() {
+                strain[n * columns.len() + j] = v;
             }
+            let mut largest: f64 = 0.0;
+            for (n, v) in (gradient_second_differences(levelset, &c.grid).into_iter()).enumerate() {
+                largest = v.iter().fold(largest, |m, x| m.max(x.abs()));
+                curvature[n * columns.len() + j] = v;
+            }
+            curvature_max.push(largest);
         }
         Paths {
             nodes: interleave(|f| &f.nodes),
             grid: interleave(|f| &f.grid),
             strain,
+            curvature,
+            curvature_max,
             columns: columns.len(),
             modes,
         }
@@ -302,60 +315,66 @@ impl Paths {
 
 /// The strain `s = n^T (grad v) n` of the field `v` (grid node values) along the reference
 /// level set's normal `n = grad phi_0 / |grad phi_0|`, at every grid node, both gradients by
-/// central differences (one-sided on the box's faces; `s = 0` where `grad phi_0 = 0`). The
+/// central differences ([`central_differences`]; `s = 0` where `grad phi_0 = 0`). The
 /// semi-Lagrangian update interpolates it trilinearly for its distance normalisation
 /// ([`crate::levelset::semi_lagrangian`]): a field continuous across the cells, where the
 /// interpolants' own gradients jump.
 pub fn normal_strain(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> Vec<f64> {
     let spec = levelset.spec();
     let phi = levelset.values();
-    let dims = spec.dims;
-    let mut out = vec![0.0; phi.len()];
-    for i in 0..dims[0] {
-        for j in 0..dims[1] {
-            for k in 0..dims[2] {
-                let at = [i, j, k];
-                // Per axis, the neighbours' indices and their distance apart.
-                let pairs: [(usize, usize, f64); 3] = std::array::from_fn(|d| {
-                    let (mut lo, mut hi) = (at, at);
-                    lo[d] = at[d].saturating_sub(1);
-                    hi[d] = (at[d] + 1).min(dims[d] - 1);
-                    let span = (hi[d] - lo[d]) as f64 * spec.spacing;
-                    (
-                        spec.index(lo[0], lo[1], lo[2]),
-                        spec.index(hi[0], hi[1], hi[2]),
-                        span,
-                    )
-                });
-                let diff = |f: &dyn Fn(usize) -> Vector3<f64>,
-                            (lo, hi, span): (usize, usize, f64)| {
-                    if span > 0.0 {
-                        (f(hi) - f(lo)) / span
-                    } else {
-                        Vector3::zeros()
-                    }
-                };
-                let g = Vector3::from_fn(|d, _| {
-                    let (lo, hi, span) = pairs[d];
-                    if span > 0.0 {
-                        (phi[hi] - phi[lo]) / span
-                    } else {
-                        0.0
-                    }
-                });
-                let norm = g.norm();
-                if norm == 0.0 {
-                    continue;
-                }
-                let normal = g / norm;
-                let field = |n: usize| v[n];
-                out[spec.index(i, j, k)] = (0..3)
-                    .map(|d| normal[d] * normal.dot(&diff(&field, pairs[d])))
-                    .sum();
+    (0..phi.len())
+        .map(|n| {
+            let g = Vector3::from(central_differences(spec, n, |m| phi[m]));
+            let norm = g.norm();
+            if norm == 0.0 {
+                return 0.0;
             }
-        }
-    }
-    out
+            let normal = g / norm;
+            let dv = central_differences(spec, n, |m| v[m]);
+            (0..3).map(|d| normal[d] * normal.dot(&dv[d])).sum()
+        })
+        .collect()
+}
+
+/// The second differences of the field `v` (grid node values) along the reference level set's
+/// gradient, `grad phi_0 . Delta_a v` at every grid node (`grad phi_0` by central differences,
+/// `Delta_a v` where the level set's own second differences are used,
+/// [`grain::LevelSetGrid::node_second_differences`]). The trilinear displacement errs by `1/2
+/// sum_a t_a (1 - t_a) T[Delta_a u]` between the nodes, which moves the semi-Lagrangian
+/// update's pulled-back point and its `phi_0` by these times the same weights: the update
+/// takes them out with the reference's own interpolation error
+/// ([`crate::levelset::semi_lagrangian`]).
+pub fn gradient_second_differences(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> Vec<[f64; 3]> {
+    let spec = levelset.spec();
+    let phi = levelset.values();
+    let components: [Vec<[f64; 3]>; 3] = std::array::from_fn(|d| {
+        let values: Vec<f64> = v.iter().map(|x| x[d]).collect();
+        levelset.node_second_differences(&values)
+    });
+    (0..phi.len())
+        .map(|n| {
+            let g = central_differences(spec, n, |m| phi[m]);
+            std::array::from_fn(|a| (0..3).map(|d| g[d] * components[d][n][a]).sum())
+        })
+        .collect()
+}
+
+/// Central differences of the node values `f` at grid node `n` along x, y and z, over the
+/// grid spacing (one-sided on the box's faces; 0 along an axis of one node).
+fn central_differences<T>(spec: &GridSpec, n: usize, f: impl Fn(usize) -> T) -> [T; 3]
+where
+    T: Copy + std::ops::Sub<Output = T> + std::ops::Mul<f64, Output = T>,
+{
+    let at = spec.coordinates(n);
+    std::array::from_fn(|d| {
+        let (mut lo, mut hi) = (at, at);
+        lo[d] = at[d].saturating_sub(1);
+        hi[d] = (at[d] + 1).min(spec.dims[d] - 1);
+        let span = (hi[d] - lo[d]) as f64 * spec.spacing;
+        // With one node along the axis, lo = hi and the difference is 0.
+        let inverse = if span > 0.0 { 1.0 / span } else { 0.0 };
+        (f(spec.index(hi[0], hi[1], hi[2])) - f(spec.index(lo[0], lo[1], lo[2]))) * inverse
+    })
 }
 
 /// Adds `field` as the next column and returns its index.
@@ -447,6 +466,23 @@ impl<'a> Configuration<'a> {
             .sum()
     }
 
+    /// The displacement's second differences along the reference level set's gradient at grid
+    /// node `n` ([`gradient_second_differences`]).
+    #[inline(always)]
+    pub fn grid_curvature(&self, n: usize) -> [f64; 3] {
+        let c = self.paths.columns;
+        let curvature = &self.paths.curvature[n * c..(n + 1) * c];
+        combine(curvature.as_flattened(), &self.displacement).into()
+    }
+
+    /// A bound of [`Configuration::grid_curvature`]'s components over the grid: the columns'
+    /// largest, weighted by their coefficients' magnitudes.
+    pub fn curvature_bound(&self) -> f64 {
+        (self.coefficients.iter().zip(&self.paths.curvature_max))
+            .map(|(k, m)| k.abs() * m)
+            .sum()
+    }
+
     /// The tangents `du/d eps_a` at a located point, trilinear from the grid's fields
     /// (outside the box, the value at its closest point), into `out` (emptied first).
     #[inline]
@@ -462,25 +498,30 @@ impl<'a> Configuration<'a> {
         }
     }
 
-    /// Per mode, `sum_c (t_a(n_c) . v_c + s_a(n_c) w_c)` over the grid nodes `corners`, `t_a
-    /// = du/d eps_a` and `s_a` its normal strain: a linear map of their corner values (their
-    /// interpolated values dotted with a vector, say), into `out` (one entry per mode,
-    /// overwritten). Each corner's modes are read together.
+    /// Per mode, `sum_c (t_a(n_c) . v_c + s_a(n_c) w_c + k_a(n_c) . z_c)` over the grid nodes
+    /// `corners`, `t_a = du/d eps_a`, `s_a` its normal strain and `k_a` its second differences
+    /// along the level set's gradient ([`Configuration::grid_curvature`]): a linear map of
+    /// their corner values (their interpolated values dotted with a vector, say), into `out`
+    /// (one entry per mode, overwritten). Each corner's modes are read together.
     #[inline]
     pub fn grid_tangents_map(
         &self,
         corners: &[usize; 8],
         v: &[Vector3<f64>; 8],
         w: &[f64; 8],
+        z: &[Vector3<f64>; 8],
         out: &mut [f64],
     ) {
         out.fill(0.0);
         let c = self.paths.columns;
-        for ((n, v), w) in corners.iter().zip(v).zip(w) {
+        for (((n, v), w), z) in corners.iter().zip(v).zip(w).zip(z) {
             let columns = self.columns(&self.paths.grid, *n);
             let strain = &self.paths.strain[n * c..(n + 1) * c];
+            let curvature = &self.paths.curvature[n * c..(n + 1) * c];
             for (o, s) in out.iter_mut().zip(&self.segments) {
-                *o += Vector3::from(columns[s.slope]).dot(v) + strain[s.slope] * w;
+                *o += Vector3::from(columns[s.slope]).dot(v)
+                    + strain[s.slope] * w
+                    + Vector3::from(curvature[s.slope]).dot(z);
             }
         }
     }

@@ -6,7 +6,14 @@
 //! `psi(y) = c(X) phi_0(X)`, `c = 1 + sum_j k_j s_j(X)`, `X + u(X) = y`, `J = I + grad u(X)`,
 //! `u = sum_j k_j v_j` (the grid's mode fields, trilinear),
 //!
-//! with `X` from Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
+//! with `phi_0(X)` the reference's corrected interpolant ([`grain::LevelSetGrid::sample`]) with
+//! the field's own interpolation error taken out: the trilinear `u` errs by `1/2 sum_b t_b (1 -
+//! t_b) T[Delta_b u]`, which moves `phi_0(X)` by `g0` dotted with it, so the reference's second
+//! differences are shifted by `K_b = sum_j k_j grad phi_0 . Delta_b v_j` at the corners
+//! ([`grain::LevelSetGrid::sample_shifted`], [`crate::path::gradient_second_differences`]):
+//! exact to third order in the spacing and first order in the strain (where a mode flattens a
+//! curved surface the two errors cancel, and correcting `phi_0` alone would break that), and
+//! `X` from Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
 //! spacing), `v_j` the field columns of [`crate::path::Paths`] (each linear mode's `Phi_a`, a
 //! path's slopes and offsets) with coefficients `k_j` (the amplitudes, and 1 for an offset),
 //! and `s_j` their normal strains `n^T (grad v_j) n` at the grid nodes
@@ -28,11 +35,13 @@
 //! - gradient, exact for the interpolants: `grad psi = J^-T (c g0 + phi_0 grad c)`;
 //! - derivative at fixed `y`: `dX/d eps_a = -J^-1 Phi_a(X)` (differentiate `X + u(X) = y`) and
 //!   `dc/d eps_a = s_a(X)` (the strain of mode `a`'s current tangent `Phi_a = du/d eps_a`,
-//!   [`crate::path`]) give `d psi / d eps_a = -grad psi . Phi_a(X) + phi_0(X) s_a(X)`: the
-//!   contact energy `k_n psi^2 / 2` and its forces are exactly consistent (the ledger);
+//!   [`crate::path`]) and the shift's `K_a` give `d psi / d eps_a = -grad psi . Phi_a(X) +
+//!   phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[K_a,b](X)`: the contact energy `k_n psi^2 / 2`
+//!   and its forces are exactly consistent (the ledger);
 //! - bound (the early-out decides the sign, on the trilinear `T[phi_0]`): `|phi_0(X) -
 //!   T[phi_0](y)| <= g + L |u(X)|_1 <= g + L max_n |u(c_n)|_1` (`L` the reference's edge
-//!   Lipschitz constant, `g` the grid's interpolation gap between `phi_0` and `T[phi_0]`), and
+//!   Lipschitz constant, `g` the grid's interpolation gap between `phi_0` and `T[phi_0]` plus
+//!   `3/8` of the shift's largest component, [`crate::path::Configuration::curvature_bound`]), and
 //!   the band's maximum where the cell of `X` lies in the band: for `T[phi_0](y)` up to the
 //!   band's limit less `L max_n |u(c_n)|_1`;
 //! - convergence: the pull-back converges where the deformation does not fold,
@@ -46,8 +55,8 @@
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them), one of `phi_0` (8 values and 8 stored triples of second differences) and one of the normal strain (8 reads), and inside
-//! the grain one more pass over the cell's corners (each mode's tangent and strain).
+//! same cell reuse them), one of `phi_0` (8 values, 8 stored triples of second differences and 8 shifts, each a combination of the columns as a displacement is) and one of the normal strain (8 reads), and inside
+//! the grain one more pass over the cell's corners (each mode's tangent, strain and shift).
 
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
@@ -81,7 +90,9 @@ impl<'a> SemiLagrangian<'a> {
         // `|T[phi_0](X) - T[phi_0](y)| <= L |u|_1`, and the level set is within the gap of
         // `T[phi_0]` at `X`.
         let (all, band) = (l * bounds.grid.all, l * bounds.grid.band);
-        let gap = shape.levelset.interpolation_gap();
+        // The correction's two parts: the reference's, and the displacement's, at most `3/8`
+        // of its largest second difference.
+        let gap = shape.levelset.interpolation_gap() + 0.375 * config.curvature_bound();
         SemiLagrangian {
             grid: &shape.levelset,
             early: EarlyOut {
@@ -121,7 +132,8 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
                 });
             }
         }
-        let (p0, g0) = grid.sample(at);
+        // phi_0(X) with the trilinear displacement's own error taken out (module docs).
+        let (p0, g0) = grid.sample_shifted(at, |n| self.config.grid_curvature(n));
         // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
         // (module docs).
         // Outside the box the strain, like the fields, continues by its value at the box
@@ -140,13 +152,16 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         // Its exact gradient, `J^-T p` with `p = dpsi/dX` (module docs).
         let grad = back.inverse_jacobian.transpose() * (g0 * c + strain_gradient * p0);
         if phi < 0.0 {
-            // `d_a = -grad . t_a(X) + phi_0(X) s_a(X)`: one linear map of the corner values
-            // of each mode's tangent `t_a` and strain `s_a`.
+            // `d_a = -grad . t_a(X) + phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[k_a,b](X)`:
+            // one linear map of the corner values of each mode's tangent `t_a`, strain `s_a`
+            // and second differences `k_a`.
             let weights = at.weights();
             let v = weights.map(|w| -grad * w);
             let w = weights.map(|w| p0 * w);
+            let q = Vector3::from(at.t.map(|t| 0.5 * c * t * (1.0 - t)));
+            let z = weights.map(|w| q * w);
             self.config
-                .grid_tangents_map(&at.corners, &v, &w, derivative);
+                .grid_tangents_map(&at.corners, &v, &w, &z, derivative);
         }
         Ok(Evaluation {
             phi,
