@@ -1182,6 +1182,52 @@ mod tests {
     }
 
     #[test]
+    fn a_shifted_level_set_is_the_level_set_without_a_shift_and_its_gradient_is_exact() {
+        // No shift: the same bits as `sample` (inside, on grid planes, outside). A shift that
+        // varies over the nodes: the gradient is the value's, by central differences within a
+        // cell (the shift's own interpolant moves with the point).
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), |p| (p.x * p.y).sin() + p.z * p.z).unwrap();
+        let shift = |n: usize| {
+            let p = grid.node_position(n);
+            [0.1 * p.x * p.y, -0.05 * p.z, 0.02 * (p.x + p.z)]
+        };
+        let mut points = probe_points(&s);
+        points.push(grid.node_position(s.index(2, 3, 1)));
+        points.push(Point3::new(-3.0, 0.4, 7.5));
+        let mut differenced = 0;
+        for p in points {
+            let at = grid.locate(&p);
+            let (v, g) = grid.sample(&at);
+            let (vs, gs) = grid.sample_shifted(&at, |_| [0.0; 3]);
+            assert_eq!(
+                (vs.to_bits(), gs.map(f64::to_bits)),
+                (v.to_bits(), g.map(f64::to_bits)),
+                "{p}"
+            );
+            // Central differences within one cell (off its faces, the box's too).
+            if !at.is_inside() || at.t.iter().any(|t| !(1e-3..=1.0 - 1e-3).contains(t)) {
+                continue;
+            }
+            differenced += 1;
+            let (_, gs) = grid.sample_shifted(&at, shift);
+            let e = 1e-6;
+            let value = |q: Point3<f64>| grid.sample_shifted(&grid.locate(&q), shift).0;
+            for d in 0..3 {
+                let mut step = Vector3::zeros();
+                step[d] = e;
+                let fd = (value(p + step) - value(p - step)) / (2.0 * e);
+                assert!(
+                    (fd - gs[d]).abs() <= 1e-7,
+                    "{p} axis {d}: {fd} vs {}",
+                    gs[d]
+                );
+            }
+        }
+        assert!(differenced > 10, "{differenced} points differenced");
+    }
+
+    #[test]
     fn the_value_alone_is_the_value_of_value_and_gradient_to_the_bit() {
         // The early-outs decide on `sample_value`, the contacts use `sample`: the two must agree
         // exactly, inside the box, on grid planes (the tie rule changes only the gradient) and

@@ -41,8 +41,8 @@
 //! - bound (the early-out decides the sign, on the trilinear `T[phi_0]`): `|phi_0(X) -
 //!   T[phi_0](y)| <= g + L |u(X)|_1 <= g + L max_n |u(c_n)|_1` (`L` the reference's edge
 //!   Lipschitz constant, `g` the grid's interpolation gap between `phi_0` and `T[phi_0]` plus
-//!   `3/8` of the shift's largest component, [`crate::path::Configuration::curvature_bound`]), and
-//!   the band's maximum where the cell of `X` lies in the band: for `T[phi_0](y)` up to the
+//!   `3/8` of a bound of the shift's components, [`crate::path::Configuration::curvature_bound`]),
+//!   and the band's maximum where the cell of `X` lies in the band: for `T[phi_0](y)` up to the
 //!   band's limit less `L max_n |u(c_n)|_1`;
 //! - convergence: the pull-back converges where the deformation does not fold,
 //!   `|grad u|_2 < 1`, i.e. strains well below 100 %. A bound over the cells that reach the
@@ -55,8 +55,10 @@
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them), one of `phi_0` (8 values, 8 stored triples of second differences and 8 shifts, each a combination of the columns as a displacement is) and one of the normal strain (8 reads), and inside
-//! the grain one more pass over the cell's corners (each mode's tangent, strain and shift).
+//! same cell reuse them), one of `phi_0` (8 values, 8 stored triples of second differences and 8
+//! shifts, each a combination of the columns as a displacement is; twice that per tied axis) and
+//! one of the normal strain (8 reads), and inside the grain one more pass over the cell's corners
+//! (each mode's tangent, strain and shift).
 
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
@@ -152,9 +154,9 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         // Its exact gradient, `J^-T p` with `p = dpsi/dX` (module docs).
         let grad = back.inverse_jacobian.transpose() * (g0 * c + strain_gradient * p0);
         if phi < 0.0 {
-            // `d_a = -grad . t_a(X) + phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[k_a,b](X)`:
+            // `d_a = -grad . t_a(X) + phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[K_a,b](X)`:
             // one linear map of the corner values of each mode's tangent `t_a`, strain `s_a`
-            // and second differences `k_a`.
+            // and shift `K_a`.
             let weights = at.weights();
             let v = weights.map(|w| -grad * w);
             let w = weights.map(|w| p0 * w);
