@@ -290,12 +290,17 @@ impl Paths {
         let mut strain = vec![0.0; nodes * columns.len()];
         let mut curvature = vec![[0.0; 3]; nodes * columns.len()];
         let mut curvature_max = Vec::with_capacity(columns.len());
+        let gradient = reference_gradient(levelset);
         for (j, c) in columns.iter().enumerate() {
-            for (n, v) in normal_strain(levelset, &c.grid).into_iter().enumerate() {
+            for (n, v) in normal_strain(&gradient, levelset, &c.grid)
+                .into_iter()
+                .enumerate()
+            {
                 strain[n * columns.len() + j] = v;
             }
             let mut largest: f64 = 0.0;
-            for (n, v) in (gradient_second_differences(levelset, &c.grid).into_iter()).enumerate() {
+            let second = gradient_second_differences(&gradient, levelset, &c.grid);
+            for (n, v) in second.into_iter().enumerate() {
                 largest = v.iter().fold(largest, |m, x| m.max(x.abs()));
                 curvature[n * columns.len() + j] = v;
             }
@@ -315,16 +320,18 @@ impl Paths {
 
 /// The strain `s = n^T (grad v) n` of the field `v` (grid node values) along the reference
 /// level set's normal `n = grad phi_0 / |grad phi_0|`, at every grid node, both gradients by
-/// central differences ([`central_differences`]; `s = 0` where `grad phi_0 = 0`). The
+/// central differences (`gradient` is [`reference_gradient`]; `s = 0` where `grad phi_0 = 0`). The
 /// semi-Lagrangian update interpolates it trilinearly for its distance normalisation
 /// ([`crate::levelset::semi_lagrangian`]): a field continuous across the cells, where the
 /// interpolants' own gradients jump.
-pub fn normal_strain(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> Vec<f64> {
+pub fn normal_strain(
+    gradient: &[Vector3<f64>],
+    levelset: &LevelSetGrid,
+    v: &[Vector3<f64>],
+) -> Vec<f64> {
     let spec = levelset.spec();
-    let phi = levelset.values();
-    (0..phi.len())
-        .map(|n| {
-            let g = Vector3::from(central_differences(spec, n, |m| phi[m]));
+    (gradient.iter().enumerate())
+        .map(|(n, g)| {
             let norm = g.norm();
             if norm == 0.0 {
                 return 0.0;
@@ -337,30 +344,37 @@ pub fn normal_strain(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> Vec<f64> {
 }
 
 /// The second differences of the field `v` (grid node values) along the reference level set's
-/// gradient, `grad phi_0 . Delta_a v` at every grid node (`grad phi_0` by central differences,
+/// gradient, `grad phi_0 . Delta_a v` at every grid node (`gradient` is [`reference_gradient`],
 /// `Delta_a v` where the level set's own second differences are used,
 /// [`grain::LevelSetGrid::node_second_differences`]). The trilinear displacement errs by `1/2
 /// sum_a t_a (1 - t_a) T[Delta_a u]` between the nodes, which moves the semi-Lagrangian
 /// update's pulled-back point and its `phi_0` by these times the same weights: the update
 /// takes them out with the reference's own interpolation error
 /// ([`crate::levelset::semi_lagrangian`]).
-pub fn gradient_second_differences(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> Vec<[f64; 3]> {
-    let spec = levelset.spec();
-    let phi = levelset.values();
+pub fn gradient_second_differences(
+    gradient: &[Vector3<f64>],
+    levelset: &LevelSetGrid,
+    v: &[Vector3<f64>],
+) -> Vec<[f64; 3]> {
     let components: [Vec<[f64; 3]>; 3] = std::array::from_fn(|d| {
         let values: Vec<f64> = v.iter().map(|x| x[d]).collect();
         levelset.node_second_differences(&values)
     });
+    (gradient.iter().enumerate())
+        .map(|(n, g)| std::array::from_fn(|a| (0..3).map(|d| g[d] * components[d][n][a]).sum()))
+        .collect()
+}
+
+/// The reference level set's gradient at every grid node, by [`central_differences`].
+pub fn reference_gradient(levelset: &LevelSetGrid) -> Vec<Vector3<f64>> {
+    let (spec, phi) = (levelset.spec(), levelset.values());
     (0..phi.len())
-        .map(|n| {
-            let g = central_differences(spec, n, |m| phi[m]);
-            std::array::from_fn(|a| (0..3).map(|d| g[d] * components[d][n][a]).sum())
-        })
+        .map(|n| Vector3::from(central_differences(spec, n, |m| phi[m])))
         .collect()
 }
 
 /// Central differences of the node values `f` at grid node `n` along x, y and z, over the
-/// grid spacing (one-sided on the box's faces; 0 along an axis of one node).
+/// grid spacing (one-sided on the box's faces; a grid has at least 2 nodes per axis).
 fn central_differences<T>(spec: &GridSpec, n: usize, f: impl Fn(usize) -> T) -> [T; 3]
 where
     T: Copy + std::ops::Sub<Output = T> + std::ops::Mul<f64, Output = T>,
@@ -370,9 +384,7 @@ where
         let (mut lo, mut hi) = (at, at);
         lo[d] = at[d].saturating_sub(1);
         hi[d] = (at[d] + 1).min(spec.dims[d] - 1);
-        let span = (hi[d] - lo[d]) as f64 * spec.spacing;
-        // With one node along the axis, lo = hi and the difference is 0.
-        let inverse = if span > 0.0 { 1.0 / span } else { 0.0 };
+        let inverse = 1.0 / ((hi[d] - lo[d]) as f64 * spec.spacing);
         (f(spec.index(hi[0], hi[1], hi[2])) - f(spec.index(lo[0], lo[1], lo[2]))) * inverse
     })
 }
