@@ -17,8 +17,10 @@
 //! `F^T G F / 2` shared among the contacts); the contact laws add it to the pair's energy.
 
 use nalgebra::Vector3;
+use rayon::prelude::*;
 
 use crate::cell::Cell;
+use crate::cloud::Weights;
 use crate::law::{PairHistory, PairKey, Partner};
 use crate::view::View;
 
@@ -61,22 +63,33 @@ pub fn offsets(
             add(*b as usize, shift);
         }
     }
-    for (v, list) in loads.iter().enumerate() {
-        let Some(g) = views[v]
-            .shape
-            .flexibility
-            .as_ref()
-            .filter(|_| flexible(&views[v]))
-        else {
-            continue;
-        };
-        for &(i, force, x) in list {
-            let others: f64 = (list.iter())
-                .filter(|(j, ..)| *j != i)
-                .map(|(_, f, y)| g.between(&x, y) * f)
-                .sum();
-            offsets[i] -= others + g.own(&x) * force;
-        }
+    // Per grain (in parallel), each contact's weights once, then its correction from the
+    // others'; added in the grains' order, as a serial pass would, so that the sums do not
+    // depend on the thread count.
+    let parts: Vec<Vec<(usize, f64)>> = (loads.par_iter().enumerate())
+        .map(|(v, list)| {
+            let Some(g) = views[v]
+                .shape
+                .flexibility
+                .as_ref()
+                .filter(|_| flexible(&views[v]))
+            else {
+                return Vec::new();
+            };
+            let weights: Vec<Weights> = list.iter().map(|(_, _, x)| g.weights(x)).collect();
+            (list.iter().zip(&weights))
+                .map(|(&(i, force, _), wx)| {
+                    let others: f64 = (list.iter().zip(&weights))
+                        .filter(|((j, ..), _)| *j != i)
+                        .map(|((_, f, _), wy)| g.between(wx, wy) * f)
+                        .sum();
+                    (i, others + g.own(wx) * force)
+                })
+                .collect()
+        })
+        .collect();
+    for (i, e) in parts.into_iter().flatten() {
+        offsets[i] -= e;
     }
     offsets
 }

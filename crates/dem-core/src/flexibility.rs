@@ -15,13 +15,13 @@
 //!
 //! Both are inward displacements per unit inward force (length / force).
 //!
-//! Cost: `O(k^2)` table reads for a lookup between two contacts, `k` the points within `rho`
-//! (about 10 to 30).
+//! Cost: a cloud lookup per contact for its weights, then `O(k^2)` table reads between two
+//! contacts, `k` the points within `rho` (about 10 to 50).
 
 use grain::{GrainFlexibility, Material};
 use nalgebra::Vector3;
 
-use crate::cloud::Cloud;
+use crate::cloud::{Cloud, Weights};
 
 /// A grain's residual flexibility (module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -53,20 +53,24 @@ impl Flexibility {
         self.matrix[t * self.cloud.points.len() + s]
     }
 
-    /// `G(x, y)` between contacts at local points `x` and `y` (module docs).
-    pub fn between(&self, x: &Vector3<f64>, y: &Vector3<f64>) -> f64 {
-        let (wx, wy) = (self.cloud.weights(x), self.cloud.weights(y));
+    /// The interpolation weights `w_s(x)` of a contact at local point `x` (module docs), which
+    /// [`Flexibility::between`] and [`Flexibility::own`] take: computed once per contact, they
+    /// serve all its pairs with the grain's other contacts.
+    pub fn weights(&self, x: &Vector3<f64>) -> Weights {
+        self.cloud.weights(x)
+    }
+
+    /// `G(x, y)` between contacts of weights `wx` and `wy` (module docs).
+    pub fn between(&self, wx: &Weights, wy: &Weights) -> f64 {
         wx.iter()
             .map(|&(t, a)| a * wy.iter().map(|&(s, b)| b * self.entry(t, s)).sum::<f64>())
             .sum()
     }
 
-    /// `G_own(x)`, the regular part of a contact's own compliance at local point `x` (module
-    /// docs).
-    pub fn own(&self, x: &Vector3<f64>) -> f64 {
-        let diagonal: f64 = (self.cloud.weights(x).iter())
-            .map(|&(s, w)| w * self.entry(s, s))
-            .sum();
+    /// `G_own(x)`, the regular part of a contact's own compliance, from its weights `wx`
+    /// (module docs).
+    pub fn own(&self, wx: &Weights) -> f64 {
+        let diagonal: f64 = (wx.iter()).map(|&(s, w)| w * self.entry(s, s)).sum();
         diagonal - self.half_space
     }
 }
