@@ -193,11 +193,15 @@ impl Simulation {
         })
     }
 
-    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order,
-    /// with their modes on or off alike) and walls; motions, level-set updates and modal
-    /// damping come from the scene, so a continuation may change the loading. A checkpoint that
-    /// does not fit the scene is refused with the first mismatch, and nothing is changed.
-    pub fn restore(&mut self, mut state: State) -> Result<(), KeyError> {
+    /// Puts a checkpoint's state back. The scene must have the same grains (bundles, in order)
+    /// and walls; motions, level-set updates and modal damping come from the scene, so a
+    /// continuation may change the loading. A grain rigid in the checkpoint (its modes off) and
+    /// deformable in the scene starts its modes at rest in its reference shape, the scene's
+    /// amplitudes (a rigid preparation continued deformable, docs/experiments.md section 6); the
+    /// return value counts those grains. A deformable grain made rigid would lose its
+    /// deformation, and modes of another count are another grain: both are refused. A checkpoint
+    /// that does not fit the scene is refused with the first mismatch, and nothing is changed.
+    pub fn restore(&mut self, mut state: State) -> Result<usize, KeyError> {
         let refuse = |key: String, message: String| Err(KeyError::new(key, message));
         if state.bodies.len() != self.world.bodies.len()
             || state.walls.len() != self.world.walls.len()
@@ -218,6 +222,7 @@ impl Simulation {
             saved.motion = scene.motion.clone();
             saved.servo = scene.servo.clone();
         }
+        let mut started = 0;
         for (i, (saved, scene)) in state.bodies.iter_mut().zip(&self.world.bodies).enumerate() {
             let key = |k: &str| format!("state.bodies[{i}]{k}");
             if saved.shape != scene.shape {
@@ -242,14 +247,24 @@ impl Simulation {
             }
             match (&mut saved.modes, &scene.modes) {
                 (None, None) => {}
+                (None, Some(m)) => {
+                    saved.modes = Some(m.clone());
+                    started += 1;
+                }
                 (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
                     s.levelset = m.levelset.clone();
                     s.damping = m.damping.clone();
                 }
-                _ => {
+                (Some(_), None) => {
                     return refuse(
                         key(".modes"),
-                        "on in one of the checkpoint and the scene and off in the other, or of another count".into(),
+                        "deformable in the checkpoint and rigid in the scene (modes off): its deformation would be lost; restart it with its modes on".into(),
+                    );
+                }
+                (Some(_), Some(_)) => {
+                    return refuse(
+                        key(".modes"),
+                        "modes of another count than the scene's grain".into(),
                     );
                 }
             }
@@ -329,6 +344,6 @@ impl Simulation {
         self.world.histories = histories;
         self.totals.ledger = state.ledger;
         self.world.cell = state.cell;
-        Ok(())
+        Ok(started)
     }
 }

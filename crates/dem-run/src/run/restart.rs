@@ -69,9 +69,22 @@ pub(crate) fn restore(
     if !fixed {
         sim.parameters.dt = c.dt;
     }
-    let new_dt = sim.parameters.dt != c.dt;
-    sim.restore(c.state)
+    let started = sim
+        .restore(c.state)
         .map_err(|e| file_error(path, e.to_string()))?;
+    // Modes switched on: the checkpoint's automatic step was computed without them.
+    if started > 0 && !fixed {
+        sim.parameters.dt = sim
+            .parameters
+            .dt
+            .min(scene.run.safety * sim.critical_step());
+    }
+    let new_dt = sim.parameters.dt != c.dt;
+    if started > 0 && sim.partition.is_first() {
+        eprintln!(
+            "dem-run: restart: {started} grains rigid in the checkpoint (modes off) are deformable in the scene: their modes start at rest, in the reference shape"
+        );
+    }
     dem_core::timestep::check_wall_steps(
         &sim.world.shapes,
         &sim.world.walls,
@@ -104,7 +117,11 @@ pub(crate) fn restore(
             },
             sim.parameters.dt,
             match (fixed, new_dt) {
-                (false, _) => "the checkpoint's (run.dt = \"auto\")".to_string(),
+                (false, false) => "the checkpoint's (run.dt = \"auto\")".to_string(),
+                (false, true) => format!(
+                    "the modes' critical step (run.dt = \"auto\"; the checkpoint ran at {:e})",
+                    c.dt
+                ),
                 (true, false) => "the scene's, as in the checkpoint".to_string(),
                 (true, true) => format!("the scene's (the checkpoint ran at {:e})", c.dt),
             }

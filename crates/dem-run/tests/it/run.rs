@@ -774,3 +774,83 @@ fn an_edited_checkpoint_is_checked_like_a_scene() {
     )
     .unwrap();
 }
+
+/// A grain rigid in a checkpoint (modes off) and deformable in the restarted scene starts its
+/// modes at rest in its reference shape (a rigid preparation continued deformable,
+/// docs/experiments.md section 6), with the modes' critical step: a grain held against a wall
+/// that presses its pole, restarted deformable after 200 rigid steps, ends with the amplitudes,
+/// rates and step of the same grain run deformable from the start (nothing moves in the rigid
+/// steps, so the two start from the same state), to the bit. The reverse, a deformable grain
+/// made rigid, would lose its deformation and is refused naming the grain's modes.
+#[test]
+fn a_rigid_checkpoint_restarts_deformable_with_its_modes_at_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    common::deformable_sphere(
+        dir.path(),
+        "flat",
+        1.0,
+        0.1,
+        1500,
+        common::TestMode::Flatten,
+        [0.5, 2000.0, 5.0],
+        &[],
+    );
+    let scene = |name: &str, modes: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "[run]\ndt = \"auto\"\nsteps = 200\nstage = true\n[output]\nhistory_every = 50\nvtk_every = 0\ncheckpoint_every = 200\n\
+                 [contact]\nlaw = \"linear-springs\"\nkn = 1e3\n\
+                 [[grains]]\nbundle = \"flat.grain\"\nposition = [0, 0, 0]\nhold = [\"x\", \"y\", \"z\", \"rotation\"]\n\
+                 modes = {modes}\n\
+                 [[walls]]\nkind = \"plane\"\npoint = [0, 0, 0.97]\nnormal = [0, 0, -1]\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let rigid = scene("rigid", "{ active = false }");
+    let deformable = scene("deformable", "{ levelset = \"semi-lagrangian\" }");
+    let go = |path: &Path, out: &str, restart: Option<std::path::PathBuf>| {
+        run(
+            path,
+            &options(&dir.path().join(out), restart),
+            &AtomicBool::new(false),
+        )
+        .map_err(|e| e.to_string())
+    };
+    let body = |out: &str, step: u64| -> serde_json::Value {
+        let c: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(
+                dir.path()
+                    .join(format!("{out}/checkpoint/step_{step:010}.json")),
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        c["state"]["bodies"][0].clone()
+    };
+    let r = go(&rigid, "rigid.run", None).unwrap();
+    let fresh = go(&deformable, "fresh.run", None).unwrap();
+    let restarted = go(
+        &deformable,
+        "restarted.run",
+        Some(dir.path().join("rigid.run")),
+    )
+    .unwrap();
+    assert!(r.node_contacts > 0);
+    // The modes' step, not the rigid checkpoint's.
+    assert!(fresh.dt < r.dt, "{} {}", fresh.dt, r.dt);
+    assert_eq!(restarted.dt.to_bits(), fresh.dt.to_bits());
+    let (a, b) = (body("fresh.run", 200), body("restarted.run", 400));
+    assert!(a["modes"]["eps"][0].as_f64().unwrap().abs() > 1e-6, "{a}");
+    assert_eq!(a["modes"], b["modes"]);
+    assert_eq!(a["position"], b["position"]);
+
+    let e = go(&rigid, "back.run", Some(dir.path().join("fresh.run"))).unwrap_err();
+    assert!(
+        e.contains("state.bodies[0].modes") && e.contains("its deformation would be lost"),
+        "{e}"
+    );
+}
