@@ -114,6 +114,7 @@ fn bake(dir: &Path) {
         source: ModeSource::Bundle {
             dir: dir.join("ball.modes"),
             mass: None,
+            mass_scale: None,
             table: None,
         },
         samples: Samples::At(Vec::new()),

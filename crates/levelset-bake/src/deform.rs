@@ -419,6 +419,10 @@ pub enum ModeSource {
         /// One mode only: its modal mass instead of the bundle's (mass scaling, as the paper's
         /// Table 2 does).
         mass: Option<f64>,
+        /// Any number of modes: every modal mass times this factor (selective mass scaling for
+        /// quasi-static loading: the modes' frequencies divided by its square root, their
+        /// static response, `K` and the residual flexibility, unchanged).
+        mass_scale: Option<f64>,
         /// One mode only: its internal force instead of the bundle's, as a table of `eps,force`
         /// (the energy column optional, see `grain::ForceTable::read_csv`; scaled with `eps`)
         /// and a factor on `eps` (a table given in units of a length, such as the paper's in units of the
@@ -542,7 +546,12 @@ impl ModeRequest {
                 "--samples",
                 "needs --modes or --bending-mode",
             )),
-            ModeSource::Bundle { dir, mass, table } => {
+            ModeSource::Bundle {
+                dir,
+                mass,
+                mass_scale,
+                table,
+            } => {
                 let bundle = ModesBundle::read(dir)?;
                 let reach = 2.0 * baked.bundle.levelset.spec().spacing;
                 let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame, reach);
@@ -588,6 +597,15 @@ impl ModeRequest {
                         return Err(BakeError::parameter("--modal-mass", "a positive number"));
                     }
                     modal.mass = Array2::from_elem((1, 1), *m);
+                }
+                if let Some(s) = mass_scale {
+                    if !(s.is_finite() && *s > 0.0) {
+                        return Err(BakeError::parameter(
+                            "--modal-mass-scale",
+                            format!("a positive number, got {s}"),
+                        ));
+                    }
+                    modal.mass *= *s;
                 }
                 if let Some((path, scale)) = table {
                     one_mode("--internal-force")?;

@@ -157,6 +157,11 @@ struct DeformArgs {
     /// of a --modes bundle (instead of its own).
     #[arg(long)]
     modal_mass: Option<f64>,
+    /// Every modal mass of a --modes bundle times this factor: selective mass scaling for
+    /// quasi-static loading (the modes' frequencies divided by its square root, their static
+    /// response unchanged; the grain's own mass and inertia are not scaled).
+    #[arg(long, requires = "modes", conflicts_with = "modal_mass")]
+    modal_mass_scale: Option<f64>,
     /// With --modes (one mode): the internal force from this CSV table (`eps,force`, the
     /// `energy` column optional) instead of the bundle's; K becomes its tangent at the last row.
     #[arg(long, requires = "modes")]
@@ -198,6 +203,7 @@ impl DeformArgs {
             (Some(dir), _) => ModeSource::Bundle {
                 dir: dir.clone(),
                 mass: self.modal_mass,
+                mass_scale: self.modal_mass_scale,
                 table: self
                     .internal_force
                     .clone()

@@ -346,7 +346,8 @@ fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
 /// lookup table of Appendix B, eps in units of the radius, and a scaled modal mass): the table's
 /// eps are scaled, its energies are the integrals of the interpolant (closed form for linear
 /// data: `F = 4 e + 2` gives `U = 2 e^2 + 2 e`), `K` is its tangent at the last row, the damping
-/// proportional to that `K`; the flags are refused for what they cannot replace.
+/// proportional to that `K`; or its modal mass scaled (any number of modes); the flags are
+/// refused for what they cannot replace.
 #[test]
 fn a_fem_mode_takes_a_given_mass_and_internal_force_table() {
     let dir = tempfile::tempdir().unwrap();
@@ -393,6 +394,25 @@ fn a_fem_mode_takes_a_given_mass_and_internal_force_table() {
     let refused = bake(&["--modal-stiffness", "3"]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--modal-stiffness"));
+    // Selective mass scaling: the bundle's modal mass (3) times the factor, its stiffness (5)
+    // and the damping proportional to it as they were; a factor <= 0 is refused by name.
+    let run = bake(&["--modal-mass-scale", "36", "--damping-beta", "0.1"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let d = GrainBundle::read(&out).unwrap().deformation.unwrap();
+    assert_eq!(d.modal_mass[[0, 0]], 108.0);
+    assert_eq!(d.modal_stiffness[[0, 0]], 5.0);
+    assert!((d.modal_damping[[0, 0]] - 0.5).abs() < 1e-15);
+    let refused = bake(&["--modal-mass-scale", "-2"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("--modal-mass-scale: a positive number"),
+        "{stderr}"
+    );
     // Issue #23: a force pushing away from eps = 0, and an energy column that is not the
     // integral of the force (here twice the closed form U = 2 e^2 + 2 e), are refused by row.
     for (text, expected) in [
