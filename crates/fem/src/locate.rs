@@ -68,7 +68,10 @@ impl<'a> Locator<'a> {
         let mut best: Option<Location> = None;
         for &(block, element) in self.buckets.get(&key)? {
             let t = self.mesh.blocks[block].element_type;
-            let natural = self.natural_coordinates(block, element, p);
+            // Newton may wander off for a point far from the element: no location there.
+            let Some(natural) = self.natural_coordinates(block, element, p) else {
+                continue;
+            };
             let outside = outside_by(t, &natural);
             let here = Location {
                 block,
@@ -87,19 +90,26 @@ impl<'a> Locator<'a> {
     }
 
     /// Natural coordinates of `p` in an element, by Newton's method on the isoparametric map
-    /// (exact in one step for linear tetrahedra; a few steps for curved quadratic elements).
+    /// (exact in one step for linear tetrahedra; a few steps for curved quadratic elements), or
+    /// `None` where it does not converge: the mapped point then stays more than `1e-9` of the
+    /// element's extent from `p`. (A point far outside a curved element can send the iterates
+    /// anywhere, inside the reference element too: taken as found, a point 4.7 mm outside a ball
+    /// of radius 10 was given the field of an element on its surface.)
     pub fn natural_coordinates(
         &self,
         block: usize,
         element: usize,
         p: &Point3<f64>,
-    ) -> Point3<f64> {
+    ) -> Option<Point3<f64>> {
         let t = self.mesh.blocks[block].element_type;
         let row = self.mesh.blocks[block].connectivity.row(element);
         let xs: Vec<Vector3<f64>> = row
             .iter()
             .map(|&i| node(self.mesh, i as usize).coords)
             .collect();
+        let lo = xs.iter().fold(xs[0], |a, x| a.inf(x));
+        let hi = xs.iter().fold(xs[0], |a, x| a.sup(x));
+        let tolerance = 1e-9 * (hi - lo).max();
         let (mut n, mut g) = (Vec::new(), Vec::new());
         let mut x = centre(t);
         for _ in 0..30 {
@@ -116,7 +126,9 @@ impl<'a> Locator<'a> {
                 break;
             }
         }
-        x
+        shape(t, &x, &mut n, &mut g);
+        let mapped: Vector3<f64> = xs.iter().zip(&n).map(|(xa, na)| xa * *na).sum();
+        ((mapped - p.coords).norm() <= tolerance).then_some(x)
     }
 
     /// A nodal vector field (one `[f64; 3]` per node) interpolated at a location.

@@ -115,6 +115,36 @@ fn located_points_interpolate_polynomial_fields_and_their_gradients_exactly() {
     }
 }
 
+/// A point outside a mesh of curved elements is located in none of them: Newton's iterates
+/// for a point far from an element can end anywhere, inside the reference element too, and
+/// were taken as a location (a point 4.7 mm outside data/fem/ball's ball of radius 10 got the
+/// field of an element on its surface: the fold of the modes' continuation that issue 35
+/// reported). Over a grid of spacing 0.4 around the ball, no point more than 0.1 outside the
+/// sphere is located in an element (before the fix, one was), and every point more than 0.1
+/// inside it is.
+#[test]
+fn points_outside_a_curved_mesh_are_located_in_no_element() {
+    let deck =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/fem/ball/ball.inp");
+    let mesh = Deck::read(&deck).unwrap().part(None).unwrap().mesh;
+    let locator = Locator::new(&mesh);
+    let (mut claimed, mut missed) = (0, 0);
+    for i in -40..=40 {
+        for j in -40..=40 {
+            for k in -40..=40 {
+                let p = Point3::new(i as f64, j as f64, k as f64) * 0.4 + Vector3::repeat(0.013);
+                let r = p.coords.norm();
+                let found = locator
+                    .locate(&p, 1e-9)
+                    .is_some_and(|at| at.outside <= 1e-9);
+                claimed += usize::from(found && r > 10.1);
+                missed += usize::from(!found && r < 9.9);
+            }
+        }
+    }
+    assert_eq!((claimed, missed), (0, 0));
+}
+
 #[test]
 fn vtu_meshes_read_back() {
     let dir = tempfile::tempdir().unwrap();
