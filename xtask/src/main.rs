@@ -11,6 +11,8 @@
 //! - `fuzz [TARGET...] [--time S]`: a fuzz campaign against every input format (see [`fuzz`]);
 //!   `fuzz-corpus DIR` writes the seed files for the coverage-guided harness in `fuzz/`;
 //! - `demo [--quick] [CASE...]`: the README's main job, FEM to DEM on the shipped data (see [`demo`]);
+//! - `experiment [--full] [CASE...]`: granular experiments on the pipeline's grains (see
+//!   [`experiment`]);
 //! - `slow-tests [ignored|mpi]`: the slow checks that `cargo test --workspace` leaves out (see
 //!   [`SLOW_TESTS`]).
 //!
@@ -19,6 +21,7 @@
 //! stage binaries that [`stage_path`] builds, so a fresh clone builds the workspace once.
 
 mod demo;
+mod experiment;
 mod fem;
 mod measure;
 mod pipeline;
@@ -104,6 +107,22 @@ enum Cmd {
         #[arg(long)]
         bin_dir: Option<PathBuf>,
         /// The data directory holding demo/ (default: the workspace's data/).
+        #[arg(long)]
+        data: Option<PathBuf>,
+    },
+    /// Granular experiments on the pipeline's grains (data/experiments): prints the checked rows,
+    /// writes the report and plots to data/experiments/out; exit 1 when a row fails.
+    Experiment {
+        /// The cases (default: all): compression.
+        cases: Vec<String>,
+        /// Every packing of the experiment (the quick variant, the default, runs the first).
+        #[arg(long)]
+        full: bool,
+        /// Run the stage binaries found in this directory instead of building them in release
+        /// mode first.
+        #[arg(long)]
+        bin_dir: Option<PathBuf>,
+        /// The data directory holding experiments/ (default: the workspace's data/).
         #[arg(long)]
         data: Option<PathBuf>,
     },
@@ -422,6 +441,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let variant = if quick { "quick" } else { "standard" };
             run_suite(&demo::SUITE, data, &cases, variant, bin_dir)
+        }
+        Cmd::Experiment {
+            cases,
+            full,
+            bin_dir,
+            data,
+        } => {
+            let variant = if full { "full" } else { "quick" };
+            run_suite(&experiment::SUITE, data, &cases, variant, bin_dir)
         }
     }
 }
