@@ -33,9 +33,9 @@ pub enum RunError {
         /// The history column.
         column: String,
     },
-    /// The energy grew beyond what the loads can supply: an unstable integration.
+    /// The energy grew beyond what the run was given: an unstable integration.
     #[error(
-        "the run became unstable at step {step} (t = {time:e}): its energy grew by {residual:e} more than the loads, the initial state and the dissipation account for ({supplied:e}); lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
+        "the run became unstable at step {step} (t = {time:e}): its energy grew by {residual:e}, more than the loads and the initial state gave it ({given:e}) whatever it dissipated; lower run.dt or run.safety (the last checkpoint, if any, precedes it)"
     )]
     EnergyGrowth {
         /// The step.
@@ -44,8 +44,8 @@ pub enum RunError {
         time: f64,
         /// The ledger's residual.
         residual: f64,
-        /// What the run could supply.
-        supplied: f64,
+        /// What the run was given ([`dem_core::ledger::Ledger::given`]).
+        given: f64,
     },
     /// A grain's deformed level set could not be evaluated.
     #[error("the run stopped at step {step} (t = {time:e}): grain {grain}: {fault}")]

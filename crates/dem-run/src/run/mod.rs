@@ -61,7 +61,7 @@
 //! invocation's wall-clock seconds by stage of the step (`dem_core::sim::Timings`).
 //!
 //! A run stops with an error when a grain's state becomes non-finite, or when its energy grows
-//! beyond what the run can supply (dem_core::ledger::Ledger::runaway): both mean a time step too large
+//! beyond what the run was given (dem_core::ledger::Ledger::runaway): both mean a time step too large
 //! for the scene. Every file but history.csv is written atomically; history.csv
 //! grows by whole rows, flushed at checkpoints and at the end.
 
@@ -469,7 +469,7 @@ fn run_steps(
                 step: sim.world.step,
                 time: sim.world.time,
                 residual: ledger.residual(&energies),
-                supplied: ledger.supplied(&energies),
+                given: ledger.given(&energies),
             });
         }
         // The ledger's largest residual against the most the run supplied, over the run (at one
