@@ -136,7 +136,11 @@ fn compression(dir: &Path, variant: &str) -> Result<Checked> {
             }
             series.push(Series {
                 name: format!("packing {seed}, {model}"),
-                points: curve.into_iter().map(|(phi, p)| (phi, p.log10())).collect(),
+                // From 0.01 MPa: the loose packing carries no pressure (log10 0 = -inf).
+                points: (curve.into_iter())
+                    .filter(|&(_, p)| p >= 0.01)
+                    .map(|(phi, p)| (phi, p.log10()))
+                    .collect(),
                 markers: false,
             });
         }
