@@ -70,21 +70,14 @@ enum Cmd {
     /// Run the paper's validation cases (data/validation/CASE), print the table, write the
     /// report and plots; exit 1 when a row fails.
     Validate {
-        /// The cases (default: all): bending, sphere, packing.
-        cases: Vec<String>,
+        #[command(flatten)]
+        run: SuiteRun,
         /// The quick variant (the default): faster loading, checked to stay quasi-static.
         #[arg(long, conflicts_with = "full")]
         quick: bool,
         /// The paper's own protocol (long: minutes per case).
         #[arg(long)]
         full: bool,
-        /// Run the stage binaries found in this directory instead of building them in release
-        /// mode first.
-        #[arg(long)]
-        bin_dir: Option<PathBuf>,
-        /// The data directory holding validation/ (default: the workspace's data/).
-        #[arg(long)]
-        data: Option<PathBuf>,
     },
     /// Run the benchmarks: dem (the solver), jaeger (the contact law), mode-extract; all when
     /// none is named; mpi (the solver over 2 MPI processes, docs/mpi.md) only when named.
@@ -97,34 +90,20 @@ enum Cmd {
     /// against CalculiX (data/demo); prints the table, writes the report and plots to
     /// data/demo/out; exit 1 when a row fails.
     Demo {
-        /// The cases (default: all): sphere, packing, beam.
-        cases: Vec<String>,
+        #[command(flatten)]
+        run: SuiteRun,
         /// The reduced variant of the test suite (shorter runs).
         #[arg(long)]
         quick: bool,
-        /// Run the stage binaries found in this directory instead of building them in release
-        /// mode first.
-        #[arg(long)]
-        bin_dir: Option<PathBuf>,
-        /// The data directory holding demo/ (default: the workspace's data/).
-        #[arg(long)]
-        data: Option<PathBuf>,
     },
     /// Granular experiments on the pipeline's grains (data/experiments): prints the checked rows,
     /// writes the report and plots to data/experiments/out; exit 1 when a row fails.
     Experiment {
-        /// The cases (default: all): compression.
-        cases: Vec<String>,
+        #[command(flatten)]
+        run: SuiteRun,
         /// Every packing of the experiment (the quick variant, the default, runs the first).
         #[arg(long)]
         full: bool,
-        /// Run the stage binaries found in this directory instead of building them in release
-        /// mode first.
-        #[arg(long)]
-        bin_dir: Option<PathBuf>,
-        /// The data directory holding experiments/ (default: the workspace's data/).
-        #[arg(long)]
-        data: Option<PathBuf>,
     },
     /// The module import graph of each workspace crate and its cycles (docs/layout.md):
     /// exit 1 on a cycle.
@@ -193,6 +172,21 @@ enum Cmd {
         #[arg(long)]
         messages: usize,
     },
+}
+
+/// What every suite command takes (validate, demo, experiment).
+#[derive(clap::Args)]
+struct SuiteRun {
+    /// The cases (default: all; an unknown name lists them).
+    cases: Vec<String>,
+    /// Run the stage binaries found in this directory instead of building them in release mode
+    /// first.
+    #[arg(long)]
+    bin_dir: Option<PathBuf>,
+    /// The data directory holding the suite's directory (validation/, demo/, experiments/;
+    /// default: the workspace's data/).
+    #[arg(long)]
+    data: Option<PathBuf>,
 }
 
 fn workspace_root() -> PathBuf {
@@ -296,16 +290,10 @@ fn slow_tests(parts: &[String], locked: bool) -> Result<bool> {
 }
 
 /// Runs a suite's cases on `data` (default: the workspace's data/); failure when a row fails.
-fn run_suite(
-    suite: &suite::Suite,
-    data: Option<PathBuf>,
-    cases: &[String],
-    variant: &str,
-    bin_dir: Option<PathBuf>,
-) -> Result<ExitCode> {
-    let data = data.unwrap_or_else(|| workspace_root().join("data"));
-    let path = stage_path(bin_dir)?;
-    Ok(if suite.run(&data, cases, variant, &path)? {
+fn run_suite(suite: &suite::Suite, run: SuiteRun, variant: &str) -> Result<ExitCode> {
+    let data = run.data.unwrap_or_else(|| workspace_root().join("data"));
+    let path = stage_path(run.bin_dir)?;
+    Ok(if suite.run(&data, &run.cases, variant, &path)? {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -365,15 +353,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Validate {
-            cases,
+            run,
             quick: _,
             full,
-            bin_dir,
-            data,
-        } => {
-            let variant = if full { "full" } else { "quick" };
-            run_suite(&validate::SUITE, data, &cases, variant, bin_dir)
-        }
+        } => run_suite(&validate::SUITE, run, if full { "full" } else { "quick" }),
         Cmd::Fuzz {
             targets,
             time,
@@ -433,23 +416,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             fuzz::worker(&workspace_root(), &target, (time, runs, seed), messages)?;
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Demo {
-            cases,
-            quick,
-            bin_dir,
-            data,
-        } => {
-            let variant = if quick { "quick" } else { "standard" };
-            run_suite(&demo::SUITE, data, &cases, variant, bin_dir)
+        Cmd::Demo { run, quick } => {
+            run_suite(&demo::SUITE, run, if quick { "quick" } else { "standard" })
         }
-        Cmd::Experiment {
-            cases,
-            full,
-            bin_dir,
-            data,
-        } => {
-            let variant = if full { "full" } else { "quick" };
-            run_suite(&experiment::SUITE, data, &cases, variant, bin_dir)
+        Cmd::Experiment { run, full } => {
+            run_suite(&experiment::SUITE, run, if full { "full" } else { "quick" })
         }
     }
 }

@@ -113,8 +113,7 @@ fn bake(dir: &Path) {
     ModeRequest {
         source: ModeSource::Bundle {
             dir: dir.join("ball.modes"),
-            mass: None,
-            mass_scale: None,
+            mass: levelset_bake::ModalMass::Bundle,
             table: None,
         },
         samples: Samples::At(Vec::new()),

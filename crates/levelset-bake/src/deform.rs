@@ -219,6 +219,20 @@ impl ModeField for FemModes<'_> {
     }
 }
 
+/// The modal masses of a modes bundle's grain.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ModalMass {
+    /// The bundle's own.
+    Bundle,
+    /// One mode only: this modal mass instead of the bundle's (mass scaling, as the paper's
+    /// Table 2 does; `--modal-mass`).
+    Given(f64),
+    /// Any number of modes: every modal mass times this factor (selective mass scaling for
+    /// quasi-static loading: the modes' frequencies divided by its square root, their static
+    /// response, `K` and the residual flexibility, unchanged; `--modal-mass-scale`).
+    Scaled(f64),
+}
+
 /// Modal matrices and law of a deformable grain.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Modal {
@@ -416,13 +430,8 @@ pub enum ModeSource {
     Bundle {
         /// The bundle directory.
         dir: std::path::PathBuf,
-        /// One mode only: its modal mass instead of the bundle's (mass scaling, as the paper's
-        /// Table 2 does).
-        mass: Option<f64>,
-        /// Any number of modes: every modal mass times this factor (selective mass scaling for
-        /// quasi-static loading: the modes' frequencies divided by its square root, their
-        /// static response, `K` and the residual flexibility, unchanged).
-        mass_scale: Option<f64>,
+        /// The modal masses: the bundle's, or changed ([`ModalMass`]).
+        mass: ModalMass,
         /// One mode only: its internal force instead of the bundle's, as a table of `eps,force`
         /// (the energy column optional, see `grain::ForceTable::read_csv`; scaled with `eps`)
         /// and a factor on `eps` (a table given in units of a length, such as the paper's in units of the
@@ -546,12 +555,7 @@ impl ModeRequest {
                 "--samples",
                 "needs --modes or --bending-mode",
             )),
-            ModeSource::Bundle {
-                dir,
-                mass,
-                mass_scale,
-                table,
-            } => {
+            ModeSource::Bundle { dir, mass, table } => {
                 let bundle = ModesBundle::read(dir)?;
                 let reach = 2.0 * baked.bundle.levelset.spec().spacing;
                 let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame, reach);
@@ -591,30 +595,27 @@ impl ModeRequest {
                         }
                     }),
                 };
-                if let Some(m) = mass {
-                    one_mode("--modal-mass")?;
-                    if !(m.is_finite() && *m > 0.0) {
-                        return Err(BakeError::parameter("--modal-mass", "a positive number"));
+                let positive = |flag: &str, value: f64| {
+                    if value.is_finite() && value > 0.0 {
+                        Ok(value)
+                    } else {
+                        Err(BakeError::parameter(
+                            flag,
+                            format!("a positive number, got {value}"),
+                        ))
                     }
-                    modal.mass = Array2::from_elem((1, 1), *m);
-                }
-                if let Some(s) = mass_scale {
-                    if !(s.is_finite() && *s > 0.0) {
-                        return Err(BakeError::parameter(
-                            "--modal-mass-scale",
-                            format!("a positive number, got {s}"),
-                        ));
+                };
+                match *mass {
+                    ModalMass::Bundle => {}
+                    ModalMass::Given(m) => {
+                        one_mode("--modal-mass")?;
+                        modal.mass = Array2::from_elem((1, 1), positive("--modal-mass", m)?);
                     }
-                    modal.mass *= *s;
+                    ModalMass::Scaled(f) => modal.mass *= positive("--modal-mass-scale", f)?,
                 }
                 if let Some((path, scale)) = table {
                     one_mode("--internal-force")?;
-                    if !(scale.is_finite() && *scale > 0.0) {
-                        return Err(BakeError::parameter(
-                            "--table-eps-scale",
-                            "a positive number",
-                        ));
-                    }
+                    let scale = positive("--table-eps-scale", *scale)?;
                     // U = integral of F d eps: scaling eps scales the energies by the same factor
                     // (the file's own, or those read_csv integrated).
                     let t = ForceTable::read_csv(path)?;

@@ -21,7 +21,7 @@ pub use bake::{
     resolution, summary,
 };
 pub use deform::{
-    BendingMode, Damping, FemModes, Modal, ModeField, ModeRequest, ModeSource, Samples,
+    BendingMode, Damping, FemModes, Modal, ModalMass, ModeField, ModeRequest, ModeSource, Samples,
     attach_modes,
 };
 pub use error::{BakeError, MeshError};

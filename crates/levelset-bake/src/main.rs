@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use levelset_bake::{
-    BakeError, BakeOptions, BendingMode, DEFAULT_PAD, Damping, Extent, ModeRequest, ModeSource,
-    NodeChoice, OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image, bake_mesh,
-    bake_primitive, input, summary,
+    BakeError, BakeOptions, BendingMode, DEFAULT_PAD, Damping, Extent, ModalMass, ModeRequest,
+    ModeSource, NodeChoice, OpenMesh, Primitive, Samples, Segmentation, VoxelImage, bake_image,
+    bake_mesh, bake_primitive, input, summary,
 };
 
 #[derive(Parser)]
@@ -202,8 +202,11 @@ impl DeformArgs {
         let source = match (&self.modes, self.bending_mode) {
             (Some(dir), _) => ModeSource::Bundle {
                 dir: dir.clone(),
-                mass: self.modal_mass,
-                mass_scale: self.modal_mass_scale,
+                mass: match (self.modal_mass, self.modal_mass_scale) {
+                    (Some(m), _) => ModalMass::Given(m),
+                    (None, Some(f)) => ModalMass::Scaled(f),
+                    (None, None) => ModalMass::Bundle,
+                },
                 table: self
                     .internal_force
                     .clone()
