@@ -77,14 +77,22 @@ pub fn offsets(
                 return Vec::new();
             };
             let weights: Vec<Weights> = list.iter().map(|(_, _, x)| g.weights(x)).collect();
-            (list.iter().zip(&weights))
-                .map(|(&(i, force, _), wx)| {
-                    let others: f64 = (list.iter().zip(&weights))
-                        .filter(|((j, ..), _)| *j != i)
-                        .map(|((_, f, _), wy)| g.between(wx, wy) * f)
-                        .sum();
-                    (i, others + g.own(wx) * force)
-                })
+            // `G` is symmetric (the bundle's check, to 1e-12 of its scale): each pair of
+            // contacts takes `G(x_p, x_q)` once and serves both, each sum still adding its terms
+            // in the list's order. Two entries of one pair (a grain against its own periodic
+            // image) do not load each other.
+            let mut others = vec![0.0; list.len()];
+            for (p, &(i, f_p, _)) in list.iter().enumerate() {
+                for (q, &(j, f_q, _)) in list.iter().enumerate().skip(p + 1) {
+                    if i != j {
+                        let between = g.between(&weights[p], &weights[q]);
+                        others[p] += between * f_q;
+                        others[q] += between * f_p;
+                    }
+                }
+            }
+            (list.iter().zip(&weights).zip(others))
+                .map(|((&(i, force, _), wx), others)| (i, others + g.own(wx) * force))
                 .collect()
         })
         .collect();
