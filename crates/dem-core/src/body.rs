@@ -134,7 +134,7 @@ impl Shape {
                     .normalize()
             })
             .collect();
-        let curvature = Curvature::new(&nodes, &normals, &areas);
+        let curvature = Curvature::new(&nodes, &normals, &areas, &b.levelset);
         let material = b.deformation.as_ref().and_then(|d| d.material.clone());
         let flexibility = match (
             b.deformation.as_ref().and_then(|d| d.flexibility.as_ref()),

@@ -28,7 +28,7 @@ pub struct Cloud {
 }
 
 /// A lookup's points and normalised weights.
-pub type Weights = SmallVec<[(usize, f64); 32]>;
+pub type Weights = SmallVec<[(usize, f64); 64]>;
 
 impl Cloud {
     /// The cloud of `points` with smoothing radius `radius > 0`.
@@ -129,6 +129,13 @@ impl Cloud {
                 }
             }
         }
+    }
+
+    /// Whether a point lies within `r` of `y`.
+    pub fn reaches(&self, y: &Vector3<f64>) -> bool {
+        let mut found = false;
+        self.near(y, self.radius, |_, _| found = true);
+        found
     }
 
     /// The points within `r` of `y` with their weights `(1 - d^2 / r^2)^2`, normalised to sum

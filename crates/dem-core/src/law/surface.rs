@@ -182,7 +182,8 @@ impl Surface for View<'_> {
     }
 
     fn curvature(&self, t: &Touch) -> f64 {
-        self.shape.curvature.at(&t.local)
+        let y = Point3::from(t.local);
+        (self.shape.curvature).at(&t.local, &self.shape.levelset.locate(&y))
     }
 
     fn shape(&self) -> Option<&Shape> {
