@@ -130,7 +130,7 @@ impl ModalShape {
                 let points: Vec<(f64, Field)> = (p.amplitudes.iter().enumerate())
                     .map(|(i, &e)| (e, field(&p.nodes, &p.grid, i)))
                     .collect();
-                Paths::through(&points, levelset)
+                Paths::through(points, levelset)
             }
             None => Paths::linear(
                 (0..a)
@@ -629,7 +629,7 @@ pub enum Limit {
     Table,
     /// The precomputed level sets, continued by the line through the last two samples.
     Samples,
-    /// A path mode's snapshots, continued by the end segments.
+    /// A path mode's snapshots, continued along the end tangents.
     Path,
 }
 
@@ -644,7 +644,7 @@ impl Limit {
                 "its precomputed level sets' amplitudes: the blend continues the line through the last two"
             }
             Limit::Path => {
-                "the amplitudes of its path (the FEM run's snapshots): the shape continues the end segment"
+                "the amplitudes of its path (the FEM run's snapshots): the shape continues along the path's end tangent"
             }
         }
     }

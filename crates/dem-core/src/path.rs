@@ -1,20 +1,20 @@
 //! Each mode's displacement as a function of its amplitude (docs/physics.md section 1): the
 //! configuration map `x = x0 + sum_a u_a(x0; eps_a)` of a deformable grain.
 //!
-//! A mode is a path of displacement fields, piecewise linear in its amplitude: through the
-//! points `(eps_p, u_p)`, `p = 0..P`, with `(0, 0)` first, the displacement on segment `s`
-//! (`eps_(s-1) <= eps <= eps_s`) is `u(eps) = offset_s + eps slope_s`,
-//! `slope_s = (u_s - u_(s-1)) / (eps_s - eps_(s-1))`, `offset_s = u_(s-1) - eps_(s-1) slope_s`.
-//! Below the first point and beyond the last the end segments continue (the run reports the
-//! excursion). The tangent `du/d eps = slope_s` plays the part of the mode vector `Phi_a` in
-//! every equation of motion (Eq. 41's generalized force, the node velocities, the level-set
-//! derivatives): the map is the grain's generalized coordinates, whatever its shape in `eps`.
+//! A mode is a path of displacement fields through the points `(eps_p, u_p)`, `p = 0..P`, and
+//! the origin `(0, 0)`: `u(eps) = sum_p c_p(eps) u_p` and `du/d eps = sum_p d_p(eps) u_p` with
+//! the weights of [`grain::path_weights`] (the rule the baker shares): C1 in `eps` (a cubic
+//! Hermite interpolant through the points), continued along its end tangents below the origin
+//! and beyond the last point (the run reports the excursion). The tangent `du/d eps` plays the
+//! part of the mode vector `Phi_a` in every equation of motion (Eq. 41's generalized force, the
+//! node velocities, the level-set derivatives): the map is the grain's generalized
+//! coordinates, whatever its shape in `eps`.
 //!
-//! - a linear mode (Eq. 1) is one segment through `(0, 0)` and `(1, Phi)`: `u = eps Phi`;
+//! - a linear mode (Eq. 1) is one point `(1, Phi)`: `u = eps Phi`, `du/d eps = Phi`;
 //! - a path mode follows the FEM run's own snapshots (`mode-extract --single` with the path,
 //!   docs/physics.md section 7): at each snapshot's amplitude the grain has that snapshot's
 //!   shape, so a contact patch that the FEM flattened against a loader is flat at every
-//!   amplitude and moves with it, and the loader's reaction is the generalized force to the
+//!   snapshot and moves with it, and the loader's reaction is the generalized force to the
 //!   run's last increment.
 //!
 //! Fields are given at the shape's surface nodes and at its grid nodes (the grid's field,
@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use grain::{GridSpec, LevelSetGrid, Located};
+use grain::{GridSpec, LevelSetGrid, Located, PathWeights};
 use nalgebra::Vector3;
 
 use smallvec::SmallVec;
@@ -140,54 +140,75 @@ fn fold_bound(levelset: &LevelSetGrid, v: &[Vector3<f64>]) -> f64 {
     largest
 }
 
-/// One linear piece of a mode's path: `u(eps) = offset + eps slope` between two points.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Segment {
-    /// The column of `du/d eps` on the segment ([`Paths`]).
-    pub slope: usize,
-    /// Its bounds (the tangent's, for the time step).
-    pub slope_bounds: FieldBounds,
-    /// The column of the displacement at `eps = 0` of the segment's line (`None`: zero, as for
-    /// a linear mode and a path's first segment).
-    pub offset: Option<usize>,
-    /// The amplitudes of its end points.
-    pub ends: (f64, f64),
-    /// The bounds of the displacement at its end points (see [`Configuration::bounds`]: much
-    /// tighter than offset and slope apart, which nearly cancel).
-    pub end_bounds: (FieldBounds, FieldBounds),
-}
-
 /// A mode's displacement as a function of its amplitude (module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModePath {
     /// The amplitudes of the path's points (after the origin; `[1]` for a linear mode).
     pub amplitudes: Vec<f64>,
-    /// The segments, by increasing amplitude: segment `s` ends at point `s`.
-    pub segments: Vec<Segment>,
+    /// The column of its first point ([`Paths`]); point `p` is column `first + p`.
+    first: usize,
+    /// The bounds of each point's field.
+    point_bounds: Vec<FieldBounds>,
+    /// `max_k |du/d eps (x0_k)|` over the path (see [`ModePath::largest_node_tangent`]).
+    largest_tangent: f64,
     /// The amplitudes the path's points span, beyond which it extrapolates (`None` for a
     /// linear mode, exact at any amplitude).
     pub range: Option<(f64, f64)>,
 }
 
 impl ModePath {
-    /// The segment that serves amplitude `eps` ([`grain::path_segment`]).
-    #[inline]
-    pub fn segment(&self, eps: f64) -> &Segment {
-        &self.segments[grain::path_segment(&self.amplitudes, eps)]
+    /// A path through the origin and points at `amplitudes` with fields `points`, its first
+    /// point column `first`.
+    fn new(
+        amplitudes: Vec<f64>,
+        points: &[&Field],
+        first: usize,
+        levelset: &LevelSetGrid,
+        range: Option<(f64, f64)>,
+    ) -> ModePath {
+        // The largest tangent at the nodes: at the points and at quarters of each segment
+        // between them (the time step's estimate, not a bound), and along the end tangents.
+        let mut samples = vec![0.0];
+        let mut previous = 0.0;
+        for &a in &amplitudes {
+            samples.extend([0.25, 0.5, 0.75, 1.0].map(|t| previous + t * (a - previous)));
+            previous = a;
+        }
+        let largest_tangent = (samples.iter())
+            .map(|&eps| {
+                let w = grain::path_weights(&amplitudes, eps);
+                (0..points[0].nodes.len())
+                    .map(|k| {
+                        (w.iter())
+                            .map(|&(p, _, d)| points[p].nodes[k] * d)
+                            .sum::<Vector3<f64>>()
+                            .norm()
+                    })
+                    .fold(0.0, f64::max)
+            })
+            .fold(0.0, f64::max);
+        ModePath {
+            point_bounds: points
+                .iter()
+                .map(|f| FieldBounds::of(f, levelset))
+                .collect(),
+            amplitudes,
+            first,
+            largest_tangent,
+            range,
+        }
     }
 
-    /// The largest tangent at the surface nodes over the path (`max_k |du/d eps|`): the
-    /// stiffest coupling of the mode to a contact (the time step).
+    /// The largest tangent at the surface nodes over the path (`max_k |du/d eps|`, at the
+    /// points and quarters of the segments between them): the stiffest coupling of the mode to
+    /// a contact (the time step).
     pub fn largest_node_tangent(&self) -> f64 {
-        self.segments
-            .iter()
-            .map(|s| s.slope_bounds.nodes)
-            .fold(0.0, f64::max)
+        self.largest_tangent
     }
 }
 
-/// A grain's modes ([`ModePath`]) and their fields, node-major: every slope and offset of
-/// every segment is a column `j`, and node `k`'s columns are contiguous (`nodes[k C + j]`,
+/// A grain's modes ([`ModePath`]) and their fields, node-major: every point of every path (a
+/// linear mode's `Phi`) is a column `j`, and node `k`'s columns are contiguous (`nodes[k C + j]`,
 /// `C` columns; likewise at the grid nodes). A node's displacement, velocity and generalized
 /// force read its modes from one run of memory: with one array per mode, a grain of 20 modes
 /// cost 20 cache misses per node and per use, and its step 2.5-3.2x the rigid one.
@@ -209,71 +230,22 @@ pub struct Paths {
 }
 
 impl Paths {
-    /// Linear modes `u_a = eps_a Phi_a` (Eq. 1), one field `Phi_a` each.
+    /// Linear modes `u_a = eps_a Phi_a` (Eq. 1), one field `Phi_a` each: one point `(1, Phi_a)`.
     pub fn linear(phi: Vec<Field>, levelset: &LevelSetGrid) -> Paths {
-        let mut columns = Vec::with_capacity(phi.len());
-        let mut modes = Vec::with_capacity(phi.len());
-        for phi in phi {
-            let bounds = FieldBounds::of(&phi, levelset);
-            modes.push(ModePath {
-                amplitudes: vec![1.0],
-                segments: vec![Segment {
-                    slope_bounds: bounds,
-                    slope: push(&mut columns, phi),
-                    offset: None,
-                    ends: (0.0, 1.0),
-                    end_bounds: (FieldBounds::default(), bounds),
-                }],
-                range: None,
-            });
-        }
-        Paths::new(modes, columns, levelset)
+        let modes = (phi.iter().enumerate())
+            .map(|(a, f)| ModePath::new(vec![1.0], &[f], a, levelset, None))
+            .collect();
+        Paths::new(modes, phi, levelset)
     }
 
     /// One mode along the path through `(0, 0)` and `points` (`(eps_p, u_p)`, amplitudes
     /// increasing from above 0; the caller checks them).
-    pub fn through(points: &[(f64, Field)], levelset: &LevelSetGrid) -> Paths {
-        let zero = Field {
-            nodes: vec![Vector3::zeros(); points[0].1.nodes.len()],
-            grid: vec![Vector3::zeros(); points[0].1.grid.len()],
-        };
-        let mut columns = Vec::with_capacity(2 * points.len());
-        let mut segments = Vec::with_capacity(points.len());
-        let mut previous = (0.0, &zero, FieldBounds::default());
-        for (s, (eps, u)) in points.iter().enumerate() {
-            let (e0, u0, b0) = previous;
-            let w = 1.0 / (eps - e0);
-            let slope = Field {
-                nodes: (u.nodes.iter().zip(&u0.nodes))
-                    .map(|(a, b)| (a - b) * w)
-                    .collect(),
-                grid: (u.grid.iter().zip(&u0.grid))
-                    .map(|(a, b)| (a - b) * w)
-                    .collect(),
-            };
-            let offset = (s > 0).then(|| Field {
-                nodes: (u0.nodes.iter().zip(&slope.nodes))
-                    .map(|(a, b)| a - b * e0)
-                    .collect(),
-                grid: (u0.grid.iter().zip(&slope.grid))
-                    .map(|(a, b)| a - b * e0)
-                    .collect(),
-            });
-            let b1 = FieldBounds::of(u, levelset);
-            segments.push(Segment {
-                slope_bounds: FieldBounds::of(&slope, levelset),
-                slope: push(&mut columns, slope),
-                offset: offset.map(|o| push(&mut columns, o)),
-                ends: (e0, *eps),
-                end_bounds: (b0, b1),
-            });
-            previous = (*eps, u, b1);
-        }
-        let mode = ModePath {
-            amplitudes: points.iter().map(|p| p.0).collect(),
-            segments,
-            range: Some((0.0, points[points.len() - 1].0)),
-        };
+    pub fn through(points: Vec<(f64, Field)>, levelset: &LevelSetGrid) -> Paths {
+        let amplitudes: Vec<f64> = points.iter().map(|p| p.0).collect();
+        let range = Some((0.0, amplitudes[amplitudes.len() - 1]));
+        let columns: Vec<Field> = points.into_iter().map(|p| p.1).collect();
+        let fields: Vec<&Field> = columns.iter().collect();
+        let mode = ModePath::new(amplitudes, &fields, 0, levelset, range);
         Paths::new(vec![mode], columns, levelset)
     }
 
@@ -392,23 +364,16 @@ where
     })
 }
 
-/// Adds `field` as the next column and returns its index.
-fn push(columns: &mut Vec<Field>, field: Field) -> usize {
-    columns.push(field);
-    columns.len() - 1
-}
-
-/// The modes of one grain at its current amplitudes: each mode's segment.
+/// The modes of one grain at its current amplitudes: each mode's weights of its points.
 #[derive(Clone)]
 pub struct Configuration<'a> {
     /// The amplitudes.
     pub eps: &'a [f64],
     paths: &'a Paths,
-    /// Each mode's segment. A `Vec`, not a `PerMode`: a view must stay covariant in its
-    /// lifetime, which a small vector of references is not.
-    segments: Vec<&'a Segment>,
-    /// The displacement's coefficient of each column: a segment's slope has its amplitude,
-    /// its offset 1, the other segments' columns 0.
+    /// Each mode's first column and the weights of its points ([`grain::path_weights`]).
+    weights: Vec<(usize, PathWeights)>,
+    /// The displacement's coefficient of each column: its point's `c_p`, 0 for the points of
+    /// a path that do not enter.
     coefficients: Vec<f64>,
     /// The same, three times over (one per component).
     displacement: Vec<f64>,
@@ -444,21 +409,20 @@ static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 impl<'a> Configuration<'a> {
     /// The configuration of modes `paths` at amplitudes `eps`.
     pub fn new(paths: &'a Paths, eps: &'a [f64]) -> Configuration<'a> {
-        let segments: Vec<&Segment> = (paths.modes.iter().zip(eps))
-            .map(|(p, e)| p.segment(*e))
+        let weights: Vec<(usize, PathWeights)> = (paths.modes.iter().zip(eps))
+            .map(|(m, e)| (m.first, grain::path_weights(&m.amplitudes, *e)))
             .collect();
         let mut coefficients = vec![0.0; paths.columns];
-        for (s, e) in segments.iter().zip(eps) {
-            coefficients[s.slope] = *e;
-            if let Some(o) = s.offset {
-                coefficients[o] = 1.0;
+        for (first, w) in &weights {
+            for &(p, c, _) in w.iter() {
+                coefficients[first + p] = c;
             }
         }
         let displacement = coefficients.iter().flat_map(|c| [*c; 3]).collect();
         Configuration {
             eps,
             paths,
-            segments,
+            weights,
             coefficients,
             displacement,
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
@@ -488,7 +452,9 @@ impl<'a> Configuration<'a> {
     #[inline]
     pub fn node_tangents(&self, k: usize) -> impl Iterator<Item = Vector3<f64>> + '_ {
         let columns = self.columns(&self.paths.nodes, k);
-        self.segments.iter().map(move |s| columns[s.slope].into())
+        self.weights
+            .iter()
+            .map(move |(first, w)| tangent(w, |p| Vector3::from(columns[first + p])))
     }
 
     /// The displacement at grid node `n` (local frame).
@@ -558,11 +524,11 @@ impl<'a> Configuration<'a> {
     pub fn grid_tangents_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
         let w = at.weights();
         out.clear();
-        out.resize(self.segments.len(), Vector3::zeros());
+        out.resize(self.weights.len(), Vector3::zeros());
         for (c, w) in at.corners.iter().zip(&w) {
             let columns = self.columns(&self.paths.grid, *c);
-            for (v, s) in out.iter_mut().zip(&self.segments) {
-                *v += Vector3::from(columns[s.slope]) * *w;
+            for (v, (first, mode)) in out.iter_mut().zip(&self.weights) {
+                *v += tangent(mode, |p| Vector3::from(columns[first + p])) * *w;
             }
         }
     }
@@ -587,51 +553,47 @@ impl<'a> Configuration<'a> {
             let columns = self.columns(&self.paths.grid, *n);
             let strain = &self.paths.strain[n * c..(n + 1) * c];
             let curvature = &self.paths.curvature[n * c..(n + 1) * c];
-            for (o, s) in out.iter_mut().zip(&self.segments) {
-                *o += Vector3::from(columns[s.slope]).dot(v)
-                    + strain[s.slope] * w
-                    + Vector3::from(curvature[s.slope]).dot(z);
+            for (o, (first, mode)) in out.iter_mut().zip(&self.weights) {
+                *o += tangent(mode, |p| {
+                    let j = first + p;
+                    Vector3::from(columns[j]).dot(v)
+                        + strain[j] * w
+                        + Vector3::from(curvature[j]).dot(z)
+                });
             }
         }
     }
 
     /// Bounds of the displacement at the amplitudes: over the surface nodes, over the grid
-    /// (1-norm, all and band), and of its gradient near the grain. Per mode, on a segment with
-    /// end points `u_lo`, `u_hi` at `eps_lo`, `eps_hi`, the displacement is `u_lo + (eps -
-    /// eps_lo) slope = u_hi + (eps - eps_hi) slope`, and between the ends `(1 - t) u_lo + t u_hi`:
-    /// each form bounds it by the triangle inequality, and the smallest of those serves (a
-    /// linear mode: `|eps|` times `Phi`'s bounds). The modes add up.
+    /// (1-norm, all and band), and of its gradient near the grain: per mode `sum_p |c_p|`
+    /// times its points' bounds (the triangle inequality; a linear mode: `|eps|` times `Phi`'s
+    /// bounds), the modes added up.
     pub fn bounds(&self) -> FieldBounds {
         let mut b = FieldBounds::default();
-        for (s, &e) in self.segments.iter().zip(self.eps) {
-            let (lo, hi) = &s.end_bounds;
-            let (e0, e1) = s.ends;
-            let t = (e - e0) / (e1 - e0);
-            let combine = |a: &FieldBounds, x: f64, c: &FieldBounds, y: f64| FieldBounds {
-                nodes: x * a.nodes + y * c.nodes,
-                grid: Bound::default().plus(x, a.grid).plus(y, c.grid),
-                fold: x * a.fold + y * c.fold,
-            };
-            let slope = &s.slope_bounds;
-            let mut m = combine(lo, 1.0, slope, (e - e0).abs());
-            let mut candidates = vec![combine(hi, 1.0, slope, (e - e1).abs())];
-            if (0.0..=1.0).contains(&t) {
-                candidates.push(combine(lo, 1.0 - t, hi, t));
-            }
-            for c in candidates {
-                m = FieldBounds {
-                    nodes: m.nodes.min(c.nodes),
-                    grid: Bound {
-                        all: m.grid.all.min(c.grid.all),
-                        band: m.grid.band.min(c.grid.band),
-                    },
-                    fold: m.fold.min(c.fold),
+        for ((_, w), mode) in self.weights.iter().zip(&self.paths.modes) {
+            for &(p, c, _) in w.iter() {
+                let point = &mode.point_bounds[p];
+                b = FieldBounds {
+                    nodes: b.nodes + c.abs() * point.nodes,
+                    grid: b.grid.plus(c.abs(), point.grid),
+                    fold: b.fold + c.abs() * point.fold,
                 };
             }
-            b = combine(&b, 1.0, &m, 1.0);
         }
         b
     }
+}
+
+/// A mode's tangent `sum_p d_p v(p)` from its point weights `w` and its points' values `v`
+/// (exactly `v(0)` for a linear mode, whose `d_0` is 1).
+#[inline(always)]
+fn tangent<T>(w: &PathWeights, v: impl Fn(usize) -> T) -> T
+where
+    T: std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T>,
+{
+    let mut entries = w.iter();
+    let &(p, _, d) = entries.next().expect("a path has a point");
+    entries.fold(v(p) * d, |sum, &(p, _, d)| sum + v(p) * d)
 }
 
 /// `sum_j c_j v_j` over the 3-vectors `v_j` stored flat in `values`, with the coefficients

@@ -61,7 +61,7 @@ pub struct View<'a> {
 struct Deformed<'a> {
     shape: &'a ModalShape,
     state: &'a Modes,
-    /// Each mode's segment at the amplitudes.
+    /// Each mode's weights of its points at the amplitudes.
     config: Configuration<'a>,
     /// The level set at the current amplitudes.
     levelset: Box<dyn DeformedLevelSet + 'a>,

@@ -512,17 +512,24 @@ fn an_undamped_collision_of_deformable_grains_keeps_its_energy() {
 fn collide(sim: &mut Simulation, steps: u64, excited: f64, label: &str) -> f64 {
     let e0 = sim.energies().total();
     let (mut largest, mut modal_peak) = (0.0f64, 0.0f64);
+    let mut range = (0.0f64, 0.0f64);
     for _ in 0..steps {
         sim.step(false);
         let e = sim.energies();
         largest = largest.max(sim.totals.ledger.residual(&e).abs());
         modal_peak = modal_peak.max(e.modal_elastic + e.modal_kinetic);
+        for m in sim.world.bodies.iter().filter_map(|b| b.modes.as_ref()) {
+            range = (range.0.min(m.eps[0]), range.1.max(m.eps[0]));
+        }
     }
     let apart = sim.last.contacts == 0;
     println!(
-        "{label}: largest residual {:.3e} of the energy, modal energy peak {:.2e} of it, apart {apart}",
+        "{label}: largest residual {:.3e} of the energy, modal energy peak {:.2e} of it, \
+         amplitudes {:.2e} to {:.2e}, apart {apart}",
         largest / e0,
-        modal_peak / e0
+        modal_peak / e0,
+        range.0,
+        range.1
     );
     assert!(apart, "{label}: the grains should have separated");
     assert!(
@@ -1303,67 +1310,37 @@ fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_deri
 /// flattening mode's grain given as a path through `u(e) = e Phi + 2 e^2 Psi` at `e` = 0.05,
 /// 0.1, 0.15, 0.2 (`Psi(x) = (x, y, 0) / 2`, a lateral bulge that grows faster than the
 /// flattening), at 0.125, inside the third segment, where the surface nodes' displacement is
-/// the path's (halfway between its points at 0.1 and 0.15: a wrong segment fails here, by 1e-2,
-/// while the derivative checks below would still pass on it) and the level set, its gradient and its
-/// amplitude derivative (through the segment's slope and its normal strain) must be exact as
-/// for a linear mode; and at the point 0.15 between two segments the level set is continuous in
-/// the amplitude (the path is), within 1e-9 of it on either side to the slope's 1e-9 times.
+/// the path's: the quadratic itself, which the C1 path through its points reproduces exactly
+/// (the piecewise linear path missed it by `2 (0.125 - 0.1) (0.15 - 0.125) Psi`, 6e-4; a wrong
+/// segment by 1e-2, while the derivative checks below would still pass on either), and the
+/// level set, its gradient and its amplitude derivative (through the path's tangent and its
+/// normal strain) must be exact as for a linear mode; and at the point 0.15 between two
+/// segments the level set is continuous in the amplitude (the path is), within 1e-9 of it on
+/// either side to the tangent's 1e-9 times.
 #[test]
 fn a_nonlinear_path_s_level_set_has_exact_derivatives_on_its_segments() {
     let dir = tempfile::tempdir().unwrap();
-    flat_grain(dir.path(), [1.0, 1.0, 0.0], &[]);
-    let mut b = grain::GrainBundle::read(&dir.path().join("flat.grain")).unwrap();
-    let points = [0.05, 0.1, 0.15, 0.2];
-    let spec = b.levelset.spec().clone();
-    let (bulge_nodes, bulge_grid) = {
-        let nodes = b.nodes.clone();
-        (
-            move |k: usize, c: usize| if c < 2 { 0.5 * nodes[[k, c]] } else { 0.0 },
-            move |[i, j, k]: [usize; 3], c: usize| {
-                if c < 2 {
-                    0.5 * spec.node(i, j, k)[c]
-                } else {
-                    0.0
-                }
-            },
-        )
-    };
-    let d = b.deformation.as_mut().unwrap();
-    let (phi_nodes, phi_grid) = (d.node_modes.clone(), d.grid_modes.clone());
-    d.path = Some(grain::ModePath {
-        amplitudes: points.to_vec(),
-        nodes: ndarray::Array3::from_shape_fn(
-            (points.len(), phi_nodes.shape()[1], 3),
-            |(p, k, c)| {
-                let e = points[p];
-                e * phi_nodes[[0, k, c]] + 2.0 * e * e * bulge_nodes(k, c)
-            },
-        ),
-        grid: ndarray::Array5::from_shape_fn(
-            {
-                let s = phi_grid.shape();
-                (points.len(), s[1], s[2], s[3], 3)
-            },
-            |(p, i, j, k, c)| {
-                let e = points[p];
-                e * phi_grid[[0, i, j, k, c]] + 2.0 * e * e * bulge_grid([i, j, k], c)
-            },
-        ),
-    });
-    b.write(&dir.path().join("path.grain")).unwrap();
-    // The shape at 0.125 is the path's: halfway between its points at 0.1 and 0.15.
+    let b = quadratic_path(
+        dir.path(),
+        [1.0, 1.0, 0.0],
+        &[0.05, 0.1, 0.15, 0.2],
+        [2.0, 0.0],
+    );
+    let phi_nodes = &b.deformation.as_ref().unwrap().node_modes;
+    let bulge_nodes = |k: usize, c: usize| if c < 2 { 0.5 * b.nodes[[k, c]] } else { 0.0 };
+    // The shape at 0.125 is the path's: `u(e) = e Phi + 2 e^2 Psi` itself.
     let sim = flattened(dir.path(), "path.grain", 0.125);
     let shape = &sim.world.shapes[0];
     let config = dem_core::path::Configuration::new(&shape.modal.as_ref().unwrap().paths, &[0.125]);
-    let path = b.deformation.as_ref().unwrap().path.as_ref().unwrap();
     let mut off = 0.0f64;
     for (k, x0) in shape.nodes.iter().enumerate() {
         // The shape sorts the nodes into clusters: find this one in the bundle.
         let kb = (0..b.nodes.nrows())
             .find(|&j| (0..3).all(|c| b.nodes[[j, c]] == x0[c]))
             .unwrap();
+        let e = 0.125;
         let expected =
-            Vector3::from_fn(|c, _| 0.5 * (path.nodes[[1, kb, c]] + path.nodes[[2, kb, c]]));
+            Vector3::from_fn(|c, _| e * phi_nodes[[0, kb, c]] + 2.0 * e * e * bulge_nodes(kb, c));
         off = off.max((config.node_displacement(k) - expected).amax());
     }
     assert!(off <= 1e-12, "the shape is not the path's: {off:e}");
@@ -1383,6 +1360,83 @@ fn a_nonlinear_path_s_level_set_has_exact_derivatives_on_its_segments() {
     }
     println!("across the segments' common point: the level set moves by at most {worst:.2e}");
     assert!(worst <= 1e-8, "{worst}");
+}
+
+/// The same collision on a path mode converges at second order in the step too: the path is C1
+/// in its amplitude (docs/physics.md section 1), so the contact's force on the mode is
+/// continuous as the amplitude crosses the path's points. The flattening mode given as the
+/// path through `u(e) = (e + 5 e^2) Phi` at 0.01, 0.02, ..., 0.06 ([`quadratic_path`]; its
+/// tangent grows from `Phi` to `1.6 Phi`), which the collision sweeps through (to 0.065 and back
+/// to -0.008). Measured: order 1.99 (residuals 1.6e-5, 3.3e-6, 9.8e-7, 2.4e-7); the piecewise
+/// linear path through the same points, whose tangent jumps by `0.1 Phi` at each, failed it
+/// with order 0.73 (2.2e-4, 1.3e-4, 1.2e-4, 4.3e-5).
+#[test]
+fn an_undamped_collision_on_a_path_mode_converges_at_second_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let points: Vec<f64> = (1..=6).map(|p| 0.01 * p as f64).collect();
+    quadratic_path(dir.path(), [0.5, 2000.0, 0.0], &points, [0.0, 5.0]);
+    let mut worst = Vec::new();
+    for dt in [1e-4, 5e-5, 2.5e-5, 1.25e-5] {
+        let steps = (0.2 / dt) as u64;
+        let mut sim = common::simulation(
+            dir.path(),
+            &format!(
+                "[run]\ndt = {dt}\nsteps = {steps}\n[contact]\nlaw = \"linear-springs\"\nkn = 1e3\n\
+                 [[grains]]\nbundle = \"path.grain\"\nposition = [0, 0, 0]\nvelocity = [0, 0, 1.0]\n\
+                 modes = {{ levelset = \"semi-lagrangian\" }}\n\
+                 [[grains]]\nbundle = \"flat.grain\"\nposition = [0.11, 0.06, 2.04]\nvelocity = [0, 0, -1.0]\n\
+                 modes = {{ active = false }}\n"
+            ),
+        );
+        worst.push(collide(&mut sim, steps, 1e-2, &format!("dt {dt:e}")));
+    }
+    let y: Vec<f64> = worst.iter().map(|r| r.log2()).collect();
+    let mean = y.iter().sum::<f64>() / 4.0;
+    let order = -(0..4)
+        .map(|i| (i as f64 - 1.5) * (y[i] - mean))
+        .sum::<f64>()
+        / 5.0;
+    println!("order {order:.2}");
+    assert!(order >= 1.5, "{worst:?}: order {order}");
+}
+
+/// `path.grain` in `dir`: the grain of [`flat_grain`] (modal mass, stiffness, damping `mkc`)
+/// with its flattening mode `Phi` given as a path through
+/// `u(e) = e Phi + e^2 (bulge Psi + stretch Phi)` at the amplitudes `points` (`Psi(x) = (x, y,
+/// 0) / 2`, a lateral bulge; `stretch` makes the flattening itself nonlinear); returns
+/// `flat.grain`'s bundle.
+fn quadratic_path(
+    dir: &std::path::Path,
+    mkc: [f64; 3],
+    points: &[f64],
+    [bulge, stretch]: [f64; 2],
+) -> grain::GrainBundle {
+    flat_grain(dir, mkc, &[]);
+    let flat = grain::GrainBundle::read(&dir.join("flat.grain")).unwrap();
+    let mut b = flat.clone();
+    let spec = b.levelset.spec().clone();
+    let d = b.deformation.as_mut().unwrap();
+    let (phi_nodes, phi_grid) = (&d.node_modes, &d.grid_modes);
+    let nodes =
+        ndarray::Array3::from_shape_fn((points.len(), phi_nodes.shape()[1], 3), |(p, k, c)| {
+            let (e, x) = (points[p], flat.nodes[[k, c]]);
+            let psi = if c < 2 { 0.5 * x } else { 0.0 };
+            (e + stretch * e * e) * phi_nodes[[0, k, c]] + bulge * e * e * psi
+        });
+    let s = phi_grid.shape();
+    let grid =
+        ndarray::Array5::from_shape_fn((points.len(), s[1], s[2], s[3], 3), |(p, i, j, k, c)| {
+            let (e, x) = (points[p], spec.node(i, j, k)[c]);
+            let psi = if c < 2 { 0.5 * x } else { 0.0 };
+            (e + stretch * e * e) * phi_grid[[0, i, j, k, c]] + bulge * e * e * psi
+        });
+    d.path = Some(grain::ModePath {
+        amplitudes: points.to_vec(),
+        nodes,
+        grid,
+    });
+    b.write(&dir.join("path.grain")).unwrap();
+    flat
 }
 
 /// An undamped collision on the flattened pole of a non-affine mode converges at second order

@@ -10,7 +10,8 @@ pub use scale::ScaleError;
 
 pub use grain::{
     Deformation, GRAIN_SCHEMA, GRAIN_SCHEMA_OLDEST, GrainBundle, GrainFlexibility, GrainProperties,
-    ModePath, RigidTransform, SampledLevelSet, bundle_digest, path_displacement, path_segment,
+    ModePath, PathWeights, RigidTransform, SampledLevelSet, bundle_digest, path_displacement,
+    path_weights,
 };
 pub use manifest::{InternalForce, Material};
 pub use modes::{

@@ -2,4 +2,5 @@
 //! file would link every dependency again, which costs CI's disk and link time).
 
 mod bundles;
+mod paths;
 mod vtk_round_trip;
