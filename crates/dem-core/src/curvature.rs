@@ -171,6 +171,10 @@ impl Curvature {
     /// level-set grid the field was built with (`at`): the table's trilinear interpolant, or
     /// [`Curvature::smoothed`] where the cell is not all tabulated (module docs).
     pub fn at(&self, y: &Vector3<f64>, at: &Located) -> f64 {
+        debug_assert!(
+            at.corners[7] < self.table.len(),
+            "located on another grid than the curvature's"
+        );
         if at.is_inside() {
             let value: f64 = (at.corners.iter().zip(at.weights()))
                 .map(|(&n, w)| w * self.table[n])

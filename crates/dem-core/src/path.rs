@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use grain::{GridSpec, LevelSetGrid, Located, PathWeights};
+use grain::{GridSpec, LevelSetGrid, Located, PathPiece, PathWeights};
 use nalgebra::Vector3;
 
 use smallvec::SmallVec;
@@ -147,9 +147,13 @@ pub struct ModePath {
     pub amplitudes: Vec<f64>,
     /// The column of its first point ([`Paths`]); point `p` is column `first + p`.
     first: usize,
-    /// The bounds of each point's field.
+    /// The bounds of each point's field `U_p`.
     point_bounds: Vec<FieldBounds>,
-    /// `max_k |du/d eps (x0_k)|` over the path (see [`ModePath::largest_node_tangent`]).
+    /// The bounds of the path's tangent field `m_i` at each knot, the origin's first
+    /// ([`grain::knot_tangent`]; none for a linear mode).
+    knot_bounds: Vec<FieldBounds>,
+    /// `max_k |du/d eps (x0_k)|` at the path's points and the quarters between them (an
+    /// estimate, [`ModePath::largest_node_tangent`]).
     largest_tangent: f64,
     /// The amplitudes the path's points span, beyond which it extrapolates (`None` for a
     /// linear mode, exact at any amplitude).
@@ -187,11 +191,34 @@ impl ModePath {
                     .fold(0.0, f64::max)
             })
             .fold(0.0, f64::max);
+        // The knots' tangent fields, for the bounds: far tighter than their weights' sums of
+        // the points' bounds, the neighbouring points nearly cancelling in them.
+        let knot_bounds = (0..amplitudes.len() + 1)
+            .filter(|_| amplitudes.len() > 1)
+            .map(|i| {
+                let w = grain::knot_tangent(&amplitudes, i);
+                let combine = |field: fn(&Field) -> &Vec<Vector3<f64>>| -> Vec<Vector3<f64>> {
+                    (0..field(points[0]).len())
+                        .map(|n| {
+                            (w.iter().filter(|(j, _)| *j > 0))
+                                .map(|&(j, c)| field(points[j - 1])[n] * c)
+                                .sum()
+                        })
+                        .collect()
+                };
+                let tangent = Field {
+                    nodes: combine(|f| &f.nodes),
+                    grid: combine(|f| &f.grid),
+                };
+                FieldBounds::of(&tangent, levelset)
+            })
+            .collect();
         ModePath {
             point_bounds: points
                 .iter()
                 .map(|f| FieldBounds::of(f, levelset))
                 .collect(),
+            knot_bounds,
             amplitudes,
             first,
             largest_tangent,
@@ -397,7 +424,8 @@ struct GridNode {
 /// step and of both fields of each (the pull-back's and the shifted sample's), and combining
 /// its columns reads `7 x columns` values (a tenth of a deformable packing's step for 20 modes,
 /// measured); the memo gives the same bits as combining afresh.
-const MEMO_SLOTS: usize = 4096;
+const MEMO_SLOTS: usize = 1 << MEMO_BITS;
+const MEMO_BITS: u32 = 12;
 
 thread_local! {
     static MEMO: RefCell<Vec<(u64, usize, GridNode)>> = const { RefCell::new(Vec::new()) };
@@ -488,7 +516,10 @@ impl<'a> Configuration<'a> {
                 };
                 memo.resize(MEMO_SLOTS, (0, 0, empty));
             }
-            let slot = &mut memo[n % MEMO_SLOTS];
+            // Fibonacci hashing: `n % MEMO_SLOTS` would put a cell's corners in neighbouring
+            // layers in one slot whenever a layer's node count is a multiple of the slots.
+            let slot = &mut memo
+                [((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS)) as usize];
             if slot.0 != self.key || slot.1 != n {
                 *slot = (self.key, n, self.combine_grid_node(n));
             }
@@ -565,19 +596,40 @@ impl<'a> Configuration<'a> {
     }
 
     /// Bounds of the displacement at the amplitudes: over the surface nodes, over the grid
-    /// (1-norm, all and band), and of its gradient near the grain: per mode `sum_p |c_p|`
-    /// times its points' bounds (the triangle inequality; a linear mode: `|eps|` times `Phi`'s
-    /// bounds), the modes added up.
+    /// (1-norm, all and band), and of its gradient near the grain, by the triangle inequality
+    /// on the path's form ([`grain::PathPiece`]): a linear mode's `|eps|` times `Phi`'s bounds;
+    /// a path's `|a_k|` times its two knots' points' and tangents' bounds on a segment (or `|eps|`
+    /// times the first tangent's below the origin, the last point's and `|eps - e_P|` times the
+    /// last tangent's beyond it). The modes add up.
     pub fn bounds(&self) -> FieldBounds {
         let mut b = FieldBounds::default();
-        for ((_, w), mode) in self.weights.iter().zip(&self.paths.modes) {
-            for &(p, c, _) in w.iter() {
-                let point = &mode.point_bounds[p];
-                b = FieldBounds {
-                    nodes: b.nodes + c.abs() * point.nodes,
-                    grid: b.grid.plus(c.abs(), point.grid),
-                    fold: b.fold + c.abs() * point.fold,
-                };
+        let mut add = |c: f64, bound: &FieldBounds| {
+            b = FieldBounds {
+                nodes: b.nodes + c.abs() * bound.nodes,
+                grid: b.grid.plus(c.abs(), bound.grid),
+                fold: b.fold + c.abs() * bound.fold,
+            };
+        };
+        for (mode, &eps) in self.paths.modes.iter().zip(self.eps) {
+            let (points, knots) = (&mode.point_bounds, &mode.knot_bounds);
+            // Knot `i >= 1` is point `i - 1`; the origin's displacement is zero.
+            let point = |i: usize| (i > 0).then(|| &points[i - 1]);
+            match grain::path_piece(&mode.amplitudes, eps) {
+                PathPiece::Linear { scale } => add(scale, &points[0]),
+                PathPiece::Below { eps } => add(eps, &knots[0]),
+                PathPiece::Beyond { excess } => {
+                    add(1.0, &points[points.len() - 1]);
+                    add(excess, &knots[knots.len() - 1]);
+                }
+                PathPiece::Inside { s, a, .. } => {
+                    for (k, bound) in [point(s - 1), point(s)].into_iter().enumerate() {
+                        if let Some(bound) = bound {
+                            add(a[k], bound);
+                        }
+                    }
+                    add(a[2], &knots[s - 1]);
+                    add(a[3], &knots[s]);
+                }
             }
         }
         b

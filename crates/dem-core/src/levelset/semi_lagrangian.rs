@@ -15,7 +15,7 @@
 //! curved surface the two errors cancel, and correcting `phi_0` alone would break that), and
 //! `X` from Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
 //! spacing), `v_j` the field columns of [`crate::path::Paths`] (each linear mode's `Phi_a`, a
-//! path's slopes and offsets) with coefficients `k_j` (the amplitudes, and 1 for an offset),
+//! path's points `u_p`) with coefficients `k_j` (the amplitudes; a path's weights `c_p(eps)`),
 //! and `s_j` their normal strains `n^T (grad v_j) n` at the grid nodes
 //! ([`crate::path::normal_strain`]), interpolated trilinearly. The paper pulls back with
 //! `y - u(y)`, the mode taken at the current point instead of the material point: exact only

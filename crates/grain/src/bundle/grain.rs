@@ -30,8 +30,13 @@ use crate::grid::{GridSpec, LevelSetGrid};
 use crate::npy::{read_array, write_array};
 use crate::vtk::{PointData, write_vti, write_vtp};
 
-/// The grain bundle schema version this build writes: 2 adds the modes' material.
-pub const GRAIN_SCHEMA: u64 = 2;
+/// The grain bundle schema version this build writes: 2 adds the modes' material; 3 marks a path
+/// mode's precomputed level sets as sampled on the C1 path ([`path_weights`]; before, on the
+/// piecewise linear one).
+pub const GRAIN_SCHEMA: u64 = 3;
+
+/// The first schema whose path modes' precomputed samples follow [`path_weights`].
+const C1_PATH_SCHEMA: u64 = 3;
 
 /// The oldest grain bundle schema this build reads.
 pub const GRAIN_SCHEMA_OLDEST: u64 = 1;
@@ -156,8 +161,8 @@ impl Deformation {
 /// A mode that follows its FEM run (docs/physics.md section 1): the displacement at each of the
 /// run's amplitudes `eps_p` (increasing, above 0), at the surface nodes and at the grid nodes
 /// (extended outside the grain, like `grid_modes`). Between the points, and from `(0, 0)` to the
-/// first, the displacement is linear in the amplitude; beyond the last, the last segment
-/// continues.
+/// first, the displacement follows [`path_weights`] (C1 in the amplitude, through every point);
+/// beyond the last point and below the origin, the path's end tangents.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModePath {
     /// The amplitudes `eps_p`, strictly increasing and positive.
@@ -168,86 +173,162 @@ pub struct ModePath {
     pub grid: Array5<f64>,
 }
 
-/// The weights of a path's point values in its displacement and its tangent at amplitude `eps`,
-/// the one rule of docs/physics.md section 1 that the baker and the solver share:
-/// `u(eps) = sum c_p u_p` and `du/d eps = sum d_p u_p`, as `(p, c_p, d_p)` for the points
-/// that enter (`p` indexing `amplitudes`, increasing and positive; the origin's value is zero).
+/// Where amplitude `eps` falls on a path through the origin and points at `amplitudes`
+/// (increasing, positive), and the path's form there: the one rule of docs/physics.md section 1
+/// that the baker and the solver share. Knots `e_0 = 0 < e_1 < ... < e_P` are the origin and
+/// the points, `U_i` the displacement at knot `i` (`U_0 = 0`), `m_i` the path's tangent there
+/// ([`knot_tangent`]).
 ///
-/// - One point (a linear mode, `u = eps u_0 / a_0`): `c_0 = eps / a_0`, `d_0 = 1 / a_0`.
-/// - More: the cubic Hermite interpolant through the origin and the points, with each point's
-///   tangent the slope there of the parabola through it and its two neighbours (at the ends,
-///   through the two nearest): C1 in `eps`, through every point, exact for a path quadratic in
-///   `eps`. Below the origin and beyond the last point the path continues along its end
-///   tangent. (A piecewise linear path's tangent jumps at the points: its force on a contact
-///   did, and an undamped run's energy converged at first order in the step.)
+/// - One point (a linear mode): `u = (eps / e_1) U_1`.
+/// - More: the cubic Hermite interpolant through the knots with tangents `m_i`, C1 in `eps`,
+///   through every point, exact for a path quadratic in `eps`; below the origin and beyond the
+///   last point the path continues along its end tangent. (A piecewise linear path's tangent
+///   jumps at the points: its force on a contact did, and an undamped run's energy converged at
+///   first order in the step.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PathPiece {
+    /// One point: `u = scale U_1`, `du/d eps = U_1 / e_1`.
+    Linear {
+        /// `eps / e_1`.
+        scale: f64,
+    },
+    /// Below the origin: `u = eps m_0`.
+    Below {
+        /// The amplitude.
+        eps: f64,
+    },
+    /// Beyond the last point: `u = U_P + excess m_P`.
+    Beyond {
+        /// `eps - e_P`.
+        excess: f64,
+    },
+    /// On a segment between two knots.
+    Inside {
+        /// The segment `[e_(s-1), e_s]`.
+        s: usize,
+        /// `u = a_0 U_(s-1) + a_1 U_s + a_2 m_(s-1) + a_3 m_s`: the Hermite basis at `t = (eps
+        /// - e_(s-1)) / Delta`, times `Delta = e_s - e_(s-1)` for the tangents.
+        a: [f64; 4],
+        /// `du/d eps = b_0 U_(s-1) + ... + b_3 m_s`: its derivative in `eps`.
+        b: [f64; 4],
+    },
+}
+
+/// The piece of a path that serves `eps` ([`PathPiece`]).
+pub fn path_piece(amplitudes: &[f64], eps: f64) -> PathPiece {
+    let count = amplitudes.len();
+    let knot = |i: usize| if i == 0 { 0.0 } else { amplitudes[i - 1] };
+    if count == 1 {
+        return PathPiece::Linear {
+            scale: eps / amplitudes[0],
+        };
+    }
+    if eps <= 0.0 {
+        return PathPiece::Below { eps };
+    }
+    if eps >= knot(count) {
+        return PathPiece::Beyond {
+            excess: eps - knot(count),
+        };
+    }
+    // The segment `[e_(s-1), e_s]` that holds `eps`.
+    let s = (amplitudes.partition_point(|a| *a < eps) + 1).clamp(1, count);
+    let h = knot(s) - knot(s - 1);
+    let t = (eps - knot(s - 1)) / h;
+    let (t2, t3) = (t * t, t * t * t);
+    PathPiece::Inside {
+        s,
+        a: [
+            2.0 * t3 - 3.0 * t2 + 1.0,
+            -2.0 * t3 + 3.0 * t2,
+            h * (t3 - 2.0 * t2 + t),
+            h * (t3 - t2),
+        ],
+        b: [
+            (6.0 * t2 - 6.0 * t) / h,
+            (-6.0 * t2 + 6.0 * t) / h,
+            3.0 * t2 - 4.0 * t + 1.0,
+            3.0 * t2 - 2.0 * t,
+        ],
+    }
+}
+
+/// The tangent `m_i` of a path of two points or more at knot `i` ([`PathPiece`]) as weights of
+/// the knots' values, `m_i = sum w_j U_j` over three knots `(j, w_j)`: the slope at knot `i` of
+/// the parabola through it and its two neighbours (at the ends, through the two nearest),
+/// `(Delta_b s_a + Delta_a s_b) / (Delta_a + Delta_b)` inside and `((2 Delta_a + Delta_b) s_a -
+/// Delta_a s_b) / (Delta_a + Delta_b)` at an end, `s_a`, `s_b` the chords' slopes of the
+/// segments `a` (the nearer one at an end) and `b`, `Delta` their widths.
+pub fn knot_tangent(amplitudes: &[f64], i: usize) -> [(usize, f64); 3] {
+    let count = amplitudes.len();
+    let knot = |i: usize| if i == 0 { 0.0 } else { amplitudes[i - 1] };
+    // Segment `j` joins knots `j - 1` and `j`.
+    let (a, b) = match i {
+        0 => (1, 2),
+        i if i == count => (count, count - 1),
+        i => (i, i + 1),
+    };
+    let (da, db) = (knot(a) - knot(a - 1), knot(b) - knot(b - 1));
+    let (fa, fb) = if i == 0 || i == count {
+        ((2.0 * da + db) / (da + db), -da / (da + db))
+    } else {
+        (db / (da + db), da / (da + db))
+    };
+    // `fa s_a + fb s_b` over the knots `lo..lo + 3` the two segments span.
+    let lo = a.min(b) - 1;
+    let mut w = [(lo, 0.0), (lo + 1, 0.0), (lo + 2, 0.0)];
+    for (segment, f, width) in [(a, fa, da), (b, fb, db)] {
+        w[segment - lo].1 += f / width;
+        w[segment - 1 - lo].1 -= f / width;
+    }
+    w
+}
+
+/// The weights of a path's point values in its displacement and its tangent at amplitude `eps`
+/// ([`path_piece`], [`knot_tangent`]): `u(eps) = sum c_p u_p` and `du/d eps = sum d_p u_p`, as
+/// `(p, c_p, d_p)` for the points that enter (`p` indexing `amplitudes`; the origin's value is
+/// zero).
 ///
-/// Cost: a dozen flops; no allocation.
+/// Cost: a few dozen flops; no allocation.
 pub fn path_weights(amplitudes: &[f64], eps: f64) -> PathWeights {
     let count = amplitudes.len();
     let mut out = PathWeights::default();
-    if count == 1 {
-        out.push(0, eps / amplitudes[0], 1.0 / amplitudes[0]);
-        return out;
-    }
-    // Knots `e_0 = 0 < e_1 < ... < e_P` (the origin and the points), values `U_i`; a local
-    // table of weights over knots `base..base + 4` holds every combination below.
-    let knot = |i: usize| if i == 0 { 0.0 } else { amplitudes[i - 1] };
-    let width = |i: usize| knot(i) - knot(i - 1);
-    // The segment `[e_(s-1), e_s]` that holds `eps` (the end ones beyond the knots), and the
-    // knots its weights involve, `base..base + 4`.
-    let s = (amplitudes.partition_point(|a| *a < eps) + 1).clamp(1, count);
-    let base = s.saturating_sub(2);
-    let mut c = [0.0; 4];
-    let mut d = [0.0; 4];
-    // `weights += f * slope_i`, `slope_i = (U_i - U_(i-1)) / Delta_i`.
-    let slope = |w: &mut [f64; 4], i: usize, f: f64| {
-        w[i - base] += f / width(i);
-        w[i - 1 - base] -= f / width(i);
-    };
-    // `weights += f * m_i`, the knot's tangent (the parabola through it and its neighbours).
-    let tangent = |w: &mut [f64; 4], i: usize, f: f64| {
-        let (a, b) = match i {
-            0 => (1, 2),
-            i if i == count => (count, count - 1),
-            i => (i, i + 1),
-        };
-        let (da, db) = (width(a), width(b));
-        if i == 0 || i == count {
-            // One-sided: `((2 Delta_a + Delta_b) s_a - Delta_a s_b) / (Delta_a + Delta_b)`.
-            slope(w, a, f * (2.0 * da + db) / (da + db));
-            slope(w, b, -f * da / (da + db));
-        } else {
-            // `(Delta_b s_a + Delta_a s_b) / (Delta_a + Delta_b)`.
-            slope(w, a, f * db / (da + db));
-            slope(w, b, f * da / (da + db));
+    // Weights over the knots (knot `i >= 1` is point `i - 1`), accumulated by knot.
+    let mut knots = [(0usize, 0.0, 0.0); 6];
+    let mut used = 0;
+    let mut add = |i: usize, c: f64, d: f64| match knots[..used].iter_mut().find(|k| k.0 == i) {
+        Some(k) => {
+            k.1 += c;
+            k.2 += d;
+        }
+        None => {
+            knots[used] = (i, c, d);
+            used += 1;
         }
     };
-    if eps <= 0.0 {
-        // Below the origin: `u = eps m_0`.
-        tangent(&mut c, 0, eps);
-        tangent(&mut d, 0, 1.0);
-    } else if eps >= knot(count) {
-        // Beyond the last point: `u = U_P + (eps - e_P) m_P`.
-        c[count - base] += 1.0;
-        tangent(&mut c, count, eps - knot(count));
-        tangent(&mut d, count, 1.0);
-    } else {
-        // Hermite on `[e_(s-1), e_s]`, `t = (eps - e_(s-1)) / Delta_s`.
-        let h = width(s);
-        let t = (eps - knot(s - 1)) / h;
-        let (t2, t3) = (t * t, t * t * t);
-        c[s - 1 - base] += 2.0 * t3 - 3.0 * t2 + 1.0;
-        c[s - base] += -2.0 * t3 + 3.0 * t2;
-        tangent(&mut c, s - 1, h * (t3 - 2.0 * t2 + t));
-        tangent(&mut c, s, h * (t3 - t2));
-        d[s - 1 - base] += (6.0 * t2 - 6.0 * t) / h;
-        d[s - base] += (-6.0 * t2 + 6.0 * t) / h;
-        tangent(&mut d, s - 1, 3.0 * t2 - 4.0 * t + 1.0);
-        tangent(&mut d, s, 3.0 * t2 - 2.0 * t);
+    let tangent = |i: usize, c: f64, d: f64, add: &mut dyn FnMut(usize, f64, f64)| {
+        for (j, w) in knot_tangent(amplitudes, i) {
+            add(j, c * w, d * w);
+        }
+    };
+    match path_piece(amplitudes, eps) {
+        PathPiece::Linear { scale } => add(1, scale, 1.0 / amplitudes[0]),
+        PathPiece::Below { eps } => tangent(0, eps, 1.0, &mut add),
+        PathPiece::Beyond { excess } => {
+            add(count, 1.0, 0.0);
+            tangent(count, excess, 1.0, &mut add);
+        }
+        PathPiece::Inside { s, a, b } => {
+            add(s - 1, a[0], b[0]);
+            add(s, a[1], b[1]);
+            tangent(s - 1, a[2], b[2], &mut add);
+            tangent(s, a[3], b[3], &mut add);
+        }
     }
-    // The origin's value is zero: knot `i >= 1` is point `i - 1`.
-    for i in base.max(1)..(base + 4).min(count + 1) {
-        out.push(i - 1, c[i - base], d[i - base]);
+    // In knot order, the origin (zero) left out.
+    knots[..used].sort_by_key(|k| k.0);
+    for &(i, c, d) in knots[..used].iter().filter(|k| k.0 > 0) {
+        out.push(i - 1, c, d);
     }
     out
 }
@@ -799,6 +880,20 @@ impl GrainBundle {
                                 a,
                                 &amplitudes,
                             )?;
+                            // Samples off the path's points, baked on the piecewise linear
+                            // path, are not the C1 path's surfaces.
+                            let off_points = (d.precomputed_amplitudes.iter().flatten())
+                                .find(|e| **e != 0.0 && !amplitudes.contains(e));
+                            if let (true, Some(e)) = (m.schema < C1_PATH_SCHEMA, off_points) {
+                                return Err(FormatError::invalid(
+                                    &manifest_path,
+                                    "deformable.precomputed_amplitudes",
+                                    format!(
+                                        "a level set precomputed at amplitude {e}, between the path's points, by a levelset-bake of schema {} (the path then linear between its points, now C1 through them, docs/physics.md section 1): bake the bundle again",
+                                        m.schema
+                                    ),
+                                ));
+                            }
                             let n = amplitudes.len();
                             Some(ModePath {
                                 nodes: read_array(dir, "path_nodes.npy", &[n, k, 3])?,

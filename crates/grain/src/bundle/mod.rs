@@ -10,8 +10,8 @@ pub use scale::ScaleError;
 
 pub use grain::{
     Deformation, GRAIN_SCHEMA, GRAIN_SCHEMA_OLDEST, GrainBundle, GrainFlexibility, GrainProperties,
-    ModePath, PathWeights, RigidTransform, SampledLevelSet, bundle_digest, path_displacement,
-    path_weights,
+    ModePath, PathPiece, PathWeights, RigidTransform, SampledLevelSet, bundle_digest, knot_tangent,
+    path_displacement, path_piece, path_weights,
 };
 pub use manifest::{InternalForce, Material};
 pub use modes::{

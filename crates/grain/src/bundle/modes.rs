@@ -369,9 +369,9 @@ impl SurfaceFlexibility {
 }
 
 /// A one-mode bundle's path (docs/physics.md section 1): the snapshots' displacements at their
-/// amplitudes, through which the grain's shape is interpolated linearly in the amplitude (from
-/// `(0, 0)` to the first, and continued beyond the last), so that at each snapshot's amplitude
-/// the grain has that snapshot's shape.
+/// amplitudes, through which the grain's shape is interpolated in the amplitude from `(0, 0)`
+/// ([`crate::path_weights`]: C1, continued along its end tangents), so that at each snapshot's
+/// amplitude the grain has that snapshot's shape.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SnapshotPath {
     /// The amplitudes `eps_p`, strictly increasing and positive.

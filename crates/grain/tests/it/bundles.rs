@@ -285,7 +285,7 @@ fn unknown_schema_version_is_rejected_naming_file_and_both_versions() {
     set_schema(&grain.join("grain.json"), 7);
     assert_names(
         GrainBundle::read(&grain).unwrap_err(),
-        &["a.grain/grain.json", "version 7", "versions 1 to 2"],
+        &["a.grain/grain.json", "version 7", "versions 1 to 3"],
     );
     // A version 1 grain bundle (before the modes' material) is read as it is.
     set_schema(&grain.join("grain.json"), 1);
@@ -655,6 +655,20 @@ fn paths_round_trip_and_bad_paths_are_refused() {
     g.write(&at).unwrap();
     assert_eq!(GrainBundle::read(&at).unwrap(), g);
     assert!(at.join("path_grid.npy").is_file());
+    // Baked by schema 2, the level set precomputed at -0.05 (off the points) followed the
+    // piecewise linear path: refused, the path being C1 now.
+    let old = dir.path().join("old.grain");
+    g.write(&old).unwrap();
+    set_schema(&old.join("grain.json"), 2);
+    assert_names(
+        GrainBundle::read(&old).unwrap_err(),
+        &[
+            "grain.json",
+            "precomputed_amplitudes",
+            "-0.05",
+            "bake the bundle again",
+        ],
+    );
     let mut m = modes_bundle();
     let n = m.mesh.nodes.nrows();
     m.path = Some(grain::SnapshotPath {
