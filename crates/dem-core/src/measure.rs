@@ -366,12 +366,18 @@ fn volume_change(shape: &Shape, modal: &ModalShape, eps: &[f64]) -> f64 {
 /// unbalanced = 0.01     # the unbalanced-force ratio at most this
 /// pressure = 1e5        # the mean stress p = -tr(sigma) / 3 at least this (compression positive)
 /// solid_fraction = 0.6  # at least this
+/// creep = { solid_fraction = 1e-4, over = 2000 }  # the solid fraction's change over the last
+///                       # `over` steps at most this fraction of it (a multiple of `every`)
 /// after = 1000          # not before this step (default 0; counted from step 0, in a stage too)
 /// every = 100           # checked every this many steps (default 100)
 /// ```
 ///
-/// `pressure` and `solid_fraction` need a sample volume (the walls enclose a box or a closed
-/// cylinder).
+/// `pressure`, `solid_fraction` and `creep` need a sample volume (the walls enclose a box or a
+/// closed cylinder). The other conditions are instantaneous, and a sample held at its pressure
+/// can meet them while it still compacts (a frictionless packing under a servo did for 2,800
+/// steps more, 0.01 in solid fraction: docs/experiments.md section 6); `creep` asks that the
+/// compaction has ceased. It compares the check at `step` with the one `over` steps before, in
+/// the same run: a restarted stage meets it `over` steps after its restart at the earliest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Stop {
@@ -381,6 +387,8 @@ pub struct Stop {
     pub pressure: Option<f64>,
     /// The solid fraction at least this.
     pub solid_fraction: Option<f64>,
+    /// The solid fraction's change over a window at most this fraction of it.
+    pub creep: Option<Creep>,
     /// No stop before this step.
     #[serde(default)]
     pub after: u64,
@@ -393,15 +401,56 @@ fn hundred() -> u64 {
     100
 }
 
+/// `[stop] creep`: `|phi(step) - phi(step - over)| <= solid_fraction phi(step)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Creep {
+    /// The largest relative change.
+    pub solid_fraction: f64,
+    /// The window, in steps (a multiple of `every`).
+    pub over: u64,
+}
+
+/// What a run remembers for its stop conditions: the solid fraction at each check of the last
+/// `creep.over` steps ([`Stop::reached`]; empty at a run's start, a restart's included).
+#[derive(Debug, Default)]
+pub struct Watch {
+    past: std::collections::VecDeque<(u64, f64)>,
+}
+
 impl Stop {
     /// The checks serde cannot make.
     pub fn check(&self) -> Result<(), KeyError> {
         let fail = |k: &str, m: String| Err(KeyError::new(format!("stop.{k}"), m));
-        if self.unbalanced.is_none() && self.pressure.is_none() && self.solid_fraction.is_none() {
+        if self.unbalanced.is_none()
+            && self.pressure.is_none()
+            && self.solid_fraction.is_none()
+            && self.creep.is_none()
+        {
             return fail(
                 "unbalanced",
-                "a condition: unbalanced, pressure or solid_fraction".into(),
+                "a condition: unbalanced, pressure, solid_fraction or creep".into(),
             );
+        }
+        if let Some(c) = self.creep {
+            if !(c.solid_fraction > 0.0 && c.solid_fraction < 1.0) {
+                return fail(
+                    "creep.solid_fraction",
+                    format!(
+                        "a finite number in (0, 1) (a relative change), got {}",
+                        c.solid_fraction
+                    ),
+                );
+            }
+            if c.over == 0 || !c.over.is_multiple_of(self.every.max(1)) {
+                return fail(
+                    "creep.over",
+                    format!(
+                        "a positive multiple of stop.every ({}), got {}",
+                        self.every, c.over
+                    ),
+                );
+            }
         }
         // The ranges the measures can take (docs/experiments.md section 2): a ratio of force
         // magnitudes is > 0 (0 is never reached: the grains keep some net force); a sample
@@ -448,6 +497,7 @@ impl Stop {
         let needs = [
             ("pressure", self.pressure),
             ("solid_fraction", self.solid_fraction),
+            ("creep", self.creep.map(|c| c.solid_fraction)),
         ];
         match needs.iter().find(|(_, v)| v.is_some()) {
             Some((k, _)) if volume(cell, walls).is_none() => Err(KeyError::new(
@@ -464,11 +514,22 @@ impl Stop {
         step >= self.after && step.is_multiple_of(self.every)
     }
 
-    /// Whether the run stops at `step` with measures `m`: the conditions met, as a sentence.
-    pub fn reached(&self, step: u64, m: &Measures) -> Option<String> {
+    /// Whether the run stops at `step` with measures `m`: the conditions met, as a sentence;
+    /// `watch` is the run's memory of its checks (creep).
+    pub fn reached(&self, step: u64, m: &Measures, watch: &mut Watch) -> Option<String> {
         if !self.due(step) {
             return None;
         }
+        // Every check is remembered, whether or not the conditions hold.
+        let creep = self.creep.and_then(|c| {
+            let now = m.sample.as_ref()?.solid_fraction;
+            watch.past.retain(|(s, _)| s + c.over >= step);
+            let then = (watch.past.front())
+                .filter(|(s, _)| s + c.over == step)
+                .map(|(_, f)| *f);
+            watch.past.push_back((step, now));
+            Some((c, now, then))
+        });
         let mut met = Vec::new();
         // An undefined measure (no contact, no volume) meets no condition.
         if let Some(limit) = self.unbalanced {
@@ -483,6 +544,16 @@ impl Stop {
         if let Some(target) = self.solid_fraction {
             let f = sample?.solid_fraction;
             (f >= target).then(|| met.push(format!("solid fraction {f:.4} >= {target}")))?;
+        }
+        if let Some(c) = self.creep {
+            let (_, now, then) = creep?;
+            let change = (now - then?).abs() / now;
+            (change <= c.solid_fraction).then(|| {
+                met.push(format!(
+                    "solid fraction changed by {change:.2e} <= {:e} of it over {} steps",
+                    c.solid_fraction, c.over
+                ))
+            })?;
         }
         Some(met.join(", "))
     }

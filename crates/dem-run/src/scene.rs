@@ -79,6 +79,7 @@
 //! [stop]                 # optional: end early when every condition holds (dem_core::measure::Stop)
 //! unbalanced = 0.01      # the unbalanced-force ratio at most this
 //! pressure = 1e5         # the sample's mean stress at least this (needs walls enclosing it)
+//! # creep = { solid_fraction = 1e-4, over = 2000 }  # and the compaction ceased (docs/experiments.md)
 //!
 //! [[walls]]              # half-spaces and cylinders; grains live on the side the normal points to
 //! kind = "plane"

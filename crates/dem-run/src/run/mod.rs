@@ -410,6 +410,8 @@ fn run_steps(
         None => eprintln!("{line}"),
     };
     let mut status = Status::Finished;
+    // The stop conditions' memory of the run's checks (creep).
+    let mut watch = dem_core::measure::Watch::default();
     while sim.world.step < total {
         let next = sim.world.step + 1;
         let record = every(o.vtk_every, next);
@@ -501,7 +503,7 @@ fn run_steps(
             b.set_position(sim.world.step);
         }
         if let Some(met) = (scene.stop.as_ref().filter(|s| s.due(sim.world.step)))
-            .and_then(|s| s.reached(sim.world.step, &sim.measures()))
+            .and_then(|s| s.reached(sim.world.step, &sim.measures(), &mut watch))
         {
             // The measures are the same numbers in every process: all stop here.
             say(format!(

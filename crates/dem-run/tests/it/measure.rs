@@ -268,6 +268,78 @@ fn a_run_stops_when_its_stop_conditions_first_hold() {
     assert_eq!(stage(&dir.path().join("next"), false).steps, s.steps + 30);
 }
 
+/// `[stop] creep` (dem_core::measure::Stop): the run stops at the first check where the solid
+/// fraction has changed by at most the given fraction of itself since the check `over` steps
+/// before, with the other conditions; a window that is not a multiple of the checks' interval
+/// is refused, naming the key.
+#[test]
+fn a_creep_stop_waits_until_the_compaction_has_ceased() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = squeezed_scene(
+        dir.path(),
+        [0.02, 0.02, 0.02],
+        "[stop]\npressure = 4.0\ncreep = { solid_fraction = 1e-4, over = 200 }\nafter = 200\n\
+         every = 50\n[output]\nhistory_every = 50\n",
+    )
+    .replace("steps = 1", "duration = 20");
+    let path = scene_file(dir.path(), &text);
+    let out = dir.path().join("run");
+    let options = RunOptions {
+        out: out.clone(),
+        threads: Some(1),
+        restart: None,
+        progress: false,
+        overwrite: false,
+    };
+    let s = dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap();
+    let stopped = s
+        .stopped
+        .expect("the compaction ceases within the duration");
+    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
+    let mut lines = history.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (step, pressure, phi) = (column("step"), column("pressure"), column("solid_fraction"));
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    // Row `i` meets both if the row 200 steps (4 rows) before it changed by at most 1e-4.
+    let meets = |i: usize| {
+        i >= 4
+            && rows[i][pressure] >= 4.0
+            && rows[i - 4][step] + 200.0 == rows[i][step]
+            && (rows[i][phi] - rows[i - 4][phi]).abs() <= 1e-4 * rows[i][phi]
+    };
+    let last = rows.len() - 1;
+    assert_eq!(rows[last][step] as u64, s.steps, "{stopped}");
+    assert!(meets(last), "{stopped}");
+    let first_at_pressure = (0..rows.len())
+        .find(|&i| rows[i][step] >= 200.0 && rows[i][pressure] >= 4.0)
+        .unwrap();
+    for (i, r) in rows.iter().enumerate().take(last) {
+        assert!(
+            r[step] < 200.0 || !meets(i),
+            "step {} met them first",
+            r[step]
+        );
+    }
+
+    println!(
+        "{stopped}; the pressure first held at step {}",
+        rows[first_at_pressure][step]
+    );
+    assert!(
+        first_at_pressure < last,
+        "the creep condition waited for nothing"
+    );
+    let bad = scene_file(dir.path(), &text.replace("over = 200", "over = 120"));
+    let e = Scene::read(&bad).unwrap_err().to_string();
+    assert!(
+        e.contains("stop.creep.over") && e.contains("multiple"),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_stop_on_the_pressure_needs_a_sample_volume() {
     let dir = tempfile::tempdir().unwrap();
