@@ -250,14 +250,7 @@ mod tests {
         // `r` of a varying curvature (measured, not asserted: the table's business is to
         // reproduce `smoothed`, which the nodes' fits check).
         let (a, b, c) = (10.0, 8.0, 6.0);
-        let unit = unit_sphere(4000);
-        let nodes: Vec<_> = (unit.iter())
-            .map(|u| Vector3::new(a * u.x, b * u.y, c * u.z))
-            .collect();
-        let normals: Vec<_> = (nodes.iter())
-            .map(|x| Vector3::new(x.x / (a * a), x.y / (b * b), x.z / (c * c)).normalize())
-            .collect();
-        let areas = vec![ellipsoid_area(a, b, c) / 4000.0; 4000];
+        let (nodes, normals, areas) = ellipsoid(a, b, c, 4000);
         // A first-order distance: the band only needs the nodes near the surface.
         let phi = |x: Vector3<f64>| {
             let q = Vector3::new(x.x / a, x.y / b, x.z / c);
@@ -287,26 +280,33 @@ mod tests {
         assert!((at(&field, &g, &face) - at(&field, &g, &below)).abs() < 1e-12);
     }
 
-    /// An ellipsoid's area (Knud Thomsen's approximation, to 1 %): the spacing sets the fit's
-    /// radius only.
-    fn ellipsoid_area(a: f64, b: f64, c: f64) -> f64 {
+    /// `count` nodes on the ellipsoid of semi-axes `a`, `b`, `c` (the Fibonacci lattice
+    /// stretched), their unit normals and equal shares of its area (Knud Thomsen's
+    /// approximation, to 1 %: the spacing sets the fit's radius only).
+    fn ellipsoid(
+        a: f64,
+        b: f64,
+        c: f64,
+        count: usize,
+    ) -> (Vec<Vector3<f64>>, Vec<Vector3<f64>>, Vec<f64>) {
+        let nodes: Vec<_> = (unit_sphere(count).iter())
+            .map(|u| Vector3::new(a * u.x, b * u.y, c * u.z))
+            .collect();
+        let normals = (nodes.iter())
+            .map(|x| Vector3::new(x.x / (a * a), x.y / (b * b), x.z / (c * c)).normalize())
+            .collect();
         let p = 1.6075;
-        4.0 * std::f64::consts::PI
-            * (((a * b).powf(p) + (a * c).powf(p) + (b * c).powf(p)) / 3.0).powf(1.0 / p)
+        let area = 4.0
+            * std::f64::consts::PI
+            * (((a * b).powf(p) + (a * c).powf(p) + (b * c).powf(p)) / 3.0).powf(1.0 / p);
+        (nodes, normals, vec![area / count as f64; count])
     }
 
     #[test]
     fn an_ellipsoid_has_its_closed_form_gaussian_curvature() {
         // K = 1 / ((a b c)^2 (x^2/a^4 + y^2/b^4 + z^2/c^4)^2) (do Carmo, section 3-3, exercise).
         let (a, b, c) = (10.0, 8.0, 6.0);
-        let unit = unit_sphere(4000);
-        let nodes: Vec<_> = (unit.iter())
-            .map(|u| Vector3::new(a * u.x, b * u.y, c * u.z))
-            .collect();
-        let normals: Vec<_> = (nodes.iter())
-            .map(|x| Vector3::new(x.x / (a * a), x.y / (b * b), x.z / (c * c)).normalize())
-            .collect();
-        let areas = vec![ellipsoid_area(a, b, c) / 4000.0; 4000];
+        let (nodes, normals, areas) = ellipsoid(a, b, c, 4000);
         let field = Curvature::new(&nodes, &normals, &areas, &grid(2.0, 12.0, |_| 0.0));
         let mut worst: f64 = 0.0;
         for (x, kappa) in nodes.iter().zip(&field.nodes) {

@@ -196,35 +196,19 @@ modes = {{ amplitudes = [{eps}] }}
 #[test]
 fn a_run_stops_when_its_stop_conditions_first_hold() {
     let dir = tempfile::tempdir().unwrap();
-    let text = squeezed_scene(
+    let (text, options, s, history) = run_to_stop(
         dir.path(),
-        [0.02, 0.02, 0.02],
-        "[stop]\nunbalanced = 0.01\npressure = 4.0\nafter = 200\nevery = 50\n[output]\nhistory_every = 50\n",
-    )
-    .replace("steps = 1", "duration = 20");
-    let path = scene_file(dir.path(), &text);
-    let out = dir.path().join("run");
-    let options = RunOptions {
-        out: out.clone(),
-        threads: Some(1),
-        restart: None,
-        progress: false,
-        overwrite: false,
-    };
-    let s = dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap();
+        "[stop]\nunbalanced = 0.01\npressure = 4.0\nafter = 200\nevery = 50\n",
+    );
+    let out = options.out.clone();
     let stopped = s
         .stopped
+        .clone()
         .expect("the conditions are met within the duration");
     assert!(s.steps < 10_000, "{}", s.steps);
     // Every row from step 200 on fails a condition but the last, which meets both.
-    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
-    let mut lines = history.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (rows, column) = (&history.rows, |name| history.column(name));
     let (step, unbalanced, pressure) = (column("step"), column("unbalanced"), column("pressure"));
-    let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
-        .collect();
     let meets = |r: &Vec<f64>| r[unbalanced] <= 0.01 && r[pressure] >= 4.0;
     let last = rows.last().unwrap();
     assert_eq!(last[step] as u64, s.steps, "{stopped}");
@@ -275,34 +259,17 @@ fn a_run_stops_when_its_stop_conditions_first_hold() {
 #[test]
 fn a_creep_stop_waits_until_the_compaction_has_ceased() {
     let dir = tempfile::tempdir().unwrap();
-    let text = squeezed_scene(
+    let (text, _, s, history) = run_to_stop(
         dir.path(),
-        [0.02, 0.02, 0.02],
         "[stop]\npressure = 4.0\ncreep = { solid_fraction = 1e-4, over = 200 }\nafter = 200\n\
-         every = 50\n[output]\nhistory_every = 50\n",
-    )
-    .replace("steps = 1", "duration = 20");
-    let path = scene_file(dir.path(), &text);
-    let out = dir.path().join("run");
-    let options = RunOptions {
-        out: out.clone(),
-        threads: Some(1),
-        restart: None,
-        progress: false,
-        overwrite: false,
-    };
-    let s = dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap();
+         every = 50\n",
+    );
     let stopped = s
         .stopped
+        .clone()
         .expect("the compaction ceases within the duration");
-    let history = std::fs::read_to_string(out.join("history.csv")).unwrap();
-    let mut lines = history.lines();
-    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-    let column = |name: &str| header.iter().position(|c| *c == name).unwrap();
+    let (rows, column) = (&history.rows, |name| history.column(name));
     let (step, pressure, phi) = (column("step"), column("pressure"), column("solid_fraction"));
-    let rows: Vec<Vec<f64>> = lines
-        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
-        .collect();
     // Row `i` meets both if the row 200 steps (4 rows) before it changed by at most 1e-4.
     let meets = |i: usize| {
         i >= 4
@@ -338,6 +305,49 @@ fn a_creep_stop_waits_until_the_compaction_has_ceased() {
         e.contains("stop.creep.over") && e.contains("multiple"),
         "{e}"
     );
+}
+
+/// A run's history.csv: its column names and its rows.
+struct History {
+    header: Vec<String>,
+    rows: Vec<Vec<f64>>,
+}
+
+impl History {
+    fn column(&self, name: &str) -> usize {
+        self.header.iter().position(|c| c == name).unwrap()
+    }
+}
+
+/// The squeezed scene of [`squeezed_scene`] in `dir` with the section `stop` (a history row every
+/// 50 steps), run on 1 thread for at most 20 time units into `dir/run`: the scene's text, the
+/// options, the summary and the history.
+fn run_to_stop(
+    dir: &std::path::Path,
+    stop: &str,
+) -> (String, RunOptions, dem_run::Summary, History) {
+    let text = squeezed_scene(
+        dir,
+        [0.02, 0.02, 0.02],
+        &format!("{stop}[output]\nhistory_every = 50\n"),
+    )
+    .replace("steps = 1", "duration = 20");
+    let path = scene_file(dir, &text);
+    let options = RunOptions {
+        out: dir.join("run"),
+        threads: Some(1),
+        restart: None,
+        progress: false,
+        overwrite: false,
+    };
+    let s = dem_run::run(&path, &options, &AtomicBool::new(false)).unwrap();
+    let csv = std::fs::read_to_string(options.out.join("history.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    (text, options, s, History { header, rows })
 }
 
 #[test]
