@@ -19,85 +19,146 @@
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-use crate::cell::Cell;
 use crate::cloud::Weights;
-use crate::law::{PairHistory, PairKey, Partner};
+use crate::domain::Processes;
+use crate::law::{PairHistory, Partner};
+use crate::sim::{Candidate, Contacts};
 use crate::view::View;
 
 /// The overlap corrections `e_p` of `pairs` (keys and view indices, `u32::MAX` for a wall) from
 /// their histories of the last step `olds` (module docs); all zero if no grain has a
 /// flexibility.
+///
+/// Each process computes the parts of the grains it owns (the first `c.owned` views), whose
+/// pairs it holds all of; a pair with a ghost takes the ghost's part from the ghost's owner
+/// (`processes`, [`Processes::to_owners`]). A pair's correction is `0 - e_a - e_b`, its first
+/// grain's part first: the bits of a run in one process, whatever the decomposition.
 pub fn offsets(
-    views: &[View],
-    cell: Option<&Cell>,
-    pairs: &[(PairKey, [u32; 2])],
+    c: &Contacts,
+    pairs: &[Candidate],
     olds: &[Option<PairHistory>],
+    processes: Option<&mut dyn Processes>,
 ) -> Vec<f64> {
+    let views = c.views;
     let mut offsets = vec![0.0; pairs.len()];
     // A grain whose modes are off is rigid: its flexibility (what the modes leave out) is not
     // its body's.
     let flexible = |v: &View| v.is_deformable() && v.shape.flexibility.is_some();
-    if !views.iter().any(flexible) {
+    let any = views.iter().any(flexible);
+    // Every process decides alike: the exchange below is collective.
+    let any = match &processes {
+        Some(p) => p.max(f64::from(u8::from(any))) > 0.0,
+        None => any,
+    };
+    if !any {
         return offsets;
     }
-    // Each flexible grain's loads of the last step: the pair, the force, the local point.
-    let mut loads: Vec<Vec<(usize, f64, Vector3<f64>)>> = vec![Vec::new(); views.len()];
+    // Each owned flexible grain's loads of the last step.
+    let mut loads: Vec<Vec<Load>> = vec![Vec::new(); c.owned];
     for (i, ((key, [a, b]), old)) in pairs.iter().zip(olds).enumerate() {
         let Some(load) = old.as_ref().and_then(|h| h.load()) else {
             continue;
         };
         let x = views[*a as usize].position + Vector3::from(load.point);
-        let mut add = |v: usize, shift: Vector3<f64>| {
+        let mut add = |side: usize, v: usize, shift: Vector3<f64>| {
             let view = &views[v];
-            if flexible(view) {
+            if v < c.owned && flexible(view) {
                 let local = view.rotation.transpose() * (x - view.position - shift);
-                loads[v].push((i, load.force, local));
+                loads[v].push(Load {
+                    pair: i,
+                    side,
+                    force: load.force,
+                    local,
+                });
             }
         };
-        add(*a as usize, Vector3::zeros());
+        add(0, *a as usize, Vector3::zeros());
         if let Partner::Body(_) = key.b {
-            let shift = match cell {
-                Some(c) => c.vectors * Vector3::from(key.shift.map(f64::from)),
+            let shift = match c.cell {
+                Some(cell) => cell.vectors * Vector3::from(key.shift.map(f64::from)),
                 None => Vector3::zeros(),
             };
-            add(*b as usize, shift);
+            add(1, *b as usize, shift);
         }
     }
-    // Per grain (in parallel), each contact's weights once, then its correction from the
-    // others'; added in the grains' order, as a serial pass would, so that the sums do not
-    // depend on the thread count.
-    let parts: Vec<Vec<(usize, f64)>> = (loads.par_iter().enumerate())
-        .map(|(v, list)| {
-            let Some(g) = views[v]
-                .shape
-                .flexibility
-                .as_ref()
-                .filter(|_| flexible(&views[v]))
-            else {
-                return Vec::new();
-            };
-            let weights: Vec<Weights> = list.iter().map(|(_, _, x)| g.weights(x)).collect();
-            // `G` is symmetric (the bundle's check, to 1e-12 of its scale): each pair of
-            // contacts takes `G(x_p, x_q)` once and serves both, each sum still adding its terms
-            // in the list's order. Two entries of one pair (a grain against its own periodic
-            // image) do not load each other.
-            let mut others = vec![0.0; list.len()];
-            for (p, &(i, f_p, _)) in list.iter().enumerate() {
-                for (q, &(j, f_q, _)) in list.iter().enumerate().skip(p + 1) {
-                    if i != j {
-                        let between = g.between(&weights[p], &weights[q]);
-                        others[p] += between * f_q;
-                        others[q] += between * f_p;
+    // Per grain (in parallel), each contact's weights once, then its part from the others'
+    // loads and its own.
+    let parts: Vec<Vec<(usize, usize, f64)>> = (loads.par_iter().enumerate())
+        .map(|(v, list)| match &views[v].shape.flexibility {
+            Some(g) if !list.is_empty() => {
+                let weights: Vec<Weights> = list.iter().map(|l| g.weights(&l.local)).collect();
+                // `G` is symmetric (the bundle's check, to 1e-12 of its scale): each pair of
+                // contacts takes `G(x_p, x_q)` once and serves both, each sum still adding its
+                // terms in the list's order. Two entries of one pair (a grain against its own
+                // periodic image) do not load each other.
+                let mut others = vec![0.0; list.len()];
+                for (p, lp) in list.iter().enumerate() {
+                    for (q, lq) in list.iter().enumerate().skip(p + 1) {
+                        if lp.pair != lq.pair {
+                            let between = g.between(&weights[p], &weights[q]);
+                            others[p] += between * lq.force;
+                            others[q] += between * lp.force;
+                        }
                     }
                 }
+                (list.iter().zip(&weights).zip(others))
+                    .map(|((l, wx), others)| (l.pair, l.side, others + g.own(wx) * l.force))
+                    .collect()
             }
-            (list.iter().zip(&weights).zip(others))
-                .map(|((&(i, force, _), wx), others)| (i, others + g.own(wx) * force))
-                .collect()
+            _ => Vec::new(),
         })
         .collect();
-    for (i, e) in parts.into_iter().flatten() {
-        offsets[i] -= e;
+    let mut sides: Vec<[Option<f64>; 2]> = vec![[None; 2]; pairs.len()];
+    for (i, side, e) in parts.into_iter().flatten() {
+        sides[i][side] = Some(e);
+    }
+    if let Some(p) = processes {
+        // A pair with a ghost: this process's part to the ghost's owner, the ghost's from it.
+        let ghost_side = |[a, b]: [u32; 2]| {
+            if a as usize >= c.owned {
+                Some(0)
+            } else if b != u32::MAX && b as usize >= c.owned {
+                Some(1)
+            } else {
+                None
+            }
+        };
+        let mine = (pairs.iter().zip(&sides))
+            .filter_map(|((key, ends), side)| {
+                let ghost = ghost_side(*ends)?;
+                let id = match (ghost, key.b) {
+                    (0, _) => key.a,
+                    (_, Partner::Body(j)) => j,
+                    (_, Partner::Wall(_)) => return None,
+                };
+                Some((id, *key, side[1 - ghost]?))
+            })
+            .collect();
+        for (key, e) in p.to_owners(mine) {
+            if let Ok(i) = pairs.binary_search_by_key(&key, |c| c.0)
+                && let Some(ghost) = ghost_side(pairs[i].1)
+            {
+                sides[i][ghost] = Some(e);
+            }
+        }
+    }
+    for (offset, side) in offsets.iter_mut().zip(sides) {
+        for e in side.into_iter().flatten() {
+            *offset -= e;
+        }
     }
     offsets
+}
+
+/// A load on a flexible grain in the last step.
+#[derive(Clone)]
+struct Load {
+    /// The pair's index.
+    pair: usize,
+    /// The grain's side of the pair: 0 for the key's first grain.
+    side: usize,
+    /// The normal force `F` (the law's elastic part).
+    force: f64,
+    /// The contact point in the grain's frame.
+    local: Vector3<f64>,
 }

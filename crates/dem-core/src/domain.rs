@@ -310,6 +310,9 @@ pub struct Traffic {
     /// Rebalances of the cuts.
     #[serde(default)]
     pub rebalances: u64,
+    /// Bytes of the coupling's parts sent to the ghosts' owners.
+    #[serde(default)]
+    pub coupling_bytes: u64,
 }
 
 /// A decomposed run's processes as summary.json reports them.
@@ -360,6 +363,13 @@ pub trait Processes: Send {
     fn sum(&self, values: &mut [f64]);
     /// The largest `value` over the processes.
     fn max(&self, value: f64) -> f64;
+    /// Sends each `(grain, key, value)` of `mine` to the process that owns `grain` (a ghost
+    /// here), and returns the `(key, value)` the other processes sent here: the coupling's parts
+    /// of the pairs that cross a cut ([`crate::coupling::offsets`]).
+    fn to_owners(
+        &mut self,
+        mine: Vec<(u32, crate::law::PairKey, f64)>,
+    ) -> Vec<(crate::law::PairKey, f64)>;
 }
 
 #[cfg(test)]

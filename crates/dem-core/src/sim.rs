@@ -431,8 +431,19 @@ impl Simulation {
             walls: &world.walls,
             roles: &world.node_roles,
             law: parameters.law.as_ref(),
+            owned: partition.owned,
         };
-        let outcomes = narrow_phase(&contacts, &pairs, old, record, dt);
+        let outcomes = narrow_phase(
+            &contacts,
+            &pairs,
+            old,
+            partition
+                .processes
+                .as_mut()
+                .map(|p| p.as_mut() as &mut dyn Processes),
+            record,
+            dt,
+        );
         last.fault = views[..partition.owned]
             .iter()
             .enumerate()
@@ -894,17 +905,21 @@ pub struct Contacts<'a> {
     pub roles: &'a [Option<NodeRole>],
     /// The contact law.
     pub law: &'a dyn ContactLaw,
+    /// The first `owned` views are this process's grains, the rest its ghosts.
+    pub owned: usize,
 }
 
 /// Stage 5: the law on each pair of `pairs` over a step `dt`, with its history from `old`
 /// (both sorted by key: one merge pairs them; the histories of pairs no longer found are
 /// dropped), handed to the law, which advances it in place, and for a law that couples, the
 /// overlap corrections of the coupling through the grains' bodies ([`crate::coupling`]) from
-/// those histories. `record` keeps node forces.
+/// those histories (with a ghost's part from its owner among `processes`). `record` keeps node
+/// forces.
 pub fn narrow_phase(
     c: &Contacts,
     pairs: &[Candidate],
     old: Histories,
+    processes: Option<&mut dyn Processes>,
     record: bool,
     dt: f64,
 ) -> Vec<(PairOutcome, Option<PairHistory>)> {
@@ -917,7 +932,7 @@ pub fn narrow_phase(
         })
         .collect();
     let offsets = if c.law.couples() {
-        crate::coupling::offsets(c.views, c.cell, pairs, &olds)
+        crate::coupling::offsets(c, pairs, &olds, processes)
     } else {
         vec![0.0; pairs.len()]
     };

@@ -15,6 +15,10 @@
 //! - **Ghosts**, every step: per grain its id, image, pose, velocities, amplitudes and rates
 //!   (`17 + 2m` numbers); the rest of a ghost (its shape, drive, level-set update) is the
 //!   scene's, which every process read.
+//! - **Coupling** (a law that couples a grain's contacts through its body, grains with a
+//!   residual flexibility), every step: per pair that crosses a cut, its key and the part of
+//!   the correction the grain this process owns gives it, to the other grain's owner (6
+//!   numbers).
 //! - **Sums**: the walls' forces from each process's wall pairs gathered and summed in key
 //!   order, other sums gathered and added in process order (`MPI_Allgatherv`: every process
 //!   gets the same bits), maxima by `MPI_Allreduce`.
@@ -53,6 +57,8 @@ pub struct Mpi {
     rebalance: u64,
     /// What crossed so far.
     pub traffic: Traffic,
+    /// The owner of each ghost held this step, by grain id.
+    owners: std::collections::HashMap<u32, usize>,
 }
 
 /// How a migrant travels.
@@ -118,6 +124,7 @@ impl Mpi {
             law: sim.parameters.law.clone(),
             rebalance,
             traffic: Traffic::default(),
+            owners: std::collections::HashMap::new(),
         };
         // Keep what this process owns: its grains, their pairs' histories, and the ledger's
         // initial energy in the first process only (the run's ledger is the processes' sum).
@@ -335,11 +342,12 @@ impl Mpi {
         }
         self.traffic.ghost_bytes += 8 * parts.iter().map(|p| p.len() as u64).sum::<u64>();
         let arrived = self.all_to_all(parts);
+        self.owners.clear();
         // Last step's ghosts are reused where they come again (their static parts).
         let mut old: std::collections::HashMap<u32, Body> = (h.ids.drain(owned..))
             .zip(h.bodies.drain(owned..))
             .collect();
-        for part in arrived {
+        for (owner, part) in arrived.into_iter().enumerate() {
             let mut rest = &part[..];
             while !rest.is_empty() {
                 let id = rest[0] as u32;
@@ -358,6 +366,7 @@ impl Mpi {
                     modes.eps.copy_from_slice(&x[GHOST_HEAD..GHOST_HEAD + m]);
                     modes.rate.copy_from_slice(&x[GHOST_HEAD + m..]);
                 }
+                self.owners.insert(id, owner);
                 h.ids.push(id);
                 h.bodies.push(b);
             }
@@ -543,5 +552,31 @@ impl Processes for Mpi {
             ::mpi::collective::SystemOperation::max(),
         );
         largest
+    }
+
+    fn to_owners(&mut self, mine: Vec<(u32, PairKey, f64)>) -> Vec<(PairKey, f64)> {
+        // Per part: the key's grains, its image shift, the value (a pair that crosses a cut is
+        // between two grains).
+        let mut parts: Vec<Vec<f64>> = vec![Vec::new(); self.comm.size() as usize];
+        for (grain, key, value) in mine {
+            let (Some(&owner), Partner::Body(b)) = (self.owners.get(&grain), key.b) else {
+                unreachable!("a coupling part goes to a ghost's owner, for a pair of grains")
+            };
+            parts[owner].extend([f64::from(key.a), f64::from(b)]);
+            parts[owner].extend(key.shift.map(f64::from));
+            parts[owner].push(value);
+        }
+        self.traffic.coupling_bytes += 8 * parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        (self.all_to_all(parts).iter())
+            .flat_map(|part| part.chunks_exact(6))
+            .map(|x| {
+                let key = PairKey {
+                    a: x[0] as u32,
+                    b: Partner::Body(x[1] as u32),
+                    shift: [x[2], x[3], x[4]].map(|v| v as i32),
+                };
+                (key, x[5])
+            })
+            .collect()
     }
 }

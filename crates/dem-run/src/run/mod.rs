@@ -205,15 +205,6 @@ fn run_in_pool(
         packings: packed,
         warnings,
     } = crate::build::with_packings(scene, scene_path)?;
-    if decompose.is_some()
-        && sim.parameters.law.couples()
-        && sim.world.shapes.iter().any(|s| s.flexibility.is_some())
-    {
-        return Err(file_error(
-            scene_path,
-            "a grain with a residual flexibility under a law that couples its contacts (hertz-patches) runs in one process: its contacts' coupling needs all of them, and a decomposed run splits a grain's pairs between processes",
-        ));
-    }
     // The scene's settings, kept in every checkpoint and compared with a restart's.
     let settings = std::fs::read_to_string(scene_path)
         .ok()

@@ -156,9 +156,17 @@ impl End {
         let (energies, ledger) = sim.run_energies();
         let processes = sim.partition.processes.as_ref().map(|p| {
             let t = p.traffic();
-            let mut x = [t.migrants, t.migrant_bytes, t.ghosts, t.ghost_bytes].map(|v| v as f64);
+            let mut x = [
+                t.migrants,
+                t.migrant_bytes,
+                t.ghosts,
+                t.ghost_bytes,
+                t.coupling_bytes,
+            ]
+            .map(|v| v as f64);
             p.sum(&mut x);
-            let [migrants, migrant_bytes, ghosts, ghost_bytes] = x.map(|v| v as u64);
+            let [migrants, migrant_bytes, ghosts, ghost_bytes, coupling_bytes] =
+                x.map(|v| v as u64);
             let mut owned = vec![0.0; p.size()];
             owned[p.rank()] = sim.partition.owned as f64;
             p.sum(&mut owned);
@@ -170,6 +178,7 @@ impl End {
                     migrant_bytes,
                     ghosts,
                     ghost_bytes,
+                    coupling_bytes,
                     ..t
                 },
             }

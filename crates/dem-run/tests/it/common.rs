@@ -142,6 +142,46 @@ pub fn deformable_sphere(
     deformable_sphere_with(dir, name, radius, spacing, nodes, mode, modal, samples)
 }
 
+/// A deformable unit sphere (grid `spacing`, about `nodes` nodes; its one mode inert, of
+/// material `[E, nu]` and unit density) whose bundle carries the residual flexibility `matrix`
+/// between its axis points `+x, -x, +y, -y, +z, -z` (patches of radius `rho`), in
+/// `dir/name.grain`.
+pub fn flexible_sphere(
+    dir: &Path,
+    name: &str,
+    spacing: f64,
+    nodes: usize,
+    matrix: ndarray::Array2<f64>,
+    rho: f64,
+    [youngs_modulus, poisson_ratio]: [f64; 2],
+) -> PathBuf {
+    let points = ndarray::Array2::from_shape_fn((6, 3), |(i, j)| {
+        if j == i / 2 {
+            if i % 2 == 0 { 1.0 } else { -1.0 }
+        } else {
+            0.0
+        }
+    });
+    let one = |v: f64| ndarray::Array2::from_elem((1, 1), v);
+    let modal = levelset_bake::Modal {
+        mass: one(1.0),
+        stiffness: one(1.0),
+        damping: one(0.0),
+        internal_force: grain::InternalForce::Linear,
+        material: Some(grain::Material {
+            youngs_modulus,
+            poisson_ratio,
+            density: 1.0,
+        }),
+        flexibility: Some(grain::GrainFlexibility {
+            points,
+            patch_radius: rho,
+            matrix,
+        }),
+    };
+    deformable_sphere_with(dir, name, 1.0, spacing, nodes, TestMode::Zero, modal, &[])
+}
+
 /// The same with any modal matrices (as many modes as `mode` has).
 #[allow(clippy::too_many_arguments)]
 pub fn deformable_sphere_with(

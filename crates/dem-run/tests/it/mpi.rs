@@ -271,6 +271,54 @@ fn deformable_grains_give_the_bits_of_one_process() {
     }
 }
 
+/// Grains whose contacts are coupled through their bodies (`hertz-patches` and a residual
+/// flexibility, docs/physics.md section 2): a pair across a cut takes the other grain's part of
+/// its overlap correction from that grain's owner, and the run keeps the bits of one process.
+#[test]
+fn coupled_contacts_across_the_cuts_give_the_bits_of_one_process() {
+    let dir = tempfile::tempdir().unwrap();
+    // A flexibility between the six axis points, stronger on the diagonal (a fraction of the
+    // half space's patch compliance 3 (1 - nu^2) / (5 rho E) = 2.8e-6), patches reaching every
+    // point of the surface.
+    let matrix = ndarray::Array2::from_shape_fn((6, 6), |(i, j)| if i == j { 2e-7 } else { 1e-7 });
+    crate::common::flexible_sphere(dir.path(), "flex", 0.25, 400, matrix, 1.0, [2e6, 0.25]);
+    let scene = SCENE
+        .replace("count = 150", "count = 24")
+        .replace("max = [16, 12, 14]", "max = [12, 8, 8]")
+        .replace("gravity = [-30, 0, -5]", "gravity = [-300, 0, -50]")
+        .replace(
+            "law = \"linear-springs\"\nkn = 1e5\nks = 5e4\nfriction = 0.4",
+            "law = \"hertz-patches\"\nlocal_damping = 0.7",
+        )
+        .replace(
+            "bundles = [{ bundle = \"ball.grain\" }]",
+            "bundles = [{ bundle = \"flex.grain\" }]",
+        )
+        .replace("sizes = [[0.8, 0.5], [1.2, 0.5]]", "sizes = [[1.0, 1.0]]")
+        .replace("vtk_every = 3000", "");
+    assert!(scene.contains("hertz-patches") && scene.contains("flex.grain"));
+    scene_file(dir.path(), &scene);
+    let one = run(dir.path(), 1);
+    // The coupling acts: with the modes off (the mode is inert, the flexibility then unused)
+    // the grains end elsewhere.
+    scene_file(
+        dir.path(),
+        &scene.replace(
+            "\"flex.grain\" }",
+            "\"flex.grain\", modes = { active = false } }",
+        ),
+    );
+    let uncoupled = run_as(dir.path(), 1, "uncoupled", &[], 3000);
+    assert_ne!(one["state"]["bodies"], uncoupled["state"]["bodies"]);
+    scene_file(dir.path(), &scene);
+    let histories = one["state"]["histories"].as_array().unwrap().len();
+    assert!(histories >= 20, "{histories} pairs in contact");
+    for processes in [2, 4] {
+        let many = run(dir.path(), processes);
+        same(&one, &many, &format!("{processes} processes"));
+    }
+}
+
 /// A periodic cell sheared at a constant rate (its vectors the same bits everywhere), grains
 /// driven along x by gravity through its faces (wrapped, and across the subdomains' cuts) and
 /// meeting the shearing images across the y faces.

@@ -2,7 +2,7 @@
 //! section 4.2): rigid analytic grains given the law's material, in one step (the force of the
 //! initial overlap).
 
-use crate::common::{TestMode, bake, simulation, sphere};
+use crate::common::{bake, simulation, sphere};
 use levelset_bake::Primitive;
 
 const E: f64 = 1.0e4;
@@ -261,53 +261,20 @@ fn an_ellipsoid_on_a_plane_along_each_axis() {
     }
 }
 
-/// A deformable sphere (its one mode inert) whose bundle carries a residual flexibility of
-/// `c` between every pair of its six axis points (patches of radius `rho`).
+/// A deformable unit sphere (its one mode inert) of 8,000 nodes whose bundle carries a
+/// residual flexibility of `c` between every pair of its six axis points (patches of radius
+/// `rho`).
 fn flexible_sphere(dir: &std::path::Path, c: f64, rho: f64) -> std::path::PathBuf {
     flexible_sphere_with(dir, ndarray::Array2::from_elem((6, 6), c), rho)
 }
 
-/// [`flexible_sphere`] with the flexibility `matrix` between its axis points `+x, -x, +y, -y,
-/// +z, -z`.
+/// [`flexible_sphere`] with the flexibility `matrix` between its axis points.
 fn flexible_sphere_with(
     dir: &std::path::Path,
     matrix: ndarray::Array2<f64>,
     rho: f64,
 ) -> std::path::PathBuf {
-    let points = ndarray::Array2::from_shape_fn((6, 3), |(i, j)| {
-        if j == i / 2 {
-            if i % 2 == 0 { 1.0 } else { -1.0 }
-        } else {
-            0.0
-        }
-    });
-    let one = |v: f64| ndarray::Array2::from_elem((1, 1), v);
-    let modal = levelset_bake::Modal {
-        mass: one(1.0),
-        stiffness: one(1.0),
-        damping: one(0.0),
-        internal_force: grain::InternalForce::Linear,
-        material: Some(grain::Material {
-            youngs_modulus: E,
-            poisson_ratio: NU,
-            density: 1.0,
-        }),
-        flexibility: Some(grain::GrainFlexibility {
-            points,
-            patch_radius: rho,
-            matrix,
-        }),
-    };
-    crate::common::deformable_sphere_with(
-        dir,
-        "flexible",
-        1.0,
-        0.05,
-        8000,
-        TestMode::Zero,
-        modal,
-        &[],
-    )
+    crate::common::flexible_sphere(dir, "flexible", 0.05, 8000, matrix, rho, [E, NU])
 }
 
 /// Two fixed plates pressing a held sphere by `delta` each: the coupling through the grain's
