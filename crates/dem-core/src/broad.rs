@@ -2,11 +2,11 @@
 //! pairs of a step at once ([`neighbours`]), or one grain at a time against those placed before
 //! ([`CellList`]).
 //!
-//! Cells are cubes of edge `2 r_max` (the largest bounding radius), so overlapping spheres have
-//! centres in the same or adjacent cells. Bodies are bucketed by sorting their cell keys, and
-//! each body looks in the 27 cells around its own (9 runs of 3 cells in key order), bodies in
-//! parallel (rayon). Each body's neighbours come out sorted, whatever the thread count: the
-//! narrow phase and the force reduction follow this order.
+//! Cells are cubes of edge at least `2 r_max` (the largest bounding radius), so overlapping
+//! spheres have centres in the same or adjacent cells: one [`CellList`] over the box of the
+//! centres, each body looking in the 27 cells around its own, bodies in parallel (rayon). Each
+//! body's neighbours come out sorted, whatever the thread count: the narrow phase and the
+//! force reduction follow this order.
 
 use nalgebra::Vector3;
 use rayon::prelude::*;
@@ -28,45 +28,25 @@ pub fn neighbours_of_first(
     if n < 2 || r_max <= 0.0 {
         return vec![Vec::new(); n];
     }
-    let edge = 2.0 * r_max;
-    let cell = |x: &Vector3<f64>| -> [i64; 3] { [0, 1, 2].map(|d| (x[d] / edge).floor() as i64) };
-    let cells: Vec<[i64; 3]> = centres.iter().map(cell).collect();
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    order.sort_unstable_by_key(|&i| (cells[i as usize], i));
-    let sorted_keys: Vec<[i64; 3]> = order.iter().map(|&i| cells[i as usize]).collect();
-    let of = |i: usize| -> Vec<u32> {
-        let c = cells[i];
-        let mut found = Vec::new();
-        // Keys sort x, then y, then z: the three cells stacked along z around (x+dx, y+dy) are
-        // one contiguous run, found by one binary search.
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                // Saturating: a centre beyond 2^63 cells (found by fuzzing a scene) must not
-                // overflow; such far cells merge, which costs tests, never misses a pair.
-                let (x, y) = (c[0].saturating_add(dx), c[1].saturating_add(dy));
-                let (below, above) = (c[2].saturating_sub(1), c[2].saturating_add(1));
-                let start = sorted_keys.partition_point(|k| *k < [x, y, below]);
-                for (&j, _) in order[start..]
-                    .iter()
-                    .zip(&sorted_keys[start..])
-                    .take_while(|(_, k)| **k <= [x, y, above])
-                {
-                    let j = j as usize;
-                    if j > i {
-                        let reach = radii[i] + radii[j];
-                        if (centres[i] - centres[j]).norm_squared() < reach * reach {
-                            found.push(j as u32);
-                        }
-                    }
-                }
-            }
-        }
-        found.sort_unstable();
-        found
-    };
+    let lo = centres.iter().fold(Vector3::repeat(f64::INFINITY), |a, x| a.inf(x));
+    let hi = centres.iter().fold(Vector3::repeat(f64::NEG_INFINITY), |a, x| a.sup(x));
+    let mut list = CellList::new(lo, hi, 2.0 * r_max, n);
+    for (x, &r) in centres.iter().zip(radii) {
+        list.insert(x, r);
+    }
     (0..n)
         .into_par_iter()
-        .map(|i| if i < searching { of(i) } else { Vec::new() })
+        .map(|i| {
+            if i >= searching {
+                return Vec::new();
+            }
+            let mut found: Vec<u32> = (list.near(&centres[i], radii[i]))
+                .filter(|&j| j > i)
+                .map(|j| j as u32)
+                .collect();
+            found.sort_unstable();
+            found
+        })
         .collect()
 }
 
@@ -227,7 +207,8 @@ mod tests {
     }
 
     /// Found by the fuzz campaign (issue #14): a centre beyond 2^63 cells overflowed the cell
-    /// arithmetic. Far centres now saturate; the near pair is still found, none is invented.
+    /// arithmetic. The cell list's cells grow with the box (at most about 4 per body): far
+    /// centres share cells with near ones; the near pair is still found, none is invented.
     #[test]
     fn far_away_centres_do_not_overflow_the_cells() {
         let centres = [
