@@ -28,8 +28,12 @@ pub fn neighbours_of_first(
     if n < 2 || r_max <= 0.0 {
         return vec![Vec::new(); n];
     }
-    let lo = centres.iter().fold(Vector3::repeat(f64::INFINITY), |a, x| a.inf(x));
-    let hi = centres.iter().fold(Vector3::repeat(f64::NEG_INFINITY), |a, x| a.sup(x));
+    let lo = centres
+        .iter()
+        .fold(Vector3::repeat(f64::INFINITY), |a, x| a.inf(x));
+    let hi = centres
+        .iter()
+        .fold(Vector3::repeat(f64::NEG_INFINITY), |a, x| a.sup(x));
     let mut list = CellList::new(lo, hi, 2.0 * r_max, n);
     for (x, &r) in centres.iter().zip(radii) {
         list.insert(x, r);
