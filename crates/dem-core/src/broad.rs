@@ -77,11 +77,21 @@ pub struct CellList {
 const NONE: u32 = u32::MAX;
 
 impl CellList {
-    /// Cells of at least `cell` over the box `lo..hi`, no more than about `4 * bodies` of them.
+    /// Cells of at least `cell` over the box `lo..hi`, no more than `4 * bodies + 64` of them.
     pub fn new(lo: Vector3<f64>, hi: Vector3<f64>, cell: f64, bodies: usize) -> CellList {
-        let volume: f64 = (hi - lo).iter().product();
-        let cell = cell.max((volume / (4.0 * bodies as f64)).cbrt());
-        let dims = [0, 1, 2].map(|d| ((hi[d] - lo[d]) / cell).ceil().max(1.0) as usize);
+        let extent = hi - lo;
+        let limit = 4.0 * bodies as f64 + 64.0;
+        let mut cell = cell.max((extent.iter().product::<f64>() / limit).cbrt());
+        let count = |cell: f64| [0, 1, 2].map(|d| (extent[d] / cell).ceil().max(1.0));
+        // A flat or far-flung box (centres found by fuzzing at 1e300 apart along one axis) has
+        // too many cells along its long axes for its volume: larger cells, until they fit.
+        // Centres beyond the cells are binned at the box's faces, which costs tests, never
+        // misses a pair.
+        while count(cell).iter().product::<f64>() > limit {
+            let over = count(cell).iter().product::<f64>() / limit;
+            cell *= over.cbrt().max(1.25);
+        }
+        let dims = count(cell).map(|n| n as usize);
         CellList {
             origin: lo,
             cell,
@@ -223,5 +233,8 @@ mod tests {
         ];
         let found = neighbours(&centres, &[1.0; 4]);
         assert_eq!(found, vec![vec![], vec![2], vec![], vec![]]);
+        // Far apart along one axis only (the box flat): the cells' count stays bounded.
+        let line = centres.map(|x| Vector3::new(x.x, 0.0, 0.0));
+        assert_eq!(neighbours(&line, &[1.0; 4]), found);
     }
 }

@@ -19,27 +19,26 @@
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
+use crate::cell::Cell;
 use crate::cloud::Weights;
 use crate::domain::Processes;
-use crate::law::{PairHistory, Partner};
-use crate::sim::{Candidate, Contacts};
+use crate::law::{PairHistory, PairKey, Partner};
 use crate::view::View;
 
 /// The overlap corrections `e_p` of `pairs` (keys and view indices, `u32::MAX` for a wall) from
 /// their histories of the last step `olds` (module docs); all zero if no grain has a
 /// flexibility.
 ///
-/// Each process computes the parts of the grains it owns (the first `c.owned` views), whose
+/// Each process computes the parts of the grains it owns (the first `owned` views), whose
 /// pairs it holds all of; a pair with a ghost takes the ghost's part from the ghost's owner
 /// (`processes`, [`Processes::to_owners`]). A pair's correction is `0 - e_a - e_b`, its first
 /// grain's part first: the bits of a run in one process, whatever the decomposition.
 pub fn offsets(
-    c: &Contacts,
-    pairs: &[Candidate],
+    (views, cell, owned): (&[View], Option<&Cell>, usize),
+    pairs: &[(PairKey, [u32; 2])],
     olds: &[Option<PairHistory>],
     processes: Option<&mut dyn Processes>,
 ) -> Vec<f64> {
-    let views = c.views;
     let mut offsets = vec![0.0; pairs.len()];
     // A grain whose modes are off is rigid: its flexibility (what the modes leave out) is not
     // its body's.
@@ -54,7 +53,7 @@ pub fn offsets(
         return offsets;
     }
     // Each owned flexible grain's loads of the last step.
-    let mut loads: Vec<Vec<Load>> = vec![Vec::new(); c.owned];
+    let mut loads: Vec<Vec<Load>> = vec![Vec::new(); owned];
     for (i, ((key, [a, b]), old)) in pairs.iter().zip(olds).enumerate() {
         let Some(load) = old.as_ref().and_then(|h| h.load()) else {
             continue;
@@ -62,7 +61,7 @@ pub fn offsets(
         let x = views[*a as usize].position + Vector3::from(load.point);
         let mut add = |side: usize, v: usize, shift: Vector3<f64>| {
             let view = &views[v];
-            if v < c.owned && flexible(view) {
+            if v < owned && flexible(view) {
                 let local = view.rotation.transpose() * (x - view.position - shift);
                 loads[v].push(Load {
                     pair: i,
@@ -74,8 +73,8 @@ pub fn offsets(
         };
         add(0, *a as usize, Vector3::zeros());
         if let Partner::Body(_) = key.b {
-            let shift = match c.cell {
-                Some(cell) => cell.vectors * Vector3::from(key.shift.map(f64::from)),
+            let shift = match cell {
+                Some(c) => c.vectors * Vector3::from(key.shift.map(f64::from)),
                 None => Vector3::zeros(),
             };
             add(1, *b as usize, shift);
@@ -115,9 +114,9 @@ pub fn offsets(
     if let Some(p) = processes {
         // A pair with a ghost: this process's part to the ghost's owner, the ghost's from it.
         let ghost_side = |[a, b]: [u32; 2]| {
-            if a as usize >= c.owned {
+            if a as usize >= owned {
                 Some(0)
-            } else if b != u32::MAX && b as usize >= c.owned {
+            } else if b != u32::MAX && b as usize >= owned {
                 Some(1)
             } else {
                 None

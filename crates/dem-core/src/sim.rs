@@ -932,7 +932,7 @@ pub fn narrow_phase(
         })
         .collect();
     let offsets = if c.law.couples() {
-        crate::coupling::offsets(c, pairs, &olds, processes)
+        crate::coupling::offsets((c.views, c.cell, c.owned), pairs, &olds, processes)
     } else {
         vec![0.0; pairs.len()]
     };
