@@ -28,12 +28,7 @@ pub fn neighbours_of_first(
     if n < 2 || r_max <= 0.0 {
         return vec![Vec::new(); n];
     }
-    let lo = centres
-        .iter()
-        .fold(Vector3::repeat(f64::INFINITY), |a, x| a.inf(x));
-    let hi = centres
-        .iter()
-        .fold(Vector3::repeat(f64::NEG_INFINITY), |a, x| a.sup(x));
+    let (lo, hi) = bounding_box(centres);
     let mut list = CellList::new(lo, hi, 2.0 * r_max, n);
     for (x, &r) in centres.iter().zip(radii) {
         list.insert(x, r);
@@ -52,6 +47,13 @@ pub fn neighbours_of_first(
             found
         })
         .collect()
+}
+
+/// The smallest box `lo..hi` holding `points` (empty: `lo` all `+inf`, `hi` all `-inf`).
+pub fn bounding_box(points: &[Vector3<f64>]) -> (Vector3<f64>, Vector3<f64>) {
+    let lo = (points.iter()).fold(Vector3::repeat(f64::INFINITY), |a, x| a.inf(x));
+    let hi = (points.iter()).fold(Vector3::repeat(f64::NEG_INFINITY), |a, x| a.sup(x));
+    (lo, hi)
 }
 
 /// The incremental form: a cell list (the linked cells of molecular dynamics) that bodies join

@@ -55,16 +55,10 @@ impl Frame {
 
     /// The box of `centres` (an axis along which they all lie in one plane gets a unit extent).
     pub fn of_box(centres: &[Vector3<f64>]) -> Frame {
-        let lo = centres
-            .iter()
-            .fold(Vector3::repeat(f64::INFINITY), |a, x| a.inf(x));
-        let hi = centres
-            .iter()
-            .fold(Vector3::repeat(f64::NEG_INFINITY), |a, x| a.sup(x));
         let (lo, hi) = if centres.is_empty() {
             (Vector3::zeros(), Vector3::repeat(1.0))
         } else {
-            (lo, hi)
+            crate::broad::bounding_box(centres)
         };
         let extent = (hi - lo).map(|e| if e > 0.0 { e } else { 1.0 });
         Frame {
