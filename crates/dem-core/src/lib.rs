@@ -64,6 +64,7 @@ pub mod levelset;
 pub mod measure;
 pub mod modal;
 pub mod motion;
+pub mod neighbours;
 pub mod path;
 pub mod sim;
 pub mod state;

@@ -10,7 +10,8 @@
 //! 2. `move_walls`; the cell's vectors moved; [`wrap`]: free grains that left a periodic cell
 //!    back into it, their pairs' image shifts corrected ([`crate::cell`]);
 //! 3. [`views`]: one [`View`] of each body (pose, current nodes, reach, level-set queries);
-//! 4. [`broad_phase`]: the candidate pairs, on the views' reach ([`broad`]);
+//! 4. [`broad_phase`]: the candidate pairs, on the views' reach, from a neighbour list kept
+//!    over the steps ([`crate::neighbours`]);
 //! 5. [`narrow_phase`]: the contact law per pair with its history (pairs in parallel);
 //! 6. `reduce`: the pair forces summed onto grains, walls and modes in pair order (the same
 //!    bits for any thread count);
@@ -33,8 +34,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::body::NodeRole;
 use crate::body::{Body, Shape};
-use crate::broad;
-use crate::cell::{Cell, deform_cell, periodic_neighbours, reshift, wrap};
+use crate::cell::{Cell, deform_cell, reshift, wrap};
 use crate::domain::{Holding, Processes, WallTerm};
 use crate::integrate::{self, PARALLEL_BODIES};
 use crate::law::{
@@ -44,6 +44,7 @@ use crate::ledger::{self, Dissipation, Energies, Ledger};
 use crate::levelset::LevelSetFault;
 use crate::measure::ContactSums;
 use crate::modal::{Excursion, refill};
+use crate::neighbours::NeighbourList;
 use crate::path::PerMode;
 use crate::timestep;
 use crate::view::View;
@@ -144,6 +145,10 @@ pub struct Parameters {
     pub gravity: Vector3<f64>,
     /// Time step.
     pub dt: f64,
+    /// The neighbour list's skin (a length, `>= 0`; [`crate::neighbours`]): the list is kept
+    /// until a grain has moved by half of it. Zero searches at every step. It changes the
+    /// cost of a step, never its result.
+    pub skin: f64,
 }
 
 /// What the last force evaluation found (stages 3 to 7), and the faults of the last step.
@@ -170,6 +175,8 @@ pub struct Evaluation {
     /// amplitudes), over every process: what a periodic cell's width is checked against during
     /// a run, and what ghosts are sent out to.
     pub largest_reach: f64,
+    /// The broad phase's neighbour list, kept from one evaluation to the next.
+    pub neighbours: NeighbourList,
 }
 
 /// Running totals since the run began: the energy ledger, counters, the excursions beyond the
@@ -317,6 +324,10 @@ impl Simulation {
             if let Some(p) = &self.partition.processes {
                 moved = p.all_wrapped(moved);
             }
+            if self.partition.processes.is_none() {
+                // One process: the ids are the bodies' indices.
+                self.last.neighbours.wrapped(&moved);
+            }
             reshift(&mut self.world.histories, &moved);
         }
         self.totals.timings.integrate += lap(&mut clock);
@@ -423,7 +434,18 @@ impl Simulation {
             ids: &partition.ids,
             owned: partition.owned,
         };
-        let pairs = broad_phase(&held, &views, &world.walls, world.cell.as_ref());
+        // A decomposed run renumbers its ghosts at every step: its list is searched afresh.
+        let skin = match partition.processes {
+            Some(_) => 0.0,
+            None => parameters.skin,
+        };
+        let pairs = broad_phase(
+            &held,
+            &views,
+            &world.walls,
+            world.cell.as_ref(),
+            (&mut last.neighbours, skin),
+        );
         totals.timings.broad += lap(clock);
         let contacts = Contacts {
             views: &views,
@@ -821,28 +843,25 @@ pub type Candidate = (PairKey, [u32; 2]);
 /// order: each body's grain partners (one of the two free), then the walls within its reach
 /// (prescribed grains meet walls too, their reactions are an output). Keys are in global ids,
 /// the lower first, and sorted like the histories. In a periodic cell, the grain partners
-/// include images across its faces ([`periodic_neighbours`]).
+/// include images across its faces ([`crate::cell::periodic_neighbours`]). The grain partners
+/// come from `list`, brought to this step with the skin `skin` ([`NeighbourList::update`]).
 pub fn broad_phase(
     held: &Held,
     views: &[View],
     walls: &[Wall],
     cell: Option<&Cell>,
+    (list, skin): (&mut NeighbourList, f64),
 ) -> Vec<Candidate> {
     let bodies = held.bodies;
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
     let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
     // Only the owned grains search: a ghost's partners among the ghosts are another process's.
-    let neighbours: Vec<Vec<(u32, [i32; 3])>> = match cell {
-        None => broad::neighbours_of_first(&centres, &radii, held.owned)
-            .into_iter()
-            .map(|js| js.into_iter().map(|j| (j, [0; 3])).collect())
-            .collect(),
-        Some(cell) => periodic_neighbours(cell, &centres, &radii, held.owned),
-    };
+    list.update(&centres, &radii, held.owned, cell, skin);
+    let list = &*list;
     let ids = held.ids;
     let pairs_of = |i: usize| -> Vec<Candidate> {
         let a = &bodies[i];
-        let grains = (neighbours[i].iter())
+        let grains = (list.partners(i).iter())
             .filter(|&&(j, _)| i < held.owned || (j as usize) < held.owned)
             .filter(|(j, _)| a.is_free() || bodies[*j as usize].is_free())
             .map(|&(j, shift)| {

@@ -5,7 +5,8 @@
 //! in a periodic cell of the same box: the time per grain-step of each, side by side in one
 //! run, on 1 and 2 threads. The periodic run adds ghost copies of the grains near the faces to
 //! the broad phase, image views in the narrow phase, and the wrap (goal: within 10 % of the
-//! walled run).
+//! walled run). Each is run with the default neighbour-list skin and with none (a search at
+//! every step): the skin's gain, side by side.
 
 use std::time::Instant;
 
@@ -47,8 +48,9 @@ fn main() {
         .map(|(p, n)| format!("[[walls]]\nkind = \"plane\"\npoint = {p:?}\nnormal = {n:?}\n"))
         .collect();
     let cell = format!("[cell]\nsize = [{side}, {side}, {side}]\n");
-    let build = |name: &str, boundary: &str| {
+    let build = |name: &str, boundary: &str, skin: &str| {
         let path = dir.path().join(name);
+        let header = header.replacen("[contact]", &format!("{skin}[contact]"), 1);
         std::fs::write(&path, format!("{header}{boundary}{grains}")).unwrap();
         let mut sim = dem_run::build::from_scene(&Scene::read(&path).unwrap(), &path).unwrap();
         // The same random velocities for both (speed 0.3, one step moves 3e-4).
@@ -65,8 +67,18 @@ fn main() {
             .build()
             .unwrap();
         let mut per_grain_step = Vec::new();
-        for (name, boundary) in [("walls.toml", walls.as_str()), ("cell.toml", cell.as_str())] {
-            let mut sim = build(name, boundary);
+        let runs = [
+            ("walls", walls.as_str(), ""),
+            ("cell", cell.as_str(), ""),
+            ("walls, skin 0", walls.as_str(), "skin = 0\n"),
+            ("cell, skin 0", cell.as_str(), "skin = 0\n"),
+        ];
+        for (name, boundary, skin) in runs {
+            let mut sim = build(
+                &format!("{}.toml", name.replace([',', ' '], "")),
+                boundary,
+                skin,
+            );
             let start = Instant::now();
             pool.install(|| {
                 for _ in 0..STEPS {
@@ -75,18 +87,21 @@ fn main() {
             });
             let t = start.elapsed().as_secs_f64() / (STEPS as f64 * COUNT as f64);
             per_grain_step.push(t);
+            let broad = sim.totals.timings.broad;
             println!(
-                "{threads} thread(s), {}: {:.2} us per grain-step, {} node contacts at the end; broad {:.2} s, narrow {:.2} s",
-                name.trim_end_matches(".toml"),
+                "{threads} thread(s), {name}: {:.2} us per grain-step, {} node contacts at the end; broad {broad:.2} s ({:.1} % of the step, {} searches), narrow {:.2} s",
                 t * 1e6,
                 sim.last.contacts,
-                sim.totals.timings.broad,
+                100.0 * broad / (t * (STEPS * COUNT as u64) as f64),
+                sim.last.neighbours.builds(),
                 sim.totals.timings.narrow
             );
         }
         println!(
-            "{threads} thread(s): periodic / walls = {:.3} (goal <= 1.10)",
-            per_grain_step[1] / per_grain_step[0]
+            "{threads} thread(s): periodic / walls = {:.3} (goal <= 1.10); skin 0 / skin: walls {:.3}, cell {:.3}",
+            per_grain_step[1] / per_grain_step[0],
+            per_grain_step[2] / per_grain_step[0],
+            per_grain_step[3] / per_grain_step[1]
         );
     }
 }

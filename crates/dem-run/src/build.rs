@@ -324,6 +324,9 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
         local_damping: scene.contact.local_damping,
         gravity: Vector3::from(scene.run.gravity),
         dt: 0.0,
+        skin: (scene.run.skin).unwrap_or_else(|| {
+            crate::scene::SKIN_DEFAULT * dem_core::body::smallest_radius(&world.shapes)
+        }),
     };
     let mut sim = Simulation::new(world, parameters);
     sim.parameters.dt = match scene.run.dt {

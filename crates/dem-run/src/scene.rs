@@ -7,6 +7,8 @@
 //! stage = false          # true: steps or duration count from a restart's checkpoint
 //! gravity = [0, 0, -9.81]
 //! threads = 2            # rayon threads (the command line's --threads overrides it)
+//! skin = 0.05            # neighbour-list skin, a length (default: 0.5 x the smallest grain's
+//!                        # bounding radius; 0: search every step); cost only, never results
 //!
 //! [output]               # cadences in steps; 0 = never (history.csv: every 100 by default)
 //! history_every = 100
@@ -232,7 +234,14 @@ pub struct Run {
     /// Threads (0: rayon's default, the number of cores).
     #[serde(default)]
     pub threads: usize,
+    /// The neighbour list's skin (a length, `>= 0`; [`dem_core::neighbours`]); default
+    /// [`SKIN_DEFAULT`] times the smallest grain's bounding radius.
+    pub skin: Option<f64>,
 }
+
+/// The default skin as a fraction of the smallest grain's bounding radius (YADE's default
+/// `verletDist`; docs/performance.md, "The neighbour list").
+pub const SKIN_DEFAULT: f64 = 0.5;
 
 /// The most threads a run takes (more is a typo: no machine this runs on has them).
 pub const MAX_THREADS: usize = 1024;
@@ -398,6 +407,11 @@ impl Scene {
             _ => {}
         }
         check_finite("run.gravity", &r.gravity)?;
+        if let Some(skin) = r.skin
+            && !(skin.is_finite() && skin >= 0.0)
+        {
+            return fail("run.skin", format!("a length >= 0, got {skin}"));
+        }
         if r.threads > MAX_THREADS {
             return fail(
                 "run.threads",

@@ -37,6 +37,11 @@ pub struct Summary {
     /// Wall-clock seconds of this invocation's steps, by stage of the step
     /// ([`dem_core::sim::Timings`]; the rest of `wall_seconds` is output and checks).
     pub timings: Timings,
+    /// How many times this invocation's broad phase searched for neighbours: the builds of
+    /// its neighbour list, each kept for the steps its skin allows ([`dem_core::neighbours`];
+    /// the first process's, in a decomposed run, which searches at every step).
+    #[serde(default)]
+    pub neighbour_searches: u64,
     /// Node contacts at the end.
     pub node_contacts: usize,
     /// Kinetic + potential + contact + modal energy at the end.
@@ -194,6 +199,7 @@ impl End {
             wall_seconds: wall,
             steps_per_second: (sim.world.step - self.first_step) as f64 / wall.max(1e-12),
             timings: sim.totals.timings,
+            neighbour_searches: sim.last.neighbours.builds(),
             node_contacts: sum_count(sim, sim.last.contacts),
             energy_total: energies.total(),
             energy_residual: ledger.residual(&energies),
