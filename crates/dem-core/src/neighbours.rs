@@ -14,16 +14,36 @@
 //! `d_i + g_i + d_j + g_j + sum_k |dH e_k| >= s`, which the rebuild test
 //! `2 max_i (d_i + g_i) + sum_k |dH e_k| >= s` catches a step before.
 //!
-//! Cost: the test and the filter are `O(N + listed pairs)` per step; a build is the cell-list
-//! search, `O(N)` with a larger constant. A skin of zero builds at every step.
+//! In a run decomposed over processes, each keeps the list of its own grains, in global ids
+//! (its ghosts are renumbered at every exchange), and the processes search together: when the
+//! test fails in any of them, or any owns other grains than at the search (a migration). Each
+//! grain's travel is then measured by its owner, and the ghosts are sent for reaches grown by
+//! half the skin, so that a process's search holds every partner its grains may meet before the
+//! next.
+//!
+//! Cost: the test and the filter are `O(N + listed pairs)` per step, and a decomposed run adds
+//! one collective maximum; a build is the cell-list search, `O(N)` with a larger constant. A skin
+//! of zero builds at every step.
 
 use nalgebra::{Matrix3, Vector3};
 
 use crate::broad;
-use crate::cell::{Cell, periodic_neighbours};
+use crate::cell::{Cell, Wrapped, periodic_neighbours};
 
-/// A grain partner: its index among the bodies and the image `n` of it that is met.
+/// A grain partner: its index among the bodies held and the image `n` of it that is met.
 pub type Partner = (u32, [i32; 3]);
+
+/// The bodies a list is kept for: those a process holds, the first `searching` its own.
+pub struct Bodies<'a> {
+    /// Centres.
+    pub centres: &'a [Vector3<f64>],
+    /// Reaches.
+    pub radii: &'a [f64],
+    /// Global ids.
+    pub ids: &'a [u32],
+    /// How many search (the owned grains, first).
+    pub searching: usize,
+}
 
 /// The kept list and the state it was built at; [`NeighbourList::update`] brings it to the
 /// current step.
@@ -33,49 +53,51 @@ pub struct NeighbourList {
     valid: bool,
     /// The skin it was built with.
     skin: f64,
-    /// How many bodies searched.
-    searching: usize,
-    /// Per body: centre and reach at the build.
+    /// The ids of the bodies that searched, in their order then.
+    searchers: Vec<u32>,
+    /// Per searcher: centre and reach at the build.
     built: Vec<(Vector3<f64>, f64)>,
     /// The cell's vectors `H` at the build.
     vectors: Option<Matrix3<f64>>,
-    /// The partners within the grown reaches at the build, body after body (`listed_start[i]..
-    /// listed_start[i + 1]`).
+    /// Each searcher's partners within the grown reaches at the build, by global id, sorted,
+    /// searcher after searcher (`listed_start[k]..listed_start[k + 1]`).
     listed: Vec<Partner>,
     listed_start: Vec<usize>,
-    /// The partners that overlap at the last update, in the same layout.
+    /// The partners that overlap at the last update, by index among the bodies held, in the
+    /// same layout.
     current: Vec<Partner>,
     current_start: Vec<usize>,
+    /// By global id: the index among the bodies held during an update (`NONE` otherwise).
+    slots: Vec<u32>,
     /// Builds since the list was made.
     builds: u64,
 }
 
+const NONE: u32 = u32::MAX;
+
 impl NeighbourList {
-    /// The wraps `moved` (body index and `m`, the body moved by `X -> X - H m`; as
-    /// [`crate::cell::wrap`] gives them in one process, where ids are indices): the list follows
-    /// them as [`crate::cell::reshift`] does the histories (each listed image `n - m` where the
-    /// body searches, `n + m` where it is the partner) and its build centres `X_0 - H_0 m`, so
-    /// that it is kept: every pair's vector `X_j + H n - X_i`, now and at the build, is unchanged.
-    pub fn wrapped(&mut self, moved: &[(u32, [i32; 3])]) {
+    /// The wraps `moved` (global id and `m`, the body moved by `X -> X - H m`, sorted by id, as
+    /// [`crate::cell::wrap`] gives them): the list follows them as [`crate::cell::reshift`] does
+    /// the histories (each listed image `n - m` where the body searches, `n + m` where it is the
+    /// partner) and its build centres `X_0 - H_0 m`, so that it is kept: every pair's vector
+    /// `X_j + H n - X_i`, now and at the build, is unchanged.
+    pub fn wrapped(&mut self, moved: &[Wrapped]) {
         let Some(h0) = self.vectors.filter(|_| self.valid && !moved.is_empty()) else {
             return;
         };
-        let mut by = vec![[0; 3]; self.built.len()];
-        for &(b, m) in moved {
-            let Some(x0) = self.built.get_mut(b as usize) else {
-                self.valid = false;
-                return;
-            };
-            x0.0 -= h0 * Vector3::from(m.map(f64::from));
-            by[b as usize] = m;
-        }
-        for i in 0..self.built.len() {
-            let listed = &mut self.listed[self.listed_start[i]..self.listed_start[i + 1]];
+        let by =
+            |id: u32| (moved.binary_search_by_key(&id, |e| e.0)).map_or([0; 3], |k| moved[k].1);
+        for (k, &id) in self.searchers.iter().enumerate() {
+            let mi = by(id);
+            if mi != [0; 3] {
+                self.built[k].0 -= h0 * Vector3::from(mi.map(f64::from));
+            }
+            let listed = &mut self.listed[self.listed_start[k]..self.listed_start[k + 1]];
             let mut changed = false;
             for (j, n) in listed.iter_mut() {
-                let (mi, mj) = (by[i], by[*j as usize]);
+                let mj = by(*j);
                 if mi != [0; 3] || mj != [0; 3] {
-                    *n = [0, 1, 2].map(|k| n[k] - mi[k] + mj[k]);
+                    *n = [0, 1, 2].map(|d| n[d] - mi[d] + mj[d]);
                     changed = true;
                 }
             }
@@ -90,49 +112,46 @@ impl NeighbourList {
         self.builds
     }
 
-    /// The list at the bodies' `centres` and `radii` (reaches), the first `searching` of them
-    /// searching (as [`broad::neighbours_of_first`]), with a skin `skin` (a length, `>= 0`):
-    /// built again if the rebuild test (module docs) asks for it, then filtered. The result
-    /// is read with [`NeighbourList::partners`].
+    /// The list at the `bodies`' state, with a skin `skin` (a length, `>= 0`): built again if
+    /// the rebuild test (module docs) asks for it here or, by `anywhere` (whether a flag holds
+    /// in any process, called once), in another process, then filtered. The result is read
+    /// with [`NeighbourList::partners`].
     pub fn update(
         &mut self,
-        centres: &[Vector3<f64>],
-        radii: &[f64],
-        searching: usize,
+        bodies: &Bodies,
         cell: Option<&Cell>,
         skin: f64,
+        anywhere: &dyn Fn(bool) -> bool,
     ) {
-        if !self.keeps(centres, radii, searching, cell, skin) {
-            self.build(centres, radii, searching, cell, skin);
+        if anywhere(!self.keeps(bodies, cell, skin)) {
+            self.build(bodies, cell, skin);
         }
-        self.filter(centres, radii, cell);
+        self.filter(bodies, cell);
     }
 
-    /// Body `i`'s partners `j > i` whose reaches overlap at the last update, sorted (none for a
-    /// body that does not search).
+    /// Body `i`'s partners whose reaches overlap at the last update, sorted by global id (none
+    /// for a body that does not search).
     pub fn partners(&self, i: usize) -> &[Partner] {
-        &self.current[self.current_start[i]..self.current_start[i + 1]]
+        match self.current_start.get(i + 1) {
+            Some(&end) => &self.current[self.current_start[i]..end],
+            None => &[],
+        }
     }
 
-    /// Whether the list built before holds every pair that overlaps now.
-    fn keeps(
-        &self,
-        centres: &[Vector3<f64>],
-        radii: &[f64],
-        searching: usize,
-        cell: Option<&Cell>,
-        skin: f64,
-    ) -> bool {
+    /// Whether the list built before holds every pair of this process's grains that overlaps
+    /// now (the other processes' grains: their own test).
+    fn keeps(&self, bodies: &Bodies, cell: Option<&Cell>, skin: f64) -> bool {
+        let own = ..bodies.searching;
         if !self.valid
             || skin <= 0.0
             || skin != self.skin
-            || searching != self.searching
-            || centres.len() != self.built.len()
+            || bodies.ids[own] != self.searchers[..]
             || cell.map(|c| c.vectors).is_some() != self.vectors.is_some()
         {
             return false;
         }
-        let travel = (centres.iter().zip(radii).zip(&self.built))
+        let travel = (bodies.centres[own].iter().zip(&bodies.radii[own]))
+            .zip(&self.built)
             .map(|((x, &r), (x0, r0))| (x - x0).norm() + (r - r0).max(0.0))
             .fold(0.0, f64::max);
         let strain = match (cell, &self.vectors) {
@@ -143,22 +162,28 @@ impl NeighbourList {
         2.0 * travel + strain < skin
     }
 
-    fn build(
-        &mut self,
-        centres: &[Vector3<f64>],
-        radii: &[f64],
-        searching: usize,
-        cell: Option<&Cell>,
-        skin: f64,
-    ) {
+    fn build(&mut self, bodies: &Bodies, cell: Option<&Cell>, skin: f64) {
+        let Bodies {
+            centres,
+            radii,
+            ids,
+            searching,
+        } = *bodies;
         let grown: Vec<f64> = radii.iter().map(|r| r + 0.5 * skin).collect();
-        let found: Vec<Vec<Partner>> = match cell {
+        let mut found: Vec<Vec<Partner>> = match cell {
             None => broad::neighbours_of_first(centres, &grown, searching)
                 .into_iter()
                 .map(|js| js.into_iter().map(|j| (j, [0; 3])).collect())
                 .collect(),
             Some(cell) => periodic_neighbours(cell, centres, &grown, searching),
         };
+        found.truncate(searching);
+        for partners in &mut found {
+            for p in partners.iter_mut() {
+                p.0 = ids[p.0 as usize];
+            }
+            partners.sort_unstable();
+        }
         self.listed_start = std::iter::once(0)
             .chain(found.iter().scan(0, |n, p| {
                 *n += p.len();
@@ -166,28 +191,49 @@ impl NeighbourList {
             }))
             .collect();
         self.listed = found.into_iter().flatten().collect();
-        self.built = centres.iter().copied().zip(radii.iter().copied()).collect();
+        self.searchers = ids[..searching].to_vec();
+        self.built = (centres[..searching].iter().copied())
+            .zip(radii[..searching].iter().copied())
+            .collect();
         self.vectors = cell.map(|c| c.vectors);
-        (self.valid, self.skin, self.searching) = (true, skin, searching);
+        (self.valid, self.skin) = (true, skin);
         self.builds += 1;
     }
 
     /// The listed pairs whose reaches overlap now: the cell list's test
-    /// (`|X_j - X_i|^2 < (r_j + r_i)^2`, the same operations), at the image `n`.
-    fn filter(&mut self, centres: &[Vector3<f64>], radii: &[f64], cell: Option<&Cell>) {
+    /// (`|X_j - X_i|^2 < (r_j + r_i)^2`, the same operations), at the image `n`. A listed
+    /// partner no longer held here is out of reach of this process's grains (it left the
+    /// ghosts' halo).
+    fn filter(&mut self, bodies: &Bodies, cell: Option<&Cell>) {
+        let (centres, radii, ids) = (bodies.centres, bodies.radii, bodies.ids);
+        let most = ids.iter().copied().max().map_or(0, |m| m as usize + 1);
+        if self.slots.len() < most {
+            self.slots.resize(most, NONE);
+        }
+        for (i, &id) in ids.iter().enumerate() {
+            self.slots[id as usize] = i as u32;
+        }
         self.current.clear();
         self.current_start.clear();
         self.current_start.push(0);
-        for i in 0..centres.len() {
+        for i in 0..bodies.searching {
             let listed = &self.listed[self.listed_start[i]..self.listed_start[i + 1]];
-            self.current.extend(listed.iter().filter(|&&(j, n)| {
+            self.current.extend(listed.iter().filter_map(|&(id, n)| {
+                let j = self.slots.get(id as usize).copied().unwrap_or(NONE);
+                if j == NONE {
+                    return None;
+                }
                 let mut y = centres[j as usize];
                 if n != [0; 3] {
                     y += cell.expect("image shifts come from a cell").shift(n);
                 }
-                (y - centres[i]).norm_squared() < (radii[j as usize] + radii[i]).powi(2)
+                ((y - centres[i]).norm_squared() < (radii[j as usize] + radii[i]).powi(2))
+                    .then_some((j, n))
             }));
             self.current_start.push(self.current.len());
+        }
+        for &id in ids {
+            self.slots[id as usize] = NONE;
         }
     }
 }
@@ -215,6 +261,16 @@ mod tests {
         (centres, radii)
     }
 
+    /// Every body held and searching, its id its index.
+    fn one_process<'a>(x: &'a [Vector3<f64>], r: &'a [f64], ids: &'a [u32]) -> Bodies<'a> {
+        Bodies {
+            centres: x,
+            radii: r,
+            ids,
+            searching: x.len(),
+        }
+    }
+
     /// The step-th small random move of body `b`.
     fn jitter(step: usize, b: usize) -> (Vector3<f64>, f64) {
         let t = (step * 150 + b) as f64;
@@ -228,6 +284,7 @@ mod tests {
     #[test]
     fn a_kept_list_follows_a_sheared_periodic_cell() {
         let (mut x, mut r) = lattice();
+        let ids: Vec<u32> = (0..x.len() as u32).collect();
         let mut cell = crate::cell::CellSpec {
             origin: [0.0; 3],
             size: Some([11.4, 10.5, 10.0]),
@@ -254,7 +311,7 @@ mod tests {
             }
             wraps += moved.len();
             list.wrapped(&moved);
-            list.update(&x, &r, x.len(), Some(&cell), 0.4);
+            list.update(&one_process(&x, &r, &ids), Some(&cell), 0.4, &|f| f);
             let fresh = periodic_neighbours(&cell, &x, &r, x.len());
             for (i, partners) in fresh.iter().enumerate() {
                 assert_eq!(list.partners(i), partners, "step {step}, body {i}");
@@ -270,12 +327,58 @@ mod tests {
         assert!(list.builds() <= 67, "{} builds", list.builds());
     }
 
+    /// A process's view of the lattice: it owns the bodies of id below 60, held first and in
+    /// id order, and holds the others as ghosts in an order that changes at every step (as an
+    /// exchange renumbers them); a third of the ghosts are not held at some steps (out of the
+    /// halo). At every step, by global ids, the pairs of a fresh search of what is held (the
+    /// reference), with far fewer builds.
+    #[test]
+    fn a_kept_list_follows_renumbered_ghosts() {
+        let (mut x, mut r) = lattice();
+        let owned = 60;
+        let mut list = NeighbourList::default();
+        let mut total = 0;
+        for step in 0..200 {
+            for (b, (x, r)) in x.iter_mut().zip(&mut r).enumerate() {
+                let (dx, growth) = jitter(step, b);
+                *x += dx;
+                *r *= growth;
+            }
+            let mut ghosts: Vec<u32> = (owned..x.len() as u32)
+                .filter(|&g| !(g as usize + step).is_multiple_of(3) || step.is_multiple_of(2))
+                .collect();
+            let k = step * 7 % ghosts.len();
+            ghosts.rotate_left(k);
+            let ids: Vec<u32> = (0..owned).chain(ghosts).collect();
+            let held: Vec<Vector3<f64>> = ids.iter().map(|&i| x[i as usize]).collect();
+            let reach: Vec<f64> = ids.iter().map(|&i| r[i as usize]).collect();
+            let bodies = Bodies {
+                centres: &held,
+                radii: &reach,
+                ids: &ids,
+                searching: owned as usize,
+            };
+            list.update(&bodies, None, 0.3, &|f| f);
+            let fresh = broad::neighbours_of_first(&held, &reach, owned as usize);
+            for (i, js) in fresh.iter().enumerate() {
+                let mut want: Vec<u32> = js.iter().map(|&j| ids[j as usize]).collect();
+                want.sort_unstable();
+                let kept: Vec<u32> = list.partners(i).iter().map(|p| ids[p.0 as usize]).collect();
+                assert_eq!(kept, want, "step {step}, body {i}");
+                total += want.len();
+            }
+        }
+        assert!(total > 5_000, "{total}");
+        assert!(list.builds() <= 40, "{} builds", list.builds());
+    }
+
     /// Bodies on a jittered lattice, moving in small random steps: at every step, whatever the
     /// skin, the list gives exactly the pairs of a fresh cell-list search (the reference), and a
     /// skin keeps the list over many steps.
     #[test]
     fn a_kept_list_gives_the_fresh_search_pairs_at_every_step() {
         let (centres, radii) = lattice();
+        let ids: Vec<u32> = (0..centres.len() as u32).collect();
         for skin in [0.0, 0.1, 0.3] {
             let mut list = NeighbourList::default();
             let mut x = centres.clone();
@@ -287,7 +390,7 @@ mod tests {
                     *x += dx;
                     *r *= growth;
                 }
-                list.update(&x, &r, x.len(), None, skin);
+                list.update(&one_process(&x, &r, &ids), None, skin, &|f| f);
                 let fresh = broad::neighbours(&x, &r);
                 for (i, js) in fresh.iter().enumerate() {
                     let kept: Vec<u32> = list.partners(i).iter().map(|p| p.0).collect();

@@ -221,6 +221,15 @@ impl Partition {
         self.processes.as_ref().is_none_or(|p| p.rank() == 0)
     }
 
+    /// Whether `flag` holds in any process (in this one, for a run in one process): what
+    /// every process must decide alike (a stop, an error, a neighbour search).
+    pub fn anywhere(&self, flag: bool) -> bool {
+        match &self.processes {
+            Some(p) => p.max(if flag { 1.0 } else { 0.0 }) > 0.0,
+            None => flag,
+        }
+    }
+
     /// How many of `walls` this process books the work of: all in the first, none elsewhere.
     fn booked_walls(&self, walls: usize) -> usize {
         if self.is_first() { walls } else { 0 }
@@ -324,10 +333,7 @@ impl Simulation {
             if let Some(p) = &self.partition.processes {
                 moved = p.all_wrapped(moved);
             }
-            if self.partition.processes.is_none() {
-                // One process: the ids are the bodies' indices.
-                self.last.neighbours.wrapped(&moved);
-            }
+            self.last.neighbours.wrapped(&moved);
             reshift(&mut self.world.histories, &moved);
         }
         self.totals.timings.integrate += lap(&mut clock);
@@ -342,10 +348,12 @@ impl Simulation {
                 loads: &mut grain_loads,
             };
             self.partition.ghost_reach = GHOST_MARGIN * self.last.largest_reach;
+            // Ghosts for reaches grown by half the skin: the neighbour list's search holds
+            // every partner the process's grains may meet while it is kept (crate::neighbours).
             let spent = p.exchange(
                 holding,
                 self.world.cell.as_ref(),
-                self.partition.ghost_reach,
+                self.partition.ghost_reach + 0.5 * self.parameters.skin,
             );
             self.totals.timings.wait += spent[0];
             self.totals.timings.migrate += spent[1];
@@ -434,17 +442,14 @@ impl Simulation {
             ids: &partition.ids,
             owned: partition.owned,
         };
-        // A decomposed run renumbers its ghosts at every step: its list is searched afresh.
-        let skin = match partition.processes {
-            Some(_) => 0.0,
-            None => parameters.skin,
-        };
         let pairs = broad_phase(
             &held,
             &views,
             &world.walls,
             world.cell.as_ref(),
-            (&mut last.neighbours, skin),
+            (&mut last.neighbours, parameters.skin, &|flag| {
+                partition.anywhere(flag)
+            }),
         );
         totals.timings.broad += lap(clock);
         let contacts = Contacts {
@@ -540,13 +545,9 @@ impl Simulation {
         (e, l)
     }
 
-    /// Whether `flag` holds in any process (in this one, for a run in one process): what
-    /// every process must decide alike (a stop, an error).
+    /// Whether `flag` holds in any process ([`Partition::anywhere`]).
     pub fn anywhere(&self, flag: bool) -> bool {
-        match &self.partition.processes {
-            Some(p) => p.max(if flag { 1.0 } else { 0.0 }) > 0.0,
-            None => flag,
-        }
+        self.partition.anywhere(flag)
     }
 
     /// The shape of grain `id` (any grain, held here or not: the scene's).
@@ -844,19 +845,26 @@ pub type Candidate = (PairKey, [u32; 2]);
 /// (prescribed grains meet walls too, their reactions are an output). Keys are in global ids,
 /// the lower first, and sorted like the histories. In a periodic cell, the grain partners
 /// include images across its faces ([`crate::cell::periodic_neighbours`]). The grain partners
-/// come from `list`, brought to this step with the skin `skin` ([`NeighbourList::update`]).
+/// come from `list`, brought to this step with the skin `skin` and `anywhere` (whether a flag
+/// holds in any process) ([`NeighbourList::update`]).
 pub fn broad_phase(
     held: &Held,
     views: &[View],
     walls: &[Wall],
     cell: Option<&Cell>,
-    (list, skin): (&mut NeighbourList, f64),
+    (list, skin, anywhere): (&mut NeighbourList, f64, &dyn Fn(bool) -> bool),
 ) -> Vec<Candidate> {
     let bodies = held.bodies;
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
     let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
     // Only the owned grains search: a ghost's partners among the ghosts are another process's.
-    list.update(&centres, &radii, held.owned, cell, skin);
+    let searching = crate::neighbours::Bodies {
+        centres: &centres,
+        radii: &radii,
+        ids: held.ids,
+        searching: held.owned,
+    };
+    list.update(&searching, cell, skin, anywhere);
     let list = &*list;
     let ids = held.ids;
     let pairs_of = |i: usize| -> Vec<Candidate> {

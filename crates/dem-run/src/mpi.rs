@@ -167,7 +167,9 @@ impl Mpi {
             excursions: &mut sim.totals.excursions,
             loads: &mut Vec::new(),
         };
-        mpi.ghosts(holding, sim.world.cell.as_ref(), reach);
+        // For reaches grown by half the neighbour list's skin, as the step's exchanges.
+        let halo = reach + 0.5 * sim.parameters.skin;
+        mpi.ghosts(holding, sim.world.cell.as_ref(), halo);
         sim.partition.ghost_reach = reach;
         sim.partition.processes = Some(Box::new(mpi));
     }

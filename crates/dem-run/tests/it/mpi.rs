@@ -160,6 +160,16 @@ fn two_and_four_processes_give_the_bits_of_one() {
         assert_eq!(together, reference, "{processes} processes: the nodes");
         histories_agree(dir.path(), "p1", &format!("p{processes}"));
     }
+    // The bits above come from neighbour lists kept over many steps, in every process count
+    // (a search at every step would give the same bits, and test less).
+    for processes in [1, 2, 4] {
+        let summary = dir.path().join(format!("p{processes}.run/summary.json"));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+        let searches = summary["neighbour_searches"].as_u64().unwrap();
+        eprintln!("{processes} processes: {searches} neighbour searches in 3000 steps");
+        assert!((2..500).contains(&searches), "{processes}: {searches}");
+    }
 }
 
 /// Each node of a VTK piece as the bits of its grain, position and force (sortable).
