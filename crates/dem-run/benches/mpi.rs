@@ -26,6 +26,8 @@ const REPEATS: usize = 3;
 /// The grains' largest reach: the largest scale times the sphere's bounding radius (its
 /// farthest node plus a grid spacing, 1.2).
 const LARGEST_REACH: f64 = 1.25 * 1.2;
+/// The neighbour list's skin: the default fraction of the smallest bounding radius.
+const SKIN: f64 = dem_run::scene::SKIN_DEFAULT * 0.8 * 1.2;
 
 /// The stages of the step (crate::sim::Timings) that are computation.
 const STAGES: [&str; 7] = [
@@ -122,8 +124,9 @@ fn main() {
 /// extrapolated to cubic subdomains of `L^3` on 8 to 64 processes.
 fn model(side: f64, one: &Measured, two: &Measured) {
     let n = PER as f64 / side.powi(3);
-    // The halo: ghosts go out to 2 x 1.1 x the largest reach (crate::sim::GHOST_MARGIN).
-    let halo = 2.0 * 1.1 * LARGEST_REACH;
+    // The halo: ghosts go out to 2 x (1.1 x the largest reach + half the skin)
+    // (crate::sim::GHOST_MARGIN, docs/mpi.md).
+    let halo = 2.0 * (1.1 * LARGEST_REACH + 0.5 * SKIN);
     // Two processes cut a periodic 2L x L x L cell across x twice (at x = L and x = 0): each
     // receives the grains within the halo of both its faces.
     let slab = n * 2.0 * halo * side * side;
