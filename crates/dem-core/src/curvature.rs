@@ -24,18 +24,22 @@
 //! deformable grain's modes do not change it.
 //!
 //! A contact reads it at every node in contact, and the neighbour search cost a fifth of a dense
-//! packing's step (measured): [`Curvature::at`] is instead the trilinear interpolant of
-//! `smoothed` tabulated at the nodes of the grain's level-set grid within `r + sqrt(3) h` of its
-//! surface (`h` the spacing), continuous too, with `smoothed` itself in a cell that has a corner
-//! outside that band or no node within `r` (a point deeper than `r` in the grain, or off the
-//! grid): the only place where `at` can jump, by the table's interpolation error. Exact for a
-//! sphere (a constant field); elsewhere within `O(h^2)` of `smoothed` times its second
-//! derivatives (tests).
+//! packing's step (measured): [`Curvature::at`] is instead the trilinear interpolant of a table
+//! at the nodes of the grain's level-set grid within `r + sqrt(3) h` of its surface (`h` the
+//! spacing), continuous too. A grid node's entry is `smoothed` at the closest point of the
+//! surface, `y - phi grad phi / |grad phi|^2` iterated (the curvature extended constant along
+//! the normals, as level-set methods extend a surface quantity: Adalsteinsson and Sethian,
+//! *J. Comput. Phys.* 148, 1999): a grid node farther than `r` from every surface node (a grain
+//! whose nodes are finer than its grid) has an entry too, and the surface's cells are all
+//! tabulated. `smoothed` itself serves a cell with a corner outside the band (a point deep in
+//! the grain, or off the grid): the only place where `at` can jump, by the table's
+//! interpolation error. Exact for a sphere (a constant field); elsewhere within `O(h^2)` of the
+//! extended field times its second derivatives (tests).
 //!
 //! The neighbour search and the smoothing are [`crate::cloud`]'s.
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::{SMatrix, SVector, Vector3};
+use nalgebra::{Point3, SMatrix, SVector, Vector3};
 
 use crate::cloud::Cloud;
 
@@ -103,9 +107,11 @@ impl Curvature {
         let band = radius + 3f64.sqrt() * grid.spec().spacing;
         field.table = (grid.values().iter().enumerate())
             .map(|(n, phi)| {
-                let y = grid.node_position(n).coords;
-                let near = phi.abs() <= band && field.cloud.reaches(&y);
-                if near {
+                if phi.abs() > band {
+                    return f64::INFINITY;
+                }
+                let y = closest_point(grid, grid.node_position(n));
+                if field.cloud.reaches(&y) {
                     field.smoothed(&y)
                 } else {
                     f64::INFINITY
@@ -113,6 +119,16 @@ impl Curvature {
             })
             .collect();
         field
+    }
+
+    /// The table's value at a located point: the trilinear interpolant of its cell's entries,
+    /// if all 8 are tabulated (module docs).
+    fn tabulated(&self, at: &Located) -> Option<f64> {
+        let value: f64 = (at.corners.iter().zip(at.weights()))
+            .map(|(&n, w)| w * self.table[n])
+            .sum();
+        // A corner outside the band makes the sum infinite or NaN, whatever its weight.
+        (at.is_inside() && value.is_finite()).then_some(value)
     }
 
     /// `kappa` at node `k` (module docs), widening the neighbourhood until it holds
@@ -175,17 +191,24 @@ impl Curvature {
             at.corners[7] < self.table.len(),
             "located on another grid than the curvature's"
         );
-        if at.is_inside() {
-            let value: f64 = (at.corners.iter().zip(at.weights()))
-                .map(|(&n, w)| w * self.table[n])
-                .sum();
-            // A corner outside the band makes the sum infinite or NaN, whatever its weight.
-            if value.is_finite() {
-                return value;
-            }
-        }
-        self.smoothed(y)
+        self.tabulated(at).unwrap_or_else(|| self.smoothed(y))
     }
+}
+
+/// The closest point of the level set's zero surface to `y`: three steps of
+/// `y - phi grad phi / |grad phi|^2` (exact in one for a signed distance; `y` itself where the
+/// gradient vanishes).
+fn closest_point(grid: &LevelSetGrid, y: Point3<f64>) -> Vector3<f64> {
+    let mut y = y;
+    for _ in 0..3 {
+        let (phi, g) = grid.value_and_gradient(&y);
+        let g2 = g.norm_squared();
+        if g2 == 0.0 || !phi.is_finite() {
+            break;
+        }
+        y -= g * (phi / g2);
+    }
+    y.coords
 }
 
 #[cfg(test)]
@@ -239,6 +262,31 @@ mod tests {
         assert!((c.smoothed(&y) * r - 1.0).abs() < 0.003);
         let deep = y.normalize() * 4.0;
         assert_eq!(at(&c, &g, &deep), c.smoothed(&deep));
+    }
+
+    /// Nodes finer than the grid (a smoothing radius `r` = 0.85 below the spacing 1.0, the
+    /// validation ball's proportions): the grid nodes next to the surface have no surface node
+    /// within `r`, yet every cell the surface crosses is tabulated, with the sphere's `1 / R`.
+    /// (Tabulating `smoothed` at the grid nodes themselves left such cells to the neighbour
+    /// search.)
+    #[test]
+    fn nodes_finer_than_the_grid_are_tabulated_all_over_the_surface() {
+        let r = 10.0;
+        let count = 16_000;
+        let unit = unit_sphere(count);
+        let nodes: Vec<_> = unit.iter().map(|u| u * r).collect();
+        let areas = vec![4.0 * std::f64::consts::PI * r * r / count as f64; count];
+        let g = grid(1.0, 12.0, |x| x.norm() - r);
+        let c = Curvature::new(&nodes, &unit, &areas, &g);
+        assert!(c.cloud.radius < 0.9, "{}", c.cloud.radius);
+        for (u, depth) in unit_sphere(500).iter().zip([-0.3, 0.0, 0.3].iter().cycle()) {
+            let y = u * (r + depth);
+            let value = c.tabulated(&g.locate(&y.into()));
+            assert!(
+                value.is_some_and(|k| (k * r - 1.0).abs() < 0.003),
+                "{y}: {value:?}"
+            );
+        }
     }
 
     #[test]
