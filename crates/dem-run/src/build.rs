@@ -24,7 +24,7 @@ use dem_core::wall::{Wall, behind_wall};
 
 use crate::grains::GrainSpec;
 use crate::packing::Generated;
-use crate::scene::{Scene, SceneError, TimeStep};
+use crate::scene::{SKIN_DEFAULT, SKIN_LARGEST, Scene, SceneError, TimeStep};
 
 /// A grain's modal state from its scene entry, checked against its bundle: `Ok(None)` when the
 /// grain runs rigid.
@@ -308,6 +308,20 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
             )));
         }
     }
+    // A skin beyond the grains' size lists pairs far out of reach: at 1e5 grains, more than
+    // memory holds.
+    let largest = largest_radius(&shapes);
+    if let Some(skin) = scene.run.skin
+        && skin > SKIN_LARGEST * largest
+    {
+        return Err(key_error(KeyError::new(
+            "run.skin".into(),
+            format!(
+                "at most {SKIN_LARGEST} x the largest grain's bounding radius ({:e}), got {skin:e}: a larger skin lists pairs far out of reach",
+                SKIN_LARGEST * largest
+            ),
+        )));
+    }
     let world = World {
         shapes,
         sources,
@@ -324,9 +338,8 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
         local_damping: scene.contact.local_damping,
         gravity: Vector3::from(scene.run.gravity),
         dt: 0.0,
-        skin: (scene.run.skin).unwrap_or_else(|| {
-            crate::scene::SKIN_DEFAULT * dem_core::body::smallest_radius(&world.shapes)
-        }),
+        skin: (scene.run.skin)
+            .unwrap_or_else(|| SKIN_DEFAULT * dem_core::body::smallest_radius(&world.shapes)),
     };
     let mut sim = Simulation::new(world, parameters);
     sim.parameters.dt = match scene.run.dt {

@@ -8,7 +8,8 @@
 //! gravity = [0, 0, -9.81]
 //! threads = 2            # rayon threads (the command line's --threads overrides it)
 //! skin = 0.05            # neighbour-list skin, a length (default: 0.5 x the smallest grain's
-//!                        # bounding radius; 0: search every step); cost only, never results
+//!                        # bounding radius; 0: search every step; at most 2 x the largest's):
+//!                        # it changes the cost of a step, never its result
 //!
 //! [output]               # cadences in steps; 0 = never (history.csv: every 100 by default)
 //! history_every = 100
@@ -242,6 +243,9 @@ pub struct Run {
 /// The default skin as a fraction of the smallest grain's bounding radius (YADE's default
 /// `verletDist`; docs/performance.md, "The neighbour list").
 pub const SKIN_DEFAULT: f64 = 0.5;
+
+/// The largest skin a scene may ask for, as a multiple of the largest grain's bounding radius.
+pub const SKIN_LARGEST: f64 = 2.0;
 
 /// The most threads a run takes (more is a typo: no machine this runs on has them).
 pub const MAX_THREADS: usize = 1024;

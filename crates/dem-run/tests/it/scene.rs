@@ -191,6 +191,20 @@ fn malformed_scenes_name_the_key_and_what_was_expected() {
                 .replace("ball.grain", "brick.grain"),
             vec!["contact.law: hertz-jaeger needs spherical grains; grain 0 is not a sphere"],
         ),
+        // A neighbour-list skin must be a length >= 0, and not so large that it lists every
+        // pair of a large scene.
+        (
+            GOOD.replace("steps = 10", "steps = 10\nskin = -0.1"),
+            vec!["run.skin: a length >= 0, got -0.1"],
+        ),
+        (
+            GOOD.replace("steps = 10", "steps = 10\nskin = 1e6"),
+            vec![
+                "run.skin: at most 2 x the largest grain's bounding radius",
+                "got 1e6: a larger skin lists pairs far out of reach",
+            ],
+        ),
+        (GOOD.replace("steps = 10", "steps = 10\nskin = 0"), vec![]),
         // Found by mutating inputs (issue #14): accepted, then a hang or an exhausted memory.
         (
             GOOD.replace("steps = 10", "steps = 10\nthreads = 4294967297"),
