@@ -62,7 +62,7 @@ fn run_as(
             .arg(dem_run);
         c
     };
-    let status = command
+    let status = own_session(&mut command, dir)
         .args(args)
         .arg(&out)
         .args(extra)
@@ -72,6 +72,13 @@ fn run_as(
     assert!(status.success(), "{processes} processes: {status}");
     let checkpoint = out.join(format!("checkpoint/step_{step:010}.json"));
     serde_json::from_slice(&std::fs::read(checkpoint).unwrap()).unwrap()
+}
+
+/// Open MPI's session directory in the test's own `dir`: tests that start MPI at the same
+/// moment (a singleton `dem-run` too) otherwise race to create the same directory under /tmp,
+/// and the loser fails with "mkdir ... File exists" (seen once in CI).
+fn own_session<'c>(command: &'c mut Command, dir: &Path) -> &'c mut Command {
+    command.env("OMPI_MCA_orte_tmpdir_base", dir)
 }
 
 fn run(dir: &Path, processes: usize) -> serde_json::Value {
@@ -541,7 +548,7 @@ fn a_failure_in_one_process_stops_them_all() {
     );
     let dem_run = env!("CARGO_BIN_EXE_dem-run");
     let start = || {
-        Command::new("mpirun")
+        own_session(&mut Command::new("mpirun"), dir.path())
             .args(["--allow-run-as-root", "--oversubscribe", "-n", "2", dem_run])
             .args([
                 "scene.toml",
