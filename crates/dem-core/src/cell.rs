@@ -569,23 +569,26 @@ pub fn reshift(histories: &mut Histories, moved: &[Wrapped]) {
     if moved.is_empty() {
         return;
     }
-    let shift_of = |i: u32| {
-        moved
-            .binary_search_by_key(&i, |e| e.0)
-            .ok()
-            .map(|k| moved[k].1)
-    };
     for (key, _) in histories.iter_mut() {
-        if let Some(m) = shift_of(key.a) {
-            key.shift = [0, 1, 2].map(|k| key.shift[k] - m[k]);
-        }
-        if let Partner::Body(j) = key.b
-            && let Some(m) = shift_of(j)
-        {
-            key.shift = [0, 1, 2].map(|k| key.shift[k] + m[k]);
-        }
+        let partner = match key.b {
+            Partner::Body(j) => wrap_of(moved, j),
+            Partner::Wall(_) => [0; 3],
+        };
+        key.shift = reshifted(key.shift, wrap_of(moved, key.a), partner);
     }
     histories.sort_by_key(|h| h.0);
+}
+
+/// The cell vectors grain `id` was moved back by among the wraps `moved` (sorted by id; zero if
+/// it did not wrap).
+pub fn wrap_of(moved: &[Wrapped], id: u32) -> [i32; 3] {
+    (moved.binary_search_by_key(&id, |e| e.0)).map_or([0; 3], |k| moved[k].1)
+}
+
+/// A pair's image shift `n` after its first grain wrapped by `m_a` and its partner by `m_b`:
+/// `n - m_a + m_b`, so that `X_b + H n - X_a` is unchanged.
+pub fn reshifted(n: [i32; 3], m_a: [i32; 3], m_b: [i32; 3]) -> [i32; 3] {
+    [0, 1, 2].map(|k| n[k] - m_a[k] + m_b[k])
 }
 
 /// Refuses a cell narrower than twice the largest grain's diameter across a periodic axis, the

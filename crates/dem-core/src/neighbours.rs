@@ -28,7 +28,7 @@
 use nalgebra::{Matrix3, Vector3};
 
 use crate::broad;
-use crate::cell::{Cell, Wrapped, periodic_neighbours};
+use crate::cell::{Cell, Wrapped, periodic_neighbours, reshifted, wrap_of};
 
 /// A grain partner: its index among the bodies held and the image `n` of it that is met.
 pub type Partner = (u32, [i32; 3]);
@@ -85,19 +85,17 @@ impl NeighbourList {
         let Some(h0) = self.vectors.filter(|_| self.valid && !moved.is_empty()) else {
             return;
         };
-        let by =
-            |id: u32| (moved.binary_search_by_key(&id, |e| e.0)).map_or([0; 3], |k| moved[k].1);
         for (k, &id) in self.searchers.iter().enumerate() {
-            let mi = by(id);
+            let mi = wrap_of(moved, id);
             if mi != [0; 3] {
                 self.built[k].0 -= h0 * Vector3::from(mi.map(f64::from));
             }
             let listed = &mut self.listed[self.listed_start[k]..self.listed_start[k + 1]];
             let mut changed = false;
             for (j, n) in listed.iter_mut() {
-                let mj = by(*j);
+                let mj = wrap_of(moved, *j);
                 if mi != [0; 3] || mj != [0; 3] {
-                    *n = [0, 1, 2].map(|d| n[d] - mi[d] + mj[d]);
+                    *n = reshifted(*n, mi, mj);
                     changed = true;
                 }
             }
