@@ -23,7 +23,7 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use grain::{GridSpec, LevelSetGrid, Located, PathPiece, PathWeights};
+use grain::{GridSpec, LevelSetGrid, Located, PathPiece};
 use nalgebra::Vector3;
 
 use smallvec::SmallVec;
@@ -235,26 +235,41 @@ impl ModePath {
 }
 
 /// A grain's modes ([`ModePath`]) and their fields, node-major: every point of every path (a
-/// linear mode's `Phi`) is a column `j`, and node `k`'s columns are contiguous (`nodes[k C + j]`,
-/// `C` columns; likewise at the grid nodes). A node's displacement, velocity and generalized
-/// force read its modes from one run of memory: with one array per mode, a grain of 20 modes
-/// cost 20 cache misses per node and per use, and its step 2.5-3.2x the rigid one.
+/// linear mode's `Phi`) is a column `j`, and each node's columns are one record of rows of `C`
+/// values (`C` columns): at a surface node the columns' x, y and z components, at a grid node
+/// those, each column's normal strain and its three second differences along the reference
+/// level set's gradient ([`GridRow`]). A node's displacement, velocity, generalized force and
+/// level-set derivative are sums over a row (or of rows), read from one run of memory and in
+/// independent lanes: with one array per mode, a grain of 20 modes cost 20 cache misses per node
+/// and per use, and with the components interleaved the sums over the columns did not vectorise.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Paths {
     /// One per mode.
     pub modes: Vec<ModePath>,
     /// `C`.
     columns: usize,
-    nodes: Vec<[f64; 3]>,
-    grid: Vec<[f64; 3]>,
-    /// Each column's normal strain at the grid nodes ([`normal_strain`]), node-major.
-    strain: Vec<f64>,
-    /// Each column's second differences along the reference level set's gradient at the grid
-    /// nodes ([`gradient_second_differences`]), node-major.
-    curvature: Vec<[f64; 3]>,
-    /// Each column's largest `|curvature|` component over the grid.
+    /// At the surface nodes: 3 rows of `C` per node (x, y, z).
+    nodes: Vec<f64>,
+    /// At the grid nodes: [`GRID_ROWS`] rows of `C` per node ([`GridRow`]).
+    grid: Vec<f64>,
+    /// Each column's largest second-difference component over the grid.
     curvature_max: Vec<f64>,
 }
+
+/// The rows of a grid node's record in [`Paths`]: `grid[(n R + r) C + j]` is row `r` of column
+/// `j` at node `n`.
+#[derive(Debug, Clone, Copy)]
+enum GridRow {
+    /// The displacement's x component (y and z follow).
+    Displacement = 0,
+    /// The normal strain ([`normal_strain`]).
+    Strain = 3,
+    /// The second differences along the gradient, x axis first ([`gradient_second_differences`]).
+    Curvature = 4,
+}
+
+/// Rows per grid node: 3 displacement components, 1 strain, 3 second differences.
+pub const GRID_ROWS: usize = 7;
 
 impl Paths {
     /// Linear modes `u_a = eps_a Phi_a` (Eq. 1), one field `Phi_a` each: one point `(1, Phi_a)`.
@@ -276,47 +291,66 @@ impl Paths {
         Paths::new(vec![mode], columns, levelset)
     }
 
-    /// Interleaves the columns node by node, with their normal strains at the grid nodes.
+    /// Lays the columns out node by node, with their normal strains and second differences at
+    /// the grid nodes.
     fn new(modes: Vec<ModePath>, columns: Vec<Field>, levelset: &LevelSetGrid) -> Paths {
-        let interleave = |field: fn(&Field) -> &Vec<Vector3<f64>>| -> Vec<[f64; 3]> {
-            let count = columns.first().map_or(0, |c| field(c).len());
-            let mut out = vec![[0.0; 3]; count * columns.len()];
-            for (j, c) in columns.iter().enumerate() {
-                for (k, v) in field(c).iter().enumerate() {
-                    out[k * columns.len() + j] = (*v).into();
+        let c = columns.len();
+        let surface = columns.first().map_or(0, |f| f.nodes.len());
+        let mut nodes = vec![0.0; surface * 3 * c];
+        let grid_nodes = levelset.values().len();
+        let mut grid = vec![0.0; grid_nodes * GRID_ROWS * c];
+        // Row `r` of column `j` at node `n` of a record of `rows` rows.
+        let at = |rows: usize, n: usize, r: usize, j: usize| (n * rows + r) * c + j;
+        let mut curvature_max = Vec::with_capacity(c);
+        let gradient = reference_gradient(levelset);
+        for (j, field) in columns.iter().enumerate() {
+            for (k, v) in field.nodes.iter().enumerate() {
+                for d in 0..3 {
+                    nodes[at(3, k, d, j)] = v[d];
                 }
             }
-            out
-        };
-        let nodes = levelset.values().len();
-        let mut strain = vec![0.0; nodes * columns.len()];
-        let mut curvature = vec![[0.0; 3]; nodes * columns.len()];
-        let mut curvature_max = Vec::with_capacity(columns.len());
-        let gradient = reference_gradient(levelset);
-        for (j, c) in columns.iter().enumerate() {
-            for (n, v) in normal_strain(&gradient, levelset, &c.grid)
+            for (n, v) in field.grid.iter().enumerate() {
+                for d in 0..3 {
+                    grid[at(GRID_ROWS, n, GridRow::Displacement as usize + d, j)] = v[d];
+                }
+            }
+            for (n, s) in normal_strain(&gradient, levelset, &field.grid)
                 .into_iter()
                 .enumerate()
             {
-                strain[n * columns.len() + j] = v;
+                grid[at(GRID_ROWS, n, GridRow::Strain as usize, j)] = s;
             }
             let mut largest: f64 = 0.0;
-            let second = gradient_second_differences(&gradient, levelset, &c.grid);
+            let second = gradient_second_differences(&gradient, levelset, &field.grid);
             for (n, v) in second.into_iter().enumerate() {
-                largest = v.iter().fold(largest, |m, x| m.max(x.abs()));
-                curvature[n * columns.len() + j] = v;
+                for (a, x) in v.iter().enumerate() {
+                    largest = largest.max(x.abs());
+                    grid[at(GRID_ROWS, n, GridRow::Curvature as usize + a, j)] = *x;
+                }
             }
             curvature_max.push(largest);
         }
         Paths {
-            nodes: interleave(|f| &f.nodes),
-            grid: interleave(|f| &f.grid),
-            strain,
-            curvature,
+            nodes,
+            grid,
             curvature_max,
-            columns: columns.len(),
+            columns: c,
             modes,
         }
+    }
+
+    /// Surface node `k`'s record (3 rows of `C`).
+    #[inline(always)]
+    fn node_record(&self, k: usize) -> &[f64] {
+        let size = 3 * self.columns;
+        &self.nodes[k * size..(k + 1) * size]
+    }
+
+    /// Grid node `n`'s record ([`GRID_ROWS`] rows of `C`).
+    #[inline(always)]
+    fn grid_record(&self, n: usize) -> &[f64] {
+        let size = GRID_ROWS * self.columns;
+        &self.grid[n * size..(n + 1) * size]
     }
 }
 
@@ -391,22 +425,30 @@ where
     })
 }
 
-/// The modes of one grain at its current amplitudes: each mode's weights of its points.
+/// The modes of one grain at its current amplitudes: each column's coefficient in the
+/// displacement and each mode's tangent as a combination of columns.
 #[derive(Clone)]
 pub struct Configuration<'a> {
     /// The amplitudes.
     pub eps: &'a [f64],
     paths: &'a Paths,
-    /// Each mode's first column and the weights of its points ([`grain::path_weights`]).
-    weights: Vec<(usize, PathWeights)>,
     /// The displacement's coefficient of each column: its point's `c_p`, 0 for the points of
     /// a path that do not enter.
     coefficients: Vec<f64>,
-    /// The same, three times over (one per component).
-    displacement: Vec<f64>,
+    /// The tangents `du/d eps_a = sum_p d_p u_p` ([`grain::path_weights`]) as terms: a linear
+    /// mode's one term is its column with `d = 1`.
+    terms: Vec<Term>,
     /// This configuration's key in the per-thread memo of grid nodes ([`GridNode`]); its
     /// clones share it.
     key: u64,
+}
+
+/// One term of a mode's tangent: `d` times column `column`.
+#[derive(Debug, Clone, Copy)]
+struct Term {
+    mode: usize,
+    column: usize,
+    d: f64,
 }
 
 /// The columns combined at a grid node: what the semi-Lagrangian update reads at the corners
@@ -422,7 +464,7 @@ struct GridNode {
 /// The per-thread memo of [`GridNode`]s: direct-mapped by node index, keyed by the
 /// configuration and the node. A grid node is a corner of the cells of several node tests of a
 /// step and of both fields of each (the pull-back's and the shifted sample's), and combining
-/// its columns reads `7 x columns` values (a tenth of a deformable packing's step for 20 modes,
+/// its columns reads `7 C` values (a tenth of a deformable packing's step for 20 modes,
 /// measured); the memo gives the same bits as combining afresh.
 const MEMO_SLOTS: usize = 1 << MEMO_BITS;
 const MEMO_BITS: u32 = 12;
@@ -437,52 +479,61 @@ static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 impl<'a> Configuration<'a> {
     /// The configuration of modes `paths` at amplitudes `eps`.
     pub fn new(paths: &'a Paths, eps: &'a [f64]) -> Configuration<'a> {
-        let weights: Vec<(usize, PathWeights)> = (paths.modes.iter().zip(eps))
-            .map(|(m, e)| (m.first, grain::path_weights(&m.amplitudes, *e)))
-            .collect();
         let mut coefficients = vec![0.0; paths.columns];
-        for (first, w) in &weights {
-            for &(p, c, _) in w.iter() {
-                coefficients[first + p] = c;
+        let mut terms = Vec::with_capacity(paths.columns);
+        for (mode, (m, e)) in paths.modes.iter().zip(eps).enumerate() {
+            for &(p, c, d) in grain::path_weights(&m.amplitudes, *e).iter() {
+                coefficients[m.first + p] = c;
+                terms.push(Term {
+                    mode,
+                    column: m.first + p,
+                    d,
+                });
             }
         }
-        let displacement = coefficients.iter().flat_map(|c| [*c; 3]).collect();
         Configuration {
             eps,
             paths,
-            weights,
             coefficients,
-            displacement,
+            terms,
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
         }
     }
 
-    /// Node `k`'s columns in `field`.
-    #[inline(always)]
-    fn columns(&self, field: &'a [[f64; 3]], k: usize) -> &'a [[f64; 3]] {
-        let c = self.paths.columns;
-        &field[k * c..(k + 1) * c]
+    /// The columns' weights that give `sum_a rate_a du/d eps_a` as `sum_j r_j u_j` (the node
+    /// velocities' modal part, [`Configuration::node_sum`]).
+    pub fn column_rates(&self, rate: &[f64]) -> Vec<f64> {
+        let mut r = vec![0.0; self.paths.columns];
+        for t in &self.terms {
+            r[t.column] += t.d * rate[t.mode];
+        }
+        r
     }
 
-    /// The displacement from node `k`'s columns.
+    /// `sum_j w_j u_j(x0_k)` at surface node `k` over the columns' fields `u_j`, local frame:
+    /// the node's displacement for the coefficients, its modal velocity for
+    /// [`Configuration::column_rates`].
     #[inline(always)]
-    fn displacement(&self, columns: &[[f64; 3]]) -> Vector3<f64> {
-        combine(columns.as_flattened(), &self.displacement)
+    pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
+        rows3(self.paths.node_record(k), weights)
     }
 
     /// The displacement of surface node `k` (local frame).
     #[inline(always)]
     pub fn node_displacement(&self, k: usize) -> Vector3<f64> {
-        self.displacement(self.columns(&self.paths.nodes, k))
+        self.node_sum(k, &self.coefficients)
     }
 
-    /// The tangents `du/d eps_a` at surface node `k`, mode by mode.
+    /// Adds `du/d eps_a(x0_k) . f` to `out[a]` for each mode `a` (`f` local: a node force's
+    /// generalized force, Eq. 41).
     #[inline]
-    pub fn node_tangents(&self, k: usize) -> impl Iterator<Item = Vector3<f64>> + '_ {
-        let columns = self.columns(&self.paths.nodes, k);
-        self.weights
-            .iter()
-            .map(move |(first, w)| tangent(w, |p| Vector3::from(columns[first + p])))
+    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, out: &mut [f64]) {
+        let record = self.paths.node_record(k);
+        let c = self.paths.columns;
+        for t in &self.terms {
+            let j = t.column;
+            out[t.mode] += t.d * (record[j] * f.x + record[c + j] * f.y + record[2 * c + j] * f.z);
+        }
     }
 
     /// The displacement at grid node `n` (local frame).
@@ -529,15 +580,12 @@ impl<'a> Configuration<'a> {
 
     /// Grid node `n`'s columns combined with the coefficients.
     fn combine_grid_node(&self, n: usize) -> GridNode {
-        let c = self.paths.columns;
-        let strain = &self.paths.strain[n * c..(n + 1) * c];
-        let curvature = &self.paths.curvature[n * c..(n + 1) * c];
+        let (record, c) = (self.paths.grid_record(n), self.paths.columns);
+        let row = |r: GridRow| &record[r as usize * c..];
         GridNode {
-            displacement: self.displacement(self.columns(&self.paths.grid, n)),
-            curvature: combine(curvature.as_flattened(), &self.displacement).into(),
-            strain: (strain.iter().zip(&self.coefficients))
-                .map(|(s, k)| s * k)
-                .sum(),
+            displacement: rows3(row(GridRow::Displacement), &self.coefficients),
+            curvature: rows3(row(GridRow::Curvature), &self.coefficients).into(),
+            strain: dot(&row(GridRow::Strain)[..c], &self.coefficients),
         }
     }
 
@@ -553,45 +601,55 @@ impl<'a> Configuration<'a> {
     /// (outside the box, the value at its closest point), into `out` (emptied first).
     #[inline]
     pub fn grid_tangents_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
-        let w = at.weights();
-        out.clear();
-        out.resize(self.weights.len(), Vector3::zeros());
-        for (c, w) in at.corners.iter().zip(&w) {
-            let columns = self.columns(&self.paths.grid, *c);
-            for (v, (first, mode)) in out.iter_mut().zip(&self.weights) {
-                *v += tangent(mode, |p| Vector3::from(columns[first + p])) * *w;
+        let c = self.paths.columns;
+        // The columns' values at the point, row by row (x, y, z).
+        let mut columns: SmallVec<[f64; 3 * INLINE_COLUMNS]> = smallvec::smallvec![0.0; 3 * c];
+        for (n, w) in at.corners.iter().zip(&at.weights()) {
+            let record = &self.paths.grid_record(*n)[..3 * c];
+            for (v, r) in columns.iter_mut().zip(record) {
+                *v += r * w;
             }
+        }
+        out.clear();
+        out.resize(self.paths.modes.len(), Vector3::zeros());
+        for t in &self.terms {
+            let j = t.column;
+            out[t.mode] += Vector3::new(columns[j], columns[c + j], columns[2 * c + j]) * t.d;
         }
     }
 
-    /// Per mode, `sum_c (t_a(n_c) . v_c + s_a(n_c) w_c + k_a(n_c) . z_c)` over the grid nodes
+    /// Per mode, `sum_n (t_a(n) . v_n + s_a(n) w_n + k_a(n) . z_n)` over the 8 grid nodes
     /// `corners`, `t_a = du/d eps_a`, `s_a` its normal strain and `k_a` its second differences
     /// along the level set's gradient ([`Configuration::grid_curvature`]): a linear map of
-    /// their corner values (their interpolated values dotted with a vector, say), into `out`
-    /// (one entry per mode, overwritten). Each corner's modes are read together.
+    /// their corner values (their interpolated values dotted with a vector, say), with
+    /// `weights[n]` = `[v_n, w_n, z_n]` row by row ([`GridRow`]'s order), into `out` (one entry
+    /// per mode, overwritten). The map is taken column by column over each corner's record,
+    /// then the columns' sums combine into the modes' tangents.
     #[inline]
     pub fn grid_tangents_map(
         &self,
         corners: &[usize; 8],
-        v: &[Vector3<f64>; 8],
-        w: &[f64; 8],
-        z: &[Vector3<f64>; 8],
+        weights: &[[f64; GRID_ROWS]; 8],
         out: &mut [f64],
     ) {
-        out.fill(0.0);
         let c = self.paths.columns;
-        for (((n, v), w), z) in corners.iter().zip(v).zip(w).zip(z) {
-            let columns = self.columns(&self.paths.grid, *n);
-            let strain = &self.paths.strain[n * c..(n + 1) * c];
-            let curvature = &self.paths.curvature[n * c..(n + 1) * c];
-            for (o, (first, mode)) in out.iter_mut().zip(&self.weights) {
-                *o += tangent(mode, |p| {
-                    let j = first + p;
-                    Vector3::from(columns[j]).dot(v)
-                        + strain[j] * w
-                        + Vector3::from(curvature[j]).dot(z)
-                });
+        let mut sums: SmallVec<[f64; INLINE_COLUMNS]> = smallvec::smallvec![0.0; c];
+        for (n, w) in corners.iter().zip(weights) {
+            let record = self.paths.grid_record(*n);
+            let rows: [&[f64]; GRID_ROWS] = std::array::from_fn(|r| &record[r * c..(r + 1) * c]);
+            for (j, s) in sums.iter_mut().enumerate() {
+                *s += rows[0][j] * w[0]
+                    + rows[1][j] * w[1]
+                    + rows[2][j] * w[2]
+                    + rows[3][j] * w[3]
+                    + rows[4][j] * w[4]
+                    + rows[5][j] * w[5]
+                    + rows[6][j] * w[6];
             }
+        }
+        out.fill(0.0);
+        for t in &self.terms {
+            out[t.mode] += t.d * sums[t.column];
         }
     }
 
@@ -636,39 +694,35 @@ impl<'a> Configuration<'a> {
     }
 }
 
-/// A mode's tangent `sum_p d_p v(p)` from its point weights `w` and its points' values `v`
-/// (exactly `v(0)` for a linear mode, whose `d_0` is 1).
+/// Columns a grain has before its scratch sums leave the stack.
+const INLINE_COLUMNS: usize = 64;
+
+/// The three rows of `C` values at the start of `record` (x, y, z), each summed with
+/// `weights` (`C` values).
 #[inline(always)]
-fn tangent<T>(w: &PathWeights, v: impl Fn(usize) -> T) -> T
-where
-    T: std::ops::Add<Output = T> + std::ops::Mul<f64, Output = T>,
-{
-    let mut entries = w.iter();
-    let &(p, _, d) = entries.next().expect("a path has a point");
-    entries.fold(v(p) * d, |sum, &(p, _, d)| sum + v(p) * d)
+fn rows3(record: &[f64], weights: &[f64]) -> Vector3<f64> {
+    let c = weights.len();
+    Vector3::new(
+        dot(&record[..c], weights),
+        dot(&record[c..2 * c], weights),
+        dot(&record[2 * c..3 * c], weights),
+    )
 }
 
-/// `sum_j c_j v_j` over the 3-vectors `v_j` stored flat in `values`, with the coefficients
-/// `coefficients` repeated per component: four vectors at a time in twelve independent sums,
-/// which the compiler keeps in vector registers.
+/// `sum_j a_j b_j`, in four independent sums (which the compiler keeps in vector lanes).
 #[inline(always)]
-fn combine(values: &[f64], coefficients: &[f64]) -> Vector3<f64> {
-    let mut sums = [0.0; 12];
-    let (v, c) = (values.chunks_exact(12), coefficients.chunks_exact(12));
-    let (v_rest, c_rest) = (v.remainder(), c.remainder());
-    for (v, c) in v.zip(c) {
-        for i in 0..12 {
-            sums[i] += v[i] * c[i];
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut sums = [0.0; 4];
+    let (x, y) = (a.chunks_exact(4), b.chunks_exact(4));
+    let rest: f64 = (x.remainder().iter().zip(y.remainder()))
+        .map(|(a, b)| a * b)
+        .sum();
+    for (x, y) in x.zip(y) {
+        for i in 0..4 {
+            sums[i] += x[i] * y[i];
         }
     }
-    for (i, (v, c)) in v_rest.iter().zip(c_rest).enumerate() {
-        sums[i] += v * c;
-    }
-    Vector3::new(
-        sums[0] + sums[3] + sums[6] + sums[9],
-        sums[1] + sums[4] + sums[7] + sums[10],
-        sums[2] + sums[5] + sums[8] + sums[11],
-    )
+    (sums[0] + sums[1]) + (sums[2] + sums[3]) + rest
 }
 
 /// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per

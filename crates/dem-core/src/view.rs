@@ -63,6 +63,8 @@ struct Deformed<'a> {
     state: &'a Modes,
     /// Each mode's weights of its points at the amplitudes.
     config: Configuration<'a>,
+    /// The modes' rates as weights of the columns ([`Configuration::column_rates`]).
+    rates: Vec<f64>,
     /// The level set at the current amplitudes.
     levelset: Box<dyn DeformedLevelSet + 'a>,
     /// Its early-out.
@@ -108,6 +110,7 @@ impl<'a> View<'a> {
             modes: Some(Arc::new(Deformed {
                 shape: modal,
                 state,
+                rates: config.column_rates(&state.rate),
                 config,
                 levelset,
                 early,
@@ -174,13 +177,7 @@ impl<'a> View<'a> {
         let rigid = self.point_velocity(x);
         match &self.modes {
             None => rigid,
-            Some(m) => {
-                let mut local = Vector3::zeros();
-                for (t, r) in m.config.node_tangents(k).zip(&m.state.rate) {
-                    local += t * *r;
-                }
-                rigid + self.rotation * local
-            }
+            Some(m) => rigid + self.rotation * m.config.node_sum(k, &m.rates),
         }
     }
 
@@ -189,10 +186,8 @@ impl<'a> View<'a> {
     #[inline]
     pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, out: &mut [f64]) {
         if let Some(m) = &self.modes {
-            let local = self.rotation.transpose() * f;
-            for (t, o) in m.config.node_tangents(k).zip(out) {
-                *o += t.dot(&local);
-            }
+            m.config
+                .add_node_force(k, &(self.rotation.transpose() * f), out);
         }
     }
 

@@ -157,13 +157,13 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
             // `d_a = -grad . t_a(X) + phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[K_a,b](X)`:
             // one linear map of the corner values of each mode's tangent `t_a`, strain `s_a`
             // and shift `K_a`.
-            let weights = at.weights();
-            let v = weights.map(|w| -grad * w);
-            let w = weights.map(|w| p0 * w);
-            let q = Vector3::from(at.t.map(|t| 0.5 * c * t * (1.0 - t)));
-            let z = weights.map(|w| q * w);
+            let q = at.t.map(|t| 0.5 * c * t * (1.0 - t));
+            let weights = at.weights().map(|w| {
+                let v = -grad * w;
+                [v.x, v.y, v.z, p0 * w, q[0] * w, q[1] * w, q[2] * w]
+            });
             self.config
-                .grid_tangents_map(&at.corners, &v, &w, &z, derivative);
+                .grid_tangents_map(&at.corners, &weights, derivative);
         }
         Ok(Evaluation {
             phi,
