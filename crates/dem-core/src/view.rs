@@ -195,15 +195,17 @@ impl<'a> View<'a> {
     /// point if the update pulled it back) if `y` is inside (`phi < 0`, non-zero gradient),
     /// with the exact early-out of the module docs. For a deformable body, `derivative` (one
     /// entry per mode) then holds `d phi / d eps_a` at fixed `y`, exact for the update's
-    /// interpolant (zero for the rigid update).
+    /// interpolant (zero for the rigid update). `start` is a guess of the material point
+    /// under `y` ([`DeformedLevelSet::evaluate`]).
     #[inline(always)]
     pub fn probe(
         &self,
         y: &Point3<f64>,
+        start: &Point3<f64>,
         margin: f64,
         derivative: &mut [f64],
     ) -> Option<Evaluation> {
-        self.evaluate(y, Some(margin), derivative)
+        self.evaluate(y, start, Some(margin), derivative)
             .filter(|e| e.phi < margin && e.grad.norm() != 0.0)
     }
 
@@ -212,7 +214,7 @@ impl<'a> View<'a> {
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
         let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; self.mode_count()];
         let e = self
-            .evaluate(y, None, &mut derivative)
+            .evaluate(y, y, None, &mut derivative)
             .expect("no early-out asked for");
         (e.phi, e.grad)
     }
@@ -224,6 +226,7 @@ impl<'a> View<'a> {
     fn evaluate(
         &self,
         y: &Point3<f64>,
+        start: &Point3<f64>,
         early_out: Option<f64>,
         derivative: &mut [f64],
     ) -> Option<Evaluation> {
@@ -247,7 +250,7 @@ impl<'a> View<'a> {
         if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
-        match m.levelset.evaluate(y, &at, derivative) {
+        match m.levelset.evaluate(y, start, &at, derivative) {
             Ok(v) => Some(v),
             Err(fault) => {
                 let _ = m.fault.set(fault);

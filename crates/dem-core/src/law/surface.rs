@@ -41,6 +41,10 @@ pub struct Scratch {
     pub modes: PerMode<Vector3<f64>>,
     /// Node queries so far ([`crate::law::PairOutcome::node_queries`]).
     pub queries: u64,
+    /// `y - X` at the last material point a query pulled back: the displacement there, which
+    /// starts the next query's pull-back at `y - (y - X)` (the side's nodes come in clusters,
+    /// so the next query is usually close by; [`grain::LevelSetGrid::pull_back_from`]).
+    pub displacement: Vector3<f64>,
 }
 
 /// The other side of a pair.
@@ -158,14 +162,18 @@ impl Surface for View<'_> {
         if scratch.derivative.len() != self.mode_count() {
             scratch.derivative = smallvec::smallvec![0.0; self.mode_count()];
         }
-        let hit = self.probe(&y, margin, &mut scratch.derivative)?;
+        let start = y - scratch.displacement;
+        let hit = self.probe(&y, &start, margin, &mut scratch.derivative)?;
+        if let Some(m) = &hit.material {
+            scratch.displacement = y - m.point;
+        }
         let g = hit.grad.norm();
         let x = p.position + p.rotation * x0;
         let n = self.rotation * (hit.grad / g);
         // The material point under the node: its mode vectors are needed for its velocity and
         // the virtual work of the non-elastic forces.
         if velocity {
-            self.modes_at(&y, hit.material.as_ref(), &mut scratch.modes);
+            self.modes_at(&y, hit.material.as_ref().map(|m| &m.at), &mut scratch.modes);
         }
         Some(Touch {
             x,

@@ -32,10 +32,12 @@ pub trait DeformedLevelSet: Send + Sync {
 
     /// The value and gradient (local frame) at `y`, which the grid located at `at`; when the
     /// value is negative, `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for the
-    /// update's interpolant.
+    /// update's interpolant. `start` is a guess of the material point under `y` (`y` itself
+    /// when none is known), where an update that pulls back starts ([`MaterialPoint`]).
     fn evaluate(
         &self,
         y: &Point3<f64>,
+        start: &Point3<f64>,
         at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault>;
@@ -48,9 +50,18 @@ pub struct Evaluation {
     pub phi: f64,
     /// `grad phi(y)`, local frame.
     pub grad: Vector3<f64>,
-    /// Where the material point under `y` falls on the grid, if the update pulled it back
-    /// (the view's material velocity and virtual work reuse it).
-    pub material: Option<Located>,
+    /// The material point under `y`, if the update pulled it back (the view's material velocity
+    /// and virtual work reuse it).
+    pub material: Option<MaterialPoint>,
+}
+
+/// The material point `X` under a local point `y` (`X + u(X) = y`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MaterialPoint {
+    /// `X`.
+    pub point: Point3<f64>,
+    /// Where it falls on the grid.
+    pub at: Located,
 }
 
 /// The exact early-out (docs/physics.md section 5): a level set `phi` with the sign of the

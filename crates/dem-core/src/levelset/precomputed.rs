@@ -90,6 +90,7 @@ impl DeformedLevelSet for Precomputed<'_> {
     fn evaluate(
         &self,
         _y: &Point3<f64>,
+        _start: &Point3<f64>,
         at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {

@@ -39,6 +39,7 @@ impl DeformedLevelSet for Rigid<'_> {
     fn evaluate(
         &self,
         _y: &Point3<f64>,
+        _start: &Point3<f64>,
         at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {

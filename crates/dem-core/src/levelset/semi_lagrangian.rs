@@ -13,8 +13,9 @@
 //! ([`grain::LevelSetGrid::sample_shifted`], [`crate::path::gradient_second_differences`]):
 //! exact to third order in the spacing and first order in the strain (where a mode flattens a
 //! curved surface the two errors cancel, and correcting `phi_0` alone would break that), and
-//! `X` from Newton's method ([`grain::LevelSetGrid::pull_back`], to `1e-12` of the grid
-//! spacing), `v_j` the field columns of [`crate::path::Paths`] (each linear mode's `Phi_a`, a
+//! `X` from Newton's method ([`grain::LevelSetGrid::pull_back_from`], to `1e-12` of the grid
+//! spacing, started at the caller's guess: the narrow phase gives `y` less the displacement its
+//! previous query found, [`crate::law::surface::Scratch`]), `v_j` the field columns of [`crate::path::Paths`] (each linear mode's `Phi_a`, a
 //! path's points `u_p`) with coefficients `k_j` (the amplitudes; a path's weights `c_p(eps)`),
 //! and `s_j` their normal strains `n^T (grad v_j) n` at the grid nodes
 //! ([`crate::path::normal_strain`]), interpolated trilinearly. The paper pulls back with
@@ -55,7 +56,8 @@
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them), one of `phi_0` (8 values, 8 stored triples of second differences and 8
+//! same cell reuse them; 2.1 on average from the narrow phase's guess on the 20-mode ball of
+//! `cargo bench -p dem-run --bench modes`, 2.9 from `y`, docs/performance.md), one of `phi_0` (8 values, 8 stored triples of second differences and 8
 //! shifts, each a combination of the columns as a displacement is; twice that per tied axis) and
 //! one of the normal strain (8 reads), and inside the grain one more pass over the cell's corners
 //! (each mode's tangent, strain and shift).
@@ -63,7 +65,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
 
-use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, MaterialPoint};
 use crate::body::Shape;
 use crate::path::Configuration;
 
@@ -116,12 +118,13 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
     fn evaluate(
         &self,
         y: &Point3<f64>,
+        start: &Point3<f64>,
         _at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         let grid = self.grid;
         let u = |n| self.config.grid_displacement(n);
-        let back = grid.pull_back(y, u)?;
+        let back = grid.pull_back_from(y, start, u)?;
         let at = &back.at;
         // Where the configuration's bound cannot vouch for the whole band, the cell the point
         // pulled back into is checked exactly.
@@ -168,7 +171,10 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         Ok(Evaluation {
             phi,
             grad,
-            material: Some(back.at),
+            material: Some(MaterialPoint {
+                point: back.point,
+                at: back.at,
+            }),
         })
     }
 }

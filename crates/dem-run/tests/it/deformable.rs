@@ -1265,7 +1265,7 @@ fn semi_lagrangian_derivatives(dir: &std::path::Path, name: &str, eps: f64) -> D
                 continue;
             }
             let mut derivative = [0.0];
-            let e = views[1].probe(&y, 1.0, &mut derivative).unwrap();
+            let e = views[1].probe(&y, &y, 1.0, &mut derivative).unwrap();
             let fd = Vector3::from_fn(|a, _| {
                 let step = Vector3::from_fn(|b, _| if a == b { d } else { 0.0 });
                 (views[1].level_set(&(y + step)).0 - views[1].level_set(&(y - step)).0) / (2.0 * d)
