@@ -20,7 +20,7 @@
 //! Fields are given at the shape's surface nodes and at its grid nodes (the grid's field,
 //! extended outside the grain, serves the level sets and the material points).
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use grain::{GridSpec, LevelSetGrid, Located, PathPiece};
@@ -454,7 +454,7 @@ struct Term {
 /// The columns combined at a grid node: what the semi-Lagrangian update reads at the corners
 /// of each cell it visits ([`Configuration::grid_displacement`],
 /// [`Configuration::grid_curvature`], [`Configuration::grid_strain`]).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Default)]
 struct GridNode {
     displacement: Vector3<f64>,
     curvature: [f64; 3],
@@ -465,12 +465,64 @@ struct GridNode {
 /// configuration and the node. A grid node is a corner of the cells of several node tests of a
 /// step and of both fields of each (the pull-back's and the shifted sample's), and combining
 /// its columns reads `7 C` values (a tenth of a deformable packing's step for 20 modes,
-/// measured); the memo gives the same bits as combining afresh.
+/// measured); the memo gives the same bits as combining afresh. Its slots are cells, so that a
+/// query reaches the thread's memo once ([`Configuration::with_grid_nodes`]) and then reads and
+/// fills it through a shared reference: reaching it at every read cost about 50 instructions
+/// of the 80 a read took (docs/performance.md).
 const MEMO_SLOTS: usize = 1 << MEMO_BITS;
 const MEMO_BITS: u32 = 12;
 
+/// A memo slot: the configuration's key, the node, its combination.
+type Slot = Cell<(u64, usize, GridNode)>;
+
 thread_local! {
-    static MEMO: RefCell<Vec<(u64, usize, GridNode)>> = const { RefCell::new(Vec::new()) };
+    static MEMO: Box<[Slot]> = (0..MEMO_SLOTS)
+        .map(|_| Cell::new((0, 0, GridNode::default())))
+        .collect();
+}
+
+/// This thread's memo of combined grid nodes for one configuration
+/// ([`Configuration::with_grid_nodes`]).
+pub struct GridNodes<'c, 'a> {
+    config: &'c Configuration<'a>,
+    memo: &'c [Slot],
+}
+
+impl GridNodes<'_, '_> {
+    /// Grid node `n`'s columns combined, from the memo or afresh.
+    #[inline(always)]
+    fn node(&self, n: usize) -> GridNode {
+        // Fibonacci hashing: `n % MEMO_SLOTS` would put a cell's corners in neighbouring
+        // layers in one slot whenever a layer's node count is a multiple of the slots.
+        let slot = &self.memo
+            [((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS)) as usize];
+        let (key, node, value) = slot.get();
+        if key == self.config.key && node == n {
+            return value;
+        }
+        let value = self.config.combine_grid_node(n);
+        slot.set((self.config.key, n, value));
+        value
+    }
+
+    /// The displacement at grid node `n` (local frame).
+    #[inline(always)]
+    pub fn displacement(&self, n: usize) -> Vector3<f64> {
+        self.node(n).displacement
+    }
+
+    /// The normal strain of the displacement at grid node `n` ([`normal_strain`]).
+    #[inline(always)]
+    pub fn strain(&self, n: usize) -> f64 {
+        self.node(n).strain
+    }
+
+    /// The displacement's second differences along the reference level set's gradient at grid
+    /// node `n` ([`gradient_second_differences`]).
+    #[inline(always)]
+    pub fn curvature(&self, n: usize) -> [f64; 3] {
+        self.node(n).curvature
+    }
 }
 
 /// The next configuration key (0 marks an empty memo slot).
@@ -536,46 +588,16 @@ impl<'a> Configuration<'a> {
         }
     }
 
-    /// The displacement at grid node `n` (local frame).
+    /// `f` with this thread's memo of combined grid nodes ([`MEMO_SLOTS`]): what a query reads
+    /// at the corners of the cells it visits.
     #[inline(always)]
+    pub fn with_grid_nodes<R>(&self, f: impl FnOnce(&GridNodes) -> R) -> R {
+        MEMO.with(|memo| f(&GridNodes { config: self, memo }))
+    }
+
+    /// The displacement at grid node `n` (local frame), alone ([`GridNodes::displacement`]).
     pub fn grid_displacement(&self, n: usize) -> Vector3<f64> {
-        self.grid_node(n).displacement
-    }
-
-    /// The normal strain of the displacement at grid node `n` ([`normal_strain`]).
-    #[inline(always)]
-    pub fn grid_strain(&self, n: usize) -> f64 {
-        self.grid_node(n).strain
-    }
-
-    /// The displacement's second differences along the reference level set's gradient at grid
-    /// node `n` ([`gradient_second_differences`]).
-    #[inline(always)]
-    pub fn grid_curvature(&self, n: usize) -> [f64; 3] {
-        self.grid_node(n).curvature
-    }
-
-    /// Grid node `n`'s columns combined, from this thread's memo ([`MEMO_SLOTS`]) or afresh.
-    #[inline(always)]
-    fn grid_node(&self, n: usize) -> GridNode {
-        MEMO.with_borrow_mut(|memo| {
-            if memo.is_empty() {
-                let empty = GridNode {
-                    displacement: Vector3::zeros(),
-                    curvature: [0.0; 3],
-                    strain: 0.0,
-                };
-                memo.resize(MEMO_SLOTS, (0, 0, empty));
-            }
-            // Fibonacci hashing: `n % MEMO_SLOTS` would put a cell's corners in neighbouring
-            // layers in one slot whenever a layer's node count is a multiple of the slots.
-            let slot = &mut memo
-                [((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS)) as usize];
-            if slot.0 != self.key || slot.1 != n {
-                *slot = (self.key, n, self.combine_grid_node(n));
-            }
-            slot.2
-        })
+        self.with_grid_nodes(|nodes| nodes.displacement(n))
     }
 
     /// Grid node `n`'s columns combined with the coefficients.

@@ -67,7 +67,7 @@ use nalgebra::{Point3, Vector3};
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, MaterialPoint};
 use crate::body::Shape;
-use crate::path::Configuration;
+use crate::path::{Configuration, GridNodes};
 
 /// The semi-Lagrangian level set of a grain in a configuration.
 pub struct SemiLagrangian<'a> {
@@ -122,8 +122,21 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         _at: &Located,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
+        (self.config).with_grid_nodes(|nodes| self.evaluate_with(nodes, y, start, derivative))
+    }
+}
+
+impl SemiLagrangian<'_> {
+    /// [`DeformedLevelSet::evaluate`] with the thread's memo of grid nodes at hand.
+    fn evaluate_with(
+        &self,
+        nodes: &GridNodes,
+        y: &Point3<f64>,
+        start: &Point3<f64>,
+        derivative: &mut [f64],
+    ) -> Result<Evaluation, LevelSetFault> {
         let grid = self.grid;
-        let u = |n| self.config.grid_displacement(n);
+        let u = |n| nodes.displacement(n);
         let back = grid.pull_back_from(y, start, u)?;
         let at = &back.at;
         // Where the configuration's bound cannot vouch for the whole band, the cell the point
@@ -138,12 +151,12 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
             }
         }
         // phi_0(X) with the trilinear displacement's own error taken out (module docs).
-        let (p0, g0) = grid.sample_shifted(at, |n| self.config.grid_curvature(n));
+        let (p0, g0) = grid.sample_shifted(at, |n| nodes.curvature(n));
         // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
         // (module docs).
         // Outside the box the strain, like the fields, continues by its value at the box
         // (constant along the clamped axes).
-        let (strain, g) = (grid.spec()).interpolate_nodes(at, |n| self.config.grid_strain(n));
+        let (strain, g) = (grid.spec()).interpolate_nodes(at, |n| nodes.strain(n));
         let strain_gradient = Vector3::from_fn(|d, _| if at.is_clamped(d) { 0.0 } else { g[d] });
         let c = 1.0 + strain;
         // A normal strain of -100 %: the surface has been crushed onto itself.
