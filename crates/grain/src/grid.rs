@@ -1495,17 +1495,33 @@ mod tests {
         }
     }
 
+    /// The grid of `spec()` with `u(x) = 0.12 (y z, x^2, sin(x + y))` at its nodes (`|grad u|`
+    /// about 0.3): the spec, the grid and the node values.
+    fn nonlinear_field() -> (GridSpec, LevelSetGrid, Vec<Vector3<f64>>) {
+        let s = spec();
+        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
+        let f = |p: Point3<f64>| Vector3::new(p.y * p.z, p.x * p.x, (p.x + p.y).sin()) * 0.12;
+        let nodes = (0..s.len()).map(|n| f(grid.node_position(n))).collect();
+        (s, grid, nodes)
+    }
+
+    /// The root of `X + u(X) = y` by 200 plain fixed-point iterations `X <- y - u(X)` (a
+    /// contraction where `|grad u| < 1`, converged to round-off): an independent solution.
+    fn fixed_point(y: &Point3<f64>, field: impl Fn(&Point3<f64>) -> Vector3<f64>) -> Point3<f64> {
+        let mut x = *y;
+        for _ in 0..200 {
+            x = y - field(&x);
+        }
+        x
+    }
+
     #[test]
     fn pull_back_through_a_nonlinear_field_solves_its_equation() {
         // u(x) = a (y z, x^2, sin(x + y)) on the grid, |grad u| about 0.3: the result satisfies
         // X + u_h(X) = y for the interpolated field u_h to the tolerance, and agrees with an
         // independent solution, 200 plain fixed-point iterations X <- y - u_h(X) (a contraction,
         // converged to round-off).
-        let s = spec();
-        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
-        let a = 0.12;
-        let f = |p: Point3<f64>| Vector3::new(p.y * p.z, p.x * p.x, (p.x + p.y).sin()) * a;
-        let nodes: Vec<Vector3<f64>> = (0..s.len()).map(|n| f(grid.node_position(n))).collect();
+        let (s, grid, nodes) = nonlinear_field();
         let u = |n: usize| nodes[n];
         let field = |p: &Point3<f64>| grid.displacement(&grid.locate(p), u).0;
         let inner = |p: &Point3<f64>| {
@@ -1517,10 +1533,7 @@ mod tests {
             let b = grid.pull_back(&y, u).unwrap();
             let r = b.point + field(&b.point) - y;
             assert!(r.amax() <= 1e-12 * s.spacing, "{y}: {r}");
-            let mut x = y;
-            for _ in 0..200 {
-                x = y - field(&x);
-            }
+            let x = fixed_point(&y, field);
             assert!((x - b.point).amax() < 1e-12, "{y}: {} vs {}", x, b.point);
             most = most.max(b.iterations);
         }
@@ -1533,11 +1546,7 @@ mod tests {
         // started from y less the displacement found at the point before (what the narrow phase
         // does along a cluster of nodes): the same material point as from y, to the tolerance
         // (checked against the fixed-point solution above), in fewer evaluations in total.
-        let s = spec();
-        let grid = LevelSetGrid::from_fn(s.clone(), linear).unwrap();
-        let a = 0.12;
-        let f = |p: Point3<f64>| Vector3::new(p.y * p.z, p.x * p.x, (p.x + p.y).sin()) * a;
-        let nodes: Vec<Vector3<f64>> = (0..s.len()).map(|n| f(grid.node_position(n))).collect();
+        let (s, grid, nodes) = nonlinear_field();
         let u = |n: usize| nodes[n];
         let field = |p: &Point3<f64>| grid.displacement(&grid.locate(p), u).0;
         let first = grid.node_position(s.index(2, 2, 2));
@@ -1548,10 +1557,7 @@ mod tests {
             let y = first + step * i as f64;
             let plain = grid.pull_back(&y, u).unwrap();
             let guessed = grid.pull_back_from(&y, &(y - displacement), u).unwrap();
-            let mut x = y;
-            for _ in 0..200 {
-                x = y - field(&x);
-            }
+            let x = fixed_point(&y, field);
             assert!((guessed.point - x).amax() < 1e-12, "{y}");
             assert!(
                 (guessed.point - plain.point).amax() <= 2e-12 * s.spacing,
