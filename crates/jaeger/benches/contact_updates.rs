@@ -26,7 +26,8 @@ use rand::{RngExt, SeedableRng};
 use rand_xorshift::XorShiftRng;
 
 use jaeger::{
-    BYTES_PER_ENTRY, ContactParams, ContactState, HistoryStore, LEGS_PER_CHUNK, SpringState,
+    BYTES_PER_ENTRY, ContactParams, ContactState, HELD_LEGS, HistoryStore, LEGS_PER_CHUNK,
+    SpringState,
 };
 
 const CONTACTS: usize = 8600; // Kuhn's assembly (Section 4)
@@ -130,8 +131,8 @@ impl Jaeger {
     /// but not the arena: walking every history here would evict the arena from the caches
     /// between two timed steps, which a DEM step does not do.
     fn sample_history(&mut self) {
-        let tops = self.states.iter().filter(|s| s.has_legs()).count();
-        self.history.0 += (self.store.len() + tops) as f64 / CONTACTS as f64;
+        let held: usize = self.states.iter().map(ContactState::held_legs).sum();
+        self.history.0 += (self.store.len() + held) as f64 / CONTACTS as f64;
         self.history.1 += 1;
         self.memory += self.store.bytes_in_use() as f64 / CONTACTS as f64;
     }
@@ -216,7 +217,7 @@ fn main() {
     );
     println!(
         "bytes per history entry (zeta, p): {BYTES_PER_ENTRY}, in chunks of {LEGS_PER_CHUNK} with a \
-         4-byte link; per contact state: {}",
+         4-byte link; per contact state, which holds the top {HELD_LEGS} legs: {}",
         size_of::<ContactState>()
     );
     println!(

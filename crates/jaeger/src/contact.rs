@@ -31,10 +31,10 @@ impl JaegerContact {
     }
 
     /// Number of legs in the equivalent history. O(1): the store holds this contact's legs
-    /// only, so they are its count plus the top leg (walking the list instead made a replay of
+    /// only, so they are its count plus the legs its state holds (walking the list instead made a replay of
     /// many nested reversals quadratic, issue #23).
     pub fn history_len(&self) -> usize {
-        self.store.len() + usize::from(self.state.has_legs())
+        self.store.len() + self.state.held_legs()
     }
 
     /// The parameters.

@@ -3,7 +3,7 @@
 //! increment, with the edits to its equivalent history. Internally in Kuhn's half units.
 
 use crate::params::{ContactParams, half};
-use crate::store::{ContactState, HistoryStore};
+use crate::store::{ContactState, HeldLeg, HistoryStore};
 
 /// The force on the contact, in the contact's local frame.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,7 +82,8 @@ impl HistoryStore {
             };
         }
         let n = params.normal_force_half(zeta);
-        let (z_top, n_top) = (state.zeta, state.normal);
+        let top = state.top();
+        let (z_top, n_top) = (top.zeta, top.normal);
         let dz = zeta - z_top;
         if dz == 0.0 && dxi == [0.0; 2] {
             // No movement (line 10).
@@ -122,15 +123,18 @@ impl HistoryStore {
         let (mut z_s, mut n_s) = (zeta, n);
         let mut p_top = [0.0; 2];
         while state.has_legs() {
-            let j = state.below;
-            let (z_i, n_i, z_j) = (state.zeta, state.normal, self.zeta(j));
-            let n_j = params.normal_force_half(z_j);
-            p_top = state.slope;
+            let HeldLeg {
+                zeta: z_i,
+                normal: n_i,
+                slope,
+            } = state.top();
+            let below = self.leg(params, state, 1);
+            let (z_j, n_j) = (below.zeta, below.normal);
+            p_top = slope;
             // Offset of the new end point from the top leg extended to zeta (line 24).
             let e = axpy(-(zeta - z_i), p_top, scale(1.0 / kappa, dxi));
             let e2 = dot(e, e);
             let p2 = dot(p_top, p_top);
-            let mut from_start = false;
             if e2 <= tol_z * tol_z {
                 z_s = zeta; // (a) on the leg's line
             } else if (mu * mu - p2).abs() < TOL {
@@ -138,7 +142,6 @@ impl HistoryStore {
                 let o = axpy(z_i - z_j, p_top, scale(1.0 / kappa, dxi));
                 if dot(o, o) > (mu * (zeta - z_j)).powi(2) {
                     z_s = z_j;
-                    from_start = true;
                 } else {
                     z_s = zeta + e2 / (2.0 * dot(e, p_top)); // eq. (7), line 34
                 }
@@ -156,7 +159,9 @@ impl HistoryStore {
                 n_s = n_i;
                 break;
             }
-            n_s = if from_start {
+            n_s = if z_s <= z_j {
+                // The leg goes (N is monotone, so N(zeta_s) <= n_j): its normal force is not
+                // needed (a slip leg cut back to its start is this case, at equality).
                 n_j
             } else if z_s >= tol_z {
                 params.normal_force_half(z_s)
@@ -170,11 +175,12 @@ impl HistoryStore {
             t_old = axpy(-(n_i - n_old), p_top, t_old);
             dxi = axpy(kappa * (z_i - z_cut), p_top, dxi);
             if n_s <= n_j + tol_f {
-                self.pop(state, n_j);
+                self.pop(params, state);
             } else {
                 // Slide back, keeping the slope (line 55).
-                state.zeta = z_s;
-                state.normal = n_s;
+                let top = state.top_mut();
+                top.zeta = z_s;
+                top.normal = n_s;
                 break;
             }
         }
@@ -208,27 +214,28 @@ impl HistoryStore {
         let mu = params.friction();
         let pdif2 = params.approximation().powi(2);
         loop {
-            let j = state.below;
-            if j == 0 || !state.has_legs() {
+            if !state.has_legs() || Self::on_origin(state) {
                 return;
             }
-            let (n_i, p_i, p_j) = (state.normal, state.slope, self.slope(j));
+            let (top, j) = (state.top(), self.leg(params, state, 1));
+            let (n_i, p_i, p_j) = (top.normal, top.slope, j.slope);
             let d = [p_j[0] - p_i[0], p_j[1] - p_i[1]];
             if !(dot(p_j, p_j) < mu * mu - (TOL * n_i).powi(2) && dot(d, d) < pdif2) {
                 return;
             }
-            let n_j = params.normal_force_half(self.zeta(j));
-            let n_k = params.normal_force_half(self.zeta(self.below(j)));
+            let n_j = j.normal;
+            let n_k = self.leg(params, state, 2).normal;
             let w = 1.0 / (n_i - n_k);
             let merged = [
                 w * (p_i[0] * (n_i - n_j) + p_j[0] * (n_j - n_k)),
                 w * (p_i[1] * (n_i - n_j) + p_j[1] * (n_j - n_k)),
             ];
-            let z_i = state.zeta;
-            self.pop(state, n_j);
-            state.zeta = z_i;
-            state.normal = n_i;
-            state.slope = merged;
+            self.pop(params, state);
+            *state.top_mut() = HeldLeg {
+                zeta: top.zeta,
+                normal: n_i,
+                slope: merged,
+            };
         }
     }
 }

@@ -1,56 +1,92 @@
 //! The compact history store shared by many contacts (docs/jaeger.md section 7; Kuhn 2011, Section 3.3
 //! and Fig. 7).
 //!
-//! A contact's equivalent history is a stack of legs. Its top leg (the one the next step works
-//! on) lives in the contact's [`ContactState`]; the legs below it live in one arena shared by all
-//! contacts, as 24-byte entries: the leg's end indentation `zeta*` (`f64`) and its slope `p`
-//! (2 x `f64`).
+//! A contact's equivalent history is a stack of legs. Its most recent [`HELD_LEGS`] legs at most
+//! live in the contact's own [`ContactState`], each with its normal force; the legs below them
+//! live in one arena shared by all contacts, as 24-byte entries: the leg's end indentation
+//! `zeta*` (`f64`) and its slope `p` (2 x `f64`).
 //!
-//! Layout: the arena is cut into chunks of [`LEGS_PER_CHUNK`] consecutive entries, each with a
-//! `u32` link kept apart (4 bytes per chunk). A contact's legs fill a chunk from its first slot
-//! up; a push onto a full chunk takes a fresh chunk whose link names the leg below its first slot,
-//! and a pop that empties a chunk returns it to the free list. So a contact's most recent legs sit
-//! next to each other: a push writes beside the slot the last push wrote, and a slip step that
-//! removes legs reads them downwards through consecutive memory. (A free list of single slots,
-//! the first layout, scattered each contact's legs through the whole arena, so that with
-//! histories of hundreds of legs nearly every push and every leg read missed the caches.)
-//! Chunk 0 holds the origin `(0, 0, 0)` in its slot 0, which every history starts from; its link
-//! heads the list of free chunks.
+//! Why legs are held in the state: an elastic step (the common case) pushes a leg and a slip step
+//! usually removes one or two, all near the top. Held in the state, which a host keeps in an
+//! array it walks in order, those steps read and write memory the processor streams in ahead, and
+//! the leg below the top comes with its normal force, so examining it takes no square root. When
+//! a push finds the state full, the oldest [`HELD_LEGS`]` / 2` held legs move to the arena
+//! together; when a removal leaves fewer than two, up to [`HELD_LEGS`]` / 2` legs come back
+//! from it. A contact whose history goes up and down within a few legs never touches the arena.
+//! (With the top leg alone in the state, every elastic step wrote one arena slot somewhere in
+//! the arena: one cache line per contact and step that the caches did not hold.)
 //!
-//! Why the top leg is kept apart: an elastic step (the common case) then reads nothing from the
-//! arena and writes one slot, and a slip step reads one arena entry per leg it examines.
+//! Layout of the arena: it is cut into chunks of [`LEGS_PER_CHUNK`] consecutive entries, each
+//! with a `u32` link kept apart (4 bytes per chunk). A contact's legs fill a chunk from its first
+//! slot up; a push onto a full chunk takes a fresh chunk whose link names the leg below its first
+//! slot, and a removal that empties a chunk returns it to the free list. So a contact's legs below
+//! its held ones sit next to each other and move to and from the state as one stream. (A free
+//! list of single slots, the first layout, scattered each contact's legs through the whole arena,
+//! so that with histories of hundreds of legs nearly every leg read missed the caches.) Chunk 0
+//! holds the origin `(0, 0, 0)` in its slot 0, which every history starts from; its link heads
+//! the list of free chunks.
 //!
-//! Kuhn stores `N* = N(zeta*)` and a link per entry (36 bytes). Here `N*` is recomputed from
-//! `zeta*` when needed (a square root), which saves 8 of those bytes and cannot disagree with
-//! `zeta*`, and the link is one per chunk.
+//! Kuhn stores `N* = N(zeta*)` and a link per entry (36 bytes). Here the arena's entries leave
+//! `N*` out and it is recomputed from `zeta*` when a leg returns to the state (a square root),
+//! which saves 8 of those bytes and cannot disagree with `zeta*`, and the link is one per chunk.
 //!
-//! Push and pop are O(1). Chunks freed by one contact are reused by the next contact that needs
-//! one, so once the arena has grown to the simulation's working size a step allocates nothing.
-//! When no chunk is free a push grows the arena (`Vec` doubling: amortized O(1), so the memory
-//! follows the peak total history). Each contact holds at most one partly filled chunk, so the
-//! memory is the legs' plus less than one chunk per contact. A host that prefers a hard memory
-//! bound checks [`HistoryStore::fill`] and calls [`HistoryStore::straighten`] on its contacts,
-//! Kuhn's emergency measure (docs/jaeger.md section 5, last paragraph).
+//! Push and pop are O(1) (amortized: a move between state and arena carries [`HELD_LEGS`]` / 2`
+//! legs, and happens at most once per that many pushes or pops). Chunks freed by one contact are
+//! reused by the next contact that needs one, so once the arena has grown to the simulation's
+//! working size a step allocates nothing. When no chunk is free a push grows the arena (`Vec`
+//! doubling: amortized O(1), so the memory follows the peak total history). Each contact holds at
+//! most one partly filled chunk, so the memory is the legs' plus less than one chunk per contact.
+//! A host that prefers a hard memory bound checks [`HistoryStore::fill`] and calls
+//! [`HistoryStore::straighten`] on its contacts, Kuhn's emergency measure (docs/jaeger.md
+//! section 5, last paragraph).
 
 use crate::params::ContactParams;
 
 /// End of the free list.
 const NONE: u32 = u32::MAX;
 
-/// Per-contact state kept by the host alongside its contact (56 bytes): the top leg of the
-/// history, the arena index of the leg below it, and the previous tangential force.
+/// The most legs a [`ContactState`] holds itself (an even number, at least 4): the history's
+/// most recent ones. Half of them move to or from the arena at a time. (On the bench's
+/// histories 8 was faster than 4, docs of the crate, "Memory".)
+pub const HELD_LEGS: usize = 8;
+
+/// Legs moved between a state and the arena at once.
+const MOVED: usize = HELD_LEGS / 2;
+
+/// A leg held in a contact's state: its end `zeta*`, the normal force `N(zeta*)` there, and its
+/// slope, in Kuhn's half units.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct ContactState {
-    /// Arena index of the leg below the top (0: the origin); [`NONE`] when the history is empty
-    /// and the "top" is the origin itself.
-    pub(crate) below: u32,
-    /// `zeta*` of the top leg (0 at the origin): the previous step's half indentation.
+pub(crate) struct HeldLeg {
+    /// `zeta*`: half indentation at the leg's end.
     pub(crate) zeta: f64,
-    /// `N(zeta*)` of the top leg: the previous step's normal force.
+    /// `N(zeta*)`.
     pub(crate) normal: f64,
-    /// Slope of the top leg.
+    /// `p = dT/dN` along the leg.
     pub(crate) slope: [f64; 2],
+}
+
+/// The origin of every history, as a leg: `zeta* = 0`, `N = 0`, no slope.
+const ORIGIN: HeldLeg = HeldLeg {
+    zeta: 0.0,
+    normal: 0.0,
+    slope: [0.0; 2],
+};
+
+/// Per-contact state kept by the host alongside its contact (280 bytes): the history's most
+/// recent legs (at most [`HELD_LEGS`]), the arena index of the leg below them, and the previous
+/// tangential force.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "serde_form::StateForm"))]
+pub struct ContactState {
+    /// The held legs, the oldest first: `legs[..len]`, the top leg last.
+    pub(crate) legs: [HeldLeg; HELD_LEGS],
+    /// Number of held legs; 0 when the history is empty (the "top" is the origin itself).
+    pub(crate) len: u32,
+    /// Arena index of the leg below `legs[0]` (0: the origin). When fewer than two legs are held
+    /// it is the origin, except in a state read from a checkpoint of the one-top-leg layout.
+    pub(crate) below: u32,
     /// The previous step's tangential force, local frame (Kuhn's `T_old`).
     pub(crate) tangential: [f64; 2],
 }
@@ -59,10 +95,9 @@ impl ContactState {
     /// A contact with no history (not touching, or just touching).
     pub const fn new() -> Self {
         ContactState {
-            below: NONE,
-            zeta: 0.0,
-            normal: 0.0,
-            slope: [0.0; 2],
+            legs: [ORIGIN; HELD_LEGS],
+            len: 0,
+            below: 0,
             tangential: [0.0; 2],
         }
     }
@@ -75,13 +110,111 @@ impl ContactState {
     /// Whether the contact has a history (at least one leg): it touched at its last step.
     #[inline]
     pub fn has_legs(&self) -> bool {
-        self.below != NONE
+        self.len != 0
+    }
+
+    /// Number of legs held in the state (at most [`HELD_LEGS`]); the arena holds the rest of the
+    /// history.
+    pub fn held_legs(&self) -> usize {
+        self.len as usize
+    }
+
+    /// The top leg: its end is the previous step's half indentation and normal force. The origin
+    /// when the history is empty.
+    #[inline]
+    pub(crate) fn top(&self) -> HeldLeg {
+        match self.len {
+            0 => ORIGIN,
+            n => self.legs[n as usize - 1],
+        }
+    }
+
+    /// The top leg, to edit (the history must have one).
+    #[inline]
+    pub(crate) fn top_mut(&mut self) -> &mut HeldLeg {
+        &mut self.legs[self.len as usize - 1]
     }
 }
 
 impl Default for ContactState {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+#[cfg(feature = "serde")]
+mod serde_form {
+    use super::{ContactState, HELD_LEGS, HeldLeg, NONE};
+
+    /// A contact state as a checkpoint holds it: this build's layout, or the one-top-leg layout
+    /// of builds before 2026-11-28 (the top leg's `zeta`, `normal` and `slope` beside `below`,
+    /// `NONE` for an empty history), whose arena is this one's.
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    pub(super) enum StateForm {
+        Held {
+            legs: Box<[HeldLeg; HELD_LEGS]>,
+            len: u32,
+            below: u32,
+            tangential: [f64; 2],
+        },
+        OneTopLeg {
+            below: u32,
+            zeta: f64,
+            normal: f64,
+            slope: [f64; 2],
+            tangential: [f64; 2],
+        },
+    }
+
+    impl TryFrom<StateForm> for ContactState {
+        type Error = String;
+
+        fn try_from(form: StateForm) -> Result<Self, String> {
+            match form {
+                StateForm::Held {
+                    legs,
+                    len,
+                    below,
+                    tangential,
+                } => {
+                    if len as usize > HELD_LEGS || (len == 0 && below != 0) {
+                        return Err(format!(
+                            "contact state holds {len} legs over arena slot {below}: at most \
+                             {HELD_LEGS}, and none only over the origin (slot 0)"
+                        ));
+                    }
+                    Ok(ContactState {
+                        legs: *legs,
+                        len,
+                        below,
+                        tangential,
+                    })
+                }
+                StateForm::OneTopLeg {
+                    below,
+                    zeta,
+                    normal,
+                    slope,
+                    tangential,
+                } => {
+                    let mut state = ContactState {
+                        tangential,
+                        ..ContactState::new()
+                    };
+                    if below != NONE {
+                        state.legs[0] = HeldLeg {
+                            zeta,
+                            normal,
+                            slope,
+                        };
+                        state.len = 1;
+                        state.below = below;
+                    }
+                    Ok(state)
+                }
+            }
+        }
     }
 }
 
@@ -195,7 +328,8 @@ impl HistoryStore {
         self.entries.capacity() * BYTES_PER_ENTRY + self.links.capacity() * size_of::<u32>()
     }
 
-    /// Number of legs in a contact's history, its top leg included (walks the list: O(length)).
+    /// Number of legs in a contact's history, its held legs included (walks the arena's list:
+    /// O(length)).
     pub fn history_len(&self, state: &ContactState) -> usize {
         self.history_iter(state).count()
     }
@@ -207,9 +341,12 @@ impl HistoryStore {
         self.history_iter(state).collect()
     }
 
-    fn history_iter(&self, state: &ContactState) -> impl Iterator<Item = Leg> + '_ {
-        let top = state.has_legs().then_some((state.zeta, state.slope));
-        let mut k = if state.has_legs() { state.below } else { 0 };
+    fn history_iter<'a>(&'a self, state: &'a ContactState) -> impl Iterator<Item = Leg> + 'a {
+        let held = state.legs[..state.len as usize]
+            .iter()
+            .rev()
+            .map(|leg| (leg.zeta, leg.slope));
+        let mut k = state.below;
         let below = std::iter::from_fn(move || {
             (k != 0).then(|| {
                 let e = self.entries[k as usize];
@@ -217,21 +354,53 @@ impl HistoryStore {
                 (e.zeta, e.slope)
             })
         });
-        top.into_iter().chain(below).map(|(zeta, slope)| Leg {
+        held.chain(below).map(|(zeta, slope)| Leg {
             overlap: 2.0 * zeta,
             slope,
         })
     }
 
-    /// `zeta*` of arena slot `k` (0 for the origin).
+    /// The leg `depth` legs below a contact's top (0: the top), with its normal force; the origin
+    /// past the first leg. Held legs are read from the state; a leg in the arena costs the walk
+    /// to it and a square root.
     #[inline]
-    pub(crate) fn zeta(&self, k: u32) -> f64 {
-        self.entries[k as usize].zeta
+    pub(crate) fn leg(
+        &self,
+        params: &ContactParams,
+        state: &ContactState,
+        depth: usize,
+    ) -> HeldLeg {
+        let held = state.len as usize;
+        if depth < held {
+            return state.legs[held - 1 - depth];
+        }
+        let mut k = state.below;
+        for _ in held..depth {
+            if k == 0 {
+                return ORIGIN;
+            }
+            k = self.below(k);
+        }
+        if k == 0 {
+            return ORIGIN;
+        }
+        let e = self.entries[k as usize];
+        HeldLeg {
+            zeta: e.zeta,
+            normal: params.normal_force_half(e.zeta),
+            slope: e.slope,
+        }
+    }
+
+    /// Whether the leg below a contact's top leg is the origin (its history has one leg).
+    #[inline]
+    pub(crate) fn on_origin(state: &ContactState) -> bool {
+        state.len <= 1 && state.below == 0
     }
 
     /// The leg below arena slot `k` (not the origin; 0: the origin).
     #[inline]
-    pub(crate) fn below(&self, k: u32) -> u32 {
+    fn below(&self, k: u32) -> u32 {
         debug_assert!(k != 0, "the origin has no leg below");
         if !k.is_multiple_of(CHUNK) {
             k - 1
@@ -240,18 +409,25 @@ impl HistoryStore {
         }
     }
 
-    /// Slope of arena slot `k`.
-    #[inline]
-    pub(crate) fn slope(&self, k: u32) -> [f64; 2] {
-        self.entries[k as usize].slope
-    }
-
-    /// Pushes a leg ending at `zeta` (normal force `normal`) with slope `p` onto a contact's
-    /// history: the previous top moves into the arena, in the slot after the contact's last one
-    /// or in a fresh chunk.
+    /// Pushes a leg ending at `zeta` (normal force `normal`, which must be `N(zeta)`) with slope
+    /// `p` onto a contact's history. A full state first moves its oldest held legs to the arena.
     #[inline]
     pub(crate) fn push(&mut self, state: &mut ContactState, zeta: f64, normal: f64, p: [f64; 2]) {
-        if state.has_legs() {
+        if state.len as usize == HELD_LEGS {
+            self.spill(state);
+        }
+        state.legs[state.len as usize] = HeldLeg {
+            zeta,
+            normal,
+            slope: p,
+        };
+        state.len += 1;
+    }
+
+    /// Moves a full state's [`MOVED`] oldest legs to the arena, each in the slot after the
+    /// contact's last one or in a fresh chunk, and the rest down.
+    fn spill(&mut self, state: &mut ContactState) {
+        for leg in &state.legs[..MOVED] {
             let s = state.below;
             let slot = if s != 0 && !(s + 1).is_multiple_of(CHUNK) {
                 s + 1
@@ -259,17 +435,14 @@ impl HistoryStore {
                 self.take_chunk(s)
             };
             self.entries[slot as usize] = Entry {
-                zeta: state.zeta,
-                slope: state.slope,
+                zeta: leg.zeta,
+                slope: leg.slope,
             };
             state.below = slot;
-            self.used += 1;
-        } else {
-            state.below = 0;
         }
-        state.zeta = zeta;
-        state.normal = normal;
-        state.slope = p;
+        self.used += MOVED;
+        state.legs.copy_within(MOVED.., 0);
+        state.len -= MOVED as u32;
     }
 
     /// Takes a free chunk (growing the arena if none is) to continue the list whose top is slot
@@ -285,39 +458,62 @@ impl HistoryStore {
         c * CHUNK
     }
 
-    /// Pops a contact's top leg (it must have one); the leg below becomes the top. `normal` is
-    /// the normal force at that leg's end.
-    #[inline]
-    pub(crate) fn pop(&mut self, state: &mut ContactState, normal: f64) {
-        debug_assert!(state.has_legs(), "pop of an empty history");
-        let s = state.below;
-        if s == 0 {
-            state.below = NONE;
-            state.zeta = 0.0;
-            state.normal = 0.0;
-            state.slope = [0.0; 2];
-            return;
-        }
-        let e = self.entries[s as usize];
-        state.below = self.below(s);
-        state.zeta = e.zeta;
-        state.normal = normal;
-        state.slope = e.slope;
-        if s.is_multiple_of(CHUNK) {
-            // The chunk is empty now: back to the free list.
-            let c = (s / CHUNK) as usize;
-            self.links[c] = self.links[0];
-            self.links[0] = c as u32;
-            self.chunks_used -= 1;
-        }
-        self.used -= 1;
+    /// Returns chunk `c` to the free list.
+    fn free_chunk(&mut self, c: u32) {
+        self.links[c as usize] = self.links[0];
+        self.links[0] = c;
+        self.chunks_used -= 1;
     }
 
-    /// Forgets a contact's history (loss of contact, or the contact is deleted): its legs return
-    /// to the free list and its force is zeroed.
+    /// Pops a contact's top leg (it must have one); the leg below becomes the top. When fewer
+    /// than two legs remain held, up to [`MOVED`] legs come back from the arena, each with its
+    /// normal force recomputed.
+    #[inline]
+    pub(crate) fn pop(&mut self, params: &ContactParams, state: &mut ContactState) {
+        debug_assert!(state.has_legs(), "pop of an empty history");
+        state.len -= 1;
+        if state.len < 2 && state.below != 0 {
+            self.refill(params, state);
+        }
+    }
+
+    /// Brings up to [`MOVED`] legs back from the arena under the held ones.
+    fn refill(&mut self, params: &ContactParams, state: &mut ContactState) {
+        let mut back = [ORIGIN; MOVED];
+        let mut m = 0;
+        while m < MOVED && state.below != 0 {
+            let s = state.below;
+            let e = self.entries[s as usize];
+            back[m] = HeldLeg {
+                zeta: e.zeta,
+                normal: params.normal_force_half(e.zeta),
+                slope: e.slope,
+            };
+            state.below = self.below(s);
+            if s.is_multiple_of(CHUNK) {
+                // The chunk is empty now.
+                self.free_chunk(s / CHUNK);
+            }
+            m += 1;
+        }
+        self.used -= m;
+        let held = state.len as usize;
+        state.legs.copy_within(..held, m);
+        for (i, leg) in back[..m].iter().enumerate() {
+            state.legs[m - 1 - i] = *leg;
+        }
+        state.len += m as u32;
+    }
+
+    /// Forgets a contact's history (loss of contact, or the contact is deleted): its arena
+    /// chunks return to the free list and its force is zeroed.
     pub fn release(&mut self, state: &mut ContactState) {
-        while state.has_legs() {
-            self.pop(state, 0.0);
+        let mut s = state.below;
+        while s != 0 {
+            let c = s / CHUNK;
+            self.used -= (s % CHUNK) as usize + 1;
+            s = self.links[c as usize];
+            self.free_chunk(c);
         }
         *state = ContactState::new();
     }
@@ -334,7 +530,7 @@ impl HistoryStore {
             if !state.has_legs() {
                 continue;
             }
-            let (zeta, t) = (state.zeta, state.tangential);
+            let (zeta, t) = (state.top().zeta, state.tangential);
             let n = params.normal_force_half(zeta);
             self.release(state);
             let p = if n > 0.0 {
