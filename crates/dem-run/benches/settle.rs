@@ -146,6 +146,12 @@ normal = [0, -1, 0]
         sim.last.contacts,
         sim.energies().translational
     );
+    // `cargo bench -p dem-run --bench settle -- profile`: PROFILED steps on one thread, alone, for
+    // callgrind (docs/performance.md, "Instructions per step").
+    if std::env::args().any(|a| a == "profile") {
+        profiled_steps(&mut sim);
+        return;
+    }
     let pools: Vec<rayon::ThreadPool> = [1, 2]
         .iter()
         .map(|&t| {
@@ -230,6 +236,41 @@ normal = [0, -1, 0]
         None => println!(
             "yade is not installed (apt-get install yade): no side-by-side figure; issue #6's anchor on this machine kind is about 45 steps/s on 1 core"
         ),
+    }
+}
+
+/// Steps timed and counted for a profiler after the settling.
+const PROFILED: u64 = 100;
+
+/// [`PROFILED`] steps on one thread, with the counts per step a profile is divided by.
+fn profiled_steps(sim: &mut Simulation) {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let totals = |sim: &Simulation| {
+        let t = &sim.totals;
+        [t.node_candidates, t.node_tests, t.node_queries]
+    };
+    let before = totals(sim);
+    let start = Instant::now();
+    pool.install(|| profiled(sim));
+    let seconds = start.elapsed().as_secs_f64() / PROFILED as f64;
+    let per_step: Vec<f64> = (totals(sim).iter().zip(before))
+        .map(|(after, before)| (after - before) as f64 / PROFILED as f64)
+        .collect();
+    println!(
+        "{PROFILED} steps on 1 thread, {seconds:.3e} s per step; per step {:.0} node candidates, {:.0} node tests, {:.0} node queries; {} node contacts at the end",
+        per_step[0], per_step[1], per_step[2], sim.last.contacts
+    );
+}
+
+/// The profiled steps themselves, on the pool's thread: what
+/// `valgrind --tool=callgrind --toggle-collect='settle::profiled'` counts.
+#[inline(never)]
+fn profiled(sim: &mut Simulation) {
+    for _ in 0..PROFILED {
+        sim.step(false);
     }
 }
 
