@@ -47,7 +47,7 @@ const NONE: u32 = u32::MAX;
 
 /// The most legs a [`ContactState`] holds itself (an even number, at least 4): the history's
 /// most recent ones. Half of them move to or from the arena at a time. (On the bench's
-/// histories 8 was faster than 4, docs of the crate, "Memory".)
+/// histories 8 was faster than 4: the crate's README, "Performance".)
 pub const HELD_LEGS: usize = 8;
 
 /// Legs moved between a state and the arena at once.
