@@ -528,9 +528,13 @@ fn granular(dir: &Path, variant: &str) -> Result<Checked> {
         &scene("shear", "deformable"),
         &["cell", "velocity_gradient", "0", "1"],
     )?;
+    let count = scene_value(
+        &scene("compress", "deformable"),
+        &["packings", "0", "count"],
+    )?;
     let mut rows = Vec::new();
     let mut notes = vec![format!(
-        "A random packing of 48 grains in a periodic cell (docs/experiments.md section 5): the CalculiX sphere (radius 10 mm) and ellipsoid (semi-axes 12, 9, 7 mm) of data/fem, half and half, at scales 0.85, 1 and 1.15, compressed by the cell's servo to {target} MPa on its three axes until in equilibrium (unbalanced-force ratio below 1 %), then sheared at dv_x/dy = {rate} per unit time with the servo holding the three normal stresses. The same packing (same seed) twice: the grains deformable (their CalculiX modes, precomputed level sets) and rigid (modes off). The references are the servo's targets and the energy balance: no published curve exists for this mixture; the plots compare rigid and deformable."
+        "A random packing of {count} grains in a periodic cell (docs/experiments.md section 5): the CalculiX sphere (radius 10 mm) and ellipsoid (semi-axes 12, 9, 7 mm) of data/fem, half and half, at scales 0.85, 1 and 1.15, compressed by the cell's servo to {target} MPa on its three axes until in equilibrium (unbalanced-force ratio below 1 %), then sheared at dv_x/dy = {rate} per unit time with the servo holding the three normal stresses. The same packing (same seed) twice: the grains deformable (their CalculiX modes, precomputed level sets) and rigid (modes off). The references are the servo's targets and the energy balance: no published curve exists for this mixture; the plots compare rigid and deformable."
     )];
     let mut ratio_series = Vec::new();
     let mut volume_series = Vec::new();
@@ -629,7 +633,7 @@ fn granular(dir: &Path, variant: &str) -> Result<Checked> {
         &volume_series,
     )?;
     notes.push(format!(
-        "![Volumetric strain against shear strain]({volumetric})\n\nThe deformable grains' modes were computed by CalculiX for their own loading (six walls for the sphere, one plate for the ellipsoid): in the packing, contacts between the loaded points drive some amplitudes negative (the grain bulging where the FEM run never pushed it), beyond the runs' range, where the solver extrapolates the internal force by the table's end slope and says so (dem-run's warnings; summary.json's `excursions`). A mode from a FEM run under the packing's own contact pattern would not extrapolate. One packing of 48 grains is one realization: with seeds 2 and 3 (docs/experiments.md section 5, measured apart from the demo) tau / sigma_n over the second half ranged 0.36 to 0.52 for the deformable grains and 0.38 to 0.46 for the rigid ones, ln(V / V0) at the end -0.013 to -0.054 and -0.029 to -0.055: the seeds scatter more than rigid and deformable differ, and these curves show no effect of deformability."
+        "![Volumetric strain against shear strain]({volumetric})\n\nThe deformable grains' modes were computed by CalculiX for their own loading (six walls for the sphere, one plate for the ellipsoid): in the packing, contacts between the loaded points drive some amplitudes negative (the grain bulging where the FEM run never pushed it), beyond the runs' range, where the solver extrapolates the internal force by the table's end slope and says so (dem-run's warnings; summary.json's `excursions`). A mode from a FEM run under the packing's own contact pattern would not extrapolate. One packing of {count} grains is one realization: docs/experiments.md section 5 has the same stages with seeds 2 and 3 (measured apart from the demo), whose scatter exceeds the difference between rigid and deformable grains."
     ));
     Ok(Checked {
         rows,
