@@ -173,9 +173,9 @@ impl Shape {
     }
 }
 
-/// The most nodes in a cluster. (8 made the settle bench's rigid step 1.1-1.3 x faster, but is
-/// held back: docs/performance.md, "Clusters of 8 nodes".)
-pub const CLUSTER_NODES: usize = 32;
+/// The most nodes in a cluster: 8 tests fewer nodes than 32 and made the settle bench's rigid
+/// step 1.1-1.3 x faster (docs/performance.md, "Clusters of 8 nodes").
+pub const CLUSTER_NODES: usize = 8;
 
 /// Sorts `order` (indices into `nodes`, starting at `offset` in the shape's list) into k-d tree
 /// leaves of at most [`CLUSTER_NODES`], appending their ranges. The split is at the median
