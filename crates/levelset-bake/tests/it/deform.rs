@@ -364,10 +364,13 @@ fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
 /// 1.136, cut by the surface 1.196 and 1.176, outside 1.270 and 1.372, the field's maximum
 /// 1.155. A finding, not a proof: the first-order continuation `u(c) + grad u(c) (x - c)` adds
 /// `d (d/dt grad u) n` to its tangential derivatives (up to `reach = 2 h` out, then constant
-/// along the ray), and on the mesh's facets with the curved elements' own gradient error the
-/// excess over the field's maximum, 10 % and 19 %, does not fall with the spacing; a query
-/// whose material point lands there is refused at amplitudes that much below the body's own
-/// fold (the per-cell check, dem-core's semi-Lagrangian level set).
+/// along the ray), and the excess over the field's maximum, 10 % and 19 %, does not fall with
+/// the spacing; a query whose material point lands there is refused at amplitudes that much
+/// below the body's own fold (the per-cell check, dem-core's semi-Lagrangian level set). Two
+/// things measured on this test (2026-11-28): the elements' gradient jumps are not the cause
+/// (the continuation from nodal means of the element gradients, continuous over the surface,
+/// gave 1.277 and 1.383); and at spacing 0.5 the largest cell lies 1.57 mm out (r = 11.57),
+/// past the linear part, where the bending field itself, continued, has `|grad u|_2` = 1.19.
 #[test]
 fn the_continuation_outside_the_mesh_does_not_fold() {
     let dir = tempfile::tempdir().unwrap();
