@@ -6,12 +6,40 @@ use crate::store::{ContactState, HistoryStore};
 
 /// One contact with its own small history store. For many contacts, share one [`HistoryStore`]
 /// and keep a [`ContactState`] per contact instead (same results, bit for bit).
+///
+/// Read back from a checkpoint (`serde` feature), the state is checked against the store
+/// ([`HistoryStore::check_states`]).
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "ContactForm"))]
 pub struct JaegerContact {
     params: ContactParams,
     store: HistoryStore,
     state: ContactState,
+}
+
+/// A [`JaegerContact`] as a checkpoint holds it, before its state is checked against its store.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+#[serde(rename = "JaegerContact")]
+struct ContactForm {
+    params: ContactParams,
+    store: HistoryStore,
+    state: ContactState,
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<ContactForm> for JaegerContact {
+    type Error = crate::store::StoreError;
+
+    fn try_from(form: ContactForm) -> Result<Self, Self::Error> {
+        form.store.check_states([&form.state])?;
+        Ok(JaegerContact {
+            params: form.params,
+            store: form.store,
+            state: form.state,
+        })
+    }
 }
 
 impl JaegerContact {

@@ -14,4 +14,6 @@ pub use contact::JaegerContact;
 pub use frame::ContactFrame;
 pub use kernel::ContactForce;
 pub use params::{ContactParams, ParamError};
-pub use store::{BYTES_PER_ENTRY, ContactState, HELD_LEGS, HistoryStore, LEGS_PER_CHUNK, Leg};
+pub use store::{
+    BYTES_PER_ENTRY, ContactState, HELD_LEGS, HistoryStore, LEGS_PER_CHUNK, Leg, StoreError,
+};

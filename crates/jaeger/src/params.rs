@@ -58,8 +58,12 @@ fn hertz(shear_modulus: f64, poisson_ratio: f64, radius: f64) -> f64 {
 }
 
 /// Validated parameters of a contact between two spheres of one material.
+///
+/// Read back from a checkpoint (`serde` feature), the parameters pass the checks of
+/// [`ContactParams::new`] again and the derived constants must be the ones they give, bit for bit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "ParamsForm"))]
 pub struct ContactParams {
     r1: f64,
     /// Infinite against a plane: written as `null` (JSON has no infinity) and read back.
@@ -89,6 +93,52 @@ mod plane_radius {
 
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::INFINITY))
+    }
+}
+
+/// [`ContactParams`] as a checkpoint holds them, before they are checked.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+#[serde(rename = "ContactParams")]
+struct ParamsForm {
+    r1: f64,
+    #[serde(with = "plane_radius")]
+    r2: f64,
+    shear_modulus: f64,
+    poisson_ratio: f64,
+    friction: f64,
+    hertz: f64,
+    radius: f64,
+    kappa: f64,
+    approximation: f64,
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<ParamsForm> for ContactParams {
+    type Error = String;
+
+    fn try_from(f: ParamsForm) -> Result<Self, String> {
+        let p = if f.r2.is_infinite() {
+            ContactParams::against_plane(f.r1, f.shear_modulus, f.poisson_ratio, f.friction)
+        } else {
+            ContactParams::new(f.r1, f.r2, f.shear_modulus, f.poisson_ratio, f.friction)
+        };
+        let p = p
+            .and_then(|p| p.with_approximation(f.approximation))
+            .map_err(|e| e.to_string())?;
+        for (name, read, derived) in [
+            ("hertz", f.hertz, p.hertz),
+            ("radius", f.radius, p.radius),
+            ("kappa", f.kappa, p.kappa),
+        ] {
+            if read.to_bits() != derived.to_bits() {
+                return Err(format!(
+                    "contact parameters hold {name} = {read:e}, but r1, r2, G and nu give \
+                     {derived:e}"
+                ));
+            }
+        }
+        Ok(p)
     }
 }
 

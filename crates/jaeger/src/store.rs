@@ -77,8 +77,7 @@ const ORIGIN: HeldLeg = HeldLeg {
 /// recent legs (at most [`HELD_LEGS`]), the arena index of the leg below them, and the previous
 /// tangential force.
 #[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(try_from = "serde_form::StateForm"))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ContactState {
     /// The held legs, the oldest first: `legs[..len]`, the top leg last.
     pub(crate) legs: [HeldLeg; HELD_LEGS],
@@ -142,78 +141,159 @@ impl Default for ContactState {
     }
 }
 
+/// Reading a [`ContactState`] back (`serde` feature). The state's own layout is read from a map
+/// (JSON and the other self-describing formats) or from a sequence of its fields in order (the
+/// compact formats, which carry no names). A map may also hold the one-top-leg layout of builds
+/// before 2026-11-28 (the top leg's `zeta`, `normal` and `slope` beside `below`, `NONE` for an
+/// empty history), whose arena is this one's. Errors name the field that is missing, unknown or
+/// out of range.
 #[cfg(feature = "serde")]
 mod serde_form {
     use super::{ContactState, HELD_LEGS, HeldLeg, NONE};
+    use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
 
-    /// A contact state as a checkpoint holds it: this build's layout, or the one-top-leg layout
-    /// of builds before 2026-11-28 (the top leg's `zeta`, `normal` and `slope` beside `below`,
-    /// `NONE` for an empty history), whose arena is this one's.
+    /// The fields of this build's layout, in the order it writes them.
+    const FIELDS: &[&str] = &["legs", "len", "below", "tangential"];
+
     #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    pub(super) enum StateForm {
-        Held {
-            legs: Box<[HeldLeg; HELD_LEGS]>,
-            len: u32,
-            below: u32,
-            tangential: [f64; 2],
-        },
-        OneTopLeg {
-            below: u32,
-            zeta: f64,
-            normal: f64,
-            slope: [f64; 2],
-            tangential: [f64; 2],
-        },
+    #[serde(field_identifier, rename_all = "lowercase")]
+    enum Field {
+        Legs,
+        Len,
+        Below,
+        Tangential,
+        // The one-top-leg layout's own fields.
+        Zeta,
+        Normal,
+        Slope,
     }
 
-    impl TryFrom<StateForm> for ContactState {
-        type Error = String;
+    /// The state in this build's layout, refused if `len` exceeds [`HELD_LEGS`] or an empty
+    /// history claims arena legs.
+    fn held(
+        legs: [HeldLeg; HELD_LEGS],
+        len: u32,
+        below: u32,
+        tangential: [f64; 2],
+    ) -> Result<ContactState, String> {
+        if len as usize > HELD_LEGS || (len == 0 && below != 0) {
+            return Err(format!(
+                "contact state holds {len} legs over arena slot {below}: at most {HELD_LEGS}, \
+                 and none only over the origin (slot 0)"
+            ));
+        }
+        Ok(ContactState {
+            legs,
+            len,
+            below,
+            tangential,
+        })
+    }
 
-        fn try_from(form: StateForm) -> Result<Self, String> {
-            match form {
-                StateForm::Held {
-                    legs,
-                    len,
-                    below,
-                    tangential,
-                } => {
-                    if len as usize > HELD_LEGS || (len == 0 && below != 0) {
-                        return Err(format!(
-                            "contact state holds {len} legs over arena slot {below}: at most \
-                             {HELD_LEGS}, and none only over the origin (slot 0)"
-                        ));
-                    }
-                    Ok(ContactState {
-                        legs: *legs,
-                        len,
-                        below,
-                        tangential,
-                    })
+    struct StateVisitor;
+
+    impl<'de> Visitor<'de> for StateVisitor {
+        type Value = ContactState;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a contact state (legs, len, below, tangential)")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ContactState, A::Error> {
+            let legs = seq
+                .next_element()?
+                .ok_or_else(|| de::Error::invalid_length(0, &self))?;
+            let len = seq
+                .next_element()?
+                .ok_or_else(|| de::Error::invalid_length(1, &self))?;
+            let below = seq
+                .next_element()?
+                .ok_or_else(|| de::Error::invalid_length(2, &self))?;
+            let tangential = seq
+                .next_element()?
+                .ok_or_else(|| de::Error::invalid_length(3, &self))?;
+            held(legs, len, below, tangential).map_err(de::Error::custom)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContactState, A::Error> {
+            let mut legs = None;
+            let mut len = None;
+            let mut below = None;
+            let mut tangential = None;
+            let mut zeta = None;
+            let mut normal = None;
+            let mut slope = None;
+            fn set<'de, A: MapAccess<'de>, T: serde::Deserialize<'de>>(
+                map: &mut A,
+                slot: &mut Option<T>,
+                name: &'static str,
+            ) -> Result<(), A::Error> {
+                if slot.is_some() {
+                    return Err(de::Error::duplicate_field(name));
                 }
-                StateForm::OneTopLeg {
-                    below,
-                    zeta,
-                    normal,
-                    slope,
-                    tangential,
-                } => {
-                    let mut state = ContactState {
-                        tangential,
-                        ..ContactState::new()
-                    };
-                    if below != NONE {
-                        state.legs[0] = HeldLeg {
-                            zeta,
-                            normal,
-                            slope,
-                        };
-                        state.len = 1;
-                        state.below = below;
-                    }
-                    Ok(state)
+                *slot = Some(map.next_value()?);
+                Ok(())
+            }
+            while let Some(key) = map.next_key()? {
+                match key {
+                    Field::Legs => set(&mut map, &mut legs, "legs")?,
+                    Field::Len => set(&mut map, &mut len, "len")?,
+                    Field::Below => set(&mut map, &mut below, "below")?,
+                    Field::Tangential => set(&mut map, &mut tangential, "tangential")?,
+                    Field::Zeta => set(&mut map, &mut zeta, "zeta")?,
+                    Field::Normal => set(&mut map, &mut normal, "normal")?,
+                    Field::Slope => set(&mut map, &mut slope, "slope")?,
                 }
             }
+            let below: u32 = below.ok_or_else(|| de::Error::missing_field("below"))?;
+            let tangential = tangential.ok_or_else(|| de::Error::missing_field("tangential"))?;
+            let ours = legs.is_some() || len.is_some();
+            let theirs = [
+                ("zeta", zeta.is_some()),
+                ("normal", normal.is_some()),
+                ("slope", slope.is_some()),
+            ]
+            .into_iter()
+            .find_map(|(name, there)| there.then_some(name));
+            let legacy_zeta = match (zeta, theirs) {
+                (Some(zeta), _) if !ours => zeta,
+                (None, Some(_)) if !ours => return Err(de::Error::missing_field("zeta")),
+                (_, Some(name)) => {
+                    return Err(de::Error::custom(format!(
+                        "contact state mixes this build's layout (legs, len) with the \
+                         one-top-leg layout's field `{name}`"
+                    )));
+                }
+                (_, None) => {
+                    let legs = legs.ok_or_else(|| de::Error::missing_field("legs"))?;
+                    let len = len.ok_or_else(|| de::Error::missing_field("len"))?;
+                    return held(legs, len, below, tangential).map_err(de::Error::custom);
+                }
+            };
+            // The one-top-leg layout.
+            let mut state = ContactState {
+                tangential,
+                ..ContactState::new()
+            };
+            let normal = normal.ok_or_else(|| de::Error::missing_field("normal"))?;
+            let slope = slope.ok_or_else(|| de::Error::missing_field("slope"))?;
+            if below != NONE {
+                state.legs[0] = HeldLeg {
+                    zeta: legacy_zeta,
+                    normal,
+                    slope,
+                };
+                state.len = 1;
+                state.below = below;
+            }
+            Ok(state)
+        }
+    }
+
+    impl<'de> serde::Deserialize<'de> for ContactState {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_struct("ContactState", FIELDS, StateVisitor)
         }
     }
 }
@@ -254,8 +334,13 @@ pub const LEGS_PER_CHUNK: usize = 8;
 const CHUNK: u32 = LEGS_PER_CHUNK as u32;
 
 /// The arena of history legs for any number of contacts. See the [module docs](self).
+///
+/// Read back from a checkpoint (`serde` feature), the arena's own structure is checked (chunk
+/// count, free list, counters); whether the contact states read beside it fit it is
+/// [`HistoryStore::check_states`]'s question.
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "StoreForm"))]
 pub struct HistoryStore {
     /// Chunk `c` is `entries[c * CHUNK..(c + 1) * CHUNK]`.
     entries: Vec<Entry>,
@@ -267,6 +352,57 @@ pub struct HistoryStore {
     /// Chunks in use (chunk 0 excluded).
     chunks_used: usize,
 }
+
+/// A [`HistoryStore`] as a checkpoint holds it, before its structure is checked.
+#[cfg(feature = "serde")]
+#[derive(serde::Deserialize)]
+#[serde(rename = "HistoryStore")]
+struct StoreForm {
+    entries: Vec<Entry>,
+    links: Vec<u32>,
+    used: usize,
+    chunks_used: usize,
+}
+
+#[cfg(feature = "serde")]
+impl TryFrom<StoreForm> for HistoryStore {
+    type Error = StoreError;
+
+    fn try_from(form: StoreForm) -> Result<Self, StoreError> {
+        let store = HistoryStore {
+            entries: form.entries,
+            links: form.links,
+            used: form.used,
+            chunks_used: form.chunks_used,
+        };
+        let chunks = store.links.len();
+        if chunks == 0 || store.entries.len() != chunks * LEGS_PER_CHUNK {
+            return Err(StoreError(format!(
+                "history store has {} entries and {chunks} chunk links: expected {LEGS_PER_CHUNK} \
+                 entries per link, and at least one link",
+                store.entries.len()
+            )));
+        }
+        let free = store.free_chunks()?;
+        let in_use = chunks - 1 - free.iter().filter(|&&f| f).count();
+        if store.chunks_used != in_use || store.used > in_use * LEGS_PER_CHUNK {
+            return Err(StoreError(format!(
+                "history store counts {} chunks and {} legs in use, but its free list leaves \
+                 {in_use} chunks (at most {} legs)",
+                store.chunks_used,
+                store.used,
+                in_use * LEGS_PER_CHUNK
+            )));
+        }
+        Ok(store)
+    }
+}
+
+/// Why a history store, or contact states beside it, were refused: a checkpoint that does not
+/// describe a store this crate could have built.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreError(String);
 
 impl HistoryStore {
     /// An arena with room for `capacity` legs (rounded up to whole chunks) before it first grows.
@@ -407,6 +543,91 @@ impl HistoryStore {
         } else {
             self.links[(k / CHUNK) as usize]
         }
+    }
+
+    /// Marks the free chunks (chunk 0 is never free), walking the free list; refuses a list
+    /// that leaves the arena or meets a chunk twice.
+    fn free_chunks(&self) -> Result<Vec<bool>, StoreError> {
+        let mut free = vec![false; self.links.len()];
+        let mut c = self.links[0];
+        while c != NONE {
+            let ok = c != 0 && (c as usize) < free.len() && !free[c as usize];
+            if !ok {
+                return Err(StoreError(format!(
+                    "history store's free list names chunk {c}: expected a chunk in 1..{} not \
+                     named before",
+                    free.len()
+                )));
+            }
+            free[c as usize] = true;
+            c = self.links[c as usize];
+        }
+        Ok(free)
+    }
+
+    /// Checks that `states` are all the contact states that share this store, as a checkpoint
+    /// read back must be before any of them steps: each state's arena legs lie in chunks in use,
+    /// full below its newest chunk, reached by no other state, and together the states hold
+    /// every leg of the arena. A state that fails is named by its position in `states`.
+    ///
+    /// Cost: O(chunks of the arena + legs of the states). A host that deserializes its states
+    /// and the store separately calls it once after reading them; [`JaegerContact`](crate::JaegerContact)
+    /// calls it when read back. Without it, a state naming a slot the arena does not hold for
+    /// it would panic or corrupt other contacts' histories at its next step.
+    pub fn check_states<'a>(
+        &self,
+        states: impl IntoIterator<Item = &'a ContactState>,
+    ) -> Result<(), StoreError> {
+        let free = self.free_chunks()?;
+        let mut owner: Vec<Option<usize>> = vec![None; self.links.len()];
+        let mut legs = 0;
+        for (i, state) in states.into_iter().enumerate() {
+            let mut k = state.below;
+            let mut newest = true;
+            while k != 0 {
+                let c = (k / CHUNK) as usize;
+                let refused = |why: String| {
+                    Err(StoreError(format!(
+                        "contact state {i} reaches arena slot {k}: {why}"
+                    )))
+                };
+                if c == 0 || c >= self.links.len() {
+                    return refused(format!(
+                        "expected a slot in {CHUNK}..{} (the arena's chunks past chunk 0)",
+                        self.entries.len()
+                    ));
+                }
+                if free[c] {
+                    return refused(format!("its chunk {c} is on the free list"));
+                }
+                if let Some(j) = owner[c] {
+                    return refused(format!("its chunk {c} is reached by contact state {j} too"));
+                }
+                if !newest && !(k + 1).is_multiple_of(CHUNK) {
+                    return refused(format!(
+                        "expected the last slot of chunk {c}: only a contact's newest chunk is \
+                         partly filled"
+                    ));
+                }
+                owner[c] = Some(i);
+                legs += (k % CHUNK) as usize + 1;
+                newest = false;
+                k = self.links[c];
+            }
+        }
+        if let Some(c) = (1..self.links.len()).find(|&c| !free[c] && owner[c].is_none()) {
+            return Err(StoreError(format!(
+                "arena chunk {c} is in use but no contact state reaches it: pass every state \
+                 that shares the store"
+            )));
+        }
+        if legs != self.used {
+            return Err(StoreError(format!(
+                "the contact states reach {legs} arena legs, but the store counts {}",
+                self.used
+            )));
+        }
+        Ok(())
     }
 
     /// Pushes a leg ending at `zeta` (normal force `normal`, which must be `N(zeta)`) with slope

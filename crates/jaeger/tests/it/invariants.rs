@@ -118,3 +118,53 @@ proptest! {
         prop_assert_eq!(back.normal, p.normal_force(delta));
     }
 }
+
+/// The approximate history's merges that reach below the held legs: a merge into the leg below
+/// the top reads the leg under that one, which sits in the arena when the state holds two legs,
+/// and the pop that follows brings legs back from the arena. On histories of mostly elastic
+/// loading with a slowly turning direction (so that consecutive slopes are close and merge),
+/// every step keeps the invariants, among them `T = sum p_k (N_k - N_(k-1))`, which a merge
+/// weighted with a wrong `N_k` breaks; the test counts the elastic steps whose merges reached a
+/// leg in the arena, and requires them.
+#[test]
+fn merges_that_reach_into_the_arena_keep_the_invariants() {
+    use rand::{RngExt, SeedableRng};
+    let mut reached = 0;
+    for seed in 0..40u64 {
+        let mut rng = rand_xorshift::XorShiftRng::seed_from_u64(seed);
+        let p = params()
+            .with_approximation(rng.random_range(0.05..0.3))
+            .unwrap();
+        let mut store = HistoryStore::with_capacity(4);
+        let mut state = ContactState::new();
+        let (d0, mut delta, mut angle) = (1e-3, 0.0f64, 0.0f64);
+        for _ in 0..1500 {
+            angle += rng.random_range(-0.6..0.6);
+            let unload = rng.random_range(0..6) == 0;
+            let dd = if unload {
+                -rng.random_range(0.0..0.5)
+            } else {
+                rng.random_range(0.01..0.2)
+            };
+            let mag = rng.random_range(0.0..1.0) * if unload { 0.2 } else { 0.05 };
+            let before = (state.held_legs(), store.len(), store.history_len(&state));
+            delta = (delta + 0.3 * d0 * dd).max(1e-6);
+            let f = store.step(
+                &p,
+                &mut state,
+                delta,
+                [mag * d0 * angle.cos(), mag * d0 * angle.sin()],
+            );
+            let legs = store.history(&state);
+            check(&legs, &p, f.normal, f.tangential).unwrap();
+            let elastic = f.tangential[0].hypot(f.tangential[1]) < MU * f.normal * (1.0 - 1e-9);
+            // An elastic step pushes a leg onto `h` held ones; its merges read the arena from
+            // the `h`-th, which leaves the history `h - 1` legs shorter than before.
+            let shorter = before.2 as i64 - legs.len() as i64;
+            if !unload && elastic && before.1 > 0 && shorter >= before.0 as i64 - 1 {
+                reached += 1;
+            }
+        }
+    }
+    assert!(reached >= 10, "{reached} merges reached into the arena");
+}
