@@ -238,7 +238,7 @@ impl ModePath {
 /// linear mode's `Phi`) is a column `j`, and each node's columns are one record of rows of `C`
 /// values (`C` columns): at a surface node the columns' x, y and z components, at a grid node
 /// those, each column's normal strain and its three second differences along the reference
-/// level set's gradient ([`GridRow`]). A node's displacement, velocity, generalized force and
+/// level set's gradient (`GridRow`). A node's displacement, velocity, generalized force and
 /// level-set derivative are sums over a row (or of rows), read from one run of memory and in
 /// independent lanes: with one array per mode, a grain of 20 modes cost 20 cache misses per node
 /// and per use, and with the components interleaved the sums over the columns did not vectorise.

@@ -192,11 +192,12 @@ impl<'a> View<'a> {
     }
 
     /// The level set at local point `y` (value, gradient in the local frame, and the material
-    /// point if the update pulled it back) if `y` is inside (`phi < 0`, non-zero gradient),
-    /// with the exact early-out of the module docs. For a deformable body, `derivative` (one
-    /// entry per mode) then holds `d phi / d eps_a` at fixed `y`, exact for the update's
-    /// interpolant (zero for the rigid update). `start` is a guess of the material point
-    /// under `y` ([`DeformedLevelSet::evaluate`]).
+    /// point if the update pulled it back) if `y` is inside or within `margin` outside (`phi <
+    /// margin`, non-zero gradient), with the exact early-out of the module docs. For a
+    /// deformable body, `derivative` (one entry per mode) then holds `d phi / d eps_a` at fixed
+    /// `y`, exact for the update's interpolant (zero for the rigid update): a law that loads
+    /// nodes in its margin takes their generalized forces from it. `start` is a guess of the
+    /// material point under `y` ([`DeformedLevelSet::evaluate`]).
     #[inline(always)]
     pub fn probe(
         &self,
@@ -205,7 +206,7 @@ impl<'a> View<'a> {
         margin: f64,
         derivative: &mut [f64],
     ) -> Option<Evaluation> {
-        self.evaluate(y, start, Some(margin), derivative)
+        self.evaluate(y, start, Some(margin), margin, derivative)
             .filter(|e| e.phi < margin && e.grad.norm() != 0.0)
     }
 
@@ -214,12 +215,12 @@ impl<'a> View<'a> {
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
         let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; self.mode_count()];
         let e = self
-            .evaluate(y, y, None, &mut derivative)
+            .evaluate(y, y, None, f64::NEG_INFINITY, &mut derivative)
             .expect("no early-out asked for");
         (e.phi, e.grad)
     }
 
-    /// The level set at `y`, and its amplitude derivative if it is negative; `None` if
+    /// The level set at `y`, and its amplitude derivative if it is below `below`; `None` if
     /// `early_out` gives a margin and the update's bound shows `y` farther outside, or if the
     /// query failed (then the view records the fault).
     #[inline(always)]
@@ -228,6 +229,7 @@ impl<'a> View<'a> {
         y: &Point3<f64>,
         start: &Point3<f64>,
         early_out: Option<f64>,
+        below: f64,
         derivative: &mut [f64],
     ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
@@ -250,7 +252,7 @@ impl<'a> View<'a> {
         if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
-        match m.levelset.evaluate(y, start, &at, derivative) {
+        match m.levelset.evaluate(y, start, &at, below, derivative) {
             Ok(v) => Some(v),
             Err(fault) => {
                 let _ = m.fault.set(fault);

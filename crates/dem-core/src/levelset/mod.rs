@@ -31,14 +31,17 @@ pub trait DeformedLevelSet: Send + Sync {
     fn early_out(&self) -> EarlyOut;
 
     /// The value and gradient (local frame) at `y`, which the grid located at `at`; when the
-    /// value is negative, `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for the
-    /// update's interpolant. `start` is a guess of the material point under `y` (`y` itself
-    /// when none is known), where an update that pulls back starts ([`MaterialPoint`]).
+    /// value is below `below`, `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for
+    /// the update's interpolant (a contact law that loads nodes within a margin outside the
+    /// surface asks with that margin; `f64::NEG_INFINITY` asks for none). `start` is a guess of
+    /// the material point under `y` (`y` itself when none is known), where an update that
+    /// pulls back starts ([`MaterialPoint`]).
     fn evaluate(
         &self,
         y: &Point3<f64>,
         start: &Point3<f64>,
         at: &Located,
+        below: f64,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault>;
 }

@@ -92,6 +92,7 @@ impl DeformedLevelSet for Precomputed<'_> {
         _y: &Point3<f64>,
         _start: &Point3<f64>,
         at: &Located,
+        below: f64,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         let phi0 = self.grid.values();
@@ -103,7 +104,7 @@ impl DeformedLevelSet for Precomputed<'_> {
                     .map(|b| b.lo[n] + b.t * (b.hi[n] - b.lo[n]))
                     .sum::<f64>()
         });
-        if phi < 0.0 {
+        if phi < below {
             for (d, b) in derivative.iter_mut().zip(&self.brackets) {
                 *d = b.per_amplitude * self.grid.interpolate(at, |n| b.hi[n] - b.lo[n]);
             }

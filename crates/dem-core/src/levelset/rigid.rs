@@ -41,6 +41,7 @@ impl DeformedLevelSet for Rigid<'_> {
         _y: &Point3<f64>,
         _start: &Point3<f64>,
         at: &Located,
+        _below: f64,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         derivative.iter_mut().for_each(|d| *d = 0.0);

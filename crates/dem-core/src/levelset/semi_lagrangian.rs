@@ -59,7 +59,8 @@
 //! same cell reuse them; 2.1 on average from the narrow phase's guess on the 20-mode ball of
 //! `cargo bench -p dem-run --bench modes`, 2.9 from `y`, docs/performance.md), one of `phi_0` (8 values, 8 stored triples of second differences and 8
 //! shifts, each a combination of the columns as a displacement is; twice that per tied axis) and
-//! one of the normal strain (8 reads), and inside the grain one more pass over the cell's corners
+//! one of the normal strain (8 reads), and inside the grain (or within the margin a law loads,
+//! [`DeformedLevelSet::evaluate`]) one more pass over the cell's corners
 //! (each mode's tangent, strain and shift).
 
 use grain::{LevelSetGrid, Located};
@@ -120,9 +121,11 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         y: &Point3<f64>,
         start: &Point3<f64>,
         _at: &Located,
+        below: f64,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
-        (self.config).with_grid_nodes(|nodes| self.evaluate_with(nodes, y, start, derivative))
+        (self.config)
+            .with_grid_nodes(|nodes| self.evaluate_with(nodes, y, start, below, derivative))
     }
 }
 
@@ -133,6 +136,7 @@ impl SemiLagrangian<'_> {
         nodes: &GridNodes,
         y: &Point3<f64>,
         start: &Point3<f64>,
+        below: f64,
         derivative: &mut [f64],
     ) -> Result<Evaluation, LevelSetFault> {
         let grid = self.grid;
@@ -169,7 +173,7 @@ impl SemiLagrangian<'_> {
         let phi = c * p0;
         // Its exact gradient, `J^-T p` with `p = dpsi/dX` (module docs).
         let grad = back.inverse_jacobian.transpose() * (g0 * c + strain_gradient * p0);
-        if phi < 0.0 {
+        if phi < below {
             // `d_a = -grad . t_a(X) + phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[K_a,b](X)`:
             // one linear map of the corner values of each mode's tangent `t_a`, strain `s_a`
             // and shift `K_a`.
