@@ -214,7 +214,7 @@ normal = [0, -1, 0]
         println!("  by stage (sim.totals.timings): {}", shares.join(", "));
     }
     println!(
-        "2-thread speed-up: {:.2} (goal >= 1.8); {} node contacts at the end; end states {}",
+        "2-thread speed-up: {:.2} (goal >= 1.85); {} node contacts at the end; end states {}",
         rates[1][REPEATS / 2] / rates[0][REPEATS / 2],
         sim.last.contacts,
         if ends.iter().all(|e| *e == ends[0]) {
