@@ -376,10 +376,12 @@ impl TryFrom<StoreForm> for HistoryStore {
             chunks_used: form.chunks_used,
         };
         let chunks = store.links.len();
-        if chunks == 0 || store.entries.len() != chunks * LEGS_PER_CHUNK {
+        // Chunk 0 and at least one more, as every store is built (the arena grows by doubling
+        // the chunks past chunk 0).
+        if chunks < 2 || store.entries.len() != chunks * LEGS_PER_CHUNK {
             return Err(StoreError(format!(
                 "history store has {} entries and {chunks} chunk links: expected {LEGS_PER_CHUNK} \
-                 entries per link, and at least one link",
+                 entries per link, and at least two links",
                 store.entries.len()
             )));
         }

@@ -249,4 +249,38 @@ fn parameters_read_back_are_checked_again() {
     text["hertz"] = serde_json::json!(1.0);
     let err = serde_json::from_value::<ContactParams>(text).unwrap_err();
     assert!(err.to_string().contains("hertz"), "{err}");
+    // Builds before 2026-11-24 formed R = 2 r1 r2 / (r1 + r2), which differs from today's
+    // harmonic form in the last bits for these radii: their checkpoints are read, and keep the
+    // constants they were written with, so a run continues as it would have.
+    let (r1, r2) = (0.013, 0.0071);
+    let params = ContactParams::new(r1, r2, 1e4, 0.25, 0.4).unwrap();
+    let old_radius = 2.0 * r1 * r2 / (r1 + r2);
+    assert_ne!(old_radius, params.effective_radius() * 2.0);
+    let old_hertz = 8.0 / 3.0 * 1e4 / 0.75 * old_radius.sqrt();
+    let mut text = serde_json::to_value(params).unwrap();
+    text["radius"] = serde_json::json!(old_radius);
+    text["hertz"] = serde_json::json!(old_hertz);
+    let read: ContactParams = serde_json::from_value(text).unwrap();
+    let zeta = 1e-3f64;
+    let expected = old_hertz * (zeta * zeta.sqrt());
+    assert_eq!(read.normal_force(2e-3).to_bits(), expected.to_bits());
+}
+
+/// A store of chunk 0 alone, which no build makes, is refused (it panicked at the first push
+/// that needed a chunk).
+#[test]
+fn a_store_without_a_chunk_past_the_origin_is_refused() {
+    let mut text = serde_json::to_value(JaegerContact::new(
+        ContactParams::new(1.0, 2.0, 30e3, 0.25, 0.4).unwrap(),
+    ))
+    .unwrap();
+    let origin = serde_json::json!({ "zeta": 0.0, "slope": [0.0, 0.0] });
+    text["store"] = serde_json::json!({
+        "entries": vec![origin; jaeger::LEGS_PER_CHUNK],
+        "links": [u32::MAX],
+        "used": 0,
+        "chunks_used": 0,
+    });
+    let err = serde_json::from_value::<JaegerContact>(text).unwrap_err();
+    assert!(err.to_string().contains("at least two links"), "{err}");
 }
