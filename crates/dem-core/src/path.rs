@@ -525,6 +525,78 @@ impl GridNodes<'_, '_> {
     }
 }
 
+/// Weights of the grid rows ([`GRID_ROWS`] per node) added up per grid node over many queries,
+/// for one [`Configuration::grid_rows_map`] at the end: a side's node contacts share cells
+/// (about 12 per cell face on the modes bench's ball), so their generalized forces read each
+/// node's record once instead of once per contact (docs/performance.md). Nodes are kept in the
+/// order they were first added and each node's weights summed in the order of the additions,
+/// so the result depends on the order of the queries only, not on the index's hashing.
+#[derive(Default)]
+pub struct RowWeights {
+    entries: Vec<(usize, [f64; GRID_ROWS])>,
+    /// Open addressing by node: an entry's index, `u32::MAX` for an empty slot; a power of two
+    /// at least twice the entries.
+    index: Vec<u32>,
+}
+
+impl RowWeights {
+    /// Adds `scale` times the weights of a cell's 8 corners.
+    #[inline]
+    pub fn add(&mut self, corners: &[usize; 8], weights: &[[f64; GRID_ROWS]; 8], scale: f64) {
+        for (&n, w) in corners.iter().zip(weights) {
+            let e = self.entry(n);
+            for (sum, w) in self.entries[e].1.iter_mut().zip(w) {
+                *sum += scale * w;
+            }
+        }
+    }
+
+    /// The entry of node `n`, made if new.
+    #[inline]
+    fn entry(&mut self, n: usize) -> usize {
+        if 2 * self.entries.len() >= self.index.len() {
+            self.grow();
+        }
+        let mask = self.index.len() - 1;
+        // Fibonacci hashing, as the memo of grid nodes.
+        let mut slot = ((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        loop {
+            match self.index[slot] {
+                u32::MAX => {
+                    self.index[slot] = self.entries.len() as u32;
+                    self.entries.push((n, [0.0; GRID_ROWS]));
+                    return self.entries.len() - 1;
+                }
+                e if self.entries[e as usize].0 == n => return e as usize,
+                _ => slot = (slot + 1) & mask,
+            }
+        }
+    }
+
+    /// Doubles the index and enters the nodes again.
+    fn grow(&mut self) {
+        let size = (2 * self.index.len()).max(64);
+        let entries = std::mem::take(&mut self.entries);
+        self.index = vec![u32::MAX; size];
+        for (n, w) in entries {
+            let e = self.entry(n);
+            self.entries[e].1 = w;
+        }
+    }
+
+    /// Whether no weight has been added since the last [`RowWeights::drain_into`].
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Adds the weights' map to `out` ([`Configuration::grid_rows_map`]) and empties them.
+    pub fn drain_into(&mut self, config: &Configuration, out: &mut [f64]) {
+        config.grid_rows_map(self.entries.iter().map(|(n, w)| (*n, w)), out);
+        self.entries.clear();
+        self.index.fill(u32::MAX);
+    }
+}
+
 /// The next configuration key (0 marks an empty memo slot).
 static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 
@@ -640,24 +712,24 @@ impl<'a> Configuration<'a> {
         }
     }
 
-    /// Per mode, `sum_n (t_a(n) . v_n + s_a(n) w_n + k_a(n) . z_n)` over the 8 grid nodes
-    /// `corners`, `t_a = du/d eps_a`, `s_a` its normal strain and `k_a` its second differences
-    /// along the level set's gradient ([`Configuration::grid_curvature`]): a linear map of
-    /// their corner values (their interpolated values dotted with a vector, say), with
-    /// `weights[n]` = `[v_n, w_n, z_n]` row by row ([`GridRow`]'s order), into `out` (one entry
-    /// per mode, overwritten). The map is taken column by column over each corner's record,
-    /// then the columns' sums combine into the modes' tangents.
+    /// Adds to `out[a]`, per mode, `sum_n (t_a(n) . v_n + s_a(n) w_n + k_a(n) . z_n)` over the
+    /// grid nodes `n` of `entries`, `t_a = du/d eps_a`, `s_a` its normal strain and `k_a` its
+    /// second differences along the level set's gradient ([`Configuration::grid_curvature`]):
+    /// a linear map of their node values (their interpolated values dotted with a vector, say),
+    /// with each entry's weights `[v_n, w_n, z_n]` row by row (`GridRow`'s order). The map is
+    /// taken column by column over each node's record, then the columns' sums combine into the
+    /// modes' tangents. Linear in the weights: the weights of many queries added up per node
+    /// give the sum of their maps, each node's record read once ([`RowWeights`]).
     #[inline]
-    pub fn grid_tangents_map(
+    pub fn grid_rows_map<'w>(
         &self,
-        corners: &[usize; 8],
-        weights: &[[f64; GRID_ROWS]; 8],
+        entries: impl IntoIterator<Item = (usize, &'w [f64; GRID_ROWS])>,
         out: &mut [f64],
     ) {
         let c = self.paths.columns;
         let mut sums: SmallVec<[f64; INLINE_COLUMNS]> = smallvec::smallvec![0.0; c];
-        for (n, w) in corners.iter().zip(weights) {
-            let record = self.paths.grid_record(*n);
+        for (n, w) in entries {
+            let record = self.paths.grid_record(n);
             let rows: [&[f64]; GRID_ROWS] = std::array::from_fn(|r| &record[r * c..(r + 1) * c]);
             for (j, s) in sums.iter_mut().enumerate() {
                 *s += rows[0][j] * w[0]
@@ -669,7 +741,6 @@ impl<'a> Configuration<'a> {
                     + rows[6][j] * w[6];
             }
         }
-        out.fill(0.0);
         for t in &self.terms {
             out[t.mode] += t.d * sums[t.column];
         }

@@ -27,10 +27,9 @@ use grain::Located;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
-use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault};
+use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault, Slope};
 use crate::modal::{ModalShape, Modes};
-use crate::path::Configuration;
-use crate::path::PerMode;
+use crate::path::{Configuration, PerMode, RowWeights};
 
 /// A body as the narrow phase sees it during one force evaluation, or one of its periodic
 /// images ([`View::image`]: the same body displaced by a cell vector, sharing its deformation).
@@ -194,28 +193,27 @@ impl<'a> View<'a> {
     /// The level set at local point `y` (value, gradient in the local frame, and the material
     /// point if the update pulled it back) if `y` is inside or within `margin` outside (`phi <
     /// margin`, non-zero gradient), with the exact early-out of the module docs. For a
-    /// deformable body, `derivative` (one entry per mode) then holds `d phi / d eps_a` at fixed
-    /// `y`, exact for the update's interpolant (zero for the rigid update): a law that loads
-    /// nodes in its margin takes their generalized forces from it. `start` is a guess of the
-    /// material point under `y` ([`DeformedLevelSet::evaluate`]).
+    /// deformable body, `slope` then holds `d phi / d eps_a` at fixed `y`, exact for the
+    /// update's interpolant (zero for the rigid update; per mode: [`View::slope_values`]): a
+    /// law that loads nodes in its margin takes their generalized forces from it. `start` is a
+    /// guess of the material point under `y` ([`DeformedLevelSet::evaluate`]).
     #[inline(always)]
     pub fn probe(
         &self,
         y: &Point3<f64>,
         start: &Point3<f64>,
         margin: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Option<Evaluation> {
-        self.evaluate(y, start, Some(margin), margin, derivative)
+        self.evaluate(y, start, Some(margin), margin, slope)
             .filter(|e| e.phi < margin && e.grad.norm() != 0.0)
     }
 
     /// The (deformed) level set's value and gradient (local frame) at local point `y`,
     /// anywhere.
     pub fn level_set(&self, y: &Point3<f64>) -> (f64, Vector3<f64>) {
-        let mut derivative: PerMode<f64> = smallvec::smallvec![0.0; self.mode_count()];
         let e = self
-            .evaluate(y, y, None, f64::NEG_INFINITY, &mut derivative)
+            .evaluate(y, y, None, f64::NEG_INFINITY, &mut Slope::Zero)
             .expect("no early-out asked for");
         (e.phi, e.grad)
     }
@@ -230,7 +228,7 @@ impl<'a> View<'a> {
         start: &Point3<f64>,
         early_out: Option<f64>,
         below: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
         let at = grid.locate(y);
@@ -252,7 +250,7 @@ impl<'a> View<'a> {
         if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
-        match m.levelset.evaluate(y, start, &at, below, derivative) {
+        match m.levelset.evaluate(y, start, &at, below, slope) {
             Ok(v) => Some(v),
             Err(fault) => {
                 let _ = m.fault.set(fault);
@@ -300,6 +298,22 @@ impl<'a> View<'a> {
                     modes.iter().zip(&m.state.rate).map(|(p, r)| p * *r).sum();
                 rigid + self.rotation * local
             }
+        }
+    }
+
+    /// A query's slope ([`View::probe`]) per mode, into `out` (zeros for a rigid body).
+    pub fn slope_values(&self, slope: &Slope, out: &mut [f64]) {
+        match &self.modes {
+            Some(m) => slope.values(&m.config, out),
+            None => out.fill(0.0),
+        }
+    }
+
+    /// Adds to `out` the map of the grid rows' weights `rows` added up over queries
+    /// ([`crate::path::RowWeights`]: the generalized forces they stand for) and empties them.
+    pub fn drain_rows(&self, rows: &mut RowWeights, out: &mut [f64]) {
+        if let Some(m) = &self.modes {
+            rows.drain_into(&m.config, out);
         }
     }
 

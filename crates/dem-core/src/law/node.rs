@@ -660,9 +660,16 @@ impl<M: NodeModel> Acc<'_, M> {
                 continue;
             };
             let (_, _, _, modal_q) = split(&mut self.out, side.side);
-            surface.react(&scratch, f.energy_slope, &(f.elastic - f.force), modal_q);
+            surface.react(
+                &mut scratch,
+                f.energy_slope,
+                &(f.elastic - f.force),
+                modal_q,
+            );
             self.tally(side, k, t.d, &f);
         }
+        let (_, _, _, modal_q) = split(&mut self.out, side.side);
+        surface.flush(&mut scratch, modal_q);
         self.out.node_queries += scratch.queries;
     }
 

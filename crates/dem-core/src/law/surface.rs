@@ -10,7 +10,8 @@
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Cluster, Shape};
-use crate::path::PerMode;
+use crate::levelset::Slope;
+use crate::path::{PerMode, RowWeights};
 use crate::view::View;
 use crate::wall::Wall;
 
@@ -32,11 +33,14 @@ pub struct Touch {
 
 /// What a body's surface keeps of one node query for the reaction on its modes: the level set's
 /// amplitude derivative and the material point's mode vectors (empty for rigid bodies and
-/// walls).
+/// walls), and the reactions' part that waits for the end of the side ([`Surface::flush`]).
 #[derive(Default)]
 pub struct Scratch {
-    /// `d phi / d eps_a` at the node (one per mode of the surface's body).
-    pub derivative: PerMode<f64>,
+    /// `d phi / d eps_a` at the node.
+    pub slope: Slope,
+    /// The elastic reactions' generalized forces of the side's queries so far, as grid rows'
+    /// weights ([`Slope::Corners`]), taken at the end of the side.
+    pub pending: RowWeights,
     /// The mode vectors `Phi_a` of the material point under the node.
     pub modes: PerMode<Vector3<f64>>,
     /// Node queries so far ([`crate::law::PairOutcome::node_queries`]).
@@ -88,8 +92,19 @@ pub trait Surface: Sync {
 
     /// Adds to `modal` the generalized forces of the reaction at the last touch: minus the
     /// elastic energy's derivative through the level set (`energy_slope = dE/d phi`) and the
-    /// virtual work of `rest` (the non-elastic part of the reaction, global).
-    fn react(&self, scratch: &Scratch, energy_slope: f64, rest: &Vector3<f64>, modal: &mut [f64]);
+    /// virtual work of `rest` (the non-elastic part of the reaction, global). A part may wait
+    /// in `scratch` for [`Surface::flush`].
+    fn react(
+        &self,
+        scratch: &mut Scratch,
+        energy_slope: f64,
+        rest: &Vector3<f64>,
+        modal: &mut [f64],
+    );
+
+    /// Adds to `modal` what the side's reactions left waiting in `scratch`, at the end of the
+    /// side.
+    fn flush(&self, scratch: &mut Scratch, modal: &mut [f64]);
 
     /// For a sphere of radius `r` centred at `centre`: the total overlap `delta` with this
     /// surface (a sphere grain's, or a plane's) and the unit normal from the sphere towards it.
@@ -159,11 +174,8 @@ impl Surface for View<'_> {
         }
         scratch.queries += 1;
         let y = Point3::from(y);
-        if scratch.derivative.len() != self.mode_count() {
-            scratch.derivative = smallvec::smallvec![0.0; self.mode_count()];
-        }
         let start = y - scratch.displacement;
-        let hit = self.probe(&y, &start, margin, &mut scratch.derivative)?;
+        let hit = self.probe(&y, &start, margin, &mut scratch.slope)?;
         if let Some(m) = &hit.material {
             scratch.displacement = y - m.point;
         }
@@ -203,15 +215,28 @@ impl Surface for View<'_> {
     }
 
     #[inline]
-    fn react(&self, s: &Scratch, energy_slope: f64, rest: &Vector3<f64>, modal: &mut [f64]) {
+    fn react(&self, s: &mut Scratch, energy_slope: f64, rest: &Vector3<f64>, modal: &mut [f64]) {
         if !self.is_deformable() {
             return;
         }
-        // Elastic part: -dE/d eps through the level set; the rest: virtual work.
-        for (m, d) in modal.iter_mut().zip(&s.derivative) {
-            *m -= energy_slope * d;
+        // Elastic part: -dE/d eps through the level set (a cell's weights wait for the side's
+        // end, [`Surface::flush`]); the rest: virtual work.
+        match &s.slope {
+            Slope::Zero => {}
+            Slope::Dense(d) => {
+                for (m, d) in modal.iter_mut().zip(d) {
+                    *m -= energy_slope * d;
+                }
+            }
+            Slope::Corners { corners, weights } => s.pending.add(corners, weights, -energy_slope),
         }
         self.add_point_force(&s.modes, rest, modal);
+    }
+
+    fn flush(&self, s: &mut Scratch, modal: &mut [f64]) {
+        if !s.pending.is_empty() {
+            self.drain_rows(&mut s.pending, modal);
+        }
     }
 
     fn sphere_overlap(&self, centre: &Vector3<f64>, r: f64) -> (f64, Vector3<f64>) {
@@ -286,7 +311,9 @@ impl Surface for Wall {
         0
     }
 
-    fn react(&self, _: &Scratch, _: f64, _: &Vector3<f64>, _: &mut [f64]) {}
+    fn react(&self, _: &mut Scratch, _: f64, _: &Vector3<f64>, _: &mut [f64]) {}
+
+    fn flush(&self, _: &mut Scratch, _: &mut [f64]) {}
 
     fn sphere_overlap(&self, centre: &Vector3<f64>, r: f64) -> (f64, Vector3<f64>) {
         let (phi, normal) = self.distance(centre);

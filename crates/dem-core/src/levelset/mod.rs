@@ -9,9 +9,9 @@
 //! - [`precomputed`]: the blend of level sets baked at sampled amplitudes (Eqs. 49-50).
 //!
 //! Every update is evaluated at a local point `y` (the grain's frame, current configuration)
-//! and gives `phi(y)`, `grad phi(y)` (local frame) and, inside (`phi < 0`), `d phi / d eps_a`
-//! at fixed `y`: the contact energy's derivative that drives the grain whose level set is
-//! penetrated (docs/physics.md section 3).
+//! and gives `phi(y)`, `grad phi(y)` (local frame) and, inside or within the margin the law
+//! loads, `d phi / d eps_a` at fixed `y` ([`Slope`]): the contact energy's derivative that
+//! drives the grain whose level set is penetrated (docs/physics.md section 3).
 
 pub mod precomputed;
 pub mod registry;
@@ -23,7 +23,7 @@ use nalgebra::{Point3, Vector3};
 
 use crate::body::Shape;
 use crate::modal::ModalShape;
-use crate::path::{BAND_CELLS, Configuration};
+use crate::path::{BAND_CELLS, Configuration, GRID_ROWS, PerMode};
 
 /// One grain's deformed level set at its current amplitudes.
 pub trait DeformedLevelSet: Send + Sync {
@@ -31,8 +31,8 @@ pub trait DeformedLevelSet: Send + Sync {
     fn early_out(&self) -> EarlyOut;
 
     /// The value and gradient (local frame) at `y`, which the grid located at `at`; when the
-    /// value is below `below`, `derivative[a]` is `d phi / d eps_a` at fixed `y`, exact for
-    /// the update's interpolant (a contact law that loads nodes within a margin outside the
+    /// value is below `below`, `slope` is `d phi / d eps_a` at fixed `y`, exact for the
+    /// update's interpolant (a contact law that loads nodes within a margin outside the
     /// surface asks with that margin; `f64::NEG_INFINITY` asks for none). `start` is a guess of
     /// the material point under `y` (`y` itself when none is known), where an update that
     /// pulls back starts ([`MaterialPoint`]).
@@ -42,8 +42,45 @@ pub trait DeformedLevelSet: Send + Sync {
         start: &Point3<f64>,
         at: &Located,
         below: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault>;
+}
+
+/// A query's amplitude derivative `d phi / d eps_a` at fixed `y`, in the form its update gives
+/// it ([`DeformedLevelSet::evaluate`]).
+// One lives in each side's scratch and is written by every query: boxed, the corners would
+// allocate per query.
+#[allow(clippy::large_enum_variant)]
+#[derive(Default)]
+pub enum Slope {
+    /// Zero: the rigid update, or a value not below the threshold asked with.
+    #[default]
+    Zero,
+    /// One value per mode.
+    Dense(PerMode<f64>),
+    /// The grid rows' weights at the 8 corners of a cell, whose map
+    /// ([`Configuration::grid_rows_map`]) is the derivative: linear, so that a side's queries
+    /// are added up per grid node before it is taken ([`crate::path::RowWeights`]).
+    Corners {
+        /// The cell's corners (grid node indices).
+        corners: [usize; 8],
+        /// Their rows' weights.
+        weights: [[f64; GRID_ROWS]; 8],
+    },
+}
+
+impl Slope {
+    /// The derivative per mode into `out` (one entry per mode of `config`).
+    pub fn values(&self, config: &Configuration, out: &mut [f64]) {
+        out.fill(0.0);
+        match self {
+            Slope::Zero => {}
+            Slope::Dense(d) => out.copy_from_slice(d),
+            Slope::Corners { corners, weights } => {
+                config.grid_rows_map(corners.iter().copied().zip(weights), out)
+            }
+        }
+    }
 }
 
 /// A deformed level set's value at a point.

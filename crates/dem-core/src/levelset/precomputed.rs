@@ -24,7 +24,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
 
-use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
 use crate::body::Shape;
 use crate::modal::{ModalShape, Sample};
 use crate::path::Bound;
@@ -93,7 +93,7 @@ impl DeformedLevelSet for Precomputed<'_> {
         _start: &Point3<f64>,
         at: &Located,
         below: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
         let phi0 = self.grid.values();
         let (phi, grad) = self.grid.sample_nodes(at, |n| {
@@ -104,11 +104,15 @@ impl DeformedLevelSet for Precomputed<'_> {
                     .map(|b| b.lo[n] + b.t * (b.hi[n] - b.lo[n]))
                     .sum::<f64>()
         });
-        if phi < below {
-            for (d, b) in derivative.iter_mut().zip(&self.brackets) {
-                *d = b.per_amplitude * self.grid.interpolate(at, |n| b.hi[n] - b.lo[n]);
-            }
-        }
+        *slope = if phi < below {
+            Slope::Dense(
+                (self.brackets.iter())
+                    .map(|b| b.per_amplitude * self.grid.interpolate(at, |n| b.hi[n] - b.lo[n]))
+                    .collect(),
+            )
+        } else {
+            Slope::Zero
+        };
         Ok(Evaluation {
             phi,
             grad,

@@ -6,7 +6,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
 
-use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
 
 /// Its registry entry: `levelset = "rigid"`.
 pub const ENTRY: Entry = Entry {
@@ -42,9 +42,9 @@ impl DeformedLevelSet for Rigid<'_> {
         _start: &Point3<f64>,
         at: &Located,
         _below: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
-        derivative.iter_mut().for_each(|d| *d = 0.0);
+        *slope = Slope::Zero;
         let (phi, grad) = self.grid.sample(at);
         Ok(Evaluation {
             phi,

@@ -66,7 +66,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::{Point3, Vector3};
 
-use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, MaterialPoint};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, MaterialPoint, Slope};
 use crate::body::Shape;
 use crate::path::{Configuration, GridNodes};
 
@@ -122,10 +122,9 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         start: &Point3<f64>,
         _at: &Located,
         below: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
-        (self.config)
-            .with_grid_nodes(|nodes| self.evaluate_with(nodes, y, start, below, derivative))
+        (self.config).with_grid_nodes(|nodes| self.evaluate_with(nodes, y, start, below, slope))
     }
 }
 
@@ -137,7 +136,7 @@ impl SemiLagrangian<'_> {
         y: &Point3<f64>,
         start: &Point3<f64>,
         below: f64,
-        derivative: &mut [f64],
+        slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
         let grid = self.grid;
         let u = |n| nodes.displacement(n);
@@ -176,14 +175,18 @@ impl SemiLagrangian<'_> {
         if phi < below {
             // `d_a = -grad . t_a(X) + phi_0(X) s_a(X) + c/2 sum_b t_b (1 - t_b) T[K_a,b](X)`:
             // one linear map of the corner values of each mode's tangent `t_a`, strain `s_a`
-            // and shift `K_a`.
+            // and shift `K_a`, given by its weights and taken where the slope is used.
             let q = at.t.map(|t| 0.5 * c * t * (1.0 - t));
             let weights = at.weights().map(|w| {
                 let v = -grad * w;
                 [v.x, v.y, v.z, p0 * w, q[0] * w, q[1] * w, q[2] * w]
             });
-            self.config
-                .grid_tangents_map(&at.corners, &weights, derivative);
+            *slope = Slope::Corners {
+                corners: at.corners,
+                weights,
+            };
+        } else {
+            *slope = Slope::Zero;
         }
         Ok(Evaluation {
             phi,

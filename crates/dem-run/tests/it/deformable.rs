@@ -1267,9 +1267,12 @@ fn semi_lagrangian_derivatives(dir: &std::path::Path, name: &str, eps: f64) -> D
             if cell.clone().any(|t| !(1e-3..1.0 - 1e-3).contains(&t)) {
                 continue;
             }
-            // NaN: the derivative must be written at every point within the margin.
+            // The derivative must be given at every point within the margin: a slope left at
+            // `Zero` would be 0, which no point near this surface has.
+            let mut slope = dem_core::levelset::Slope::default();
+            let e = views[1].probe(&y, &y, 1.0, &mut slope).unwrap();
             let mut derivative = [f64::NAN];
-            let e = views[1].probe(&y, &y, 1.0, &mut derivative).unwrap();
+            views[1].slope_values(&slope, &mut derivative);
             let fd = Vector3::from_fn(|a, _| {
                 let step = Vector3::from_fn(|b, _| if a == b { d } else { 0.0 });
                 (views[1].level_set(&(y + step)).0 - views[1].level_set(&(y - step)).0) / (2.0 * d)
