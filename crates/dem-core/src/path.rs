@@ -401,7 +401,7 @@ pub fn gradient_second_differences(
         .collect()
 }
 
-/// The reference level set's gradient at every grid node, by [`central_differences`].
+/// The reference level set's gradient at every grid node, by `central_differences`.
 pub fn reference_gradient(levelset: &LevelSetGrid) -> Vec<Vector3<f64>> {
     let (spec, phi) = (levelset.spec(), levelset.values());
     (0..phi.len())
@@ -453,7 +453,7 @@ struct Term {
 
 /// The columns combined at a grid node: what the semi-Lagrangian update reads at the corners
 /// of each cell it visits ([`Configuration::grid_displacement`],
-/// [`Configuration::grid_curvature`], [`Configuration::grid_strain`]).
+/// [`GridNodes::curvature`], [`Configuration::grid_strain`]).
 #[derive(Clone, Copy, Default)]
 struct GridNode {
     displacement: Vector3<f64>,
@@ -660,7 +660,7 @@ impl<'a> Configuration<'a> {
         }
     }
 
-    /// `f` with this thread's memo of combined grid nodes ([`MEMO_SLOTS`]): what a query reads
+    /// `f` with this thread's memo of combined grid nodes (`MEMO_SLOTS`): what a query reads
     /// at the corners of the cells it visits.
     #[inline(always)]
     pub fn with_grid_nodes<R>(&self, f: impl FnOnce(&GridNodes) -> R) -> R {
@@ -683,7 +683,7 @@ impl<'a> Configuration<'a> {
         }
     }
 
-    /// A bound of [`Configuration::grid_curvature`]'s components over the grid: the columns'
+    /// A bound of [`GridNodes::curvature`]'s components over the grid: the columns'
     /// largest, weighted by their coefficients' magnitudes.
     pub fn curvature_bound(&self) -> f64 {
         (self.coefficients.iter().zip(&self.paths.curvature_max))
@@ -714,7 +714,7 @@ impl<'a> Configuration<'a> {
 
     /// Adds to `out[a]`, per mode, `sum_n (t_a(n) . v_n + s_a(n) w_n + k_a(n) . z_n)` over the
     /// grid nodes `n` of `entries`, `t_a = du/d eps_a`, `s_a` its normal strain and `k_a` its
-    /// second differences along the level set's gradient ([`Configuration::grid_curvature`]):
+    /// second differences along the level set's gradient ([`GridNodes::curvature`]):
     /// a linear map of their node values (their interpolated values dotted with a vector, say),
     /// with each entry's weights `[v_n, w_n, z_n]` row by row (`GridRow`'s order). The map is
     /// taken column by column over each node's record, then the columns' sums combine into the
