@@ -648,16 +648,33 @@ impl<'a> Configuration<'a> {
         self.node_sum(k, &self.coefficients)
     }
 
-    /// Adds `du/d eps_a(x0_k) . f` to `out[a]` for each mode `a` (`f` local: a node force's
-    /// generalized force, Eq. 41).
+    /// Adds `u_j(x0_k) . f` to `columns[j]` for each column `j` (`f` local): a node force's
+    /// generalized force (Eq. 41) in column space, for [`Configuration::map_columns`] once per
+    /// side. Summed over the columns in vector lanes, where a sum per mode reads the record
+    /// three times per term.
     #[inline]
-    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, out: &mut [f64]) {
+    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
         let record = self.paths.node_record(k);
         let c = self.paths.columns;
-        for t in &self.terms {
-            let j = t.column;
-            out[t.mode] += t.d * (record[j] * f.x + record[c + j] * f.y + record[2 * c + j] * f.z);
+        let (x, rest) = record.split_at(c);
+        let (y, z) = rest.split_at(c);
+        for (((s, x), y), z) in columns.iter_mut().zip(x).zip(y).zip(z) {
+            *s += x * f.x + y * f.y + z * f.z;
         }
+    }
+
+    /// Adds to `out[a]` the modes' share of the columns' values `sums` (`C` of them):
+    /// `sum_p d_p sums[j_p]` over the terms of mode `a`'s tangent `du/d eps_a = sum_p d_p u_p`.
+    #[inline]
+    pub fn map_columns(&self, sums: &[f64], out: &mut [f64]) {
+        for t in &self.terms {
+            out[t.mode] += t.d * sums[t.column];
+        }
+    }
+
+    /// Number of columns `C`.
+    pub fn columns(&self) -> usize {
+        self.paths.columns
     }
 
     /// `f` with this thread's memo of combined grid nodes (`MEMO_SLOTS`): what a query reads
@@ -727,7 +744,7 @@ impl<'a> Configuration<'a> {
         out: &mut [f64],
     ) {
         let c = self.paths.columns;
-        let mut sums: SmallVec<[f64; INLINE_COLUMNS]> = smallvec::smallvec![0.0; c];
+        let mut sums: PerColumn = smallvec::smallvec![0.0; c];
         for (n, w) in entries {
             let record = self.paths.grid_record(n);
             let rows: [&[f64]; GRID_ROWS] = std::array::from_fn(|r| &record[r * c..(r + 1) * c]);
@@ -741,9 +758,7 @@ impl<'a> Configuration<'a> {
                     + rows[6][j] * w[6];
             }
         }
-        for t in &self.terms {
-            out[t.mode] += t.d * sums[t.column];
-        }
+        self.map_columns(&sums, out);
     }
 
     /// Bounds of the displacement at the amplitudes: over the surface nodes, over the grid
@@ -821,6 +836,9 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per
 /// node test, where a heap allocation each would cost more than the arithmetic.
 pub type PerMode<T> = SmallVec<[T; 4]>;
+
+/// One value per column of a grain's modes ([`Paths`]), inline up to `INLINE_COLUMNS`.
+pub type PerColumn = SmallVec<[f64; INLINE_COLUMNS]>;
 
 /// The width of the band near the surface, in cells.
 pub const BAND_CELLS: f64 = 5.0;

@@ -180,14 +180,30 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Adds the generalized force of a force `f` (global) on node `k` to `out` (Eq. 41:
-    /// `F_eps_a += du/d eps_a(x0_k) . R^T f`, the tangent being `Phi_a` for a linear mode).
+    /// Adds the generalized force of a force `f` (global) on node `k` to `columns`, in column
+    /// space (Eq. 41: `F_eps_a += du/d eps_a(x0_k) . R^T f`, the tangent being `Phi_a` for a
+    /// linear mode); [`View::add_column_forces`] maps them to the modes. `columns` holds
+    /// [`View::column_count`] values.
     #[inline]
-    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, out: &mut [f64]) {
+    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
         if let Some(m) = &self.modes {
             m.config
-                .add_node_force(k, &(self.rotation.transpose() * f), out);
+                .add_node_force(k, &(self.rotation.transpose() * f), columns);
         }
+    }
+
+    /// Adds to `out` the modes' generalized forces of the node forces added up in `columns`
+    /// ([`View::add_node_force`]).
+    pub fn add_column_forces(&self, columns: &[f64], out: &mut [f64]) {
+        if let Some(m) = &self.modes {
+            m.config.map_columns(columns, out);
+        }
+    }
+
+    /// Number of the modes' columns (0 if rigid): one per linear mode, one per point of a
+    /// path ([`crate::path::Paths`]).
+    pub fn column_count(&self) -> usize {
+        self.modes.as_ref().map_or(0, |m| m.config.columns())
     }
 
     /// The level set at local point `y` (value, gradient in the local frame, and the material

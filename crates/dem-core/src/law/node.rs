@@ -79,7 +79,7 @@ use super::{
 };
 use crate::body::{Body, Cluster, NodeRole, Shape};
 use crate::error::KeyError;
-use crate::path::PerMode;
+use crate::path::{PerColumn, PerMode};
 use crate::view::View;
 use crate::wall::WallSpec;
 
@@ -536,6 +536,7 @@ fn node_pair<M: NodeModel>(
         record: pair.record,
         out,
         shears: Vec::new(),
+        columns: PerColumn::new(),
         elastic: 0.0,
         moment: Vector3::zeros(),
         offset: pair.offset,
@@ -614,6 +615,9 @@ struct Acc<'a, M> {
     out: PairOutcome,
     /// The new shears, appended in node order.
     shears: Vec<NodeShear>,
+    /// The side's node forces on the giver's modes, in column space
+    /// ([`View::add_node_force`]), mapped to the modes at the side's end.
+    columns: PerColumn,
 }
 
 impl<M: NodeModel> Acc<'_, M> {
@@ -634,6 +638,8 @@ impl<M: NodeModel> Acc<'_, M> {
         let mut scratch = Scratch::default();
         let velocity = self.tangential.uses_velocity();
         let deformable = p.is_deformable();
+        self.columns.clear();
+        self.columns.resize(p.column_count(), 0.0);
         for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
             self.out.node_tests += 1;
             // A deformable giver's node is at most `node_shift` from its reference position: one
@@ -654,7 +660,13 @@ impl<M: NodeModel> Acc<'_, M> {
                 continue;
             };
             t.d += self.offset;
-            let v_rel = p.node_velocity(k, &t.x) - t.velocity;
+            // A law without damping or shear does not read the relative velocity: a deformable
+            // giver's node velocity sums its modes' rates over every column.
+            let v_rel = if velocity {
+                p.node_velocity(k, &t.x) - t.velocity
+            } else {
+                Vector3::zeros()
+            };
             let shear = previous(k as u32);
             let Some(f) = self.apply(side, surface, k, &t, &v_rel, &shear) else {
                 continue;
@@ -668,7 +680,8 @@ impl<M: NodeModel> Acc<'_, M> {
             );
             self.tally(side, k, t.d, &f);
         }
-        let (_, _, _, modal_q) = split(&mut self.out, side.side);
+        let (_, _, modal_p, modal_q) = split(&mut self.out, side.side);
+        p.add_column_forces(&self.columns, modal_p);
         surface.flush(&mut scratch, modal_q);
         self.out.node_queries += scratch.queries;
     }
@@ -713,14 +726,14 @@ impl<M: NodeModel> Acc<'_, M> {
         }
         let normal = t.n * f.force.dot(&t.n);
         self.out.normal += if side.side == 0 { normal } else { -normal };
-        let (on_p, on_q, modal_p, _) = split(&mut self.out, side.side);
+        let (on_p, on_q, _, _) = split(&mut self.out, side.side);
         on_p.0 += f.force;
         on_p.1 += (t.x - p.position).cross(&f.force);
         on_q.0 -= f.force;
         if let Some(centre) = surface.centre() {
             on_q.1 -= (t.x - centre).cross(&f.force);
         }
-        p.add_node_force(k, &f.force, modal_p);
+        p.add_node_force(k, &f.force, &mut self.columns);
         Some(f)
     }
 
