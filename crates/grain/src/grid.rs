@@ -946,28 +946,7 @@ impl LevelSetGrid {
         // The last cell's corner values: the iterates mostly stay in one cell, and a node's
         // value can sum many modes.
         let mut cached: Option<([usize; 8], [Vector3<f64>; 8])> = None;
-        // The residual `r = X + u(X) - y` at `x`, its size, and what a step needs.
-        let mut evaluate = |x: &Point3<f64>| {
-            let at = self.locate(x);
-            let c = match &cached {
-                Some((corners, c)) if *corners == at.corners => *c,
-                _ => {
-                    let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
-                    cached = Some((at.corners, c));
-                    c
-                }
-            };
-            let (ux, grad) = self.displacement_corners(&at, &c, &u);
-            let r = x.coords + ux - y.coords;
-            let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
-            // `amax` passes over a NaN component (and a sum has it): a residual with one is NaN.
-            let residual = if (r.x + r.y + r.z).is_nan() {
-                f64::NAN
-            } else {
-                r.amax()
-            };
-            (at, r, residual, inverse)
-        };
+        let mut evaluate = |x: &Point3<f64>| self.pull_back_residual(x, y, &mut cached, &u);
         let failure = |residual, iterations| PullBackFailure {
             point: *y,
             residual,
@@ -1024,6 +1003,40 @@ impl LevelSetGrid {
                 },
             }
         }
+    }
+
+    /// [`LevelSetGrid::pull_back_from`]'s residual `r = X + u(X) - y` at `x`, its size, and
+    /// what a step needs, with the last cell's corner values in `cached`. Not inlined: the
+    /// iteration evaluates it at two places, and a copy at each made the semi-Lagrangian
+    /// query's code miss the instruction cache (callgrind's cache simulation,
+    /// docs/performance.md).
+    #[inline(never)]
+    fn pull_back_residual(
+        &self,
+        x: &Point3<f64>,
+        y: &Point3<f64>,
+        cached: &mut Option<([usize; 8], [Vector3<f64>; 8])>,
+        u: &impl Fn(usize) -> Vector3<f64>,
+    ) -> (Located, Vector3<f64>, f64, Option<Matrix3<f64>>) {
+        let at = self.locate(x);
+        let c = match cached {
+            Some((corners, c)) if *corners == at.corners => *c,
+            _ => {
+                let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+                *cached = Some((at.corners, c));
+                c
+            }
+        };
+        let (ux, grad) = self.displacement_corners(&at, &c, u);
+        let r = x.coords + ux - y.coords;
+        let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
+        // `amax` passes over a NaN component (and a sum has it): a residual with one is NaN.
+        let residual = if (r.x + r.y + r.z).is_nan() {
+            f64::NAN
+        } else {
+            r.amax()
+        };
+        (at, r, residual, inverse)
     }
 }
 
