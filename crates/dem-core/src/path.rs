@@ -537,14 +537,25 @@ pub struct RowWeights {
     /// Open addressing by node: an entry's index, `u32::MAX` for an empty slot; a power of two
     /// at least twice the entries.
     index: Vec<u32>,
+    /// The last cell added (its first corner) and its corners' entries: a side's neighbouring
+    /// node contacts often pull back into one cell, and then no corner is looked up again.
+    last: Option<(usize, [usize; 8])>,
 }
 
 impl RowWeights {
-    /// Adds `scale` times the weights of a cell's 8 corners.
+    /// Adds `scale` times the weights of a cell's 8 corners (a cell of one grid: its corners
+    /// follow from its first, [`grain::LevelSetGrid::locate`]).
     #[inline]
     pub fn add(&mut self, corners: &[usize; 8], weights: &[[f64; GRID_ROWS]; 8], scale: f64) {
-        for (&n, w) in corners.iter().zip(weights) {
-            let e = self.entry(n);
+        let entries = match self.last {
+            Some((first, entries)) if first == corners[0] => entries,
+            _ => {
+                let entries = corners.map(|n| self.entry(n));
+                self.last = Some((corners[0], entries));
+                entries
+            }
+        };
+        for (&e, w) in entries.iter().zip(weights) {
             for (sum, w) in self.entries[e].1.iter_mut().zip(w) {
                 *sum += scale * w;
             }
@@ -594,6 +605,7 @@ impl RowWeights {
         config.grid_rows_map(self.entries.iter().map(|(n, w)| (*n, w)), out);
         self.entries.clear();
         self.index.fill(u32::MAX);
+        self.last = None;
     }
 }
 

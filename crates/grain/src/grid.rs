@@ -1020,7 +1020,9 @@ impl LevelSetGrid {
     ) -> (Located, Vector3<f64>, f64, Option<Matrix3<f64>>) {
         let at = self.locate(x);
         let c = match cached {
-            Some((corners, c)) if *corners == at.corners => *c,
+            // A cell's corners follow from its first ([`LevelSetGrid::corner_indices`]): one
+            // comparison, where the arrays' took a call of libc's `memcmp`.
+            Some((corners, c)) if corners[0] == at.corners[0] => *c,
             _ => {
                 let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
                 *cached = Some((at.corners, c));
