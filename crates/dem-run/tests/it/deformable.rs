@@ -1316,6 +1316,68 @@ fn the_semi_lagrangian_level_set_is_continuous_across_cell_faces_with_exact_deri
     d.assert_exact();
 }
 
+/// The precomputed level set's amplitude derivative is given wherever a law asks for it, inside
+/// the grain and in the margin outside that `hertz-patches` loads (half a patch; before
+/// 2026-11-29 it was written inside only, and a margin node's generalized force took the
+/// previous query's): the flattening mode's grain with samples at 0.1 and 0.2, at eps = 0.15,
+/// where the blend of the two samples is linear in eps, so that central differences (1e-6) of
+/// the level set in eps are exact to rounding (1e-9); points near both poles, from 0.3 inside
+/// the reference surface to 0.01 outside it (the poles are flattened by up to 0.14 at this
+/// amplitude), probed with a margin of 1. The slope's buffer starts
+/// as NaN and a `Slope::Zero` gives 0, so a derivative not written at a point fails.
+#[test]
+fn the_precomputed_amplitude_derivative_is_given_in_the_law_s_margin() {
+    let dir = tempfile::tempdir().unwrap();
+    flat_grain(dir.path(), [1.0, 1.0, 0.0], &[0.1, 0.2]);
+    let (eps, d) = (0.15, 1e-6);
+    let sims = [eps - d, eps, eps + d].map(|e| {
+        lone(
+            dir.path(),
+            1e-3,
+            1,
+            &format!(
+                "bundle = \"flat.grain\"\nposition = [0, 0, 0]\nmodes = {{ levelset = \"precomputed\", amplitudes = [{e}] }}"
+            ),
+        )
+    });
+    let views: Vec<_> = (sims.iter())
+        .map(|s| dem_core::view::View::new(&s.world.bodies[0], &s.world.shapes[0]))
+        .collect();
+    let (mut inside, mut outside, mut error) = (0, 0, 0.0f64);
+    for (i, r) in [0.08f64, 0.17, 0.26, 0.34].iter().enumerate() {
+        for (j, s) in [-0.3, -0.22, -0.16, -0.05, 0.01].iter().enumerate() {
+            let t = 0.7 * i as f64 + 1.9 * j as f64;
+            let z = (1.0 - r * r).sqrt() + s;
+            for y in [
+                Point3::new(r * t.cos(), r * t.sin(), z),
+                Point3::new(r * t.sin(), -r * t.cos(), -z),
+            ] {
+                let mut slope = dem_core::levelset::Slope::default();
+                let e = views[1].probe(&y, &y, 1.0, &mut slope).unwrap();
+                let mut derivative = [f64::NAN];
+                views[1].slope_values(&slope, &mut derivative);
+                let fd = (views[2].level_set(&y).0 - views[0].level_set(&y).0) / (2.0 * d);
+                let departure = (fd - derivative[0]).abs();
+                error = if departure.is_nan() {
+                    f64::NAN
+                } else {
+                    error.max(departure)
+                };
+                if e.phi < 0.0 {
+                    inside += 1;
+                } else {
+                    outside += 1;
+                }
+            }
+        }
+    }
+    println!(
+        "precomputed at {eps}: {inside} points inside, {outside} outside: amplitude derivative within {error:.2e} of central differences"
+    );
+    assert!(inside >= 10 && outside >= 10, "{inside}, {outside}");
+    assert!(error <= 1e-7, "{error}");
+}
+
 /// The same on a nonlinear path of several segments (docs/physics.md section 1): the
 /// flattening mode's grain given as a path through `u(e) = e Phi + 2 e^2 Psi` at `e` = 0.05,
 /// 0.1, 0.15, 0.2 (`Psi(x) = (x, y, 0) / 2`, a lateral bulge that grows faster than the
