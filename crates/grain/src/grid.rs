@@ -943,9 +943,9 @@ impl LevelSetGrid {
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> Result<PullBack, PullBackFailure> {
         let h = self.spec.spacing;
-        // The last cell's corner values: the iterates mostly stay in one cell, and a node's
-        // value can sum many modes.
-        let mut cached: Option<([usize; 8], [Vector3<f64>; 8])> = None;
+        // The last cell (its first corner) and its corner values: the iterates mostly stay in
+        // one cell, and a node's value can sum many modes.
+        let mut cached: Option<(usize, [Vector3<f64>; 8])> = None;
         let mut evaluate = |x: &Point3<f64>| self.pull_back_residual(x, y, &mut cached, &u);
         let failure = |residual, iterations| PullBackFailure {
             point: *y,
@@ -1006,7 +1006,8 @@ impl LevelSetGrid {
     }
 
     /// [`LevelSetGrid::pull_back_from`]'s residual `r = X + u(X) - y` at `x`, its size, and
-    /// what a step needs, with the last cell's corner values in `cached`. Not inlined: the
+    /// what a step needs, with the last cell's first corner and corner values in `cached`. A
+    /// cell's corners follow from its first ([`LevelSetGrid::locate`]). Not inlined: the
     /// iteration evaluates it at two places, and a copy at each made the semi-Lagrangian
     /// query's code miss the instruction cache (callgrind's cache simulation,
     /// docs/performance.md).
@@ -1015,17 +1016,15 @@ impl LevelSetGrid {
         &self,
         x: &Point3<f64>,
         y: &Point3<f64>,
-        cached: &mut Option<([usize; 8], [Vector3<f64>; 8])>,
+        cached: &mut Option<(usize, [Vector3<f64>; 8])>,
         u: &impl Fn(usize) -> Vector3<f64>,
     ) -> (Located, Vector3<f64>, f64, Option<Matrix3<f64>>) {
         let at = self.locate(x);
         let c = match cached {
-            // A cell's corners follow from its first ([`LevelSetGrid::corner_indices`]): one
-            // comparison, where the arrays' took a call of libc's `memcmp`.
-            Some((corners, c)) if corners[0] == at.corners[0] => *c,
+            Some((first, c)) if *first == at.corners[0] => *c,
             _ => {
                 let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
-                *cached = Some((at.corners, c));
+                *cached = Some((at.corners[0], c));
                 c
             }
         };
