@@ -56,8 +56,9 @@
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
 //! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them; 2.1 on average from the narrow phase's guess on the 20-mode ball of
-//! `cargo bench -p dem-run --bench modes`, 2.9 from `y`, docs/performance.md), one of `phi_0` (8 values, 8 stored triples of second differences and 8
+//! same cell reuse them; from the narrow phase's guess on the 20-mode ball of
+//! `cargo bench -p dem-run --bench modes` 2.1 on average from rest, 2.6 and 2.9 in the bench's
+//! timed steps, pressed harder; 2.9 from `y` from rest; docs/performance.md), one of `phi_0` (8 values, 8 stored triples of second differences and 8
 //! shifts, each a combination of the columns as a displacement is; twice that per tied axis) and
 //! one of the normal strain (8 reads), and inside the grain (or within the margin a law loads,
 //! [`DeformedLevelSet::evaluate`]) one more pass over the cell's corners

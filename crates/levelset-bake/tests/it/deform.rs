@@ -376,13 +376,16 @@ fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
 /// is the amplitude at which `det(I + eps G)` first vanishes, is 1.086 and 1.062 in the cells
 /// the surface cuts and 1.261 and 1.360 outside, so the continuation folds from amplitude 0.79
 /// and 0.74, where the field itself folds only at 1 (at the poles, `G = diag(-1, -1, 0)` on the
-/// surface); `det(I + eps G)` at `eps = 1 / 1.155` reaches -0.006 and -0.021 outside. A spectral
-/// norm bounds every eigenvalue, so the solver's per-cell check refuses such a cell before it
-/// folds: the continuation costs range, never a silent fold. In the cells the surface cuts,
-/// where queries near it land, it does not fold below amplitude 1 / 1.155 (asserted). Those
-/// cells stay within 0.973 of the continued field's own largest norm at their radius.
-/// The largest cell at spacing 0.5, 8 % above the continued field there, lies outside the
-/// south pole, behind the facets' reflex edges: 10 of the boundary's 2,316 edges (its curved
+/// surface); `det(I + eps G)` at `|eps| = 1 / 1.155` reaches -0.006 and -0.021 in the cells not
+/// wholly inside. These are the corners' Jacobians; inside a cell `G` is their weighted mean,
+/// whose real eigenvalues may exceed the corners', so 0.79 and 0.74 bound the fold amplitude
+/// from above. A spectral norm bounds every eigenvalue and is convex, so the solver's per-cell
+/// check (the corners' largest norm) refuses such a cell before it folds: the continuation
+/// costs range, never a silent fold. At the corners of the cells the surface cuts, where
+/// queries near it land, no real eigenvalue reaches 1.155 (asserted). Those cells' norms are at
+/// most 0.973 of the continued field's own largest norm at their radius.
+/// The largest cell at spacing 0.5, 15 % above the continued field there (1.372 against 1.19),
+/// lies outside the south pole, behind the facets' reflex edges: 10 of the boundary's 2,316 edges (its curved
 /// C3D10 faces cut into 4 triangles each) fold inward, by up to 0.077 mm, the deepest at
 /// (-0.38, 0.65, -9.9). Past the linear part the closest point jumps across such an edge's
 /// bisector, and the value with it.
@@ -478,11 +481,11 @@ fn the_continuation_outside_the_mesh_does_not_fold() {
             "h {h}: largest |grad u|_2 inside {inside:.4}, cut by the surface {cut:.4}, outside {outside:.4}"
         );
         println!(
-            "h {h}: least det(I + eps G) outside at |eps| = 1 / largest: {least_det:.4}; largest real |eigenvalue| of G cut {rho_cut:.4} outside {rho_out:.4}"
+            "h {h}: least det(I + eps G) at the corners of the cells not wholly inside, |eps| = 1 / largest: {least_det:.4}; largest real |eigenvalue| of G cut {rho_cut:.4} outside {rho_out:.4}"
         );
         assert!(inside <= largest, "{inside}");
         // Where queries near the surface land, the cells it cuts, the continuation does not
-        // fold at any amplitude the body's own bound admits.
+        // fold at their corners at any amplitude the body's own bound admits.
         assert!(rho_cut < largest, "h {h}: {rho_cut}");
         assert!(outside <= 1.2 * largest, "h {h}: {outside}");
     }
