@@ -455,6 +455,8 @@ pub struct Baked {
     /// The grids baked although they do not hold their shape (the grain's, or a precomputed
     /// level set's, named), for the caller to warn of.
     pub unresolved: Vec<(String, Resolution)>,
+    /// What the bake had to assume, for the caller to say.
+    pub notes: Vec<String>,
 }
 
 /// What the geometry gives besides the grid and nodes: mass properties and the frame.
@@ -534,6 +536,7 @@ fn assemble(
         extent: options.extent,
         allow_unresolved: options.allow_unresolved,
         unresolved,
+        notes: Vec::new(),
     })
 }
 

@@ -115,6 +115,11 @@ impl TriangleBvh {
         }
     }
 
+    /// The angle-weighted pseudonormal (not normalized) of corner `k` of mesh triangle `f`.
+    pub fn vertex_pseudonormal(&self, f: usize, k: usize) -> Vector3<f64> {
+        self.normals[f][4 + k]
+    }
+
     /// The closest point, if closer than `sqrt(max_dist2)`.
     pub fn closest(&self, p: &Point3<f64>, max_dist2: f64) -> Option<Closest> {
         let q = p.coords;

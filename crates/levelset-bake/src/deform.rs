@@ -17,11 +17,13 @@ use grain::{
 use nalgebra::{Matrix3, Point3, Vector3};
 use ndarray::{Array2, Array3, Array5};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::bake::{Baked, in_range, require, resolution};
 use crate::error::BakeError;
 use crate::mass::MassProperties;
 use crate::sdf::{DistanceField, Signing};
+use crate::shell::NormalShell;
 use crate::surface::TriangleMesh;
 
 /// Mode fields evaluated in the grain's local frame.
@@ -100,12 +102,15 @@ impl BendingMode {
 /// The modes of a modes bundle on a grain baked from the same FEM mesh: inside the mesh, the
 /// element interpolation; outside it (the grid nodes around the grain, which the
 /// semi-Lagrangian level set and the material points interpolate between), the first-order
-/// continuation from the closest point `c` of the mesh's boundary,
+/// continuation from the foot `c` of the node on the mesh's boundary along its normal shell
+/// ([`NormalShell`]: the vertex normals interpolated over each facet),
 /// `u(x) = u(c) + grad u(c) (x - c)`, out to `reach` from the boundary and constant along the
-/// ray beyond. A constant continuation (`u(c)`) is first-order wrong across the surface: in the
-/// cells the surface cuts, the trilinear field then misses the FEM's by about `h |du/dn| / 2`,
-/// which moved a flattened contact patch by micrometres against a penalty overclosure of 0.07
-/// um (docs/physics.md section 5).
+/// shell's ray beyond. A constant continuation (`u(c)`) is first-order wrong across the surface:
+/// in the cells the surface cuts, the trilinear field then misses the FEM's by about
+/// `h |du/dn| / 2`, which moved a flattened contact patch by micrometres against a penalty
+/// overclosure of 0.07 um (docs/physics.md section 5). A foot taken as the closest point of the
+/// facets instead stretched the continuation in stripes (faces swept at the point's rate, edges'
+/// wedges held still), and it folded at amplitudes the body does not (the same section).
 pub struct FemModes<'a> {
     bundle: &'a ModesBundle,
     /// How far outside the mesh the continuation is linear.
@@ -115,7 +120,10 @@ pub struct FemModes<'a> {
     rotation: Matrix3<f64>,
     translation: Vector3<f64>,
     /// The FEM mesh's boundary in the local frame, for the extension outside.
-    boundary: DistanceField,
+    boundary: NormalShell,
+    /// How many points outside the mesh no prism of the shell held, continued from their
+    /// closest point instead.
+    closest_feet: AtomicUsize,
     /// Mode vectors per node: `phi[a][n]`.
     phi: Vec<Vec<[f64; 3]>>,
     /// The path's displacements per node: `path[p][n]` (empty without a path).
@@ -124,8 +132,8 @@ pub struct FemModes<'a> {
 
 impl<'a> FemModes<'a> {
     /// Prepares the interpolation. `frame` is the grain's recorded input frame; `reach` how far
-    /// outside the mesh the continuation is linear (the bake takes two grid spacings: every
-    /// corner of a cell the surface cuts).
+    /// outside the mesh the continuation is linear (the bake takes `sqrt(3)` grid spacings, a
+    /// cell's diagonal: every corner of a cell the surface cuts).
     pub fn new(bundle: &'a ModesBundle, frame: &RigidTransform, reach: f64) -> Self {
         let rotation = Matrix3::from_fn(|i, j| frame.rotation[i][j]);
         let translation = Vector3::from(frame.translation);
@@ -156,15 +164,16 @@ impl<'a> FemModes<'a> {
             locator: fem::Locator::new(&bundle.mesh),
             rotation,
             translation,
-            boundary: DistanceField::new(&local, Signing::PseudoNormal),
+            boundary: NormalShell::new(&local),
+            closest_feet: AtomicUsize::new(0),
             phi,
             path,
         }
     }
 
     /// The fields `fields` (per node) interpolated at a local point: with the element shape
-    /// functions in the FEM mesh, outside it continued from the closest point of its boundary
-    /// (the type's docs).
+    /// functions in the FEM mesh, outside it continued from its foot on the boundary along the
+    /// normal shell (the type's docs).
     fn interpolate(&self, x: &Point3<f64>, fields: &[Vec<[f64; 3]>]) -> Vec<Vector3<f64>> {
         let to_input = |p: &Point3<f64>| {
             Point3::from(self.rotation.transpose() * (p.coords - self.translation))
@@ -177,13 +186,16 @@ impl<'a> FemModes<'a> {
                 .map(|field| self.rotation * self.locator.interpolate(&at, field))
                 .collect();
         }
-        let (closest, _) = self.boundary.closest_point(x);
+        let foot = self.boundary.foot(x);
+        if foot.closest {
+            self.closest_feet.fetch_add(1, Ordering::Relaxed);
+        }
         let at = self
             .locator
-            .locate(&to_input(&closest), 1e-6)
+            .locate(&to_input(&foot.point), 1e-6)
             .expect("a boundary point lies in an element");
         // The offset from the boundary, in the input frame, cut at `reach`.
-        let offset = x - closest;
+        let offset = x - foot.point;
         let length = offset.norm();
         let step = self.rotation.transpose()
             * if length > self.reach {
@@ -557,7 +569,7 @@ impl ModeRequest {
             )),
             ModeSource::Bundle { dir, mass, table } => {
                 let bundle = ModesBundle::read(dir)?;
-                let reach = 2.0 * baked.bundle.levelset.spec().spacing;
+                let reach = 3f64.sqrt() * baked.bundle.levelset.spec().spacing;
                 let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame, reach);
                 let one_mode = |flag: &str| {
                     if bundle.mass.nrows() == 1 {
@@ -638,7 +650,14 @@ impl ModeRequest {
                 }
                 modal.damping = damping(&modal.stiffness);
                 let samples = self.samples.amplitudes(&field)?;
-                attach_modes(baked, &field, modal, &samples)
+                attach_modes(baked, &field, modal, &samples)?;
+                let closest = field.closest_feet.load(Ordering::Relaxed);
+                if closest > 0 {
+                    baked.notes.push(format!(
+                        "{closest} points outside the FEM mesh lie in no prism of its boundary's normal shell (where its normals cross, in a concave region); their modes are continued from the closest point of the boundary instead (docs/physics.md section 5)"
+                    ));
+                }
+                Ok(())
             }
             ModeSource::Bending {
                 mode,

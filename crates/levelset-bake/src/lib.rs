@@ -14,6 +14,7 @@ mod nodes;
 mod primitives;
 mod resolution;
 mod sdf;
+mod shell;
 mod surface;
 
 pub use bake::{
@@ -32,4 +33,5 @@ pub use nodes::SurfaceNodes;
 pub use primitives::{Primitive, UnitMassProperties};
 pub use resolution::{MAX_VOLUME_MISMATCH, Resolution};
 pub use sdf::{DistanceField, Extent, Signing};
+pub use shell::{Foot, NormalShell};
 pub use surface::{Closure, TriangleMesh};

@@ -362,6 +362,9 @@ fn run(cli: Cli) -> Result<(), BakeError> {
             "levelset-bake: warning: {what}: {resolution} (baked as --allow-unresolved-grid asks)"
         );
     }
+    for note in &grain.notes {
+        eprintln!("levelset-bake: note: {note}");
+    }
     grain.bundle.write(&common.out)?;
     println!(
         "{}",
