@@ -100,17 +100,18 @@ impl BendingMode {
 }
 
 /// The modes of a modes bundle on a grain baked from the same FEM mesh: inside the mesh, the
-/// element interpolation; outside it (the grid nodes around the grain, which the
-/// semi-Lagrangian level set and the material points interpolate between), the first-order
-/// continuation from the foot `c` of the node on the mesh's boundary along its normal shell
-/// ([`NormalShell`]: the vertex normals interpolated over each facet),
-/// `u(x) = u(c) + grad u(c) (x - c)`, out to `reach` from the boundary and constant along the
-/// shell's ray beyond. A constant continuation (`u(c)`) is first-order wrong across the surface:
-/// in the cells the surface cuts, the trilinear field then misses the FEM's by about
-/// `h |du/dn| / 2`, which moved a flattened contact patch by micrometres against a penalty
+/// element interpolation; outside it (the grid nodes around the grain, which the semi-Lagrangian
+/// level set and the material points interpolate between), the first-order continuation from the
+/// foot `c` of the node on the mesh's boundary along its normal shell ([`NormalShell`]: the vertex
+/// normals interpolated over each facet), `u(x) = u(c) + grad u(c) (x - c)`, out to the distance
+/// `reach` from the boundary; beyond it the offset `x - c` is scaled by `reach` over the distance
+/// (about constant along the shell's ray). A constant continuation (`u(c)`) is first-order wrong
+/// across the surface: in the cells the surface cuts, the trilinear field then misses the FEM's by
+/// about `h |du/dn| / 2`, which moved a flattened contact patch by micrometres against a penalty
 /// overclosure of 0.07 um (docs/physics.md section 5). A foot taken as the closest point of the
 /// facets instead stretched the continuation in stripes (faces swept at the point's rate, edges'
-/// wedges held still), and it folded at amplitudes the body does not (the same section).
+/// wedges held still), and it folded at amplitudes further below the body's own fold than the
+/// shell's does (the same section).
 pub struct FemModes<'a> {
     bundle: &'a ModesBundle,
     /// How far outside the mesh the continuation is linear.
@@ -121,8 +122,8 @@ pub struct FemModes<'a> {
     translation: Vector3<f64>,
     /// The FEM mesh's boundary in the local frame, for the extension outside.
     boundary: NormalShell,
-    /// How many points outside the mesh no prism of the shell held, continued from their
-    /// closest point instead.
+    /// How many queries outside the mesh no prism of the shell held (each continued from the
+    /// closest point instead).
     closest_feet: AtomicUsize,
     /// Mode vectors per node: `phi[a][n]`.
     phi: Vec<Vec<[f64; 3]>>,
@@ -194,12 +195,12 @@ impl<'a> FemModes<'a> {
             .locator
             .locate(&to_input(&foot.point), 1e-6)
             .expect("a boundary point lies in an element");
-        // The offset from the boundary, in the input frame, cut at `reach`.
+        // The offset from the foot, in the input frame, linear while the point is within `reach`
+        // of the boundary and cut in proportion beyond.
         let offset = x - foot.point;
-        let length = offset.norm();
         let step = self.rotation.transpose()
-            * if length > self.reach {
-                offset * (self.reach / length)
+            * if foot.distance > self.reach {
+                offset * (self.reach / foot.distance)
             } else {
                 offset
             };
@@ -654,7 +655,7 @@ impl ModeRequest {
                 let closest = field.closest_feet.load(Ordering::Relaxed);
                 if closest > 0 {
                     baked.notes.push(format!(
-                        "{closest} points outside the FEM mesh lie in no prism of its boundary's normal shell (where its normals cross, in a concave region); their modes are continued from the closest point of the boundary instead (docs/physics.md section 5)"
+                        "{closest} mode queries outside the FEM mesh (grid and surface nodes) found no prism of the boundary's normal shell holding their point; those were continued from the point's closest point on the boundary instead (docs/physics.md section 5)"
                     ));
                 }
                 Ok(())
