@@ -569,8 +569,7 @@ impl RowWeights {
             self.grow();
         }
         let mask = self.index.len() - 1;
-        // Fibonacci hashing, as the memo of grid nodes.
-        let mut slot = ((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        let mut slot = Self::home(n, mask);
         loop {
             match self.index[slot] {
                 u32::MAX => {
@@ -584,14 +583,35 @@ impl RowWeights {
         }
     }
 
-    /// Doubles the index and enters the nodes again.
+    /// Node `n`'s first slot in an index of `mask + 1` slots: Fibonacci hashing, as the memo of
+    /// grid nodes.
+    #[inline(always)]
+    fn home(n: usize, mask: usize) -> usize {
+        ((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask
+    }
+
+    /// The slot that holds entry `e`.
+    fn slot_of(&self, e: usize) -> usize {
+        let mask = self.index.len() - 1;
+        let mut slot = Self::home(self.entries[e].0, mask);
+        while self.index[slot] as usize != e {
+            slot = (slot + 1) & mask;
+        }
+        slot
+    }
+
+    /// Doubles the index and enters the nodes again, in place (the entries keep their order).
     fn grow(&mut self) {
         let size = (2 * self.index.len()).max(64);
-        let entries = std::mem::take(&mut self.entries);
-        self.index = vec![u32::MAX; size];
-        for (n, w) in entries {
-            let e = self.entry(n);
-            self.entries[e].1 = w;
+        self.index.clear();
+        self.index.resize(size, u32::MAX);
+        let mask = size - 1;
+        for (e, (n, _)) in self.entries.iter().enumerate() {
+            let mut slot = Self::home(*n, mask);
+            while self.index[slot] != u32::MAX {
+                slot = (slot + 1) & mask;
+            }
+            self.index[slot] = e as u32;
         }
     }
 
@@ -603,8 +623,17 @@ impl RowWeights {
     /// Adds the weights' map to `out` ([`Configuration::grid_rows_map`]) and empties them.
     pub fn drain_into(&mut self, config: &Configuration, out: &mut [f64]) {
         config.grid_rows_map(self.entries.iter().map(|(n, w)| (*n, w)), out);
+        self.clear();
+    }
+
+    /// Empties the weights, keeping the buffers: only the slots the entries took are reset, so
+    /// that a few entries after many cost a few resets, not the index's size.
+    pub fn clear(&mut self) {
+        for e in 0..self.entries.len() {
+            let slot = self.slot_of(e);
+            self.index[slot] = u32::MAX;
+        }
         self.entries.clear();
-        self.index.fill(u32::MAX);
         self.last = None;
     }
 }
@@ -832,11 +861,16 @@ fn rows3(record: &[f64], weights: &[f64]) -> Vector3<f64> {
 /// `sum_j a_j b_j`, in four independent sums (which the compiler keeps in vector lanes).
 #[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let mut sums = [0.0; 4];
     let (x, y) = (a.chunks_exact(4), b.chunks_exact(4));
     let rest: f64 = (x.remainder().iter().zip(y.remainder()))
         .map(|(a, b)| a * b)
         .sum();
+    // Fewer than four terms (a grain of one or a few modes): the sums below stay zero, and the
+    // result is the remainder's, to the bit.
+    if a.len() < 4 {
+        return 0.0 + rest;
+    }
+    let mut sums = [0.0; 4];
     for (x, y) in x.zip(y) {
         for i in 0..4 {
             sums[i] += x[i] * y[i];
@@ -854,3 +888,47 @@ pub type PerColumn = SmallVec<[f64; INLINE_COLUMNS]>;
 
 /// The width of the band near the surface, in cells.
 pub const BAND_CELLS: f64 = 5.0;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A side's weights summed per grid node, nodes in the order first added, each node's
+    /// weights in the order of the additions: against a plain scan doing the same sums, through
+    /// the index's growth, and through its reuse after [`RowWeights::clear`] (a thread's next
+    /// side, [`crate::law::surface::Scratch::for_side`]), which must leave every slot empty.
+    #[test]
+    fn row_weights_sum_per_node_through_growth_and_reuse() {
+        let mut rows = RowWeights::default();
+        for count in [500, 3, 200] {
+            let mut scan: Vec<(usize, [f64; GRID_ROWS])> = Vec::new();
+            for q in 0..count {
+                // Neighbouring queries often share a cell, and cells share corners.
+                let first = (q / 2 * 7) % 300;
+                let corners: [usize; 8] =
+                    std::array::from_fn(|i| first + [0, 1, 5, 6][i % 4] + 40 * (i / 4));
+                let weights: [[f64; GRID_ROWS]; 8] = std::array::from_fn(|i| {
+                    std::array::from_fn(|r| 0.1 * (i * GRID_ROWS + r) as f64 + q as f64)
+                });
+                let scale = 0.5 + q as f64 / 3.0;
+                rows.add(&corners, &weights, scale);
+                for (n, w) in corners.iter().zip(&weights) {
+                    let e = match scan.iter().position(|(m, _)| m == n) {
+                        Some(e) => e,
+                        None => {
+                            scan.push((*n, [0.0; GRID_ROWS]));
+                            scan.len() - 1
+                        }
+                    };
+                    for (sum, w) in scan[e].1.iter_mut().zip(w) {
+                        *sum += scale * w;
+                    }
+                }
+            }
+            assert_eq!(rows.entries, scan);
+            rows.clear();
+            assert!(rows.is_empty() && rows.last.is_none());
+            assert!(rows.index.iter().all(|&e| e == u32::MAX));
+        }
+    }
+}

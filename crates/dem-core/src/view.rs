@@ -292,7 +292,10 @@ impl<'a> View<'a> {
         let grid = &self.shape.levelset;
         let at = match material {
             Some(at) => *at,
-            None => match grid.pull_back(y, |n| m.config.grid_displacement(n)) {
+            // The thread's memo of grid nodes taken once for the whole pull-back.
+            None => match (m.config)
+                .with_grid_nodes(|nodes| grid.pull_back(y, |n| nodes.displacement(n)))
+            {
                 Ok(back) => back.at,
                 Err(fault) => {
                     let _ = m.fault.set(fault.into());

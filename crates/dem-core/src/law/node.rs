@@ -535,7 +535,8 @@ fn node_pair<M: NodeModel>(
         dt,
         record: pair.record,
         out,
-        shears: Vec::new(),
+        // The pairs' contacts change little from step to step.
+        shears: Vec::with_capacity(old.len()),
         columns: PerColumn::new(),
         elastic: 0.0,
         moment: Vector3::zeros(),
@@ -635,7 +636,7 @@ impl<M: NodeModel> Acc<'_, M> {
         };
         let grow = p.node_shift + M::margin(p.shape.largest_area) + self.offset.max(0.0);
         let frame = surface.frame(p);
-        let mut scratch = Scratch::default();
+        let mut scratch = Scratch::for_side();
         let velocity = self.tangential.uses_velocity();
         let deformable = p.is_deformable();
         self.columns.clear();

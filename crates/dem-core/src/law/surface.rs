@@ -51,6 +51,33 @@ pub struct Scratch {
     pub displacement: Vector3<f64>,
 }
 
+thread_local! {
+    /// The pending rows' weights of the thread's last side, emptied ([`Scratch::for_side`]).
+    static PENDING: std::cell::Cell<RowWeights> = std::cell::Cell::new(RowWeights::default());
+}
+
+impl Scratch {
+    /// A scratch for a new side, with the buffers the thread's previous side gave back when it
+    /// was dropped: made afresh for every side, the pending rows' weights grew from nothing
+    /// each time (docs/performance.md, "Allocations").
+    pub fn for_side() -> Scratch {
+        Scratch {
+            slope: Slope::Zero,
+            pending: PENDING.take(),
+            modes: PerMode::new(),
+            queries: 0,
+            displacement: Vector3::zeros(),
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        self.pending.clear();
+        PENDING.set(std::mem::take(&mut self.pending));
+    }
+}
+
 /// The other side of a pair.
 pub trait Surface: Sync {
     /// What the node tests of one giving body share (its pose relative to this surface).
