@@ -680,7 +680,7 @@ impl<'a> Configuration<'a> {
     /// [`Configuration::column_rates`].
     #[inline(always)]
     pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
-        rows3(self.paths.node_record(k), weights)
+        rows::<3>(self.paths.node_record(k), weights).into()
     }
 
     /// The displacement of surface node `k` (local frame).
@@ -732,12 +732,14 @@ impl<'a> Configuration<'a> {
 
     /// Grid node `n`'s columns combined with the coefficients.
     fn combine_grid_node(&self, n: usize) -> GridNode {
-        let (record, c) = (self.paths.grid_record(n), self.paths.columns);
-        let row = |r: GridRow| &record[r as usize * c..];
+        let r: [f64; GRID_ROWS] = rows(self.paths.grid_record(n), &self.coefficients);
+        let row = |g: GridRow| g as usize;
+        let d = row(GridRow::Displacement);
+        let k = row(GridRow::Curvature);
         GridNode {
-            displacement: rows3(row(GridRow::Displacement), &self.coefficients),
-            curvature: rows3(row(GridRow::Curvature), &self.coefficients).into(),
-            strain: dot(&row(GridRow::Strain)[..c], &self.coefficients),
+            displacement: Vector3::new(r[d], r[d + 1], r[d + 2]),
+            curvature: [r[k], r[k + 1], r[k + 2]],
+            strain: r[row(GridRow::Strain)],
         }
     }
 
@@ -846,16 +848,31 @@ impl<'a> Configuration<'a> {
 /// Columns a grain has before its scratch sums leave the stack.
 const INLINE_COLUMNS: usize = 64;
 
-/// The three rows of `C` values at the start of `record` (x, y, z), each summed with
-/// `weights` (`C` values).
+/// The `R` rows of `C` values at the start of `record`, each summed with `weights` (`C`
+/// values). Fewer than four columns (a grain of one to three modes) in one pass over the
+/// record, row sums side by side: [`dot`]'s four lanes would stay empty and its loops cost
+/// ten times the arithmetic (a one-column grid node: 161 instructions, docs/performance.md),
+/// and the sums are the same to the bit (each the terms in column order, from zero).
 #[inline(always)]
-fn rows3(record: &[f64], weights: &[f64]) -> Vector3<f64> {
+fn rows<const R: usize>(record: &[f64], weights: &[f64]) -> [f64; R] {
     let c = weights.len();
-    Vector3::new(
-        dot(&record[..c], weights),
-        dot(&record[c..2 * c], weights),
-        dot(&record[2 * c..3 * c], weights),
-    )
+    if c < 4 {
+        let record = &record[..R * c];
+        let mut sums = [0.0; R];
+        for (j, w) in weights.iter().enumerate() {
+            for (r, sum) in sums.iter_mut().enumerate() {
+                *sum += record[r * c + j] * w;
+            }
+        }
+        return sums;
+    }
+    // A loop, not `std::array::from_fn`: its closure was not inlined (6 % more instructions on
+    // the 20-mode pair).
+    let mut sums = [0.0; R];
+    for (r, sum) in sums.iter_mut().enumerate() {
+        *sum = dot(&record[r * c..(r + 1) * c], weights);
+    }
+    sums
 }
 
 /// `sum_j a_j b_j`, in four independent sums (which the compiler keeps in vector lanes).
@@ -865,11 +882,6 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     let rest: f64 = (x.remainder().iter().zip(y.remainder()))
         .map(|(a, b)| a * b)
         .sum();
-    // Fewer than four terms (a grain of one or a few modes): the sums below stay zero, and the
-    // result is the remainder's, to the bit.
-    if a.len() < 4 {
-        return 0.0 + rest;
-    }
     let mut sums = [0.0; 4];
     for (x, y) in x.zip(y) {
         for i in 0..4 {
@@ -892,6 +904,34 @@ pub const BAND_CELLS: f64 = 5.0;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rows of a record summed with few columns in one pass give the four-lane dot
+    /// products' sums to the bit (signed zeros included), and many columns take the dot
+    /// products themselves.
+    #[test]
+    fn rows_in_one_pass_equal_the_dot_products_to_the_bit() {
+        let values = [0.3, -0.0, 1e-17, -2.5, 0.0, 7.25, -1e3, 3.0 / 7.0];
+        for c in 1..=6 {
+            // Row 0 sums to 1 or 0 by the order of its terms, row 1 to a zero whose sign the
+            // first term decides; the others mix the values above.
+            let row = |r: usize, j: usize| match r {
+                0 => [1.0, 1e16, -1e16, 0.5, 0.25, 2.0][j],
+                1 => -0.0,
+                _ => values[(r * 5 + j * 3 + c) % 8],
+            };
+            let record: Vec<f64> = (0..GRID_ROWS * c).map(|i| row(i / c, i % c)).collect();
+            for weights in [
+                vec![1.0; c],
+                (0..c).map(|j| values[(j * 3 + 1) % 8] - 0.1).collect(),
+            ] {
+                let rows: [f64; GRID_ROWS] = rows(&record, &weights);
+                for (r, sum) in rows.iter().enumerate() {
+                    let dot = dot(&record[r * c..(r + 1) * c], &weights);
+                    assert_eq!(sum.to_bits(), dot.to_bits(), "{c} columns, row {r}");
+                }
+            }
+        }
+    }
 
     /// A side's weights summed per grid node, nodes in the order first added, each node's
     /// weights in the order of the additions: against a plain scan doing the same sums, through
