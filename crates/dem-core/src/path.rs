@@ -733,13 +733,11 @@ impl<'a> Configuration<'a> {
     /// Grid node `n`'s columns combined with the coefficients.
     fn combine_grid_node(&self, n: usize) -> GridNode {
         let r: [f64; GRID_ROWS] = rows(self.paths.grid_record(n), &self.coefficients);
-        let row = |g: GridRow| g as usize;
-        let d = row(GridRow::Displacement);
-        let k = row(GridRow::Curvature);
+        let (d, k) = (GridRow::Displacement as usize, GridRow::Curvature as usize);
         GridNode {
             displacement: Vector3::new(r[d], r[d + 1], r[d + 2]),
             curvature: [r[k], r[k + 1], r[k + 2]],
-            strain: r[row(GridRow::Strain)],
+            strain: r[GridRow::Strain as usize],
         }
     }
 
@@ -851,8 +849,9 @@ const INLINE_COLUMNS: usize = 64;
 /// The `R` rows of `C` values at the start of `record`, each summed with `weights` (`C`
 /// values). Fewer than four columns (a grain of one to three modes) in one pass over the
 /// record, row sums side by side: [`dot`]'s four lanes would stay empty and its loops cost
-/// ten times the arithmetic (a one-column grid node: 161 instructions, docs/performance.md),
-/// and the sums are the same to the bit (each the terms in column order, from zero).
+/// ten times the arithmetic (a one-column grid node: 172 instructions, docs/performance.md).
+/// The sums are the same to the bit: each the terms in column order from `+0.0`, which is
+/// what [`dot`] gives by adding its empty lanes' `+0.0` to its remainder's sum.
 #[inline(always)]
 fn rows<const R: usize>(record: &[f64], weights: &[f64]) -> [f64; R] {
     let c = weights.len();
@@ -912,8 +911,8 @@ mod tests {
     fn rows_in_one_pass_equal_the_dot_products_to_the_bit() {
         let values = [0.3, -0.0, 1e-17, -2.5, 0.0, 7.25, -1e3, 3.0 / 7.0];
         for c in 1..=6 {
-            // Row 0 sums to 1 or 0 by the order of its terms, row 1 to a zero whose sign the
-            // first term decides; the others mix the values above.
+            // Row 0 sums to 1 or 0 by the order of its terms, row 1 (all -0.0) to a zero
+            // whose sign the sum's starting zero decides; the others mix the values above.
             let row = |r: usize, j: usize| match r {
                 0 => [1.0, 1e16, -1e16, 0.5, 0.25, 2.0][j],
                 1 => -0.0,
@@ -924,10 +923,10 @@ mod tests {
                 vec![1.0; c],
                 (0..c).map(|j| values[(j * 3 + 1) % 8] - 0.1).collect(),
             ] {
-                let rows: [f64; GRID_ROWS] = rows(&record, &weights);
-                for (r, sum) in rows.iter().enumerate() {
-                    let dot = dot(&record[r * c..(r + 1) * c], &weights);
-                    assert_eq!(sum.to_bits(), dot.to_bits(), "{c} columns, row {r}");
+                let sums: [f64; GRID_ROWS] = rows(&record, &weights);
+                for (r, sum) in sums.iter().enumerate() {
+                    let lanes = dot(&record[r * c..(r + 1) * c], &weights);
+                    assert_eq!(sum.to_bits(), lanes.to_bits(), "{c} columns, row {r}");
                 }
             }
         }

@@ -666,7 +666,7 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
         return true;
     }
     let frame = surface.frame(giver);
-    let mut scratch = Scratch::default();
+    let mut scratch = Scratch::for_side();
     giver.shape.clusters.iter().any(|c| {
         surface.reaches(&frame, giver, c, 0.0)
             && c.range.clone().any(|k| {

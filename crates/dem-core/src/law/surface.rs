@@ -34,7 +34,7 @@ pub struct Touch {
 /// What a body's surface keeps of one node query for the reaction on its modes: the level set's
 /// amplitude derivative and the material point's mode vectors (empty for rigid bodies and
 /// walls), and the reactions' part that waits for the end of the side ([`Surface::flush`]).
-#[derive(Default)]
+/// Made by [`Scratch::for_side`] only, so that each side reuses its thread's buffers.
 pub struct Scratch {
     /// `d phi / d eps_a` at the node.
     pub slope: Slope,
