@@ -568,33 +568,21 @@ impl RowWeights {
         if 2 * self.entries.len() >= self.index.len() {
             self.grow();
         }
-        let mask = self.index.len() - 1;
-        let mut slot = Self::home(n, mask);
-        loop {
-            match self.index[slot] {
-                u32::MAX => {
-                    self.index[slot] = self.entries.len() as u32;
-                    self.entries.push((n, [0.0; GRID_ROWS]));
-                    return self.entries.len() - 1;
-                }
-                e if self.entries[e as usize].0 == n => return e as usize,
-                _ => slot = (slot + 1) & mask,
-            }
+        let slot = self.probe(n, |e| e == u32::MAX || self.entries[e as usize].0 == n);
+        if self.index[slot] == u32::MAX {
+            self.index[slot] = self.entries.len() as u32;
+            self.entries.push((n, [0.0; GRID_ROWS]));
         }
+        self.index[slot] as usize
     }
 
-    /// Node `n`'s first slot in an index of `mask + 1` slots: Fibonacci hashing, as the memo of
-    /// grid nodes.
+    /// The first slot from node `n`'s home (Fibonacci hashing, as the memo of grid nodes) whose
+    /// content is `found`, stepping linearly.
     #[inline(always)]
-    fn home(n: usize, mask: usize) -> usize {
-        ((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask
-    }
-
-    /// The slot that holds entry `e`.
-    fn slot_of(&self, e: usize) -> usize {
+    fn probe(&self, n: usize, found: impl Fn(u32) -> bool) -> usize {
         let mask = self.index.len() - 1;
-        let mut slot = Self::home(self.entries[e].0, mask);
-        while self.index[slot] as usize != e {
+        let mut slot = ((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        while !found(self.index[slot]) {
             slot = (slot + 1) & mask;
         }
         slot
@@ -605,12 +593,8 @@ impl RowWeights {
         let size = (2 * self.index.len()).max(64);
         self.index.clear();
         self.index.resize(size, u32::MAX);
-        let mask = size - 1;
-        for (e, (n, _)) in self.entries.iter().enumerate() {
-            let mut slot = Self::home(*n, mask);
-            while self.index[slot] != u32::MAX {
-                slot = (slot + 1) & mask;
-            }
+        for e in 0..self.entries.len() {
+            let slot = self.probe(self.entries[e].0, |x| x == u32::MAX);
             self.index[slot] = e as u32;
         }
     }
@@ -630,7 +614,7 @@ impl RowWeights {
     /// that a few entries after many cost a few resets, not the index's size.
     pub fn clear(&mut self) {
         for e in 0..self.entries.len() {
-            let slot = self.slot_of(e);
+            let slot = self.probe(self.entries[e].0, |x| x as usize == e);
             self.index[slot] = u32::MAX;
         }
         self.entries.clear();
