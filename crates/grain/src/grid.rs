@@ -915,8 +915,8 @@ impl LevelSetGrid {
     /// section 5; the paper's Eq. 47 takes `y - u(y)`, exact only to first order in `grad u`).
     ///
     /// Damped Newton's method on `r(X) = X + u(X) - y` from `X = y` (its first step is the
-    /// linearized inverse `y - (I + grad u(y))^-1 u(y)`), to `|r|_inf <= 1e-12 h`
-    /// ([`PULL_BACK_TOLERANCE`]): each step is halved (up to 8 times) until `|r|_inf` decreases,
+    /// linearized inverse `y - (I + grad u(y))^-1 u(y)`), to `|r|_inf <= 1e-9 h`
+    /// ([`PULL_BACK_TOLERANCE`], where the choice is argued): each step is halved (up to 8 times) until `|r|_inf` decreases,
     /// which keeps a step that crosses a cell face, where the trilinear field's gradient jumps,
     /// from throwing the iteration off; where the full and halved Newton steps all fail (or
     /// `I + grad u` is not invertible) the fixed-point direction `-r` is tried the same way, for
@@ -925,12 +925,12 @@ impl LevelSetGrid {
     /// Convergence: the map `X -> X + u(X)` is one-to-one and the fixed-point iteration
     /// contracts where `|grad u| < 1` in an induced norm, i.e. where the deformation does not
     /// fold (strains below 100 %); the caller checks that bound. Failure (no convergence within
-    /// [`PULL_BACK_ITERATIONS`] evaluations, or no step that decreases the residual above
-    /// `1e-9 h`) is returned, never a guess.
+    /// [`PULL_BACK_ITERATIONS`] evaluations, or no step that decreases the residual above the
+    /// tolerance) is returned, never a guess.
     ///
     /// Cost: two evaluations of the field (8 node reads each) where it is affine over a cell,
-    /// three or four near a contact-localised mode ([`LevelSetGrid::pull_back_from`] takes
-    /// fewer from a good guess).
+    /// three or four near a contact-localised mode from `y`; from a good guess
+    /// ([`LevelSetGrid::pull_back_from`]) two, rarely more.
     pub fn pull_back(
         &self,
         y: &Point3<f64>,
@@ -1002,14 +1002,8 @@ impl LevelSetGrid {
                     x = trial;
                     (at, r, residual, inverse) = next;
                 }
-                // No step decreases the residual, or the evaluations are spent: at the
-                // round-off floor of the coordinates, converged; above it, no root here.
-                None => match inverse {
-                    Some(inverse_jacobian) if residual <= 1e-9 * h => {
-                        return Ok(found(x, at, inverse_jacobian, iterations));
-                    }
-                    _ => return Err(failure(residual, iterations)),
-                },
+                // No step decreases the residual, or the evaluations are spent: no root here.
+                None => return Err(failure(residual, iterations)),
             }
         }
     }
@@ -1082,8 +1076,14 @@ fn orientation_preserving_inverse(j: &Matrix3<f64>) -> Option<Matrix3<f64>> {
 /// it, on either side.
 pub const TIE: f64 = 1e-9;
 
-/// The pull-back's tolerance on `|X + u(X) - y|_inf`, in grid spacings.
-pub const PULL_BACK_TOLERANCE: f64 = 1e-12;
+/// The pull-back's tolerance on `|X + u(X) - y|_inf`, in grid spacings: `X` is then within
+/// `1e-9 h / (1 - |grad u|)` of the root, and a pulled-back level set within about as much of
+/// its exact value at `y` (its gradient is about 1 near the surface), five to six orders below
+/// the trilinear fields' own interpolation error. Newton's second evaluation from a start near
+/// the root lands below it almost always (a third found the last digits' `1e-12 h` before: 7 %
+/// more of a 20-mode grain's step, docs/performance.md, "The pull-back's tolerance"). Below
+/// `1e-9 h` a stalled iteration is at the coordinates' round-off floor.
+pub const PULL_BACK_TOLERANCE: f64 = 1e-9;
 
 /// The most field evaluations a pull-back takes.
 pub const PULL_BACK_ITERATIONS: u32 = 100;
@@ -1543,7 +1543,8 @@ mod tests {
         // u(x) = a (y z, x^2, sin(x + y)) on the grid, |grad u| about 0.3: the result satisfies
         // X + u_h(X) = y for the interpolated field u_h to the tolerance, and agrees with an
         // independent solution, 200 plain fixed-point iterations X <- y - u_h(X) (a contraction,
-        // converged to round-off).
+        // converged to round-off), within what the tolerance allows: `|X - X*| <= |r| / (1 -
+        // |grad u|) < 2 |r|`.
         let (s, grid, nodes) = nonlinear_field();
         let u = |n: usize| nodes[n];
         let field = |p: &Point3<f64>| grid.displacement(&grid.locate(p), u).0;
@@ -1555,9 +1556,15 @@ mod tests {
         for y in probe_points(&s).into_iter().filter(inner) {
             let b = grid.pull_back(&y, u).unwrap();
             let r = b.point + field(&b.point) - y;
-            assert!(r.amax() <= 1e-12 * s.spacing, "{y}: {r}");
+            assert!(r.amax() <= PULL_BACK_TOLERANCE * s.spacing, "{y}: {r}");
             let x = fixed_point(&y, field);
-            assert!((x - b.point).amax() < 1e-12, "{y}: {} vs {}", x, b.point);
+            let error = (x - b.point).amax();
+            assert!(
+                error < 2.0 * PULL_BACK_TOLERANCE * s.spacing,
+                "{y}: {} vs {}",
+                x,
+                b.point
+            );
             most = most.max(b.iterations);
         }
         assert!(most <= 5, "{most} evaluations");
@@ -1568,7 +1575,8 @@ mod tests {
         // The field of the test above, queried along a line of points 0.3 spacings apart, each
         // started from y less the displacement found at the point before (what the narrow phase
         // does along a cluster of nodes): the same material point as from y, to the tolerance
-        // (checked against the fixed-point solution above), in fewer evaluations in total.
+        // (checked against the fixed-point solution above, within `2 |r|` of it as there), in
+        // fewer evaluations in total.
         let (s, grid, nodes) = nonlinear_field();
         let u = |n: usize| nodes[n];
         let field = |p: &Point3<f64>| grid.displacement(&grid.locate(p), u).0;
@@ -1581,9 +1589,10 @@ mod tests {
             let plain = grid.pull_back(&y, u).unwrap();
             let guessed = grid.pull_back_from(&y, &(y - displacement), u).unwrap();
             let x = fixed_point(&y, field);
-            assert!((guessed.point - x).amax() < 1e-12, "{y}");
+            let tolerance = PULL_BACK_TOLERANCE * s.spacing;
+            assert!((guessed.point - x).amax() < 2.0 * tolerance, "{y}");
             assert!(
-                (guessed.point - plain.point).amax() <= 2e-12 * s.spacing,
+                (guessed.point - plain.point).amax() <= 4.0 * tolerance,
                 "{y}"
             );
             displacement = y - guessed.point;

@@ -13,7 +13,7 @@
 //! ([`grain::LevelSetGrid::sample_shifted`], [`crate::path::gradient_second_differences`]):
 //! exact to third order in the spacing and first order in the strain (where a mode flattens a
 //! curved surface the two errors cancel, and correcting `phi_0` alone would break that), and
-//! `X` from Newton's method ([`grain::LevelSetGrid::pull_back_from`], to `1e-12` of the grid
+//! `X` from Newton's method ([`grain::LevelSetGrid::pull_back_from`], to `1e-9` of the grid
 //! spacing, started at the caller's guess: the narrow phase gives `y` less the displacement its
 //! previous query found, [`crate::law::surface::Scratch`]), `v_j` the field columns of [`crate::path::Paths`] (each linear mode's `Phi_a`, a
 //! path's points `u_p`) with coefficients `k_j` (the amplitudes; a path's weights `c_p(eps)`),
@@ -55,10 +55,10 @@
 //!   The cell check is local: it does not see a fold in another cell that would bring a second
 //!   material point to the same `y` (the band's bound below 1 does).
 //!
-//! Cost: two to four evaluations of the mode field (8 node reads for the first; iterates in the
-//! same cell reuse them; from the narrow phase's guess on the 20-mode ball of
-//! `cargo bench -p dem-run --bench modes` 2.1 on average from rest, 2.6 and 2.9 in the bench's
-//! timed steps, pressed harder; 2.9 from `y` from rest; docs/performance.md), one of `phi_0` (8 values, 8 stored triples of second differences and 8
+//! Cost: two evaluations of the mode field, rarely more (8 node reads for the first; iterates in
+//! the same cell reuse them; from the narrow phase's guess on the 20-mode pair of
+//! `cargo bench -p dem-run --bench modes` 2.007 on average in its timed steps, docs/performance.md,
+//! "The pull-back's tolerance"), one of `phi_0` (8 values, 8 stored triples of second differences and 8
 //! shifts, each a combination of the columns as a displacement is; twice that per tied axis) and
 //! one of the normal strain (8 reads), and inside the grain (or within the margin a law loads,
 //! [`DeformedLevelSet::evaluate`]) one more pass over the cell's corners
