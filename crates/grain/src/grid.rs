@@ -500,8 +500,8 @@ impl LevelSetGrid {
         }
         let layers = self.layers(idx);
         // A loop, not `std::array::from_fn`, whose closure was not inlined here (with the
-        // layers' alike, the rigid step of `cargo bench -p dem-run --bench modes` 1.46 x
-        // slower in time for 4 % more instructions, docs/performance.md).
+        // layers' alike, 3.6 % more instructions in the rigid step of `cargo bench -p dem-run
+        // --bench modes`, docs/performance.md).
         let mut tie = [0i8; 3];
         for d in 0..3 {
             tie[d] = if t[d] < TIE && layers[d][0] {
