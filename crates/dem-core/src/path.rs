@@ -291,6 +291,27 @@ impl Paths {
         Paths::new(vec![mode], columns, levelset)
     }
 
+    /// Whether every column is a uniform dilation about the body's origin (its centre of mass)
+    /// at the surface nodes `x0` (local frame): `v_j(x0_k) = s_j x0_k` with one scale `s_j`
+    /// per column, to `1e-9` of the column's largest node displacement (round-off, not a
+    /// near-dilation from FEM data). Such a deformation turns with the grain
+    /// (`v(R x) = R v(x)`) and moves every point of its surface: a contact anywhere, at any
+    /// orientation, meets it as it met it at rest.
+    pub fn is_uniform_dilation(&self, x0: &[Vector3<f64>]) -> bool {
+        (0..self.columns).all(|j| {
+            let v = |k: usize| {
+                let r = self.node_record(k);
+                Vector3::new(r[j], r[self.columns + j], r[2 * self.columns + j])
+            };
+            let (vx, xx) = (x0.iter().enumerate()).fold((0.0, 0.0), |(vx, xx), (k, x)| {
+                (vx + v(k).dot(x), xx + x.dot(x))
+            });
+            let scale = if xx > 0.0 { vx / xx } else { 0.0 };
+            let largest = (0..x0.len()).map(|k| v(k).norm()).fold(0.0, f64::max);
+            (x0.iter().enumerate()).all(|(k, x)| (v(k) - x * scale).norm() <= 1e-9 * largest)
+        })
+    }
+
     /// Lays the columns out node by node, with their normal strains and second differences at
     /// the grid nodes.
     fn new(modes: Vec<ModePath>, columns: Vec<Field>, levelset: &LevelSetGrid) -> Paths {

@@ -255,10 +255,14 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
         }
     }
     let mut warnings: Vec<String> = Vec::new();
+    // Once per shape, not per grain of a lattice.
+    let dilations: Vec<bool> = (shapes.iter())
+        .map(|s| (s.modal.as_ref()).is_some_and(|m| m.paths.is_uniform_dilation(&s.nodes)))
+        .collect();
     for (b, (spec, key)) in bodies.iter_mut().zip(&modal_specs) {
         b.modes = modes_of(spec.as_ref(), &shapes[b.shape], key).map_err(key_error)?;
         for warning in [
-            turning_loading(b, &shapes[b.shape], key),
+            turning_loading(b, &shapes[b.shape], dilations[b.shape], key),
             frozen_modes(b, key),
         ]
         .into_iter()
@@ -364,11 +368,14 @@ pub fn with_packings(scene: &Scene, path: &Path) -> Result<Built, SceneError> {
 /// a run's snapshots) and that is free to turn (docs/physics.md section 1): its mode is fixed in
 /// its body, so a contact that meets it away from its run's loaded points, or after it has
 /// turned, meets a rigid body (the penalty contact alone), and its amplitude can leave its
-/// data. `key` is the grain's `modes` key; the warning names its `hold`.
-fn turning_loading(body: &Body, shape: &Shape, key: &str) -> Option<String> {
+/// data. `key` is the grain's `modes` key; the warning names its `hold`. Not for a shape whose
+/// modes are a uniform dilation (`dilation`, [`dem_core::path::Paths::is_uniform_dilation`]),
+/// which turns with the grain and answers a contact anywhere.
+fn turning_loading(body: &Body, shape: &Shape, dilation: bool, key: &str) -> Option<String> {
     let modal = shape.modal.as_ref()?;
     body.modes.as_ref()?;
-    let one_loading = modal.count == 1 || modal.paths.modes.iter().any(|p| p.range.is_some());
+    let one_loading =
+        (modal.count == 1 || modal.paths.modes.iter().any(|p| p.range.is_some())) && !dilation;
     let turns = match &body.drive {
         Drive::Free => true,
         Drive::Held { rotation, .. } => !rotation,

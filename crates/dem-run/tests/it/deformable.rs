@@ -1103,20 +1103,23 @@ fn two_coupled_modes_vibrate_and_take_their_energy_derivatives() {
 
 /// A grain of one deformation mode (one FEM loading's) left free to turn is told at build time,
 /// naming its `hold` (docs/physics.md section 1): its mode is fixed in its body. Held against
-/// turning, or of several modes, it is not; every grain of a lattice shares one warning.
+/// turning, or of several modes, it is not; every grain of a lattice shares one warning. A
+/// uniform dilation, which turns with the grain, is not told either.
 #[test]
 fn a_one_mode_grain_free_to_turn_is_warned_at_build_time() {
     let dir = tempfile::tempdir().unwrap();
-    common::deformable_sphere(
-        dir.path(),
-        "one",
-        1.0,
-        0.25,
-        200,
-        TestMode::Dilation,
-        [1.0, 1.0, 0.0],
-        &[0.1],
-    );
+    for (name, mode) in [("one", TestMode::Flatten), ("dilation", TestMode::Dilation)] {
+        common::deformable_sphere(
+            dir.path(),
+            name,
+            1.0,
+            0.25,
+            200,
+            mode,
+            [1.0, 1.0, 0.0],
+            &[0.1],
+        );
+    }
     let warnings = |grains: &str| {
         let path = common::scene_file(
             dir.path(),
@@ -1141,6 +1144,13 @@ fn a_one_mode_grain_free_to_turn_is_warned_at_build_time() {
     assert!(
         warnings(
             "[[grains]]\nbundle = \"one.grain\"\nposition = [0, 0, 0]\nhold = [\"rotation\"]\n"
+        )
+        .is_empty()
+    );
+    assert!(
+        warnings(
+            "[[grains]]\nbundle = \"dilation.grain\"\nposition = [0, 0, 0]\n\
+             [[lattices]]\nbundle = \"dilation.grain\"\norigin = [0, 5, 0]\nspacing = [3, 3, 3]\ncounts = [2, 2, 1]\n"
         )
         .is_empty()
     );
