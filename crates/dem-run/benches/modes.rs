@@ -16,6 +16,12 @@
 //! `REPEATS` times (medians; this machine kind's timings vary by tens of percent from run to
 //! run). Reported: steps/s, node contacts, and the ratio deformable / rigid (goal <= 2, issue
 //! #35 item 2).
+//!
+//! On the AMD processor of 2026-11-29 the rigid step's time moved by up to 1.46 x with the code's
+//! layout alone (a change to this file moved it), so the ratio in time varies between builds;
+//! the ratio of instructions, counted on the scenes themselves, does not. `DEM_BENCH_KEEP=DIR`
+//! keeps the bench's grains and scenes in `DIR` for that count (docs/performance.md, "Locating
+//! a point without closures").
 
 mod side_by_side;
 
@@ -33,7 +39,7 @@ const TIMED: u64 = 1000;
 const REPEATS: usize = 3;
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = side_by_side::WorkDir::new();
     bake(dir.path());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

@@ -22,6 +22,9 @@
 //! (benches/settle_yade.py, 1 thread, the same settling steps, then the same timed steps) and
 //! the ratio of steps per second is printed. YADE's contact model differs (one contact point
 //! per grain pair, no viscous damping), so its pile is similar, not identical.
+//!
+//! `DEM_BENCH_KEEP=DIR` keeps the bench's grains and scenes in `DIR` for a profiler
+//! (docs/performance.md, "Locating a point without closures").
 
 mod side_by_side;
 
@@ -53,7 +56,7 @@ const TIMED: u64 = 1000;
 const REPEATS: usize = 3;
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = side_by_side::WorkDir::new();
     let options = BakeOptions {
         spacing: 0.1,
         pad_cells: 2,
