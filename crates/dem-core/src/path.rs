@@ -298,17 +298,22 @@ impl Paths {
     /// (`v(R x) = R v(x)`) and moves every point of its surface: a contact anywhere, at any
     /// orientation, meets it as it met it at rest.
     pub fn is_uniform_dilation(&self, x0: &[Vector3<f64>]) -> bool {
-        (0..self.columns).all(|j| {
-            let v = |k: usize| {
-                let r = self.node_record(k);
-                Vector3::new(r[j], r[self.columns + j], r[2 * self.columns + j])
-            };
-            let (vx, xx) = (x0.iter().enumerate()).fold((0.0, 0.0), |(vx, xx), (k, x)| {
-                (vx + v(k).dot(x), xx + x.dot(x))
-            });
+        let c = self.columns;
+        (0..c).all(|j| {
+            let v: Vec<Vector3<f64>> = (0..x0.len())
+                .map(|k| {
+                    let r = self.node_record(k);
+                    Vector3::new(r[j], r[c + j], r[2 * c + j])
+                })
+                .collect();
+            // The least-squares scale, then every node against it.
+            let xx: f64 = x0.iter().map(|x| x.norm_squared()).sum();
+            let vx: f64 = v.iter().zip(x0).map(|(v, x)| v.dot(x)).sum();
             let scale = if xx > 0.0 { vx / xx } else { 0.0 };
-            let largest = (0..x0.len()).map(|k| v(k).norm()).fold(0.0, f64::max);
-            (x0.iter().enumerate()).all(|(k, x)| (v(k) - x * scale).norm() <= 1e-9 * largest)
+            let largest = v.iter().map(|v| v.norm()).fold(0.0, f64::max);
+            v.iter()
+                .zip(x0)
+                .all(|(v, x)| (v - x * scale).norm() <= 1e-9 * largest)
         })
     }
 

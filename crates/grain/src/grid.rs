@@ -933,8 +933,8 @@ impl LevelSetGrid {
     ///
     /// Damped Newton's method on `r(X) = X + u(X) - y` from `X = y` (its first step is the
     /// linearized inverse `y - (I + grad u(y))^-1 u(y)`), to `|r|_inf <= 1e-9 h`
-    /// ([`PULL_BACK_TOLERANCE`], where the choice is argued): each step is halved (up to 8 times) until `|r|_inf` decreases,
-    /// which keeps a step that crosses a cell face, where the trilinear field's gradient jumps,
+    /// ([`PULL_BACK_TOLERANCE`], where the choice is argued): each step is halved (up to 8
+    /// times) until `|r|_inf` decreases, which keeps a step that crosses a cell face, where the trilinear field's gradient jumps,
     /// from throwing the iteration off; where the full and halved Newton steps all fail (or
     /// `I + grad u` is not invertible) the fixed-point direction `-r` is tried the same way, for
     /// that step only. Exact in one step where `u` is affine over the cell.
