@@ -133,8 +133,9 @@ pub struct FemModes<'a> {
 
 impl<'a> FemModes<'a> {
     /// Prepares the interpolation. `frame` is the grain's recorded input frame; `reach` how far
-    /// outside the mesh the continuation is linear (the bake takes `sqrt(3)` grid spacings, a
-    /// cell's diagonal: every corner of a cell the surface cuts).
+    /// outside the mesh the continuation is linear (the bake takes one grid spacing: farther, the
+    /// continuation's own growth, `d` times the field's mixed derivative at the surface, folded it
+    /// before the body at a cell's diagonal `sqrt(3) h`, docs/physics.md section 5).
     pub fn new(bundle: &'a ModesBundle, frame: &RigidTransform, reach: f64) -> Self {
         let rotation = Matrix3::from_fn(|i, j| frame.rotation[i][j]);
         let translation = Vector3::from(frame.translation);
@@ -570,7 +571,7 @@ impl ModeRequest {
             )),
             ModeSource::Bundle { dir, mass, table } => {
                 let bundle = ModesBundle::read(dir)?;
-                let reach = 3f64.sqrt() * baked.bundle.levelset.spec().spacing;
+                let reach = baked.bundle.levelset.spec().spacing;
                 let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame, reach);
                 let one_mode = |flag: &str| {
                     if bundle.mass.nrows() == 1 {

@@ -367,7 +367,7 @@ fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
     assert!(outside > 1000, "{outside}");
 }
 
-/// The continuation outside the mesh (issue 35), measured as a fold: on data/fem/ball's mesh, a
+/// The continuation outside the mesh, measured as a fold: on data/fem/ball's mesh, a
 /// bending field the elements reproduce, `u = (x z, y z, -(x^2 + y^2) / 2) / 10`, whose
 /// largest `|grad u|_2` over the ball is `2 / sqrt(3)` = 1.155 and whose own fold comes at
 /// amplitude 1 (at the poles `G = diag(-1, -1, 0)`). The fold is read from the grid's corner
@@ -376,29 +376,27 @@ fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
 /// first vanishes at a corner (an upper bound on the fold amplitude: inside a cell `G` is the
 /// corners' weighted mean).
 ///
-/// Measured (2026-11-29, the foot along the normal shell, reach `sqrt(3) h`), at spacings 1 and
-/// 0.5: in the cells the surface cuts 1.088 and 1.077, outside 1.230 and 1.161; `det(I + eps
-/// G)` at `|eps| = 1 / 1.155` at least -0.0057 and -0.0006; spectral norms outside 1.242 and
-/// 1.187. With the foot at the facets' closest point and reach `2 h` (until then): 1.086 and
-/// 1.062 cut, 1.261 and 1.360 outside, -0.006 and -0.021, norms 1.270 and 1.372. The closest
-/// point stretched the continuation in stripes and jumped behind the 10 reflex edges near the
-/// south pole; the normal shell removes that, and what is left outside is the first-order
-/// continuation's own growth (`d (d grad u / dn)` over the reach; with the field taken exactly
-/// at the foot instead of from the elements, 1.209 at spacing 1) and the kink where the linear
-/// part ends. So the continuation still folds before the body, from amplitude 0.81 and 0.86
-/// against the body's 0.866 (`1 / 1.155`): a query whose material point lands there is refused
-/// by the solver's per-cell check (a spectral norm bounds every eigenvalue), never folded.
+/// Measured (2026-12-01, the foot along the normal shell, the linear part out to one spacing),
+/// at spacings 1 and 0.5: the largest real eigenvalue in the cells the surface cuts 1.085 and
+/// 1.065, in those wholly outside 1.147 and 1.127, all below the body's 1.155, so no fold before
+/// the body's (`det(I + eps G)` at `|eps| = 1 / 1.155` at least 8e-4 and 3.3e-3); spectral norms
+/// outside 1.182 and 1.160. With the linear part out to a cell's diagonal `sqrt(3) h` (until
+/// then): 1.088 and 1.077 cut, 1.230 and 1.161 outside, the least determinant -0.0057 and
+/// -0.0006, norms 1.242 and 1.187: the first-order continuation's own growth (`d (d grad u /
+/// dn)` over the reach) folded it from amplitude 0.81 and 0.86 against the body's 0.866. With
+/// the foot at the facets' closest point and reach `2 h` (before that): 1.086 and 1.062 cut,
+/// 1.261 and 1.360 outside, norms 1.270 and 1.372 (the closest point stretched the continuation
+/// in stripes and jumped behind the 10 reflex edges near the south pole).
 ///
-/// Asserted: no real eigenvalue reaches 1.155 in the cells the surface cuts, where queries near
-/// it land; and outside, the spectral norm stays within the field's own largest norm grown
-/// linearly over the reach, `1.155 (1 + sqrt(3) h / R)`. That is the bound of the exact field's
-/// first-order continuation within the reach: its gradient is `L(c) + L((x - c) J)` with `L`
-/// the field's gradient map, linear here with `|L(v)|_2 <= 0.1155 |v|`, and `J = dc/dx`, so at
-/// most `0.1155 (|c| + |x - c| |J|_2)`, which is the bound where `|J|_2 <= 1` (the foot moving
-/// less than the point, as outside a convex surface; not at the facets' 10 reflex edges). The
-/// grid's cells, the elements' interpolation and the cells past the reach are measured against
-/// it, not derived. With the foot at the closest point and the same reach it fails at spacing
-/// 0.5: 1.394 against 1.255.
+/// Asserted: no real eigenvalue reaches 1.155 at the corners of any cell not wholly inside (it
+/// fails with the reach `sqrt(3) h`: 1.230 at spacing 1), the least determinant there positive;
+/// and outside, the spectral norm within the field's own largest norm grown linearly over the
+/// reach, `1.155 (1 + h / R)`. That is the bound of the exact field's first-order continuation
+/// within the reach: its gradient is `L(c) + L((x - c) J)` with `L` the field's gradient map,
+/// linear here with `|L(v)|_2 <= 0.1155 |v|`, and `J = dc/dx`, so at most `0.1155 (|c| + |x -
+/// c| |J|_2)`, which is the bound where `|J|_2 <= 1` (the foot moving less than the point, as
+/// outside a convex surface; not at the facets' 10 reflex edges). The grid's cells, the
+/// elements' interpolation and the cells past the reach are measured against it, not derived.
 #[test]
 fn the_continuation_outside_the_mesh_does_not_fold() {
     let dir = tempfile::tempdir().unwrap();
@@ -494,10 +492,15 @@ fn the_continuation_outside_the_mesh_does_not_fold() {
             "h {h}: least det(I + eps G) at the corners of the cells not wholly inside, |eps| = 1 / largest: {least_det:.4}; largest real |eigenvalue| of G cut {rho_cut:.4} outside {rho_out:.4}"
         );
         assert!(inside <= largest, "{inside}");
-        // Where queries near the surface land, the cells it cuts, the continuation does not
-        // fold at their corners at any amplitude the body's own bound admits.
+        // Neither in the cells the surface cuts, where queries near the surface land, nor in
+        // those wholly outside does the continuation fold at any amplitude the body's own bound
+        // admits (with its linear part out to sqrt(3) h it did outside: 1.230 and 1.161).
         assert!(rho_cut < largest, "h {h}: {rho_cut}");
-        let grown = largest * (1.0 + 3f64.sqrt() * h / 10.0);
+        assert!(rho_out < largest, "h {h}: {rho_out}");
+        assert!(least_det > 0.0, "h {h}: {least_det}");
+        // Its norm grows no faster than the field's own analytic continuation, `largest r / 10`
+        // at radius `r`, over the linear part's reach of one spacing.
+        let grown = largest * (1.0 + h / 10.0);
         assert!(outside <= grown, "h {h}: {outside} against {grown}");
     }
 }
