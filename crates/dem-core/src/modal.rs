@@ -650,6 +650,24 @@ impl Limit {
     }
 }
 
+/// How far past a range an amplitude may go, as a fraction of the range's width, before it
+/// counts as an excursion ([`beyond`]). Every continuation past a range is tangent to the
+/// model at its end (the table's end slope, the path's end tangent) or the line of its last
+/// interval (the precomputed samples' blend), so at a distance `delta` past the end it departs
+/// from a smooth continuation of the data by `delta^2 / 2` times their second derivative: at
+/// `1e-4` of the width, `5e-9` of the width squared times it, below what the FEM data resolve.
+/// A quasi-static loader that stops at the end of a grain's data overshoots it dynamically by
+/// about `1e-5` of the width (the shipped cases of `cargo xtask demo`, docs/physics.md section
+/// 5): that is the run reaching the data's end, not leaving them.
+pub const EXCURSION_ALLOWANCE: f64 = 1e-4;
+
+/// How far `eps` is past `range` (`(first, last)` amplitudes), if by more than
+/// [`EXCURSION_ALLOWANCE`] of the range's width: an excursion.
+pub fn beyond(eps: f64, range: (f64, f64)) -> Option<f64> {
+    let past = (range.0 - eps).max(eps - range.1);
+    (past > EXCURSION_ALLOWANCE * (range.1 - range.0)).then_some(past)
+}
+
 /// A grain's amplitude beyond a range its model rests on ([`Limit`]): when it first left it,
 /// and how far it went.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -690,6 +708,20 @@ impl std::fmt::Display for Excursion {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_amplitude_counts_as_an_excursion_past_the_allowance_on_either_side() {
+        // A range of width 2: the allowance is 2e-4 of amplitude on each side.
+        let range = (-0.5, 1.5);
+        for inside in [-0.5, 0.0, 1.5, 1.5 + 1.9e-4, -0.5 - 1.9e-4] {
+            assert_eq!(beyond(inside, range), None, "{inside}");
+        }
+        for (outside, past) in [(1.5 + 2.1e-4, 2.1e-4), (-0.5 - 2.1e-4, 2.1e-4), (3.5, 2.0)] {
+            let found = beyond(outside, range).expect("an excursion");
+            assert!((found - past).abs() < 1e-12, "{outside}: {found}");
+        }
+        assert_eq!(beyond(f64::NAN, range), None);
+    }
 
     #[test]
     fn gaussian_elimination_solves_a_system_that_needs_pivoting() {

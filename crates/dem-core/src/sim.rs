@@ -43,7 +43,7 @@ use crate::law::{
 use crate::ledger::{self, Dissipation, Energies, Ledger};
 use crate::levelset::LevelSetFault;
 use crate::measure::ContactSums;
-use crate::modal::{Excursion, refill};
+use crate::modal::{Excursion, beyond, refill};
 use crate::neighbours::NeighbourList;
 use crate::path::PerMode;
 use crate::timestep;
@@ -738,18 +738,15 @@ fn body_forces(
         let samples = crate::levelset::registry::find(m.levelset.name()).is_some_and(|u| u.samples);
         for (a, &e) in m.eps.iter().enumerate() {
             for (limit, range) in modal.ranges(a, samples) {
-                let beyond = |e: f64| (range.0 - e).max(e - range.1);
-                // Beyond by round-off (a grain at rest on the range's end) is not an
-                // excursion.
-                if beyond(e) <= 1e-9 * (range.1 - range.0) {
+                let Some(past) = beyond(e, range) else {
                     continue;
-                }
+                };
                 let known = totals
                     .excursions
                     .iter_mut()
                     .find(|x| x.grain == i && x.mode == a && x.limit == limit);
                 match known {
-                    Some(x) if beyond(x.amplitude) >= beyond(e) => {}
+                    Some(x) if beyond(x.amplitude, range) >= Some(past) => {}
                     Some(x) => x.amplitude = e,
                     None => totals.excursions.push(Excursion {
                         grain: i,

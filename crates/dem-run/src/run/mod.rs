@@ -57,7 +57,8 @@
 //! (history.csv's last row), and `excursions`: each grain's amplitude that went beyond a
 //! range its model rests on (the internal-force table, the precomputed level sets, a path
 //! mode's snapshots: `dem_core::modal::Limit`), the step it first did and the amplitude farthest out.
-//! The run also says so on standard error at the step it happens. `timings` splits the
+//! The run also says so on standard error at the step it happens, for its first
+//! [`EXCURSIONS_SAID`] (per process), and at its end how many there were in all. `timings` splits the
 //! invocation's wall-clock seconds by stage of the step (`dem_core::sim::Timings`).
 //!
 //! A run stops with an error when a grain's state becomes non-finite, or when its energy grows
@@ -81,6 +82,7 @@ use std::time::Instant;
 
 use grain::vtk::{read_pvd, write_pvd};
 
+use dem_core::modal::beyond;
 use dem_core::sim::{Simulation, Timings};
 
 use crate::error::{RunError, file_error};
@@ -358,9 +360,27 @@ fn run_in_pool(
         error,
         ..end.summary(&sim, &history, status)
     };
+    let x = &summary.excursions;
+    if x.len() > EXCURSIONS_SAID && first {
+        let farthest = (x.iter())
+            .filter_map(|x| beyond(x.amplitude, x.range).map(|p| p / (x.range.1 - x.range.0)))
+            .fold(0.0, f64::max);
+        let mut grains: Vec<usize> = x.iter().map(|x| x.grain).collect();
+        grains.sort_unstable();
+        grains.dedup();
+        eprintln!(
+            "dem-run: warning: {} amplitudes left a range of their grain's data, of {} grains; the farthest by {farthest:.3e} of its range's width (summary.json: excursions)",
+            x.len(),
+            grains.len()
+        );
+    }
     write_summary(&mut files, &summary)?;
     ran.map(|_| summary)
 }
+
+/// How many excursions a run says at the step they happen (per process); the run's end says
+/// how many there were in all, and summary.json lists each.
+pub const EXCURSIONS_SAID: usize = 3;
 
 /// The step loop, from the state in `sim` to step `total`, a `[stop]`, an interruption or an
 /// error; `fresh`: the run starts here (its first row and node cloud are the initial state's).
@@ -401,6 +421,8 @@ fn run_steps(
         None => eprintln!("{line}"),
     };
     let mut status = Status::Finished;
+    // Excursions said so far.
+    let mut said = 0;
     // The stop conditions' memory of the run's checks (creep).
     let mut watch = dem_core::measure::Watch::default();
     while sim.world.step < total {
@@ -472,14 +494,20 @@ fn run_steps(
         *residual = residual.max(now.abs());
         *supplied = supplied.max(ledger.supplied(&energies));
         end.record_residual(now, sim.world.step, sim.world.time);
-        // Those that began this step (a decomposed run's processes each report their grains').
+        // Those that began this step, the run's first few (a decomposed run's processes each
+        // report their grains'): a packing's grains leave their data by the hundred.
         for x in sim
             .totals
             .excursions
             .iter()
             .filter(|x| x.first_step == sim.world.step)
         {
-            say(format!("dem-run: warning: {x}"));
+            said += 1;
+            if said <= EXCURSIONS_SAID {
+                say(format!("dem-run: warning: {x}"));
+            } else if said == EXCURSIONS_SAID + 1 {
+                say("dem-run: warning: more amplitudes leave their data's ranges: the run's end says how many (summary.json: excursions)".into());
+            }
         }
         if every(o.history_every, sim.world.step) || sim.world.step == total {
             history.row(sim)?;

@@ -132,3 +132,68 @@ fn options_and_launches_of_the_mpi_feature_say_the_build_lacks_it() {
         assert!(!dir.path().join("run").exists(), "nothing written");
     }
 }
+
+/// A run says its first `EXCURSIONS_SAID` excursions at the step they happen, that more follow,
+/// and at its end how many there were in all, while summary.json lists every one: six grains
+/// at rest at the amplitude 0.03, past their precomputed level sets' `[-0.02, 0.02]` by a
+/// quarter of its width from the first step.
+#[test]
+fn a_run_says_its_first_excursions_and_how_many_there_were() {
+    let dir = tempfile::tempdir().unwrap();
+    common::deformable_sphere(
+        dir.path(),
+        "ball",
+        0.5,
+        0.1,
+        100,
+        common::TestMode::Dilation,
+        [1.0, 100.0, 0.0],
+        &[-0.02, -0.01, 0.01, 0.02],
+    );
+    let grains: String = (0..6)
+        .map(|i| {
+            format!(
+                "[[grains]]\nbundle = \"ball.grain\"\nposition = [{}, 0, 0]\n\
+                 modes = {{ levelset = \"precomputed\", amplitudes = [0.03] }}\n",
+                2 * i
+            )
+        })
+        .collect();
+    let text = format!(
+        "[run]\ndt = 1e-4\nsteps = 5\n[contact]\nlaw = \"linear-springs\"\nkn = 1000\n{grains}"
+    );
+    let scene = common::scene_file(dir.path(), &text);
+    let out = dir.path().join("run");
+    let run = Command::new(env!("CARGO_BIN_EXE_dem-run"))
+        .arg(&scene)
+        .arg("--out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let said = stderr.lines().filter(|l| l.contains(" is past [")).count();
+    assert_eq!(said, dem_run::run::EXCURSIONS_SAID, "{stderr}");
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("more amplitudes"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    let total = stderr
+        .lines()
+        .find(|l| l.contains("6 amplitudes left a range"))
+        .unwrap_or_else(|| panic!("no total: {stderr}"));
+    // 0.03 is past 0.02 by 0.01, a quarter of the width 0.04 (to the amplitude's drift in 5
+    // steps).
+    assert!(
+        total.contains("of 6 grains; the farthest by 2.5"),
+        "{total}"
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["excursions"].as_array().unwrap().len(), 6);
+}
