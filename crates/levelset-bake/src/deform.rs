@@ -99,6 +99,11 @@ impl BendingMode {
     }
 }
 
+/// How far outside the FEM mesh [`FemModes`]' continuation is linear, in grid spacings: one
+/// (farther, its own growth, the distance times the field's mixed derivative at the surface,
+/// folded it before the body at a cell's diagonal, `sqrt(3)`; docs/physics.md section 5).
+pub const CONTINUATION_REACH: f64 = 1.0;
+
 /// The modes of a modes bundle on a grain baked from the same FEM mesh: inside the mesh, the
 /// element interpolation; outside it (the grid nodes around the grain, which the semi-Lagrangian
 /// level set and the material points interpolate between), the first-order continuation from the
@@ -133,9 +138,8 @@ pub struct FemModes<'a> {
 
 impl<'a> FemModes<'a> {
     /// Prepares the interpolation. `frame` is the grain's recorded input frame; `reach` how far
-    /// outside the mesh the continuation is linear (the bake takes one grid spacing: farther, the
-    /// continuation's own growth, `d` times the field's mixed derivative at the surface, folded it
-    /// before the body at a cell's diagonal `sqrt(3) h`, docs/physics.md section 5).
+    /// outside the mesh the continuation is linear (the bake takes [`CONTINUATION_REACH`] grid
+    /// spacings).
     pub fn new(bundle: &'a ModesBundle, frame: &RigidTransform, reach: f64) -> Self {
         let rotation = Matrix3::from_fn(|i, j| frame.rotation[i][j]);
         let translation = Vector3::from(frame.translation);
@@ -571,7 +575,7 @@ impl ModeRequest {
             )),
             ModeSource::Bundle { dir, mass, table } => {
                 let bundle = ModesBundle::read(dir)?;
-                let reach = baked.bundle.levelset.spec().spacing;
+                let reach = CONTINUATION_REACH * baked.bundle.levelset.spec().spacing;
                 let field = FemModes::new(&bundle, &baked.bundle.properties.input_frame, reach);
                 let one_mode = |flag: &str| {
                     if bundle.mass.nrows() == 1 {

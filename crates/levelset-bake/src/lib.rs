@@ -22,8 +22,8 @@ pub use bake::{
     resolution, summary,
 };
 pub use deform::{
-    BendingMode, Damping, FemModes, Modal, ModalMass, ModeField, ModeRequest, ModeSource, Samples,
-    attach_modes,
+    BendingMode, CONTINUATION_REACH, Damping, FemModes, Modal, ModalMass, ModeField, ModeRequest,
+    ModeSource, Samples, attach_modes,
 };
 pub use error::{BakeError, MeshError};
 pub use image::{Segmentation, VoxelImage};

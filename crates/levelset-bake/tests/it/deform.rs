@@ -8,8 +8,8 @@ use grain::{
     ModesBundle, ModesInfo, Normalization, Reconstruction, ReconstructionError, SnapshotPath,
 };
 use levelset_bake::{
-    BakeOptions, DistanceField, Extent, Modal, ModeField, NodeChoice, NormalShell, OpenMesh,
-    Primitive, Signing, TriangleMesh, attach_modes, bake_primitive,
+    BakeOptions, CONTINUATION_REACH, DistanceField, Extent, Modal, ModeField, NodeChoice,
+    NormalShell, OpenMesh, Primitive, Signing, TriangleMesh, attach_modes, bake_primitive,
 };
 use nalgebra::{Point3, Vector3};
 use ndarray::{Array2, Array3};
@@ -320,7 +320,7 @@ fn fem_modes_are_interpolated_inside_and_continued_linearly_outside() {
         triangles: fem::boundary(&mesh).triangles,
     });
     let spec = g.levelset.spec().clone();
-    let reach = 3f64.sqrt() * spec.spacing;
+    let reach = CONTINUATION_REACH * spec.spacing;
     let mut outside = 0;
     for i in 0..spec.dims[0] {
         for j in 0..spec.dims[1] {
