@@ -746,7 +746,7 @@ fn body_forces(
                     .iter_mut()
                     .find(|x| x.grain == i && x.mode == a && x.limit == limit);
                 match known {
-                    Some(x) if beyond(x.amplitude, range) >= Some(past) => {}
+                    Some(x) if beyond(x.amplitude, range).is_some_and(|known| known >= past) => {}
                     Some(x) => x.amplitude = e,
                     None => totals.excursions.push(Excursion {
                         grain: i,

@@ -499,8 +499,8 @@ fn the_continuation_outside_the_mesh_does_not_fold() {
         assert!(rho_out < largest, "h {h}: {rho_out}");
         assert!(least_det > 0.0, "h {h}: {least_det}");
         // Its norm grows no faster than the field's own analytic continuation, `largest r / 10`
-        // at radius `r`, over the linear part's reach of one spacing.
-        let grown = largest * (1.0 + h / 10.0);
+        // at radius `r`, over the linear part's reach.
+        let grown = largest * (1.0 + CONTINUATION_REACH * h / 10.0);
         assert!(outside <= grown, "h {h}: {outside} against {grown}");
     }
 }
