@@ -47,6 +47,24 @@ fn toward(mu: f64, x: [f64; 2]) -> [f64; 2] {
     }
 }
 
+/// The apex on an elastic leg (docs/jaeger.md section 4.2; Kuhn 2011, eqs. (5)-(6), Fig. 3 line
+/// 37): `zeta_s = zeta - u`, `u` the positive root of the slip cone's
+/// `f(u) = |e + p u|^2 - mu^2 u^2 = c + 2 b u - a u^2` (`c = |e|^2 > 0`, `b = e . p`,
+/// `a = mu^2 - |p|^2 > 0` on an elastic leg), in the form that stays stable as `|p| -> mu`; or
+/// `z_j`, the end of the leg below, wherever the apex lies at or below it and the leg goes whole.
+/// `f` is positive at 0 and has one positive root, so that is exactly where `u_j = zeta - z_j <=
+/// 0` or `f(u_j) >= 0`: decided without the root's square root and divisions, whose latency
+/// was most of a removal's.
+#[inline]
+fn elastic_apex(zeta: f64, z_j: f64, c: f64, b: f64, a: f64) -> f64 {
+    let u_j = zeta - z_j;
+    if u_j <= 0.0 || c + u_j * (2.0 * b - a * u_j) >= 0.0 {
+        return z_j;
+    }
+    let b = b / c;
+    zeta - 1.0 / ((b * b + a / c).sqrt() - b)
+}
+
 impl HistoryStore {
     /// Advances one contact by one step and returns its force.
     ///
@@ -146,11 +164,8 @@ impl HistoryStore {
                     z_s = zeta + e2 / (2.0 * dot(e, p_top)); // eq. (7), line 34
                 }
             } else {
-                // (c) an elastic leg: the apex where the new point lies on the slip cone
-                // |e + p u| = mu u, u = zeta - zeta_s (eqs. (5)-(6), line 37), in the form that
-                // stays stable as |p| -> mu.
-                let b = dot(e, p_top) / e2;
-                z_s = zeta - 1.0 / ((b * b + (mu * mu - p2) / e2).sqrt() - b);
+                // (c) an elastic leg.
+                z_s = elastic_apex(zeta, z_j, e2, dot(e, p_top), mu * mu - p2);
             }
             if z_s >= z_i {
                 // The apex cannot lie beyond the top point except at exact equality (docs/jaeger.md
@@ -236,6 +251,35 @@ impl HistoryStore {
                 normal: n_i,
                 slope: merged,
             };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::elastic_apex;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The apex's sign test against the root itself, in the textbook form of the quadratic's
+        /// root (`u = (b + sqrt(b^2 + a c)) / a`, an independent expression): the leg goes whole
+        /// where the root lies below its end, and otherwise the root is the kernel's.
+        #[test]
+        fn the_elastic_apex_goes_below_the_leg_exactly_where_the_root_does(
+            zeta in 0.1f64..2.0,
+            z_j in 0.0f64..2.0,
+            c in 1e-6f64..1.0,
+            b in -1.0f64..1.0,
+            a in 1e-3f64..1.0,
+        ) {
+            let root = zeta - (b + (b * b + a * c).sqrt()) / a;
+            let z_s = elastic_apex(zeta, z_j, c, b, a);
+            let scale = zeta.max(1.0);
+            if root <= z_j - 1e-9 * scale {
+                prop_assert_eq!(z_s, z_j);
+            } else if root >= z_j + 1e-9 * scale {
+                prop_assert!((z_s - root).abs() <= 1e-10 * scale, "{z_s} against {root}");
+            }
         }
     }
 }
