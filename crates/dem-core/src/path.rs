@@ -464,7 +464,7 @@ pub struct Configuration<'a> {
     /// The tangents `du/d eps_a = sum_p d_p u_p` ([`grain::path_weights`]) as terms: a linear
     /// mode's one term is its column with `d = 1`.
     terms: Vec<Term>,
-    /// This configuration's key in the per-thread memo of grid nodes ([`GridNode`]); its
+    /// This configuration's key in the per-thread memo of grid nodes ([`GridNodes`]); its
     /// clones share it.
     key: u64,
 }
@@ -477,34 +477,29 @@ struct Term {
     d: f64,
 }
 
-/// The columns combined at a grid node: what the semi-Lagrangian update reads at the corners
-/// of each cell it visits ([`Configuration::grid_displacement`],
-/// [`GridNodes::curvature`], [`Configuration::grid_strain`]).
-#[derive(Clone, Copy, Default)]
-struct GridNode {
-    displacement: Vector3<f64>,
-    curvature: [f64; 3],
-    strain: f64,
-}
-
-/// The per-thread memo of [`GridNode`]s: direct-mapped by node index, keyed by the
+/// The per-thread memo of grid nodes' columns combined (the [`GridRow`]s of the semi-Lagrangian
+/// update's reads at the corners of each cell it visits: [`GridNodes::displacement`],
+/// [`GridNodes::curvature`], [`GridNodes::strain`]): direct-mapped by node index, keyed by the
 /// configuration and the node. A grid node is a corner of the cells of several node tests of a
 /// step and of both fields of each (the pull-back's and the shifted sample's), and combining
 /// its columns reads `7 C` values (a tenth of a deformable packing's step for 20 modes,
 /// measured); the memo gives the same bits as combining afresh. Its slots are cells, so that a
 /// query reaches the thread's memo once ([`Configuration::with_grid_nodes`]) and then reads and
 /// fills it through a shared reference: reaching it at every read cost about 50 instructions
-/// of the 80 a read took (docs/performance.md).
+/// of the 80 a read took (docs/performance.md). Each row is a cell of its own, so that a read
+/// loads the key and its rows only (a cell of the whole record copied it at every read).
 const MEMO_SLOTS: usize = 1 << MEMO_BITS;
 const MEMO_BITS: u32 = 12;
 
-/// A memo slot: the configuration's key, the node, its combination.
-type Slot = Cell<(u64, usize, GridNode)>;
+/// A memo slot: the configuration's key and the node, and the node's rows combined.
+#[derive(Default)]
+struct Slot {
+    key: Cell<(u64, usize)>,
+    rows: [Cell<f64>; GRID_ROWS],
+}
 
 thread_local! {
-    static MEMO: Box<[Slot]> = (0..MEMO_SLOTS)
-        .map(|_| Cell::new((0, 0, GridNode::default())))
-        .collect();
+    static MEMO: Box<[Slot]> = (0..MEMO_SLOTS).map(|_| Slot::default()).collect();
 }
 
 /// This thread's memo of combined grid nodes for one configuration
@@ -515,39 +510,49 @@ pub struct GridNodes<'c, 'a> {
 }
 
 impl GridNodes<'_, '_> {
-    /// Grid node `n`'s columns combined, from the memo or afresh.
+    /// Grid node `n`'s slot, its rows combined afresh if it held another node or
+    /// configuration.
     #[inline(always)]
-    fn node(&self, n: usize) -> GridNode {
+    fn slot(&self, n: usize) -> &Slot {
         // Fibonacci hashing: `n % MEMO_SLOTS` would put a cell's corners in neighbouring
         // layers in one slot whenever a layer's node count is a multiple of the slots.
         let slot = &self.memo
             [((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - MEMO_BITS)) as usize];
-        let (key, node, value) = slot.get();
-        if key == self.config.key && node == n {
-            return value;
+        let key = (self.config.key, n);
+        if slot.key.get() != key {
+            let rows = self.config.combine_grid_node(n);
+            for (cell, row) in slot.rows.iter().zip(rows) {
+                cell.set(row);
+            }
+            slot.key.set(key);
         }
-        let value = self.config.combine_grid_node(n);
-        slot.set((self.config.key, n, value));
-        value
+        slot
+    }
+
+    /// Rows `first..first + N` of grid node `n`.
+    #[inline(always)]
+    fn rows<const N: usize>(&self, n: usize, first: GridRow) -> [f64; N] {
+        let rows = &self.slot(n).rows[first as usize..first as usize + N];
+        std::array::from_fn(|i| rows[i].get())
     }
 
     /// The displacement at grid node `n` (local frame).
     #[inline(always)]
     pub fn displacement(&self, n: usize) -> Vector3<f64> {
-        self.node(n).displacement
+        Vector3::from(self.rows::<3>(n, GridRow::Displacement))
     }
 
     /// The normal strain of the displacement at grid node `n` ([`normal_strain`]).
     #[inline(always)]
     pub fn strain(&self, n: usize) -> f64 {
-        self.node(n).strain
+        self.rows::<1>(n, GridRow::Strain)[0]
     }
 
     /// The displacement's second differences along the reference level set's gradient at grid
     /// node `n` ([`gradient_second_differences`]).
     #[inline(always)]
     pub fn curvature(&self, n: usize) -> [f64; 3] {
-        self.node(n).curvature
+        self.rows::<3>(n, GridRow::Curvature)
     }
 }
 
@@ -740,15 +745,9 @@ impl<'a> Configuration<'a> {
         self.with_grid_nodes(|nodes| nodes.displacement(n))
     }
 
-    /// Grid node `n`'s columns combined with the coefficients.
-    fn combine_grid_node(&self, n: usize) -> GridNode {
-        let r: [f64; GRID_ROWS] = rows(self.paths.grid_record(n), &self.coefficients);
-        let (d, k) = (GridRow::Displacement as usize, GridRow::Curvature as usize);
-        GridNode {
-            displacement: Vector3::new(r[d], r[d + 1], r[d + 2]),
-            curvature: [r[k], r[k + 1], r[k + 2]],
-            strain: r[GridRow::Strain as usize],
-        }
+    /// Grid node `n`'s columns combined with the coefficients, row by row ([`GridRow`]).
+    fn combine_grid_node(&self, n: usize) -> [f64; GRID_ROWS] {
+        rows(self.paths.grid_record(n), &self.coefficients)
     }
 
     /// A bound of [`GridNodes::curvature`]'s components over the grid: the columns'
