@@ -50,19 +50,28 @@ fn toward(mu: f64, x: [f64; 2]) -> [f64; 2] {
 /// The apex on an elastic leg (docs/jaeger.md section 4.2; Kuhn 2011, eqs. (5)-(6), Fig. 3 line
 /// 37): `zeta_s = zeta - u`, `u` the positive root of the slip cone's
 /// `f(u) = |e + p u|^2 - mu^2 u^2 = c + 2 b u - a u^2` (`c = |e|^2 > 0`, `b = e . p`,
-/// `a = mu^2 - |p|^2 > 0` on an elastic leg), in the form that stays stable as `|p| -> mu`; or
-/// `z_j`, the end of the leg below, wherever the apex lies at or below it and the leg goes whole.
-/// `f` is positive at 0 and has one positive root, so that is exactly where `u_j = zeta - z_j <=
-/// 0` or `f(u_j) >= 0`: decided without the root's square root and divisions, whose latency
-/// was most of a removal's.
+/// `a = mu^2 - |p|^2 > 0` on an elastic leg); or `z_j`, the end of the leg below, wherever the
+/// apex lies at or below it and the leg goes whole. `f` is positive at 0 and has one positive
+/// root, so that is exactly where `u_j = zeta - z_j <= 0` or `f(u_j) >= 0`, decided without
+/// the root: a removal then takes no square root or division.
+///
+/// The root `u = (b + sqrt(b^2 + a c)) / a = c / (sqrt(b^2 + a c) - b)` in the form whose terms
+/// do not cancel: the first for `b > 0`, the second for `b <= 0`. Both stay accurate as
+/// `|p| -> mu` (`a -> 0`), where `u` grows without bound for `b > 0` and tends to `c / (2 |b|)`
+/// otherwise. (The kernel took the second form for every `b` before, which cancels for
+/// `b > 0` and `a c << b^2`: a relative error of about `eps b^2 / (a c)`.)
 #[inline]
 fn elastic_apex(zeta: f64, z_j: f64, c: f64, b: f64, a: f64) -> f64 {
     let u_j = zeta - z_j;
     if u_j <= 0.0 || c + u_j * (2.0 * b - a * u_j) >= 0.0 {
         return z_j;
     }
-    let b = b / c;
-    zeta - 1.0 / ((b * b + a / c).sqrt() - b)
+    let root = (b * b + a * c).sqrt();
+    zeta - if b > 0.0 {
+        (b + root) / a
+    } else {
+        c / (root - b)
+    }
 }
 
 impl HistoryStore {
@@ -261,24 +270,34 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The apex's sign test against the root itself, in the textbook form of the quadratic's
-        /// root (`u = (b + sqrt(b^2 + a c)) / a`, an independent expression): the leg goes whole
-        /// where the root lies below its end, and otherwise the root is the kernel's.
+        /// The apex's sign test against the root computed in long double precision's stead
+        /// (the root refined by two Newton steps on `f` from the kernel's, whose error then
+        /// falls far below the tolerance; an independent reference for the sign): the leg goes
+        /// whole where the root lies below its end, and otherwise the root is the kernel's to
+        /// a few rounding errors, `|p|` near `mu` (`a` down to 1e-9) and `|e|^2` small against `(e . p)^2`
+        /// (`c` log-uniform down to 1e-12) included.
         #[test]
         fn the_elastic_apex_goes_below_the_leg_exactly_where_the_root_does(
             zeta in 0.1f64..2.0,
             z_j in 0.0f64..2.0,
-            c in 1e-6f64..1.0,
+            log_c in -12.0f64..0.0,
             b in -1.0f64..1.0,
-            a in 1e-3f64..1.0,
+            log_a in -9.0f64..0.0,
         ) {
-            let root = zeta - (b + (b * b + a * c).sqrt()) / a;
+            let (a, c) = (10f64.powf(log_a), 10f64.powf(log_c));
+            // `f` and `f'` in the expanded form, and two Newton steps from the textbook root.
+            let f = |u: f64| c + u * (2.0 * b - a * u);
+            let mut u = (b + (b * b + a * c).sqrt()) / a;
+            for _ in 0..2 {
+                u -= f(u) / (2.0 * b - 2.0 * a * u);
+            }
+            let root = zeta - u;
             let z_s = elastic_apex(zeta, z_j, c, b, a);
-            let scale = zeta.max(1.0);
-            if root <= z_j - 1e-9 * scale {
+            let scale = zeta.max(1.0).max(u.abs());
+            if root <= z_j - 1e-12 * scale {
                 prop_assert_eq!(z_s, z_j);
-            } else if root >= z_j + 1e-9 * scale {
-                prop_assert!((z_s - root).abs() <= 1e-10 * scale, "{z_s} against {root}");
+            } else if root >= z_j + 1e-12 * scale {
+                prop_assert!((z_s - root).abs() <= 1e-13 * scale, "{z_s} against {root}");
             }
         }
     }
