@@ -491,7 +491,9 @@ struct Term {
 const MEMO_SLOTS: usize = 1 << MEMO_BITS;
 const MEMO_BITS: u32 = 12;
 
-/// A memo slot: the configuration's key and the node, and the node's rows combined.
+/// A memo slot: the configuration's key and the node, and the node's rows combined. An empty
+/// slot (the default) has the key `(0, 0)`, which no configuration's key matches (they count
+/// from 1).
 #[derive(Default)]
 struct Slot {
     key: Cell<(u64, usize)>,
@@ -531,7 +533,7 @@ impl GridNodes<'_, '_> {
 
     /// Rows `first..first + N` of grid node `n`.
     #[inline(always)]
-    fn rows<const N: usize>(&self, n: usize, first: GridRow) -> [f64; N] {
+    fn node_rows<const N: usize>(&self, n: usize, first: GridRow) -> [f64; N] {
         let rows = &self.slot(n).rows[first as usize..first as usize + N];
         std::array::from_fn(|i| rows[i].get())
     }
@@ -539,20 +541,20 @@ impl GridNodes<'_, '_> {
     /// The displacement at grid node `n` (local frame).
     #[inline(always)]
     pub fn displacement(&self, n: usize) -> Vector3<f64> {
-        Vector3::from(self.rows::<3>(n, GridRow::Displacement))
+        Vector3::from(self.node_rows::<3>(n, GridRow::Displacement))
     }
 
     /// The normal strain of the displacement at grid node `n` ([`normal_strain`]).
     #[inline(always)]
     pub fn strain(&self, n: usize) -> f64 {
-        self.rows::<1>(n, GridRow::Strain)[0]
+        self.node_rows::<1>(n, GridRow::Strain)[0]
     }
 
     /// The displacement's second differences along the reference level set's gradient at grid
     /// node `n` ([`gradient_second_differences`]).
     #[inline(always)]
     pub fn curvature(&self, n: usize) -> [f64; 3] {
-        self.rows::<3>(n, GridRow::Curvature)
+        self.node_rows::<3>(n, GridRow::Curvature)
     }
 }
 
