@@ -467,6 +467,9 @@ pub struct Configuration<'a> {
     /// This configuration's key in the per-thread memo of grid nodes ([`GridNodes`]); its
     /// clones share it.
     key: u64,
+    /// The processor's vector instructions, which the sums over the columns run in
+    /// ([`Configuration::lanes`]).
+    arch: pulp::Arch,
 }
 
 /// One term of a mode's tangent: `d` times column `column`.
@@ -679,6 +682,28 @@ impl<'a> Configuration<'a> {
             coefficients,
             terms,
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
+            arch: pulp::Arch::new(),
+        }
+    }
+
+    /// `f`, a sum over the columns, compiled for the widest vector instructions this processor
+    /// has (x86-64-v3, AVX2, where present; else the baseline the binary was built for),
+    /// chosen at run time ([`pulp::Arch`]), for a grain of four columns or more: combining a
+    /// grid node, a surface node's displacement and velocity, a material point's mode vectors,
+    /// and the reactions' generalized forces. `f` must be `#[inline(always)]`, or it is compiled for the baseline. The same
+    /// bits on every path: Rust neither fuses a product and a sum into one rounding nor
+    /// reorders sums, and their order is the code's (test
+    /// `column_sums_are_the_same_to_the_bit_with_and_without_avx2`). Measured on the 20-mode
+    /// pair of `cargo bench -p dem-run --bench modes`: 1.0 % fewer instructions in its step
+    /// (docs/performance.md, "The column sums in AVX2, and a query that reads its records
+    /// once"); below four columns the sums do not fill a lane and the call would cost more
+    /// than it saves.
+    #[inline(always)]
+    fn lanes<R>(&self, f: impl FnOnce() -> R) -> R {
+        if self.paths.columns >= 4 {
+            self.arch.dispatch(f)
+        } else {
+            f()
         }
     }
 
@@ -697,7 +722,11 @@ impl<'a> Configuration<'a> {
     /// [`Configuration::column_rates`].
     #[inline(always)]
     pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
-        rows::<3>(self.paths.node_record(k), weights).into()
+        self.lanes(
+            #[inline(always)]
+            || rows::<3>(self.paths.node_record(k), weights),
+        )
+        .into()
     }
 
     /// The displacement of surface node `k` (local frame).
@@ -749,7 +778,10 @@ impl<'a> Configuration<'a> {
 
     /// Grid node `n`'s columns combined with the coefficients, row by row ([`GridRow`]).
     fn combine_grid_node(&self, n: usize) -> [f64; GRID_ROWS] {
-        rows(self.paths.grid_record(n), &self.coefficients)
+        self.lanes(
+            #[inline(always)]
+            || rows(self.paths.grid_record(n), &self.coefficients),
+        )
     }
 
     /// A bound of [`GridNodes::curvature`]'s components over the grid: the columns'
@@ -767,12 +799,17 @@ impl<'a> Configuration<'a> {
         let c = self.paths.columns;
         // The columns' values at the point, row by row (x, y, z).
         let mut columns: SmallVec<[f64; 3 * INLINE_COLUMNS]> = smallvec::smallvec![0.0; 3 * c];
-        for (n, w) in at.corners.iter().zip(&at.weights()) {
-            let record = &self.paths.grid_record(*n)[..3 * c];
-            for (v, r) in columns.iter_mut().zip(record) {
-                *v += r * w;
-            }
-        }
+        self.lanes(
+            #[inline(always)]
+            || {
+                for (n, w) in at.corners.iter().zip(&at.weights()) {
+                    let record = &self.paths.grid_record(*n)[..3 * c];
+                    for (v, r) in columns.iter_mut().zip(record) {
+                        *v += r * w;
+                    }
+                }
+            },
+        );
         out.clear();
         out.resize(self.paths.modes.len(), Vector3::zeros());
         for t in &self.terms {
@@ -797,19 +834,14 @@ impl<'a> Configuration<'a> {
     ) {
         let c = self.paths.columns;
         let mut sums: PerColumn = smallvec::smallvec![0.0; c];
-        for (n, w) in entries {
-            let record = self.paths.grid_record(n);
-            let rows: [&[f64]; GRID_ROWS] = std::array::from_fn(|r| &record[r * c..(r + 1) * c]);
-            for (j, s) in sums.iter_mut().enumerate() {
-                *s += rows[0][j] * w[0]
-                    + rows[1][j] * w[1]
-                    + rows[2][j] * w[2]
-                    + rows[3][j] * w[3]
-                    + rows[4][j] * w[4]
-                    + rows[5][j] * w[5]
-                    + rows[6][j] * w[6];
-            }
-        }
+        self.lanes(
+            #[inline(always)]
+            || {
+                for (n, w) in entries {
+                    add_weighted_rows(&mut sums, self.paths.grid_record(n), w);
+                }
+            },
+        );
         self.map_columns(&sums, out);
     }
 
@@ -885,6 +917,23 @@ fn rows<const R: usize>(record: &[f64], weights: &[f64]) -> [f64; R] {
     sums
 }
 
+/// Adds to `sums[j]` the grid record's rows of column `j` (`record`: [`GRID_ROWS`] rows of
+/// `sums.len()` values) weighted by `w`, the rows in order.
+#[inline(always)]
+fn add_weighted_rows(sums: &mut [f64], record: &[f64], w: &[f64; GRID_ROWS]) {
+    let c = sums.len();
+    let rows: [&[f64]; GRID_ROWS] = std::array::from_fn(|r| &record[r * c..(r + 1) * c]);
+    for (j, s) in sums.iter_mut().enumerate() {
+        *s += rows[0][j] * w[0]
+            + rows[1][j] * w[1]
+            + rows[2][j] * w[2]
+            + rows[3][j] * w[3]
+            + rows[4][j] * w[4]
+            + rows[5][j] * w[5]
+            + rows[6][j] * w[6];
+    }
+}
+
 /// `sum_j a_j b_j`, in four independent sums (which the compiler keeps in vector lanes).
 #[inline(always)]
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -914,6 +963,53 @@ pub const BAND_CELLS: f64 = 5.0;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sums over the columns give the same bits compiled for AVX2 (x86-64-v3, what
+    /// [`Configuration::lanes`] dispatches to) as for the baseline: on values of mixed signs
+    /// and magnitudes over 1e16, where any other order or fused rounding of the terms changes
+    /// the last bits.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn column_sums_are_the_same_to_the_bit_with_and_without_avx2() {
+        let Some(v3) = pulp::x86::V3::try_new() else {
+            eprintln!("this processor has no AVX2: the sums take the baseline path only");
+            return;
+        };
+        // A fixed linear congruential sequence: values from 1e-8 to 1e8, either sign.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
+            sign * 10f64.powf(16.0 * unit - 8.0)
+        };
+        for c in 4..=23 {
+            let record: Vec<f64> = (0..GRID_ROWS * c).map(|_| next()).collect();
+            let weights: Vec<f64> = (0..c).map(|_| next()).collect();
+            let w: [f64; GRID_ROWS] = std::array::from_fn(|_| next());
+            let baseline = rows::<GRID_ROWS>(&record, &weights);
+            let wide = v3.vectorize(
+                #[inline(always)]
+                || rows::<GRID_ROWS>(&record, &weights),
+            );
+            assert_eq!(
+                baseline.map(f64::to_bits),
+                wide.map(f64::to_bits),
+                "{c} columns"
+            );
+            let mut baseline = weights.clone();
+            add_weighted_rows(&mut baseline, &record, &w);
+            let mut wide = weights.clone();
+            v3.vectorize(
+                #[inline(always)]
+                || add_weighted_rows(&mut wide, &record, &w),
+            );
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&baseline), bits(&wide), "{c} columns");
+        }
+    }
 
     /// The rows of a record summed with few columns in one pass give the four-lane dot
     /// products' sums to the bit (signed zeros included), and many columns take the dot
