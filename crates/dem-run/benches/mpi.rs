@@ -8,7 +8,11 @@
 //! grains cross the cuts, in a periodic cell (the bulk of a large sample: no walls). `PER`
 //! grains per process: one process on a cube `L^3`, two processes on `2L x L x L` (weak
 //! scaling: the same work per process), and one process on `2L x L x L` (strong scaling: the
-//! same sample on 1 and 2 processes). Each process runs one thread (`--threads 1`).
+//! same sample on 1 and 2 processes). Each process runs one thread (`--threads 1`). A fourth
+//! run, two independent 1-process runs of the cube started together, measures what sharing the
+//! machine leaves of weak scaling without MPI. The runs go in rounds, each kind once per round,
+//! and the ratios are per round (docs/mpi.md, "Scaling": this machine's speed drifts between
+//! minutes).
 
 use std::path::Path;
 use std::process::Command;
@@ -21,8 +25,8 @@ mod common;
 const PER: usize = 4000;
 /// Steps per run.
 const STEPS: u64 = 200;
-/// Runs of each configuration (the fastest is kept).
-const REPEATS: usize = 3;
+/// Rounds of the runs (each round runs every configuration once).
+const REPEATS: usize = 5;
 /// The grains' largest reach: the largest scale times the sphere's bounding radius (its
 /// farthest node plus a grid spacing, 1.2).
 const LARGEST_REACH: f64 = 1.25 * 1.2;
@@ -39,6 +43,15 @@ const STAGES: [&str; 7] = [
     "body_forces",
     "ledger",
 ];
+
+/// One round of the bench's runs.
+struct Round {
+    one: Measured,
+    two_on_one: Measured,
+    two: Measured,
+    /// Seconds per step of the slower of two 1-process runs of `one` started together.
+    alongside: f64,
+}
 
 /// What a run reported (summary.json).
 struct Measured {
@@ -58,17 +71,28 @@ fn main() {
     let side = (PER as f64 * volume / 0.3).cbrt();
     write_scene(dir.path(), "one", [side, side, side], PER);
     write_scene(dir.path(), "two", [2.0 * side, side, side], 2 * PER);
-    // The fastest of three runs of each: the machine's noise (other work, frequency) only
-    // ever slows a run down.
-    let best = |name: &str, processes: usize| {
-        (0..REPEATS)
-            .map(|_| run(dir.path(), name, processes))
+    // Rounds of the four runs one after the other: this machine's speed drifts by tens of
+    // percent over minutes, so the ratios are taken within a round (side by side), and the
+    // table shows the fastest run of each kind (the noise only ever slows a run down).
+    let rounds: Vec<Round> = (0..REPEATS)
+        .map(|_| Round {
+            one: run(dir.path(), "one", 1),
+            two_on_one: run(dir.path(), "two", 1),
+            two: run(dir.path(), "two", 2),
+            // The machine's own ceiling for weak scaling: two independent copies of the
+            // 1-process run at once share the processor's caches and memory as the 2
+            // processes do, without MPI.
+            alongside: run_alongside(dir.path(), "one"),
+        })
+        .collect();
+    let fastest = |kind: fn(&Round) -> &Measured| {
+        (rounds.iter().map(kind))
             .min_by(|a, b| a.per_step[0].total_cmp(&b.per_step[0]))
-            .expect("runs")
+            .expect("rounds")
     };
-    let one = best("one", 1);
-    let two_on_one = best("two", 1);
-    let two = best("two", 2);
+    let one = fastest(|r| &r.one);
+    let two_on_one = fastest(|r| &r.two_on_one);
+    let two = fastest(|r| &r.two);
     println!(
         "{PER} grains per process, {STEPS} steps, 1 thread per process; seconds per step:\n\
          {:<28} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>9}",
@@ -106,18 +130,56 @@ fn main() {
             .collect();
         println!("{name:<28} {}", stages.join(", "));
     }
-    let weak = one.per_step[0] / two.per_step[0];
-    let strong = two_on_one.per_step[0] / two.per_step[0];
+    // Per round: weak scaling, strong-scaling speedup, the machine's ceiling, and weak scaling
+    // against that ceiling.
+    let ratios: Vec<[f64; 4]> = (rounds.iter())
+        .map(|r| {
+            let step = |m: &Measured| m.per_step[0];
+            [
+                step(&r.one) / step(&r.two),
+                step(&r.two_on_one) / step(&r.two),
+                step(&r.one) / r.alongside,
+                r.alongside / step(&r.two),
+            ]
+        })
+        .collect();
+    let median = |i: usize| {
+        let mut v: Vec<f64> = ratios.iter().map(|r| r[i]).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let each = |i: usize| {
+        (ratios.iter().map(|r| format!("{:.3}", r[i])))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     println!(
-        "weak-scaling efficiency at 2 processes: {weak:.3} (goal 0.9); strong-scaling speedup: {strong:.3} (efficiency {:.3})",
-        strong / 2.0
+        "weak-scaling efficiency at 2 processes, per round: {} (median {:.3}; goal 0.9)",
+        each(0),
+        median(0)
+    );
+    println!(
+        "strong-scaling speedup, per round: {} (median {:.3}, efficiency {:.3})",
+        each(1),
+        median(1),
+        median(1) / 2.0
+    );
+    println!(
+        "two independent 1-process runs at once (the slower of the two) against one alone, per round: {} (median {:.3}): what sharing the machine leaves of weak scaling without MPI",
+        each(2),
+        median(2)
+    );
+    println!(
+        "the 2 processes against the two independent runs, per round: {} (median {:.3}): the decomposition's own share of the loss",
+        each(3),
+        median(3)
     );
     println!(
         "migration: {:.1} % of the step (goal <= 10 %); waiting: {:.1} %",
         100.0 * two.per_step[3] / two.per_step[0],
         100.0 * two.per_step[2] / two.per_step[0]
     );
-    model(side, &one, &two);
+    model(side, one, two);
 }
 
 /// The communication model (docs/mpi.md, "Scaling"): fitted to the runs on 1 and 2 processes,
@@ -219,9 +281,8 @@ fn write_scene(dir: &Path, name: &str, size: [f64; 3], count: usize) {
     .unwrap();
 }
 
-/// Runs `dir/<name>.toml` on `processes` and reads its summary.
-fn run(dir: &Path, name: &str, processes: usize) -> Measured {
-    let out = dir.join(format!("{name}-{processes}.run"));
+/// The command that runs `dir/<name>.toml` on `processes` into `out`, one thread each.
+fn command(dir: &Path, name: &str, processes: usize, out: &Path) -> Command {
     let dem_run = env!("CARGO_BIN_EXE_dem-run");
     let mut command = if processes == 1 {
         Command::new(dem_run)
@@ -230,14 +291,39 @@ fn run(dir: &Path, name: &str, processes: usize) -> Measured {
         c.args(["--allow-run-as-root", "-n", &processes.to_string(), dem_run]);
         c
     };
-    let status = command
+    command
         .arg(dir.join(format!("{name}.toml")))
         .args(["--threads", "1", "--quiet", "--overwrite", "--out"])
-        .arg(&out)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
+        .arg(out)
+        .stderr(std::process::Stdio::null());
+    command
+}
+
+/// Two 1-process runs of `dir/<name>.toml` started together: the slower one's seconds per step.
+fn run_alongside(dir: &Path, name: &str) -> f64 {
+    let outs = [0, 1].map(|i| dir.join(format!("{name}-alongside-{i}.run")));
+    let children = outs
+        .each_ref()
+        .map(|out| command(dir, name, 1, out).spawn().unwrap());
+    for mut child in children {
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{name} alongside: {status}");
+    }
+    outs.iter()
+        .map(|out| measured(out, 1).per_step[0])
+        .fold(0.0, f64::max)
+}
+
+/// Runs `dir/<name>.toml` on `processes` and reads its summary.
+fn run(dir: &Path, name: &str, processes: usize) -> Measured {
+    let out = dir.join(format!("{name}-{processes}.run"));
+    let status = command(dir, name, processes, &out).status().unwrap();
     assert!(status.success(), "{name} on {processes}: {status}");
+    measured(&out, processes)
+}
+
+/// What the run in `out` on `processes` reported.
+fn measured(out: &Path, processes: usize) -> Measured {
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
     let t = &summary["timings"];
