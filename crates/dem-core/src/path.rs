@@ -687,8 +687,9 @@ impl<'a> Configuration<'a> {
     }
 
     /// `f`, a sum over the columns, compiled for the widest vector instructions this processor
-    /// has (x86-64-v3, AVX2, where present; else the baseline the binary was built for),
-    /// chosen at run time ([`pulp::Arch`]), for a grain of four columns or more: combining a
+    /// has of those pulp is built for (x86-64-v3, AVX2, where present; AVX-512 only with
+    /// pulp's `x86-v4` feature, which nothing here enables; else the baseline the binary was
+    /// built for), chosen at run time ([`pulp::Arch`]), for a grain of four columns or more: combining a
     /// grid node, a surface node's displacement and velocity, a material point's mode vectors,
     /// and the reactions' generalized forces. `f` must be `#[inline(always)]`, or it is compiled for the baseline. The same
     /// bits on every path: Rust neither fuses a product and a sum into one rounding nor
@@ -966,8 +967,10 @@ mod tests {
 
     /// The sums over the columns give the same bits compiled for AVX2 (x86-64-v3, what
     /// [`Configuration::lanes`] dispatches to) as for the baseline: on values of mixed signs
-    /// and magnitudes over 1e16, where any other order or fused rounding of the terms changes
-    /// the last bits.
+    /// and magnitudes over 1e16, where a fused rounding of the terms changes the last bits
+    /// (checked here). That the dispatched closures are AVX2 code shows in their instruction
+    /// counts (docs/performance.md) and in `objdump -d` of the binary (`ymm` registers in
+    /// pulp's `vectorize` instances); this test compares the bits.
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn column_sums_are_the_same_to_the_bit_with_and_without_avx2() {
@@ -985,6 +988,7 @@ mod tests {
             let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
             sign * 10f64.powf(16.0 * unit - 8.0)
         };
+        let mut fused_differs = false;
         for c in 4..=23 {
             let record: Vec<f64> = (0..GRID_ROWS * c).map(|_| next()).collect();
             let weights: Vec<f64> = (0..c).map(|_| next()).collect();
@@ -999,6 +1003,29 @@ mod tests {
                 wide.map(f64::to_bits),
                 "{c} columns"
             );
+            // A surface node's three rows (`node_sum`).
+            let baseline = rows::<3>(&record, &weights);
+            let wide = v3.vectorize(
+                #[inline(always)]
+                || rows::<3>(&record, &weights),
+            );
+            assert_eq!(
+                baseline.map(f64::to_bits),
+                wide.map(f64::to_bits),
+                "{c} columns"
+            );
+            // The data tell a fused rounding apart: the same sums through `mul_add` differ.
+            let sums = |step: fn(f64, f64, f64) -> f64| -> Vec<f64> {
+                (0..GRID_ROWS)
+                    .map(|r| {
+                        let row = &record[r * c..(r + 1) * c];
+                        row.iter()
+                            .zip(&weights)
+                            .fold(0.0, |s, (a, b)| step(s, *a, *b))
+                    })
+                    .collect()
+            };
+            fused_differs |= sums(|s, a, b| a.mul_add(b, s)) != sums(|s, a, b| s + a * b);
             let mut baseline = weights.clone();
             add_weighted_rows(&mut baseline, &record, &w);
             let mut wide = weights.clone();
@@ -1009,6 +1036,7 @@ mod tests {
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&baseline), bits(&wide), "{c} columns");
         }
+        assert!(fused_differs, "the data do not tell a fused rounding apart");
     }
 
     /// The rows of a record summed with few columns in one pass give the four-lane dot

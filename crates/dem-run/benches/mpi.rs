@@ -146,6 +146,7 @@ fn main() {
     let median = |i: usize| {
         let mut v: Vec<f64> = ratios.iter().map(|r| r[i]).collect();
         v.sort_by(f64::total_cmp);
+        // The middle one of the odd number of rounds.
         v[v.len() / 2]
     };
     let each = |i: usize| {
@@ -305,8 +306,9 @@ fn run_alongside(dir: &Path, name: &str) -> f64 {
     let children = outs
         .each_ref()
         .map(|out| command(dir, name, 1, out).spawn().unwrap());
-    for mut child in children {
-        let status = child.wait().unwrap();
+    // Both waited for before either is judged: a failed one leaves no run behind.
+    let statuses = children.map(|mut child| child.wait().unwrap());
+    for status in statuses {
         assert!(status.success(), "{name} alongside: {status}");
     }
     outs.iter()
