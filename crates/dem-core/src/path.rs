@@ -687,18 +687,18 @@ impl<'a> Configuration<'a> {
     }
 
     /// `f`, a sum over the columns, compiled for the widest vector instructions this processor
-    /// has of those pulp is built for (x86-64-v3, AVX2, where present; AVX-512 only with
-    /// pulp's `x86-v4` feature, which nothing here enables; else the baseline the binary was
-    /// built for), chosen at run time ([`pulp::Arch`]), for a grain of four columns or more: combining a
-    /// grid node, a surface node's displacement and velocity, a material point's mode vectors,
-    /// and the reactions' generalized forces. `f` must be `#[inline(always)]`, or it is compiled for the baseline. The same
-    /// bits on every path: Rust neither fuses a product and a sum into one rounding nor
-    /// reorders sums, and their order is the code's (test
-    /// `column_sums_are_the_same_to_the_bit_with_and_without_avx2`). Measured on the 20-mode
-    /// pair of `cargo bench -p dem-run --bench modes`: 1.0 % fewer instructions in its step
-    /// (docs/performance.md, "The column sums in AVX2, and a query that reads its records
-    /// once"); below four columns the sums do not fill a lane and the call would cost more
-    /// than it saves.
+    /// has of those pulp is built for, chosen at run time ([`pulp::Arch`]): x86-64-v3 (AVX2)
+    /// where present (AVX-512 only with pulp's `x86-v4` feature, which nothing here enables),
+    /// else the baseline the binary was built for. For a grain of four columns or more:
+    /// combining a grid node, a surface node's displacement and velocity, a material point's
+    /// mode vectors, and the reactions' generalized forces; below four the sums do not fill a
+    /// lane and the call would cost more than it saves. `f` must be `#[inline(always)]`, or
+    /// it is compiled for the baseline. The same bits on every path: Rust neither fuses a
+    /// product and a sum into one rounding nor reorders sums, and their order is the code's
+    /// (test `column_sums_are_the_same_to_the_bit_with_and_without_avx2`). Measured on the
+    /// 20-mode pair of `cargo bench -p dem-run --bench modes`: 1.0 % fewer instructions in its
+    /// step (docs/performance.md, "The column sums in AVX2, and a query that reads its records
+    /// once").
     #[inline(always)]
     fn lanes<R>(&self, f: impl FnOnce() -> R) -> R {
         if self.paths.columns >= 4 {
