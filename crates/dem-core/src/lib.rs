@@ -43,7 +43,7 @@
 //! ([`modal`]), the deformed level sets ([`view`], [`levelset`]), the time step ([`timestep`]).
 //!
 //! Layers, lowest first (a module uses only those before it; a test lists the `use crate::`
-//! edges and fails on a cycle): [`error`], [`motion`], [`path`], [`modal`], [`cloud`],
+//! edges and fails on a cycle): [`error`], [`motion`], [`lanes`], [`path`], [`modal`], [`cloud`],
 //! [`curvature`], [`flexibility`], [`body`], [`broad`], [`integrate`], [`wall`], [`cell`],
 //! [`levelset`], [`view`], [`law`], [`coupling`], [`ledger`],
 //! [`measure`], [`timestep`], [`domain`], [`sim`], [`state`].
@@ -58,6 +58,7 @@ pub mod domain;
 pub mod error;
 pub mod flexibility;
 pub mod integrate;
+pub mod lanes;
 pub mod law;
 pub mod ledger;
 pub mod levelset;

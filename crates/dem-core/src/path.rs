@@ -28,6 +28,8 @@ use nalgebra::Vector3;
 
 use smallvec::SmallVec;
 
+use crate::lanes::{Wide, add_scaled, add_weighted_rows, in_lanes, rows};
+
 /// A displacement field at the surface nodes (the shape's order) and at the grid nodes (C
 /// order).
 #[derive(Debug, Clone, PartialEq)]
@@ -467,9 +469,9 @@ pub struct Configuration<'a> {
     /// This configuration's key in the per-thread memo of grid nodes ([`GridNodes`]); its
     /// clones share it.
     key: u64,
-    /// The processor's vector instructions, which the sums over the columns run in
-    /// ([`Configuration::lanes`]).
-    arch: pulp::Arch,
+    /// The processor's vector unit, which the sums over the columns run in
+    /// ([`crate::lanes`]).
+    wide: Wide,
 }
 
 /// One term of a mode's tangent: `d` times column `column`.
@@ -586,7 +588,12 @@ impl RowWeights {
         let entries = match self.last {
             Some((first, entries)) if first == corners[0] => entries,
             _ => {
-                let entries = corners.map(|n| self.entry(n));
+                // A loop, not `map`: its closure was called, not inlined (docs/performance.md,
+                // "The column sums in explicit lanes").
+                let mut entries = [0; 8];
+                for (e, &n) in entries.iter_mut().zip(corners) {
+                    *e = self.entry(n);
+                }
                 self.last = Some((corners[0], entries));
                 entries
             }
@@ -682,29 +689,7 @@ impl<'a> Configuration<'a> {
             coefficients,
             terms,
             key: NEXT_KEY.fetch_add(1, Ordering::Relaxed),
-            arch: pulp::Arch::new(),
-        }
-    }
-
-    /// `f`, a sum over the columns, compiled for the widest vector instructions this processor
-    /// has of those pulp is built for, chosen at run time ([`pulp::Arch`]): x86-64-v3 (AVX2)
-    /// where present (AVX-512 only with pulp's `x86-v4` feature, which nothing here enables),
-    /// else the baseline the binary was built for. For a grain of four columns or more:
-    /// combining a grid node, a surface node's displacement and velocity, a material point's
-    /// mode vectors, and the reactions' generalized forces; below four the sums do not fill a
-    /// lane and the call would cost more than it saves. `f` must be `#[inline(always)]`, or
-    /// it is compiled for the baseline. The same bits on every path: Rust neither fuses a
-    /// product and a sum into one rounding nor reorders sums, and their order is the code's
-    /// (test `column_sums_are_the_same_to_the_bit_with_and_without_avx2`). Measured on the
-    /// 20-mode pair of `cargo bench -p dem-run --bench modes`: 1.0 % fewer instructions in its
-    /// step (docs/performance.md, "The column sums in AVX2, and a query that reads its records
-    /// once").
-    #[inline(always)]
-    fn lanes<R>(&self, f: impl FnOnce() -> R) -> R {
-        if self.paths.columns >= 4 {
-            self.arch.dispatch(f)
-        } else {
-            f()
+            wide: Wide::detect(),
         }
     }
 
@@ -723,10 +708,10 @@ impl<'a> Configuration<'a> {
     /// [`Configuration::column_rates`].
     #[inline(always)]
     pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
-        self.lanes(
-            #[inline(always)]
-            || rows::<3>(self.paths.node_record(k), weights),
-        )
+        let record = self.paths.node_record(k);
+        in_lanes!(self.wide, weights.len(), |q| rows::<3, _>(
+            q, record, weights
+        ))
         .into()
     }
 
@@ -743,12 +728,10 @@ impl<'a> Configuration<'a> {
     #[inline]
     pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
         let record = self.paths.node_record(k);
-        let c = self.paths.columns;
-        let (x, rest) = record.split_at(c);
-        let (y, z) = rest.split_at(c);
-        for (((s, x), y), z) in columns.iter_mut().zip(x).zip(y).zip(z) {
-            *s += x * f.x + y * f.y + z * f.z;
-        }
+        let w = [f.x, f.y, f.z];
+        in_lanes!(self.wide, self.paths.columns, |q| {
+            add_weighted_rows(q, columns, record, &w)
+        });
     }
 
     /// Adds to `out[a]` the modes' share of the columns' values `sums` (`C` of them):
@@ -779,10 +762,12 @@ impl<'a> Configuration<'a> {
 
     /// Grid node `n`'s columns combined with the coefficients, row by row ([`GridRow`]).
     fn combine_grid_node(&self, n: usize) -> [f64; GRID_ROWS] {
-        self.lanes(
-            #[inline(always)]
-            || rows(self.paths.grid_record(n), &self.coefficients),
-        )
+        let record = self.paths.grid_record(n);
+        in_lanes!(self.wide, self.paths.columns, |q| rows(
+            q,
+            record,
+            &self.coefficients
+        ))
     }
 
     /// A bound of [`GridNodes::curvature`]'s components over the grid: the columns'
@@ -800,17 +785,11 @@ impl<'a> Configuration<'a> {
         let c = self.paths.columns;
         // The columns' values at the point, row by row (x, y, z).
         let mut columns: SmallVec<[f64; 3 * INLINE_COLUMNS]> = smallvec::smallvec![0.0; 3 * c];
-        self.lanes(
-            #[inline(always)]
-            || {
-                for (n, w) in at.corners.iter().zip(&at.weights()) {
-                    let record = &self.paths.grid_record(*n)[..3 * c];
-                    for (v, r) in columns.iter_mut().zip(record) {
-                        *v += r * w;
-                    }
-                }
-            },
-        );
+        in_lanes!(self.wide, c, |q| {
+            for (n, w) in at.corners.iter().zip(&at.weights()) {
+                add_scaled(q, &mut columns, self.paths.grid_record(*n), *w);
+            }
+        });
         out.clear();
         out.resize(self.paths.modes.len(), Vector3::zeros());
         for t in &self.terms {
@@ -835,14 +814,11 @@ impl<'a> Configuration<'a> {
     ) {
         let c = self.paths.columns;
         let mut sums: PerColumn = smallvec::smallvec![0.0; c];
-        self.lanes(
-            #[inline(always)]
-            || {
-                for (n, w) in entries {
-                    add_weighted_rows(&mut sums, self.paths.grid_record(n), w);
-                }
-            },
-        );
+        in_lanes!(self.wide, c, |q| {
+            for (n, w) in entries {
+                add_weighted_rows(q, &mut sums, self.paths.grid_record(n), w);
+            }
+        });
         self.map_columns(&sums, out);
     }
 
@@ -890,67 +866,6 @@ impl<'a> Configuration<'a> {
 /// Columns a grain has before its scratch sums leave the stack.
 const INLINE_COLUMNS: usize = 64;
 
-/// The `R` rows of `C` values at the start of `record`, each summed with `weights` (`C`
-/// values). Fewer than four columns (a grain of one to three modes) in one pass over the
-/// record, row sums side by side: [`dot`]'s four lanes would stay empty and its loops cost
-/// ten times the arithmetic (a one-column grid node: 172 instructions, docs/performance.md).
-/// The sums are the same to the bit: each the terms in column order from `+0.0`, which is
-/// what [`dot`] gives by adding its empty lanes' `+0.0` to its remainder's sum.
-#[inline(always)]
-fn rows<const R: usize>(record: &[f64], weights: &[f64]) -> [f64; R] {
-    let c = weights.len();
-    if c < 4 {
-        let record = &record[..R * c];
-        let mut sums = [0.0; R];
-        for (j, w) in weights.iter().enumerate() {
-            for (r, sum) in sums.iter_mut().enumerate() {
-                *sum += record[r * c + j] * w;
-            }
-        }
-        return sums;
-    }
-    // A loop, not `std::array::from_fn`: its closure was not inlined (6 % more instructions on
-    // the 20-mode pair).
-    let mut sums = [0.0; R];
-    for (r, sum) in sums.iter_mut().enumerate() {
-        *sum = dot(&record[r * c..(r + 1) * c], weights);
-    }
-    sums
-}
-
-/// Adds to `sums[j]` the grid record's rows of column `j` (`record`: [`GRID_ROWS`] rows of
-/// `sums.len()` values) weighted by `w`, the rows in order.
-#[inline(always)]
-fn add_weighted_rows(sums: &mut [f64], record: &[f64], w: &[f64; GRID_ROWS]) {
-    let c = sums.len();
-    let rows: [&[f64]; GRID_ROWS] = std::array::from_fn(|r| &record[r * c..(r + 1) * c]);
-    for (j, s) in sums.iter_mut().enumerate() {
-        *s += rows[0][j] * w[0]
-            + rows[1][j] * w[1]
-            + rows[2][j] * w[2]
-            + rows[3][j] * w[3]
-            + rows[4][j] * w[4]
-            + rows[5][j] * w[5]
-            + rows[6][j] * w[6];
-    }
-}
-
-/// `sum_j a_j b_j`, in four independent sums (which the compiler keeps in vector lanes).
-#[inline(always)]
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let (x, y) = (a.chunks_exact(4), b.chunks_exact(4));
-    let rest: f64 = (x.remainder().iter().zip(y.remainder()))
-        .map(|(a, b)| a * b)
-        .sum();
-    let mut sums = [0.0; 4];
-    for (x, y) in x.zip(y) {
-        for i in 0..4 {
-            sums[i] += x[i] * y[i];
-        }
-    }
-    (sums[0] + sums[1]) + (sums[2] + sums[3]) + rest
-}
-
 /// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per
 /// node test, where a heap allocation each would cost more than the arithmetic.
 pub type PerMode<T> = SmallVec<[T; 4]>;
@@ -964,108 +879,6 @@ pub const BAND_CELLS: f64 = 5.0;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The sums over the columns give the same bits compiled for AVX2 (x86-64-v3, what
-    /// [`Configuration::lanes`] dispatches to) as for the baseline: on values of mixed signs
-    /// and magnitudes over 1e16, where a fused rounding of the terms changes the last bits
-    /// (checked here). That the dispatched closures are AVX2 code shows in their instruction
-    /// counts (docs/performance.md) and in `objdump -d` of the binary (`ymm` registers in
-    /// pulp's `vectorize` instances); this test compares the bits.
-    #[cfg(target_arch = "x86_64")]
-    #[test]
-    fn column_sums_are_the_same_to_the_bit_with_and_without_avx2() {
-        let Some(v3) = pulp::x86::V3::try_new() else {
-            eprintln!("this processor has no AVX2: the sums take the baseline path only");
-            return;
-        };
-        // A fixed linear congruential sequence: values from 1e-8 to 1e8, either sign.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
-            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
-            sign * 10f64.powf(16.0 * unit - 8.0)
-        };
-        let mut fused_differs = false;
-        for c in 4..=23 {
-            let record: Vec<f64> = (0..GRID_ROWS * c).map(|_| next()).collect();
-            let weights: Vec<f64> = (0..c).map(|_| next()).collect();
-            let w: [f64; GRID_ROWS] = std::array::from_fn(|_| next());
-            let baseline = rows::<GRID_ROWS>(&record, &weights);
-            let wide = v3.vectorize(
-                #[inline(always)]
-                || rows::<GRID_ROWS>(&record, &weights),
-            );
-            assert_eq!(
-                baseline.map(f64::to_bits),
-                wide.map(f64::to_bits),
-                "{c} columns"
-            );
-            // A surface node's three rows (`node_sum`).
-            let baseline = rows::<3>(&record, &weights);
-            let wide = v3.vectorize(
-                #[inline(always)]
-                || rows::<3>(&record, &weights),
-            );
-            assert_eq!(
-                baseline.map(f64::to_bits),
-                wide.map(f64::to_bits),
-                "{c} columns"
-            );
-            // The data tell a fused rounding apart: the same sums through `mul_add` differ.
-            let sums = |step: fn(f64, f64, f64) -> f64| -> Vec<f64> {
-                (0..GRID_ROWS)
-                    .map(|r| {
-                        let row = &record[r * c..(r + 1) * c];
-                        row.iter()
-                            .zip(&weights)
-                            .fold(0.0, |s, (a, b)| step(s, *a, *b))
-                    })
-                    .collect()
-            };
-            fused_differs |= sums(|s, a, b| a.mul_add(b, s)) != sums(|s, a, b| s + a * b);
-            let mut baseline = weights.clone();
-            add_weighted_rows(&mut baseline, &record, &w);
-            let mut wide = weights.clone();
-            v3.vectorize(
-                #[inline(always)]
-                || add_weighted_rows(&mut wide, &record, &w),
-            );
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&baseline), bits(&wide), "{c} columns");
-        }
-        assert!(fused_differs, "the data do not tell a fused rounding apart");
-    }
-
-    /// The rows of a record summed with few columns in one pass give the four-lane dot
-    /// products' sums to the bit (signed zeros included), and many columns take the dot
-    /// products themselves.
-    #[test]
-    fn rows_in_one_pass_equal_the_dot_products_to_the_bit() {
-        let values = [0.3, -0.0, 1e-17, -2.5, 0.0, 7.25, -1e3, 3.0 / 7.0];
-        for c in 1..=6 {
-            // Row 0 sums to 1 or 0 by the order of its terms, row 1 (all -0.0) to a zero
-            // whose sign the sum's starting zero decides; the others mix the values above.
-            let row = |r: usize, j: usize| match r {
-                0 => [1.0, 1e16, -1e16, 0.5, 0.25, 2.0][j],
-                1 => -0.0,
-                _ => values[(r * 5 + j * 3 + c) % 8],
-            };
-            let record: Vec<f64> = (0..GRID_ROWS * c).map(|i| row(i / c, i % c)).collect();
-            for weights in [
-                vec![1.0; c],
-                (0..c).map(|j| values[(j * 3 + 1) % 8] - 0.1).collect(),
-            ] {
-                let sums: [f64; GRID_ROWS] = rows(&record, &weights);
-                for (r, sum) in sums.iter().enumerate() {
-                    let lanes = dot(&record[r * c..(r + 1) * c], &weights);
-                    assert_eq!(sum.to_bits(), lanes.to_bits(), "{c} columns, row {r}");
-                }
-            }
-        }
-    }
 
     /// A side's weights summed per grid node, nodes in the order first added, each node's
     /// weights in the order of the additions: against a plain scan doing the same sums, through

@@ -130,7 +130,10 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
 }
 
 impl SemiLagrangian<'_> {
-    /// [`DeformedLevelSet::evaluate`] with the thread's memo of grid nodes at hand.
+    /// [`DeformedLevelSet::evaluate`] with the thread's memo of grid nodes at hand. Inlined
+    /// into its one caller: a call returns the evaluation through memory (docs/performance.md,
+    /// "The column sums in explicit lanes").
+    #[inline(always)]
     fn evaluate_with(
         &self,
         nodes: &GridNodes,
@@ -178,10 +181,13 @@ impl SemiLagrangian<'_> {
             // one linear map of the corner values of each mode's tangent `t_a`, strain `s_a`
             // and shift `K_a`, given by its weights and taken where the slope is used.
             let q = at.t.map(|t| 0.5 * c * t * (1.0 - t));
-            let weights = at.weights().map(|w| {
+            // A loop, not `map`: its closure was called, not inlined (docs/performance.md,
+            // "The column sums in explicit lanes").
+            let mut weights = [[0.0; 7]; 8];
+            for (out, w) in weights.iter_mut().zip(at.weights()) {
                 let v = -grad * w;
-                [v.x, v.y, v.z, p0 * w, q[0] * w, q[1] * w, q[2] * w]
-            });
+                *out = [v.x, v.y, v.z, p0 * w, q[0] * w, q[1] * w, q[2] * w];
+            }
             *slope = Slope::Corners {
                 corners: at.corners,
                 weights,

@@ -1,0 +1,348 @@
+//! The sums over a deformable grain's mode columns, written once in four `f64` lanes ([`Quad`])
+//! and run on the processor's AVX2 registers where it has them (x86-64-v3, detected at run time
+//! through the `pulp` crate, the dispatch faer uses), else on four scalars: the same operations
+//! lane by lane, so the same bits on every machine. Rust neither fuses a product and a sum into
+//! one rounding nor reorders sums, and each kernel's order of operations is its code's, on both
+//! paths (test `the_kernels_give_the_same_bits_in_avx2_and_in_scalars`).
+//!
+//! The columns are what [`crate::path::Paths`] stores per node: one per linear mode, one per
+//! point of a path. Explicit lanes rather than the compiler's vectorizer: compiled for AVX2,
+//! the same loops in plain arrays came out as pairs of rows in 128-bit registers with shuffles
+//! between them, and a surface node's three sums over 20 columns took 263 instructions where
+//! the lanes take 135 (docs/performance.md, "The column sums in explicit lanes").
+//!
+//! Cost of each kernel, per call: `C / 4` vector steps of one load per row and one product and
+//! one sum per row, then the rows' reductions and the `C mod 4` last columns in scalars. Below
+//! four columns nothing is dispatched ([`Wide::for_columns`]): the sums do not fill a lane, and
+//! [`rows`] takes them in one scalar pass.
+
+/// Four `f64` lanes: a vector register, or four scalars.
+pub trait Quad: Copy {
+    /// The four values.
+    type V: Copy;
+    /// Runs `f` compiled for this instruction set (`f` must be `#[inline(always)]`, or it is
+    /// compiled for the baseline and called).
+    fn run<R>(self, f: impl FnOnce() -> R) -> R;
+    /// `x` in every lane.
+    fn splat(self, x: f64) -> Self::V;
+    /// Four values into the lanes.
+    fn load(self, x: [f64; 4]) -> Self::V;
+    /// The lanes' values.
+    fn store(self, v: Self::V) -> [f64; 4];
+    /// Lane by lane, `a + b`, rounded once.
+    fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane by lane, `a b`, rounded once.
+    fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+}
+
+/// Four scalars: the path of a processor without AVX2, and of grains of fewer than four columns.
+#[derive(Debug, Clone, Copy)]
+pub struct Plain;
+
+impl Quad for Plain {
+    type V = [f64; 4];
+    #[inline(always)]
+    fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        f()
+    }
+    #[inline(always)]
+    fn splat(self, x: f64) -> [f64; 4] {
+        [x; 4]
+    }
+    #[inline(always)]
+    fn load(self, x: [f64; 4]) -> [f64; 4] {
+        x
+    }
+    #[inline(always)]
+    fn store(self, v: [f64; 4]) -> [f64; 4] {
+        v
+    }
+    #[inline(always)]
+    fn add(self, a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+        std::array::from_fn(|i| a[i] + b[i])
+    }
+    #[inline(always)]
+    fn mul(self, a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+        std::array::from_fn(|i| a[i] * b[i])
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Quad for pulp::x86::V3 {
+    type V = pulp::f64x4;
+    #[inline(always)]
+    fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        self.vectorize(f)
+    }
+    #[inline(always)]
+    fn splat(self, x: f64) -> pulp::f64x4 {
+        self.splat_f64x4(x)
+    }
+    #[inline(always)]
+    fn load(self, x: [f64; 4]) -> pulp::f64x4 {
+        pulp::cast(x)
+    }
+    #[inline(always)]
+    fn store(self, v: pulp::f64x4) -> [f64; 4] {
+        pulp::cast(v)
+    }
+    #[inline(always)]
+    fn add(self, a: pulp::f64x4, b: pulp::f64x4) -> pulp::f64x4 {
+        self.add_f64x4(a, b)
+    }
+    #[inline(always)]
+    fn mul(self, a: pulp::f64x4, b: pulp::f64x4) -> pulp::f64x4 {
+        self.mul_f64x4(a, b)
+    }
+}
+
+/// The vector unit the sums run on where the processor has one: AVX2 (x86-64-v3) on x86-64.
+#[cfg(target_arch = "x86_64")]
+pub type Unit = pulp::x86::V3;
+/// No vector unit is used on other processors: the sums run in [`Plain`] lanes.
+#[cfg(not(target_arch = "x86_64"))]
+pub type Unit = Plain;
+
+/// The processor's vector unit, if it has one, detected once per configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Wide(Option<Unit>);
+
+impl Wide {
+    /// The unit of this processor (AVX2 present), or none.
+    pub fn detect() -> Wide {
+        #[cfg(target_arch = "x86_64")]
+        return Wide(pulp::x86::V3::try_new());
+        #[cfg(not(target_arch = "x86_64"))]
+        Wide(None)
+    }
+
+    /// The unit for sums over `columns` columns: none below four, where the sums do not fill a
+    /// lane and the call would cost more than it saves.
+    #[inline(always)]
+    pub fn for_columns(self, columns: usize) -> Option<Unit> {
+        if columns >= 4 { self.0 } else { None }
+    }
+}
+
+/// Runs `$body` with `$q` the vector unit of `$wide` for `$columns` columns ([`Wide`]), or
+/// [`Plain`] lanes: one body, compiled for both.
+macro_rules! in_lanes {
+    ($wide:expr, $columns:expr, |$q:ident| $body:expr) => {
+        match $wide.for_columns($columns) {
+            Some($q) => $crate::lanes::Quad::run(
+                $q,
+                #[inline(always)]
+                || $body,
+            ),
+            None => {
+                let $q = $crate::lanes::Plain;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use in_lanes;
+
+/// The `R` rows of `C` values at the start of `record`, each summed with `weights` (`C`
+/// values): per row, four lane sums over the columns' chunks of four from `+0.0`, then
+/// `(s_0 + s_1) + (s_2 + s_3)` plus the last `C mod 4` terms summed in order. The rows go in
+/// one pass over the columns, each chunk of weights loaded once for all rows. Fewer than four
+/// columns (a grain of one to three modes): the terms in column order from `+0.0`, the rows
+/// side by side, in one scalar pass (the lanes would cost ten times the arithmetic: a
+/// one-column grid node took 172 instructions, docs/performance.md); the same bits as the
+/// lanes would give, whose empty sums add `+0.0` to the rest.
+#[inline(always)]
+pub fn rows<const R: usize, Q: Quad>(q: Q, record: &[f64], weights: &[f64]) -> [f64; R] {
+    let c = weights.len();
+    let record = &record[..R * c];
+    let mut sums = [0.0; R];
+    if c < 4 {
+        for (j, w) in weights.iter().enumerate() {
+            for (r, sum) in sums.iter_mut().enumerate() {
+                *sum += record[r * c + j] * w;
+            }
+        }
+        return sums;
+    }
+    let (w4, w_rest) = weights.as_chunks::<4>();
+    let n = w4.len();
+    let rows: [(&[[f64; 4]], &[f64]); R] = std::array::from_fn(|r| {
+        let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
+        (&chunks[..n], rest)
+    });
+    let mut lanes = [q.splat(0.0); R];
+    for (m, w) in w4.iter().enumerate() {
+        let w = q.load(*w);
+        for (lane, row) in lanes.iter_mut().zip(&rows) {
+            *lane = q.add(*lane, q.mul(q.load(row.0[m]), w));
+        }
+    }
+    for ((sum, lane), row) in sums.iter_mut().zip(&lanes).zip(&rows) {
+        let rest: f64 = (row.1.iter().zip(w_rest)).map(|(a, b)| a * b).sum();
+        let lane = q.store(*lane);
+        *sum = (lane[0] + lane[1]) + (lane[2] + lane[3]) + rest;
+    }
+    sums
+}
+
+/// `acc[j] += x[j] w` for each of `acc`'s columns (`x` at least as long).
+#[inline(always)]
+pub fn add_scaled<Q: Quad>(q: Q, acc: &mut [f64], x: &[f64], w: f64) {
+    let x = &x[..acc.len()];
+    let (a4, a_rest) = acc.as_chunks_mut::<4>();
+    let (x4, x_rest) = x.as_chunks::<4>();
+    let wv = q.splat(w);
+    for (a, x) in a4.iter_mut().zip(x4) {
+        *a = q.store(q.add(q.load(*a), q.mul(q.load(*x), wv)));
+    }
+    for (a, x) in a_rest.iter_mut().zip(x_rest) {
+        *a += x * w;
+    }
+}
+
+/// `acc[j] += sum_r record_r[j] w_r` for each of `acc`'s `C` columns, the `R` rows of `record`
+/// (`R` rows of `C` values) in order: `((record_0 w_0 + record_1 w_1) + ...)`, then added.
+#[inline(always)]
+pub fn add_weighted_rows<const R: usize, Q: Quad>(
+    q: Q,
+    acc: &mut [f64],
+    record: &[f64],
+    w: &[f64; R],
+) {
+    let c = acc.len();
+    let (a4, a_rest) = acc.as_chunks_mut::<4>();
+    let n = a4.len();
+    let rows: [(&[[f64; 4]], &[f64]); R] = std::array::from_fn(|r| {
+        let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
+        (&chunks[..n], rest)
+    });
+    let wv = w.map(|w| q.splat(w));
+    for (m, a) in a4.iter_mut().enumerate() {
+        let mut sum = q.mul(q.load(rows[0].0[m]), wv[0]);
+        for r in 1..R {
+            sum = q.add(sum, q.mul(q.load(rows[r].0[m]), wv[r]));
+        }
+        *a = q.store(q.add(q.load(*a), sum));
+    }
+    for (j, a) in a_rest.iter_mut().enumerate() {
+        let mut sum = rows[0].1[j] * w[0];
+        for r in 1..R {
+            sum += rows[r].1[j] * w[r];
+        }
+        *a += sum;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernels give the same bits in AVX2 (x86-64-v3, what [`Wide`] dispatches to) as in
+    /// scalars, on values of mixed signs and magnitudes over 1e16, where a fused rounding of
+    /// the terms changes the last bits (checked here). That the dispatched code is AVX2 code
+    /// shows in its instruction counts (docs/performance.md) and in `objdump -d` of the binary
+    /// (`ymm` registers in pulp's `vectorize` instances); this test compares the bits.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_kernels_give_the_same_bits_in_avx2_and_in_scalars() {
+        let Some(v3) = pulp::x86::V3::try_new() else {
+            eprintln!("this processor has no AVX2: the sums take the scalar path only");
+            return;
+        };
+        // A fixed linear congruential sequence: values from 1e-8 to 1e8, either sign.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
+            sign * 10f64.powf(16.0 * unit - 8.0)
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut fused_differs = false;
+        for c in 1..=23 {
+            let record: Vec<f64> = (0..7 * c).map(|_| next()).collect();
+            let weights: Vec<f64> = (0..c).map(|_| next()).collect();
+            let w: [f64; 7] = std::array::from_fn(|_| next());
+            let scalar: [f64; 7] = rows(Plain, &record, &weights);
+            let wide: [f64; 7] = v3.run(
+                #[inline(always)]
+                || rows(v3, &record, &weights),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "7 rows, {c} columns");
+            let scalar: [f64; 3] = rows(Plain, &record, &weights);
+            let wide: [f64; 3] = v3.run(
+                #[inline(always)]
+                || rows(v3, &record, &weights),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "3 rows, {c} columns");
+            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
+            add_weighted_rows(Plain, &mut scalar, &record, &w);
+            v3.run(
+                #[inline(always)]
+                || add_weighted_rows(v3, &mut wide, &record, &w),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "weighted rows, {c} columns");
+            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
+            add_scaled(Plain, &mut scalar, &record, w[0]);
+            v3.run(
+                #[inline(always)]
+                || add_scaled(v3, &mut wide, &record, w[0]),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "scaled, {c} columns");
+            // The data tell a fused rounding apart: the same sums through `mul_add` differ.
+            let sums = |step: fn(f64, f64, f64) -> f64| -> Vec<f64> {
+                (0..7)
+                    .map(|r| {
+                        let row = &record[r * c..(r + 1) * c];
+                        row.iter()
+                            .zip(&weights)
+                            .fold(0.0, |s, (a, b)| step(s, *a, *b))
+                    })
+                    .collect()
+            };
+            fused_differs |= sums(|s, a, b| a.mul_add(b, s)) != sums(|s, a, b| s + a * b);
+        }
+        assert!(fused_differs, "the data do not tell a fused rounding apart");
+    }
+
+    /// The rows of a record summed with few columns in one pass give the lanes' sums to the
+    /// bit (signed zeros included): the rows' own order, and their sums' starting zero.
+    #[test]
+    fn rows_in_one_pass_equal_the_lane_sums_to_the_bit() {
+        let values = [0.3, -0.0, 1e-17, -2.5, 0.0, 7.25, -1e3, 3.0 / 7.0];
+        // The lanes' arithmetic for any number of columns, written out.
+        let lane_sum = |row: &[f64], weights: &[f64]| -> f64 {
+            let n = 4 * (row.len() / 4);
+            let mut lanes = [0.0; 4];
+            for (j, (a, b)) in row[..n].iter().zip(weights).enumerate() {
+                lanes[j % 4] += a * b;
+            }
+            let rest: f64 = (row[n..].iter().zip(&weights[n..]))
+                .map(|(a, b)| a * b)
+                .sum();
+            (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]) + rest
+        };
+        for c in 1..=6 {
+            // Row 0 sums to 1 or 0 by the order of its terms, row 1 (all -0.0) to a zero
+            // whose sign the sum's starting zero decides; the others mix the values above.
+            let row = |r: usize, j: usize| match r {
+                0 => [1.0, 1e16, -1e16, 0.5, 0.25, 2.0][j],
+                1 => -0.0,
+                _ => values[(r * 5 + j * 3 + c) % 8],
+            };
+            let record: Vec<f64> = (0..7 * c).map(|i| row(i / c, i % c)).collect();
+            for weights in [
+                vec![1.0; c],
+                (0..c).map(|j| values[(j * 3 + 1) % 8] - 0.1).collect(),
+            ] {
+                let sums: [f64; 7] = rows(Plain, &record, &weights);
+                for (r, sum) in sums.iter().enumerate() {
+                    let lanes = lane_sum(&record[r * c..(r + 1) * c], &weights);
+                    assert_eq!(sum.to_bits(), lanes.to_bits(), "{c} columns, row {r}");
+                }
+            }
+        }
+    }
+}
