@@ -1,6 +1,6 @@
 //! The sums over a deformable grain's mode columns, written once in four `f64` lanes ([`Quad`])
 //! and run on the processor's AVX2 registers where it has them (x86-64-v3, detected at run time
-//! through the `pulp` crate, the dispatch faer uses), else on four scalars: the same operations
+//! by the `pulp` crate, on which faer's dispatch is built), else on four scalars: the same operations
 //! lane by lane, so the same bits on every machine. Rust neither fuses a product and a sum into
 //! one rounding nor reorders sums, and each kernel's order of operations is its code's, on both
 //! paths (test `the_kernels_give_the_same_bits_in_avx2_and_in_scalars`).
@@ -210,6 +210,7 @@ pub fn add_weighted_rows<const R: usize, Q: Quad>(
     w: &[f64; R],
 ) {
     let c = acc.len();
+    let record = &record[..R * c];
     let (a4, a_rest) = acc.as_chunks_mut::<4>();
     let n = a4.len();
     let rows: [(&[[f64; 4]], &[f64]); R] = std::array::from_fn(|r| {
@@ -283,7 +284,16 @@ mod tests {
                 #[inline(always)]
                 || add_weighted_rows(v3, &mut wide, &record, &w),
             );
-            assert_eq!(bits(&scalar), bits(&wide), "weighted rows, {c} columns");
+            assert_eq!(bits(&scalar), bits(&wide), "7 weighted rows, {c} columns");
+            // A node force's three rows.
+            let w3 = [w[0], w[1], w[2]];
+            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
+            add_weighted_rows(Plain, &mut scalar, &record, &w3);
+            v3.run(
+                #[inline(always)]
+                || add_weighted_rows(v3, &mut wide, &record, &w3),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "3 weighted rows, {c} columns");
             let (mut scalar, mut wide) = (weights.clone(), weights.clone());
             add_scaled(Plain, &mut scalar, &record, w[0]);
             v3.run(
@@ -305,6 +315,31 @@ mod tests {
             fused_differs |= sums(|s, a, b| a.mul_add(b, s)) != sums(|s, a, b| s + a * b);
         }
         assert!(fused_differs, "the data do not tell a fused rounding apart");
+    }
+
+    /// The column-wise kernels give, column by column, the expressions they stand for written
+    /// out (`acc + ((r_0 w_0 + r_1 w_1) + r_2 w_2)`, `acc + x w`), to the bit.
+    #[test]
+    fn the_column_kernels_are_their_expressions_to_the_bit() {
+        let value = |i: usize| ((i * 7919) % 101) as f64 * 0.37 - 17.0 + 1e-9 * i as f64;
+        for c in 1..=11 {
+            let record: Vec<f64> = (0..3 * c).map(value).collect();
+            let start: Vec<f64> = (0..c).map(|j| value(5 * j + 3)).collect();
+            let w = [0.3, -1.7, 2.9];
+            let mut acc = start.clone();
+            add_weighted_rows(Plain, &mut acc, &record, &w);
+            for j in 0..c {
+                let expected =
+                    start[j] + (record[j] * w[0] + record[c + j] * w[1] + record[2 * c + j] * w[2]);
+                assert_eq!(acc[j].to_bits(), expected.to_bits(), "{c} columns, {j}");
+            }
+            let mut acc = start.clone();
+            add_scaled(Plain, &mut acc, &record, w[1]);
+            for j in 0..c {
+                let expected = start[j] + record[j] * w[1];
+                assert_eq!(acc[j].to_bits(), expected.to_bits(), "{c} columns, {j}");
+            }
+        }
     }
 
     /// The rows of a record summed with few columns in one pass give the lanes' sums to the

@@ -727,6 +727,7 @@ impl<'a> Configuration<'a> {
     /// three times per term.
     #[inline]
     pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
+        debug_assert_eq!(columns.len(), self.paths.columns);
         let record = self.paths.node_record(k);
         let w = [f.x, f.y, f.z];
         in_lanes!(self.wide, self.paths.columns, |q| {
