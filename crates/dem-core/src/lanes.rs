@@ -243,6 +243,23 @@ mod tests {
     /// the terms changes the last bits (checked here). That the dispatched code is AVX2 code
     /// shows in its instruction counts (docs/performance.md) and in `objdump -d` of the binary
     /// (`ymm` registers in pulp's `vectorize` instances); this test compares the bits.
+    /// [`add_weighted_rows`] of `R` rows added to `acc`, in scalars and in AVX2.
+    #[cfg(target_arch = "x86_64")]
+    fn weighted_rows_both<const R: usize>(
+        v3: pulp::x86::V3,
+        acc: &[f64],
+        record: &[f64],
+        w: &[f64; R],
+    ) -> (Vec<f64>, Vec<f64>) {
+        let (mut scalar, mut wide) = (acc.to_vec(), acc.to_vec());
+        add_weighted_rows(Plain, &mut scalar, record, w);
+        v3.run(
+            #[inline(always)]
+            || add_weighted_rows(v3, &mut wide, record, w),
+        );
+        (scalar, wide)
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_kernels_give_the_same_bits_in_avx2_and_in_scalars() {
@@ -278,21 +295,10 @@ mod tests {
                 || rows(v3, &record, &weights),
             );
             assert_eq!(bits(&scalar), bits(&wide), "3 rows, {c} columns");
-            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
-            add_weighted_rows(Plain, &mut scalar, &record, &w);
-            v3.run(
-                #[inline(always)]
-                || add_weighted_rows(v3, &mut wide, &record, &w),
-            );
+            let (scalar, wide) = weighted_rows_both(v3, &weights, &record, &w);
             assert_eq!(bits(&scalar), bits(&wide), "7 weighted rows, {c} columns");
             // A node force's three rows.
-            let w3 = [w[0], w[1], w[2]];
-            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
-            add_weighted_rows(Plain, &mut scalar, &record, &w3);
-            v3.run(
-                #[inline(always)]
-                || add_weighted_rows(v3, &mut wide, &record, &w3),
-            );
+            let (scalar, wide) = weighted_rows_both(v3, &weights, &record, &[w[0], w[1], w[2]]);
             assert_eq!(bits(&scalar), bits(&wide), "3 weighted rows, {c} columns");
             let (mut scalar, mut wide) = (weights.clone(), weights.clone());
             add_scaled(Plain, &mut scalar, &record, w[0]);
