@@ -116,6 +116,17 @@ impl Wide {
         Wide(None)
     }
 
+    /// `f` compiled for the unit where the processor has one (`f` must be
+    /// `#[inline(always)]`), else for the baseline: the semi-Lagrangian query
+    /// (docs/performance.md, "The semi-Lagrangian query in AVX2").
+    #[inline(always)]
+    pub fn run<R>(self, f: impl FnOnce() -> R) -> R {
+        match self.0 {
+            Some(q) => q.run(f),
+            None => f(),
+        }
+    }
+
     /// The unit for sums over `columns` columns: none below four, where the sums do not fill a
     /// lane and the call would cost more than it saves.
     #[inline(always)]

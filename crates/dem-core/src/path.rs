@@ -28,6 +28,8 @@ use nalgebra::Vector3;
 
 use smallvec::SmallVec;
 
+use grain::Lanes;
+
 use crate::lanes::{Wide, add_scaled, add_weighted_rows, in_lanes, rows};
 
 /// A displacement field at the surface nodes (the shape's order) and at the grid nodes (C
@@ -483,9 +485,9 @@ struct Term {
 }
 
 /// The per-thread memo of grid nodes' columns combined (the [`GridRow`]s of the semi-Lagrangian
-/// update's reads at the corners of each cell it visits: [`GridNodes::displacement`],
-/// [`GridNodes::curvature`], [`GridNodes::strain`]): direct-mapped by node index, keyed by the
-/// configuration and the node. A grid node is a corner of the cells of several node tests of a
+/// update's reads at the corners of each cell it visits: [`GridNodes::displacement_and_strain`],
+/// [`GridNodes::curvature`]): direct-mapped by node index, keyed by the configuration and the
+/// node. A grid node is a corner of the cells of several node tests of a
 /// step and of both fields of each (the pull-back's and the shifted sample's), and combining
 /// its columns reads `7 C` values (a tenth of a deformable packing's step for 20 modes,
 /// measured); the memo gives the same bits as combining afresh. Its slots are cells, so that a
@@ -549,10 +551,13 @@ impl GridNodes<'_, '_> {
         Vector3::from(self.node_rows::<3>(n, GridRow::Displacement))
     }
 
-    /// The normal strain of the displacement at grid node `n` ([`normal_strain`]).
+    /// The displacement at grid node `n` (local frame) in the first three lanes and its normal
+    /// strain ([`normal_strain`]) in the fourth: the rows that follow each other in the record,
+    /// what the semi-Lagrangian pull-back interpolates together.
     #[inline(always)]
-    pub fn strain(&self, n: usize) -> f64 {
-        self.node_rows::<1>(n, GridRow::Strain)[0]
+    pub fn displacement_and_strain(&self, n: usize) -> Lanes {
+        const { assert!(GridRow::Strain as usize == GridRow::Displacement as usize + 3) };
+        Lanes(self.node_rows::<4>(n, GridRow::Displacement))
     }
 
     /// The displacement's second differences along the reference level set's gradient at grid
@@ -747,6 +752,12 @@ impl<'a> Configuration<'a> {
     /// Number of columns `C`.
     pub fn columns(&self) -> usize {
         self.paths.columns
+    }
+
+    /// The processor's vector unit ([`crate::lanes`]).
+    #[inline(always)]
+    pub fn wide(&self) -> Wide {
+        self.wide
     }
 
     /// `f` with this thread's memo of combined grid nodes (`MEMO_SLOTS`): what a query reads

@@ -235,6 +235,53 @@ impl<T> NodeValue for T where
 {
 }
 
+/// Four node values interpolated together, lane by lane ([`NodeValue`]): a level set's value
+/// and its three second differences ([`LevelSetGrid::sample`]), or a displacement's three
+/// components and a scalar field carried with it ([`LevelSetGrid::pull_back_from`]). One
+/// interpolation of four lanes does each lane's arithmetic in the order of a scalar one, so a
+/// lane's bits are those of the scalar field interpolated alone; where the code is compiled for
+/// AVX2 (the semi-Lagrangian query, `dem_core::lanes`) the four lanes are one register.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Lanes(pub [f64; 4]);
+
+impl Lanes {
+    /// A vector's components in the first three lanes, `w` in the fourth.
+    #[inline(always)]
+    pub fn from_vector(v: Vector3<f64>, w: f64) -> Lanes {
+        Lanes([v.x, v.y, v.z, w])
+    }
+
+    /// The first three lanes.
+    #[inline(always)]
+    pub fn vector(self) -> Vector3<f64> {
+        Vector3::new(self.0[0], self.0[1], self.0[2])
+    }
+}
+
+impl std::ops::Add for Lanes {
+    type Output = Lanes;
+    #[inline(always)]
+    fn add(self, b: Lanes) -> Lanes {
+        Lanes(std::array::from_fn(|i| self.0[i] + b.0[i]))
+    }
+}
+
+impl std::ops::Sub for Lanes {
+    type Output = Lanes;
+    #[inline(always)]
+    fn sub(self, b: Lanes) -> Lanes {
+        Lanes(std::array::from_fn(|i| self.0[i] - b.0[i]))
+    }
+}
+
+impl std::ops::Mul<f64> for Lanes {
+    type Output = Lanes;
+    #[inline(always)]
+    fn mul(self, w: f64) -> Lanes {
+        Lanes(std::array::from_fn(|i| self.0[i] * w))
+    }
+}
+
 impl GridSpec {
     /// The node `(i, j, k)` of linear index `n`.
     #[inline]
@@ -647,8 +694,8 @@ impl LevelSetGrid {
     /// symmetric about the plane has a zero derivative across it whichever cell claims the
     /// point.
     ///
-    /// Cost: 8 values and 8 stored triples of second differences read, four trilinear
-    /// interpolations; twice that per tied axis.
+    /// Cost: 8 values and 8 stored triples of second differences read, one trilinear
+    /// interpolation of four lanes ([`Lanes`]); twice that per tied axis.
     #[inline(always)]
     pub fn sample(&self, at: &Located) -> (f64, Vector3<f64>) {
         self.sample_by(at, |at| self.stored(at))
@@ -658,7 +705,7 @@ impl LevelSetGrid {
     /// set's), their second differences read from the neighbours and used where the grid's own
     /// are; for the grid's own values, the same bits as [`LevelSetGrid::sample`].
     ///
-    /// Cost: 32 reads, four trilinear interpolations; twice that per tied axis.
+    /// Cost: 32 reads, one trilinear interpolation of four lanes; twice that per tied axis.
     #[inline(always)]
     pub fn sample_nodes(&self, at: &Located, value: impl Fn(usize) -> f64) -> (f64, Vector3<f64>) {
         self.sample_by(at, |at| self.read(at, &value))
@@ -678,16 +725,19 @@ impl LevelSetGrid {
         at: &Located,
         shift: impl Fn(usize) -> [f64; 3],
     ) -> (f64, Vector3<f64>) {
-        self.sample_by(at, |at| {
-            let (c, mut delta) = self.stored(at);
-            for (i, &n) in at.corners.iter().enumerate() {
-                let s = shift(n);
-                for axis in 0..3 {
-                    delta[axis][i] -= s[axis];
+        self.sample_by(
+            at,
+            #[inline(always)]
+            |at| {
+                let mut c = self.stored(at);
+                for (c, &n) in c.iter_mut().zip(&at.corners) {
+                    let [x, y, z] = shift(n);
+                    // `value - 0` is `value` to the bit.
+                    *c = *c - Lanes([0.0, x, y, z]);
                 }
-            }
-            (c, delta)
-        })
+                c
+            },
+        )
     }
 
     /// The second differences of other node values on this grid at every node, along the axes
@@ -702,8 +752,7 @@ impl LevelSetGrid {
     /// The value alone of [`LevelSetGrid::sample`].
     #[inline(always)]
     pub fn sample_value(&self, at: &Located) -> f64 {
-        let (c, delta) = self.stored(at);
-        let v = corrected_value(at, &c, &delta);
+        let v = corrected_value(at, &self.stored(at));
         if at.is_inside() {
             v
         } else {
@@ -715,28 +764,30 @@ impl LevelSetGrid {
     /// closest point of the box), without the extension outside it: linear in the node values,
     /// what a deformed level set's derivative with respect to its node values needs.
     ///
-    /// Cost: 32 reads and four trilinear interpolations.
+    /// Cost: 32 reads and one trilinear interpolation of four lanes.
     #[inline(always)]
     pub fn interpolate(&self, at: &Located, value: impl Fn(usize) -> f64) -> f64 {
-        let (c, delta) = self.read(at, &value);
-        corrected_value(at, &c, &delta)
+        corrected_value(at, &self.read(at, &value))
     }
 
-    /// A cell's corner values and their second differences, from the grid's own values and
-    /// the stored differences.
+    /// A cell's corner values and their second differences (lanes `[value, Delta_x, Delta_y,
+    /// Delta_z]`), from the grid's own values and the stored differences.
     #[inline(always)]
-    fn stored(&self, at: &Located) -> ([f64; 8], [[f64; 8]; 3]) {
-        let c = std::array::from_fn(|i| self.values[at.corners[i]]);
-        let second: [[f64; 3]; 8] = std::array::from_fn(|i| self.second[at.corners[i]]);
-        (c, std::array::from_fn(|axis| second.map(|d| d[axis])))
+    fn stored(&self, at: &Located) -> [Lanes; 8] {
+        std::array::from_fn(|i| {
+            let n = at.corners[i];
+            let [dx, dy, dz] = self.second[n];
+            Lanes([self.values[n], dx, dy, dz])
+        })
     }
 
-    /// A cell's corner values and their second differences, from the node values `value`.
+    /// A cell's corner values and their second differences (as [`LevelSetGrid::stored`]), from
+    /// the node values `value`.
     #[inline(always)]
-    fn read(&self, at: &Located, value: impl Fn(usize) -> f64) -> ([f64; 8], [[f64; 8]; 3]) {
+    fn read(&self, at: &Located, value: impl Fn(usize) -> f64) -> [Lanes; 8] {
         let c = std::array::from_fn(|i| value(at.corners[i]));
         let delta = self.second_differences(at, &c, value);
-        (c, delta)
+        std::array::from_fn(|i| Lanes([c[i], delta[0][i], delta[1][i], delta[2][i]]))
     }
 
     /// The level set from a cell's corner values and second differences (`read`), with the
@@ -745,14 +796,12 @@ impl LevelSetGrid {
     fn sample_by(
         &self,
         at: &Located,
-        read: impl Fn(&Located) -> ([f64; 8], [[f64; 8]; 3]),
+        read: impl Fn(&Located) -> [Lanes; 8],
     ) -> (f64, Vector3<f64>) {
-        let (c, delta) = read(at);
-        let (v, mut grad) = self.corrected(at, &c, &delta);
+        let (v, mut grad) = self.corrected(at, &read(at));
         for axis in (0..3).filter(|&a| at.tie[a] != 0) {
             let other = self.across(at, axis);
-            let (c, delta) = read(&other);
-            grad[axis] = 0.5 * (grad[axis] + self.corrected(&other, &c, &delta).1[axis]);
+            grad[axis] = 0.5 * (grad[axis] + self.corrected(&other, &read(&other)).1[axis]);
         }
         if at.is_inside() {
             return (v, grad);
@@ -767,19 +816,22 @@ impl LevelSetGrid {
     }
 
     /// The corrected interpolant and its gradient in the located cell (module docs), from the
-    /// corner values `c` and their second differences `delta`.
+    /// corner values and their second differences `c` (lanes `[value, Delta_x, Delta_y,
+    /// Delta_z]`), all four in one trilinear interpolation.
     #[inline(always)]
-    fn corrected(&self, at: &Located, c: &[f64; 8], delta: &[[f64; 8]; 3]) -> (f64, Vector3<f64>) {
+    fn corrected(&self, at: &Located, c: &[Lanes; 8]) -> (f64, Vector3<f64>) {
         let h = self.spec.spacing;
-        let (mut v, d) = trilinear(c, at.t, h);
-        let mut grad = Vector3::from(d);
-        for (axis, delta) in delta.iter().enumerate() {
+        let (Lanes(v4), d) = trilinear(c, at.t, h);
+        let mut v = v4[0];
+        let mut grad = Vector3::new(d[0].0[0], d[1].0[0], d[2].0[0]);
+        for axis in 0..3 {
             let t = at.t[axis];
-            let (dv, dg) = trilinear(delta, at.t, h);
+            let dv = v4[1 + axis];
+            let dg = Vector3::new(d[0].0[1 + axis], d[1].0[1 + axis], d[2].0[1 + axis]);
             let q = 0.5 * t * (1.0 - t);
             v -= q * dv;
             grad[axis] -= (0.5 - t) / h * dv;
-            grad -= Vector3::from(dg) * q;
+            grad -= dg * q;
         }
         (v, grad)
     }
@@ -844,10 +896,10 @@ impl LevelSetGrid {
         at: &Located,
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> (Vector3<f64>, Matrix3<f64>) {
-        // `from_fn` rather than `map`: `map` called the field through a reference that was
-        // not inlined (measured), and this is the pull-back's inner loop.
-        let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
-        self.displacement_corners(at, &c, u)
+        let field = |n| Lanes::from_vector(u(n), 0.0);
+        let c: [Lanes; 8] = std::array::from_fn(|i| field(at.corners[i]));
+        let (value, grad) = self.field_corners(at, &c, field);
+        (value.vector(), jacobian(&grad))
     }
 
     /// The largest spectral norm `|grad u|_2` of the trilinear field with node values `u(n)`
@@ -889,41 +941,25 @@ impl LevelSetGrid {
         largest
     }
 
-    /// [`LevelSetGrid::displacement`] from the corner values `c` already read.
+    /// The trilinear interpolant of the four-lane field with node values `field(n)` at a located
+    /// point, from its corner values `c` already read, and its partial derivatives (element `j`
+    /// is `d/dx_j`; tie rule included, [`GridSpec::interpolate_nodes`]); along the axes where
+    /// `at` was clamped the derivatives are zero (outside the box the field is continued by its
+    /// value at the box).
     #[inline(always)]
-    fn displacement_corners(
+    fn field_corners(
         &self,
         at: &Located,
-        c: &[Vector3<f64>; 8],
-        u: impl Fn(usize) -> Vector3<f64>,
-    ) -> (Vector3<f64>, Matrix3<f64>) {
-        // Component by component, on plain arrays: the same arithmetic on vectors and
-        // matrices compiled to about three times the time (measured), and this is the
-        // semi-Lagrangian pull-back's inner loop.
-        let h = self.spec.spacing;
-        let (vx, gx) = trilinear(&c.map(|v| v.x), at.t, h);
-        let (vy, gy) = trilinear(&c.map(|v| v.y), at.t, h);
-        let (vz, gz) = trilinear(&c.map(|v| v.z), at.t, h);
-        let value = [vx, vy, vz];
-        let mut grad = [gx, gy, gz];
-        if at.tie.iter().any(|&t| t != 0) {
-            for (k, g) in grad.iter_mut().enumerate() {
-                let ck: [f64; 8] = std::array::from_fn(|i| c[i][k]);
-                *g = self.spec.interpolate_corners(at, &ck, |n| u(n)[k]).1;
+        c: &[Lanes; 8],
+        field: impl Fn(usize) -> Lanes,
+    ) -> (Lanes, [Lanes; 3]) {
+        let (value, mut grad) = self.spec.interpolate_corners(at, c, field);
+        for (g, clamped) in grad.iter_mut().zip(at.clamped) {
+            if clamped {
+                *g = Lanes::default();
             }
         }
-        for (j, clamped) in at.clamped.iter().enumerate() {
-            if *clamped {
-                grad.iter_mut().for_each(|row| row[j] = 0.0);
-            }
-        }
-        let [g0, g1, g2] = grad;
-        (
-            Vector3::from(value),
-            Matrix3::new(
-                g0[0], g0[1], g0[2], g1[0], g1[1], g1[2], g2[0], g2[1], g2[2],
-            ),
-        )
+        (value, grad)
     }
 
     /// The material point `X` of a deformed grain now at `y`: the root of `X + u(X) = y` for the
@@ -953,112 +989,154 @@ impl LevelSetGrid {
         y: &Point3<f64>,
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> Result<PullBack, PullBackFailure> {
-        self.pull_back_from(y, y, u)
+        self.pull_back_from(y, y, |n| Lanes::from_vector(u(n), 0.0))
     }
 
-    /// [`LevelSetGrid::pull_back`] with the iteration started at `start` instead of `y`: a guess
-    /// of `X`, such as `y` less the displacement found at a neighbouring point. Newton's error
-    /// falls with the square of the start's (each evaluation of a field whose gradient changes
-    /// little between the points squares it), so a start `|u|` closer saves about one
-    /// evaluation. Where the deformation does not fold the root is unique, and the answer is
-    /// the same to the tolerance from any start.
+    /// [`LevelSetGrid::pull_back`] through the displacement in the first three lanes of
+    /// `field(n)`, with the iteration started at `start` instead of `y` (a guess of `X`, such
+    /// as `y` less the displacement found at a neighbouring point), and the fourth lane (a
+    /// scalar field on the grid nodes, such as a normal strain) interpolated at `X` with its
+    /// gradient ([`PullBack::carried`]) at no extra cost: the four lanes are one interpolation.
+    /// Newton's error falls with the square of the start's (each evaluation of a field whose
+    /// gradient changes little between the points squares it), so a start `|u|` closer saves
+    /// about one evaluation. Where the deformation does not fold the root is unique, and the
+    /// answer is the same to the tolerance from any start.
+    #[inline(always)]
     pub fn pull_back_from(
         &self,
         y: &Point3<f64>,
         start: &Point3<f64>,
-        u: impl Fn(usize) -> Vector3<f64>,
+        field: impl Fn(usize) -> Lanes,
     ) -> Result<PullBack, PullBackFailure> {
         let h = self.spec.spacing;
         // The last cell (its first corner) and its corner values: the iterates mostly stay in
         // one cell, and a node's value can sum many modes.
-        let mut cached: Option<(usize, [Vector3<f64>; 8])> = None;
-        let mut evaluate = |x: &Point3<f64>| self.pull_back_residual(x, y, &mut cached, &u);
-        let failure = |residual, iterations| PullBackFailure {
-            point: *y,
-            residual,
-            iterations,
-        };
-        let found = |point, at, inverse_jacobian, iterations| PullBack {
-            point,
-            at,
-            inverse_jacobian,
-            iterations,
-        };
+        let mut cached: Option<(usize, [Lanes; 8])> = None;
+        // The last point whose residual decreased, where the steps start, and its residual.
+        let mut base = *start;
+        let mut best: Option<Residual> = None;
+        // The directions from `base` (Newton's where `I + grad u` is invertible, then the
+        // fixed point's), the one being tried, its step and how many steps it has taken: each
+        // halved until `|r|` decreases.
+        let mut directions = [None, None];
+        let (mut direction, mut step, mut tries) = (0, 1.0, 0);
         let mut x = *start;
-        let (mut at, mut r, mut residual, mut inverse) = evaluate(&x);
-        let mut iterations = 1;
+        let mut iterations = 0;
+        // One evaluation site: a copy of the residual's code at two sites made the
+        // semi-Lagrangian query's code miss the instruction cache (callgrind's cache
+        // simulation, docs/performance.md).
         loop {
-            if residual <= PULL_BACK_TOLERANCE * h
-                && let Some(inverse_jacobian) = inverse
-            {
-                return Ok(found(x, at, inverse_jacobian, iterations));
-            }
-            // Newton's direction where `I + grad u` is invertible, else the fixed point's;
-            // each halved until `|r|` decreases.
-            let newton = inverse.map(|inverse| -(inverse * r));
-            let mut accepted = None;
-            'directions: for direction in newton.into_iter().chain([-r]) {
-                let mut step = 1.0;
-                for _ in 0..=HALVINGS {
-                    if iterations >= PULL_BACK_ITERATIONS {
-                        break 'directions;
-                    }
-                    let trial = x + direction * step;
-                    let next = evaluate(&trial);
-                    iterations += 1;
-                    // A NaN residual is no decrease.
-                    if next.2 < residual {
-                        accepted = Some((trial, next));
-                        break 'directions;
-                    }
+            let next = self.pull_back_residual(&x, y, &mut cached, &field);
+            iterations += 1;
+            // A NaN residual is no decrease.
+            if best.as_ref().is_none_or(|b| next.residual < b.residual) {
+                if next.residual <= PULL_BACK_TOLERANCE * h
+                    && let Some(inverse_jacobian) = next.inverse
+                {
+                    return Ok(PullBack {
+                        point: x,
+                        at: next.at,
+                        inverse_jacobian,
+                        iterations,
+                        carried: next.value.0[3],
+                        carried_gradient: Vector3::new(
+                            next.grad[0].0[3],
+                            next.grad[1].0[3],
+                            next.grad[2].0[3],
+                        ),
+                    });
+                }
+                directions = [
+                    next.inverse.map(|inverse| -(inverse * next.r)),
+                    Some(-next.r),
+                ];
+                direction = if directions[0].is_some() { 0 } else { 1 };
+                (step, tries) = (1.0, 0);
+                base = x;
+                best = Some(next);
+            } else {
+                tries += 1;
+                if tries > HALVINGS {
+                    (direction, step, tries) = (direction + 1, 1.0, 0);
+                } else {
                     step *= 0.5;
                 }
             }
-            match accepted {
-                Some((trial, next)) => {
-                    x = trial;
-                    (at, r, residual, inverse) = next;
-                }
-                // No step decreases the residual, or the evaluations are spent: no root here.
-                None => return Err(failure(residual, iterations)),
-            }
+            // No step decreases the residual, or the evaluations are spent: no root here.
+            let (Some(Some(d)), true) =
+                (directions.get(direction), iterations < PULL_BACK_ITERATIONS)
+            else {
+                return Err(PullBackFailure {
+                    point: *y,
+                    residual: best.map_or(f64::NAN, |b| b.residual),
+                    iterations,
+                });
+            };
+            x = base + d * step;
         }
     }
 
     /// [`LevelSetGrid::pull_back_from`]'s residual `r = X + u(X) - y` at `x`, its size, and
     /// what a step needs, with the last cell's first corner and corner values in `cached`. A
-    /// cell's corners follow from its first ([`LevelSetGrid::locate`]). Not inlined: the
-    /// iteration evaluates it at two places, and a copy at each made the semi-Lagrangian
-    /// query's code miss the instruction cache (callgrind's cache simulation,
-    /// docs/performance.md).
-    #[inline(never)]
+    /// cell's corners follow from its first ([`LevelSetGrid::locate`]).
+    #[inline(always)]
     fn pull_back_residual(
         &self,
         x: &Point3<f64>,
         y: &Point3<f64>,
-        cached: &mut Option<(usize, [Vector3<f64>; 8])>,
-        u: &impl Fn(usize) -> Vector3<f64>,
-    ) -> (Located, Vector3<f64>, f64, Option<Matrix3<f64>>) {
+        cached: &mut Option<(usize, [Lanes; 8])>,
+        field: &impl Fn(usize) -> Lanes,
+    ) -> Residual {
         let at = self.locate(x);
         let c = match cached {
             Some((first, c)) if *first == at.corners[0] => *c,
             _ => {
-                let c: [Vector3<f64>; 8] = std::array::from_fn(|i| u(at.corners[i]));
+                let c: [Lanes; 8] = std::array::from_fn(|i| field(at.corners[i]));
                 *cached = Some((at.corners[0], c));
                 c
             }
         };
-        let (ux, grad) = self.displacement_corners(&at, &c, u);
-        let r = x.coords + ux - y.coords;
-        let inverse = orientation_preserving_inverse(&(Matrix3::identity() + grad));
+        let (value, grad) = self.field_corners(&at, &c, field);
+        let r = x.coords + value.vector() - y.coords;
+        let inverse = orientation_preserving_inverse(&(Matrix3::identity() + jacobian(&grad)));
         // `amax` passes over a NaN component (and a sum has it): a residual with one is NaN.
         let residual = if (r.x + r.y + r.z).is_nan() {
             f64::NAN
         } else {
             r.amax()
         };
-        (at, r, residual, inverse)
+        Residual {
+            at,
+            value,
+            grad,
+            r,
+            residual,
+            inverse,
+        }
     }
+}
+
+/// One evaluation of a pull-back's residual ([`LevelSetGrid::pull_back_from`]).
+struct Residual {
+    at: Located,
+    /// The field's four lanes at the point, and their derivatives along x, y, z.
+    value: Lanes,
+    grad: [Lanes; 3],
+    /// `X + u(X) - y`, and its largest component (NaN if any is).
+    r: Vector3<f64>,
+    residual: f64,
+    /// `(I + grad u)^-1`, where its determinant is positive.
+    inverse: Option<Matrix3<f64>>,
+}
+
+/// The displacement gradient `grad u` (row `k` component `k`, column `j` `d/dx_j`) from the
+/// derivatives of a four-lane field whose first three lanes are the displacement.
+#[inline(always)]
+fn jacobian(grad: &[Lanes; 3]) -> Matrix3<f64> {
+    let [gx, gy, gz] = grad.map(|g| g.0);
+    Matrix3::new(
+        gx[0], gy[0], gz[0], gx[1], gy[1], gz[1], gx[2], gy[2], gz[2],
+    )
 }
 
 /// `j^-1` if `det j > 0` (the adjugate over the determinant, computed once).
@@ -1121,6 +1199,11 @@ pub struct PullBack {
     pub inverse_jacobian: Matrix3<f64>,
     /// Field evaluations taken.
     pub iterations: u32,
+    /// The fourth lane of the field at `X` ([`LevelSetGrid::pull_back_from`]; 0 for
+    /// [`LevelSetGrid::pull_back`]).
+    pub carried: f64,
+    /// Its gradient at `X` (zero along the axes where `X` is outside the box).
+    pub carried_gradient: Vector3<f64>,
 }
 
 /// A pull-back that did not converge: the deformation folds near the point.
@@ -1166,13 +1249,14 @@ fn lerps<T: NodeValue>(c: &[T; 8], [tx, ty, tz]: [f64; 3]) -> ([T; 4], [T; 2], T
 }
 
 /// The value of [`LevelSetGrid::sample`]'s corrected interpolant from a cell's corner values
-/// `c` and second differences `delta` (the same arithmetic as its value).
+/// and second differences `c` (the same arithmetic as its value).
 #[inline(always)]
-fn corrected_value(at: &Located, c: &[f64; 8], delta: &[[f64; 8]; 3]) -> f64 {
-    let mut v = lerps(c, at.t).2;
-    for (axis, delta) in delta.iter().enumerate() {
+fn corrected_value(at: &Located, c: &[Lanes; 8]) -> f64 {
+    let Lanes(v4) = lerps(c, at.t).2;
+    let mut v = v4[0];
+    for axis in 0..3 {
         let t = at.t[axis];
-        v -= 0.5 * t * (1.0 - t) * lerps(delta, at.t).2;
+        v -= 0.5 * t * (1.0 - t) * v4[1 + axis];
     }
     v
 }
@@ -1604,7 +1688,9 @@ mod tests {
         for i in 0..20 {
             let y = first + step * i as f64;
             let plain = grid.pull_back(&y, u).unwrap();
-            let guessed = grid.pull_back_from(&y, &(y - displacement), u).unwrap();
+            let guessed = (grid)
+                .pull_back_from(&y, &(y - displacement), |n| Lanes::from_vector(u(n), 0.0))
+                .unwrap();
             let x = fixed_point(&y, field);
             let tolerance = PULL_BACK_TOLERANCE * s.spacing;
             assert!((guessed.point - x).amax() < 2.0 * tolerance, "{y}");
@@ -1760,6 +1846,60 @@ mod tests {
             most = most.max(b.iterations);
         }
         assert!(most <= 30, "{most} evaluations");
+    }
+
+    #[test]
+    fn a_field_carried_through_the_pull_back_is_its_interpolant_at_the_material_point_to_the_bit() {
+        // The nonlinear field's pull-back with a scalar field in the fourth lane: the point and
+        // its evaluations are those of the plain pull-back, and the carried value and gradient
+        // are the bits of `interpolate_nodes` of the scalar alone at the material point (the
+        // tie rule's mean on grid planes), its gradient zero along clamped axes. Points on grid
+        // planes (ties) and outside the box (clamped) included.
+        let (s, grid, nodes) = nonlinear_field();
+        let u = |n: usize| nodes[n];
+        let w = |n: usize| {
+            let p = grid.node_position(n);
+            (1.7 * p.x - p.y * p.z).cos() + 0.3 * p.y
+        };
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        // Without a displacement the material point is `y` itself: points on interior grid
+        // planes (a node, a point on a face) stay on them.
+        let zero = |_: usize| Vector3::zeros();
+        let on_planes = [
+            s.node(3, 5, 2) + Vector3::new(0.1, 0.07, 0.0),
+            s.node(4, 6, 3),
+        ];
+        let outside = Point3::from(s.upper()) + Vector3::new(0.3, -0.2, 0.1);
+        let cases = (probe_points(&s)
+            .into_iter()
+            .chain([outside])
+            .map(|y| (y, &u as &dyn Fn(usize) -> Vector3<f64>)))
+        .chain(on_planes.map(|y| (y, &zero as &dyn Fn(usize) -> Vector3<f64>)));
+        let (mut ties, mut clamped) = (0, 0);
+        for (y, u) in cases {
+            let field = |n: usize| Lanes::from_vector(u(n), w(n));
+            let (Ok(plain), Ok(carried)) =
+                (grid.pull_back(&y, u), grid.pull_back_from(&y, &y, field))
+            else {
+                continue;
+            };
+            assert_eq!(plain.point, carried.point, "{y}");
+            assert_eq!(plain.iterations, carried.iterations, "{y}");
+            assert_eq!(plain.inverse_jacobian, carried.inverse_jacobian, "{y}");
+            let at = &carried.at;
+            let (value, gradient) = s.interpolate_nodes(at, w);
+            let gradient: [f64; 3] =
+                std::array::from_fn(|d| if at.is_clamped(d) { 0.0 } else { gradient[d] });
+            assert_eq!(bits(&[carried.carried]), bits(&[value]), "{y}");
+            assert_eq!(
+                bits(carried.carried_gradient.as_slice()),
+                bits(&gradient),
+                "{y}"
+            );
+            ties += at.tie.iter().any(|&t| t != 0) as usize;
+            clamped += !at.is_inside() as usize;
+        }
+        assert!(ties > 0 && clamped > 0, "ties {ties}, clamped {clamped}");
     }
 
     #[test]

@@ -58,14 +58,19 @@
 //! Cost: two evaluations of the mode field, rarely more (8 node reads for the first; iterates in
 //! the same cell reuse them; from the narrow phase's guess on the 20-mode pair of
 //! `cargo bench -p dem-run --bench modes` 2.007 on average in its timed steps, docs/performance.md,
-//! "The pull-back's tolerance"), one of `phi_0` (8 values, 8 stored triples of second differences and 8
-//! shifts, each a combination of the columns as a displacement is; twice that per tied axis) and
-//! one of the normal strain (8 reads), and inside the grain (or within the margin a law loads,
-//! [`DeformedLevelSet::evaluate`]) one more pass over the cell's corners
-//! (each mode's tangent, strain and shift).
+//! "The pull-back's tolerance"), the normal strain carried in the field's fourth lane (the same
+//! reads and the same interpolation, [`grain::LevelSetGrid::pull_back_from`]), one of `phi_0`
+//! (8 values, 8 stored triples of second differences and 8 shifts, each a combination of the
+//! columns as a displacement is, interpolated together in four lanes; twice that per tied axis),
+//! and inside the grain (or within the margin a law loads, [`DeformedLevelSet::evaluate`]) one
+//! more pass over the cell's corners (each mode's tangent, strain and shift).
+//!
+//! The query is compiled twice and chosen at run time: for AVX2 (x86-64-v3) where the
+//! processor has it, else for the baseline, with the same bits (the lanes are the same
+//! operations, [`crate::lanes`]; docs/performance.md, "The semi-Lagrangian query in AVX2").
 
 use grain::{LevelSetGrid, Located};
-use nalgebra::{Point3, Vector3};
+use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, MaterialPoint, Slope};
 use crate::body::Shape;
@@ -125,7 +130,14 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         below: f64,
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
-        (self.config).with_grid_nodes(|nodes| self.evaluate_with(nodes, y, start, below, slope))
+        // The memo first: the thread-local's access is a function of the standard library,
+        // compiled for the baseline, and the query inside it would be too.
+        (self.config).with_grid_nodes(|nodes| {
+            self.config.wide().run(
+                #[inline(always)]
+                || self.evaluate_with(nodes, y, start, below, slope),
+            )
+        })
     }
 }
 
@@ -143,13 +155,13 @@ impl SemiLagrangian<'_> {
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
         let grid = self.grid;
-        let u = |n| nodes.displacement(n);
-        let back = grid.pull_back_from(y, start, u)?;
+        // The displacement, and the normal strain carried along in its fourth lane.
+        let back = grid.pull_back_from(y, start, |n| nodes.displacement_and_strain(n))?;
         let at = &back.at;
         // Where the configuration's bound cannot vouch for the whole band, the cell the point
         // pulled back into is checked exactly.
         if self.fold >= 1.0 || self.fold.is_nan() {
-            let gradient = grid.cell_gradient_norm(at, u);
+            let gradient = grid.cell_gradient_norm(at, |n| nodes.displacement(n));
             if gradient >= 1.0 || gradient.is_nan() {
                 return Err(LevelSetFault::Fold {
                     eps: self.config.eps.to_vec(),
@@ -163,8 +175,7 @@ impl SemiLagrangian<'_> {
         // (module docs).
         // Outside the box the strain, like the fields, continues by its value at the box
         // (constant along the clamped axes).
-        let (strain, g) = (grid.spec()).interpolate_nodes(at, |n| nodes.strain(n));
-        let strain_gradient = Vector3::from_fn(|d, _| if at.is_clamped(d) { 0.0 } else { g[d] });
+        let (strain, strain_gradient) = (back.carried, back.carried_gradient);
         let c = 1.0 + strain;
         // A normal strain of -100 %: the surface has been crushed onto itself.
         if c.is_nan() || c <= 0.0 {
