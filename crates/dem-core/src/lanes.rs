@@ -103,16 +103,30 @@ pub type Unit = pulp::x86::V3;
 #[cfg(not(target_arch = "x86_64"))]
 pub type Unit = Plain;
 
+/// The environment variable that, set to `1`, makes a run take the baseline's code where it
+/// would choose AVX2: the same bits, for checking that they are (test
+/// `cli::the_baseline_code_and_avx2_give_the_same_bits`) or for timing the difference.
+pub const BASELINE_CODE: &str = "DEM_BASELINE_CODE";
+
+/// Whether [`BASELINE_CODE`] is `1` (read once per process).
+#[cfg(target_arch = "x86_64")]
+fn baseline_only() -> bool {
+    static ONLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ONLY.get_or_init(|| std::env::var_os(BASELINE_CODE).is_some_and(|v| v == "1"))
+}
+
 /// The processor's vector unit, if it has one, detected once per configuration.
 #[derive(Debug, Clone, Copy)]
 pub struct Wide(Option<Unit>);
 
 impl Wide {
-    /// The unit of this processor (AVX2 present), or none.
+    /// The unit of this processor (AVX2 present), or none; none where the environment sets
+    /// [`BASELINE_CODE`] to `1`.
     pub fn detect() -> Wide {
         #[cfg(target_arch = "x86_64")]
-        return Wide(pulp::x86::V3::try_new());
-        #[cfg(not(target_arch = "x86_64"))]
+        if !baseline_only() {
+            return Wide(pulp::x86::V3::try_new());
+        }
         Wide(None)
     }
 

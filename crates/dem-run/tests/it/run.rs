@@ -19,7 +19,7 @@ fn spheres(dir: &Path, checkpoint_every: u64, contact: &str) -> std::path::PathB
 }
 
 /// The same with deformable spheres (a damped dilation mode) whose level sets follow `update`.
-fn deformable(
+pub(crate) fn deformable(
     dir: &Path,
     threads: usize,
     checkpoint_every: u64,
