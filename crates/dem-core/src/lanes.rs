@@ -13,7 +13,7 @@
 //!
 //! Cost of each kernel, per call: `C / 4` vector steps of one load per row and one product and
 //! one sum per row, then the rows' reductions and the `C mod 4` last columns in scalars. Below
-//! four columns nothing is dispatched ([`Wide::for_columns`]): the sums do not fill a lane, and
+//! four columns the sums are not dispatched ([`Wide::for_columns`]): they do not fill a lane, and
 //! [`rows`] takes them in one scalar pass.
 
 /// Four `f64` lanes: a vector register, or four scalars.
@@ -131,8 +131,8 @@ impl Wide {
     }
 
     /// `f` compiled for the unit where the processor has one (`f` must be
-    /// `#[inline(always)]`), else for the baseline: the semi-Lagrangian query
-    /// (docs/performance.md, "The semi-Lagrangian query in AVX2").
+    /// `#[inline(always)]`), else for the baseline, whatever the column count: the
+    /// semi-Lagrangian query (docs/performance.md, "The semi-Lagrangian query in AVX2").
     #[inline(always)]
     pub fn run<R>(self, f: impl FnOnce() -> R) -> R {
         match self.0 {
