@@ -104,7 +104,7 @@ macro_rules! kinds {
         })+
 
         impl Kind for Geometry {
-            #[inline]
+            #[inline(always)]
             fn distance(&self, x: &Vector3<f64>, displacement: &Vector3<f64>) -> (f64, Vector3<f64>) {
                 match self {
                     $(Geometry::$variant(g) => g.distance(x, displacement),)+
@@ -300,7 +300,7 @@ impl Wall {
 
     /// Signed distance of a global point (positive on the grains' side) and the unit normal
     /// pointing to that side (the gradient).
-    #[inline]
+    #[inline(always)]
     pub fn distance(&self, x: &Vector3<f64>) -> (f64, Vector3<f64>) {
         self.geometry.distance(x, &self.displacement)
     }

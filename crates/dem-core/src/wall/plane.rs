@@ -35,7 +35,7 @@ pub struct PlaneSpec {
 }
 
 impl Kind for Plane {
-    #[inline]
+    #[inline(always)]
     fn distance(&self, x: &Vector3<f64>, displacement: &Vector3<f64>) -> (f64, Vector3<f64>) {
         (
             (x - self.point - displacement).dot(&self.normal),
