@@ -587,9 +587,16 @@ pub struct RowWeights {
 
 impl RowWeights {
     /// Adds `scale` times the weights of a cell's 8 corners (a cell of one grid: its corners
-    /// follow from its first, [`grain::LevelSetGrid::locate`]).
+    /// follow from its first, [`grain::LevelSetGrid::locate`]), in the lanes of `wide`
+    /// ([`add_scaled`]: the same bits in AVX2 and in scalars).
     #[inline]
-    pub fn add(&mut self, corners: &[usize; 8], weights: &[[f64; GRID_ROWS]; 8], scale: f64) {
+    pub fn add(
+        &mut self,
+        wide: Wide,
+        corners: &[usize; 8],
+        weights: &[[f64; GRID_ROWS]; 8],
+        scale: f64,
+    ) {
         let entries = match self.last {
             Some((first, entries)) if first == corners[0] => entries,
             _ => {
@@ -603,11 +610,12 @@ impl RowWeights {
                 entries
             }
         };
-        for (&e, w) in entries.iter().zip(weights) {
-            for (sum, w) in self.entries[e].1.iter_mut().zip(w) {
-                *sum += scale * w;
+        let rows = &mut self.entries;
+        in_lanes!(wide, GRID_ROWS, |q| {
+            for (&e, w) in entries.iter().zip(weights) {
+                add_scaled(q, &mut rows[e].1, w, scale);
             }
-        }
+        });
     }
 
     /// The entry of node `n`, made if new.
@@ -910,7 +918,7 @@ mod tests {
                     std::array::from_fn(|r| 0.1 * (i * GRID_ROWS + r) as f64 + q as f64)
                 });
                 let scale = 0.5 + q as f64 / 3.0;
-                rows.add(&corners, &weights, scale);
+                rows.add(Wide::detect(), &corners, &weights, scale);
                 for (n, w) in corners.iter().zip(&weights) {
                     let e = match scan.iter().position(|(m, _)| m == n) {
                         Some(e) => e,

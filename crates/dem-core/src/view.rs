@@ -29,7 +29,7 @@ use nalgebra::{Matrix3, Point3, Vector3};
 use crate::body::{Body, Shape};
 use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault, Slope};
 use crate::modal::{ModalShape, Modes};
-use crate::path::{Configuration, PerMode, RowWeights};
+use crate::path::{Configuration, GRID_ROWS, PerMode, RowWeights};
 
 /// A body as the narrow phase sees it during one force evaluation, or one of its periodic
 /// images ([`View::image`]: the same body displaced by a cell vector, sharing its deformation).
@@ -325,6 +325,20 @@ impl<'a> View<'a> {
         match &self.modes {
             Some(m) => slope.values(&m.config, out),
             None => out.fill(0.0),
+        }
+    }
+
+    /// Adds `scale` times a query's corner weights ([`Slope::Corners`]) to `rows`, in the
+    /// configuration's vector lanes.
+    pub fn add_rows(
+        &self,
+        rows: &mut RowWeights,
+        corners: &[usize; 8],
+        weights: &[[f64; GRID_ROWS]; 8],
+        scale: f64,
+    ) {
+        if let Some(m) = &self.modes {
+            rows.add(m.config.wide(), corners, weights, scale);
         }
     }
 

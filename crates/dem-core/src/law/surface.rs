@@ -255,7 +255,9 @@ impl Surface for View<'_> {
                     *m -= energy_slope * d;
                 }
             }
-            Slope::Corners { corners, weights } => s.pending.add(corners, weights, -energy_slope),
+            Slope::Corners { corners, weights } => {
+                self.add_rows(&mut s.pending, corners, weights, -energy_slope)
+            }
         }
         self.add_point_force(&s.modes, rest, modal);
     }
