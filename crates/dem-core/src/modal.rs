@@ -24,7 +24,7 @@
 //! Units: `eps` in the mode's amplitude units (the bundle's), generalized forces in energy per
 //! amplitude unit. The mode vectors are in the grain's local frame.
 
-use grain::{Deformation, EnergyPolynomial, InternalForce, LevelSetGrid, TableLaw};
+use grain::{Deformation, EnergyPolynomial, InternalForce, Lanes, LevelSetGrid, TableLaw};
 
 use std::borrow::Cow;
 
@@ -52,8 +52,9 @@ pub struct Sample {
     /// The amplitude `eps_a,p`.
     pub amplitude: f64,
     /// Node values (C order, like the reference level set) minus those of the mode's sample
-    /// at amplitude 0: the increment the blend adds to the reference.
-    pub values: Vec<f64>,
+    /// at amplitude 0, the increment the blend adds to the reference, with their second
+    /// differences ([`LevelSetGrid::node_lanes`]): lanes `[value, Delta_x, Delta_y, Delta_z]`.
+    pub lanes: Vec<Lanes>,
     /// `max |values - phi(0)|` over the grid (`phi(0)` the mode's sample at amplitude 0): the
     /// bound of this sample's increment (for the exact early-out and the reach).
     pub shift: Bound,
@@ -160,7 +161,7 @@ impl ModalShape {
                         Sample {
                             amplitude,
                             shift: Bound::over(phi0, band, |n| values[n].abs()),
-                            values,
+                            lanes: levelset.node_lanes(&values),
                         }
                     })
                     .collect()

@@ -123,7 +123,7 @@ pub struct LevelSetGrid {
     /// Per node, the axes whose second difference the interpolant uses (`smooth_nodes`).
     smooth: Vec<u8>,
     /// Per node, the second differences of the values the interpolant uses along x, y, z
-    /// ([`LevelSetGrid::second_differences`] of the grid's own values, node by node).
+    /// (`node_second_differences` of the grid's own values).
     second: Vec<[f64; 3]>,
     /// [`LevelSetGrid::interpolation_gap`].
     gap: f64,
@@ -416,8 +416,8 @@ fn smooth_nodes(spec: &GridSpec, values: &[f64]) -> Vec<u8> {
 
 /// The second differences the interpolant uses at node `n` along x, y and z: its own where
 /// `smooth` has the axis, 0 where it has not; on the box's faces along an axis, those of the
-/// neighbour inside (0 if the grid has two nodes along it). The same numbers, to the bit, as
-/// [`LevelSetGrid::second_differences`] gives a cell's corners.
+/// neighbour inside (0 if the grid has two nodes along it), which is what a cell's corner on
+/// that face takes from the corner across the cell.
 fn node_second_differences(spec: &GridSpec, smooth: &[u8], values: &[f64], n: usize) -> [f64; 3] {
     let at = spec.coordinates(n);
     std::array::from_fn(|axis| {
@@ -630,46 +630,6 @@ impl LevelSetGrid {
         !clamped.iter().any(|&c| c)
     }
 
-    /// The second differences `Delta_a v(n)` of the node values `value` at a cell's corners
-    /// (`c` their values), along each axis `a`, where this grid's level set is smooth
-    /// (`smooth_nodes`; 0 elsewhere); a corner on the box's face along `a` takes its neighbour's
-    /// across the cell.
-    ///
-    /// Cost: 8 mask reads and up to 24 value reads.
-    #[inline(always)]
-    fn second_differences(
-        &self,
-        at: &Located,
-        c: &[f64; 8],
-        value: impl Fn(usize) -> f64,
-    ) -> [[f64; 8]; 3] {
-        let mask: [u8; 8] = std::array::from_fn(|i| self.smooth[at.corners[i]]);
-        std::array::from_fn(|axis| {
-            let bit = 4 >> axis;
-            let stride = self.spec.stride(axis);
-            let [below, above] = at.layers[axis];
-            let mut d = [0.0; 8];
-            for (i, di) in d.iter_mut().enumerate() {
-                if mask[i] & (1 << axis) == 0 {
-                    continue;
-                }
-                let upper = i & bit != 0;
-                if upper && above {
-                    *di = second_difference(c[i ^ bit], c[i], value(at.corners[i] + stride));
-                } else if !upper && below {
-                    *di = second_difference(c[i ^ bit], c[i], value(at.corners[i] - stride));
-                }
-            }
-            for i in 0..8 {
-                let upper = i & bit != 0;
-                if (upper && !above) || (!upper && !below) {
-                    d[i] = d[i ^ bit];
-                }
-            }
-            d
-        })
-    }
-
     /// The level set at `p` (the corrected interpolant of the module docs, extended outside the
     /// box as they say).
     #[inline]
@@ -701,14 +661,30 @@ impl LevelSetGrid {
         self.sample_by(at, |at| self.stored(at))
     }
 
-    /// [`LevelSetGrid::sample`] of other node values `value(n)` on this grid (a deformed level
-    /// set's), their second differences read from the neighbours and used where the grid's own
-    /// are; for the grid's own values, the same bits as [`LevelSetGrid::sample`].
+    /// [`LevelSetGrid::sample`] of the grid's node values plus other node values with their
+    /// second differences, `offset(n)` (lanes `[value, Delta_x, Delta_y, Delta_z]`, such as
+    /// [`LevelSetGrid::node_lanes`] gives for a deformed level set's increment): linear in the
+    /// offsets, its value and gradient exact for their sum. An offset of `-0.0` in every lane
+    /// gives the bits of [`LevelSetGrid::sample`].
     ///
-    /// Cost: 32 reads, one trilinear interpolation of four lanes; twice that per tied axis.
+    /// Cost: [`LevelSetGrid::sample`]'s and 8 calls of `offset`; twice that per tied axis.
     #[inline(always)]
-    pub fn sample_nodes(&self, at: &Located, value: impl Fn(usize) -> f64) -> (f64, Vector3<f64>) {
-        self.sample_by(at, |at| self.read(at, &value))
+    pub fn sample_offset(
+        &self,
+        at: &Located,
+        offset: impl Fn(usize) -> Lanes,
+    ) -> (f64, Vector3<f64>) {
+        self.sample_by(
+            at,
+            #[inline(always)]
+            |at| {
+                let mut c = self.stored(at);
+                for (c, &n) in c.iter_mut().zip(&at.corners) {
+                    *c = *c + offset(n);
+                }
+                c
+            },
+        )
     }
 
     /// [`LevelSetGrid::sample`] with each node's second differences less `shift(n)`: the level
@@ -725,17 +701,13 @@ impl LevelSetGrid {
         at: &Located,
         shift: impl Fn(usize) -> [f64; 3],
     ) -> (f64, Vector3<f64>) {
-        self.sample_by(
+        // `d + (-x)` is `d - x` and `v + (-0.0)` is `v`, to the bit.
+        self.sample_offset(
             at,
             #[inline(always)]
-            |at| {
-                let mut c = self.stored(at);
-                for (c, &n) in c.iter_mut().zip(&at.corners) {
-                    let [x, y, z] = shift(n);
-                    // `value - 0` is `value` to the bit.
-                    *c = *c - Lanes([0.0, x, y, z]);
-                }
-                c
+            |n| {
+                let [x, y, z] = shift(n);
+                Lanes([-0.0, -x, -y, -z])
             },
         )
     }
@@ -746,6 +718,17 @@ impl LevelSetGrid {
     pub fn node_second_differences(&self, values: &[f64]) -> Vec<[f64; 3]> {
         (0..values.len())
             .map(|n| node_second_differences(&self.spec, &self.smooth, values, n))
+            .collect()
+    }
+
+    /// Other node values on this grid with their second differences
+    /// ([`LevelSetGrid::node_second_differences`]), node by node in lanes `[value, Delta_x,
+    /// Delta_y, Delta_z]`: what [`LevelSetGrid::sample_offset`] and
+    /// [`LevelSetGrid::interpolate_lanes`] read, once per node instead of from 32 neighbours
+    /// per query.
+    pub fn node_lanes(&self, values: &[f64]) -> Vec<Lanes> {
+        (values.iter().zip(self.node_second_differences(values)))
+            .map(|(&v, [dx, dy, dz])| Lanes([v, dx, dy, dz]))
             .collect()
     }
 
@@ -760,14 +743,15 @@ impl LevelSetGrid {
         }
     }
 
-    /// The corrected interpolant of the node values `value(n)` at the located point (the
+    /// The corrected interpolant of other node values with their second differences,
+    /// `value(n)` (lanes as [`LevelSetGrid::node_lanes`] gives them), at the located point (the
     /// closest point of the box), without the extension outside it: linear in the node values,
     /// what a deformed level set's derivative with respect to its node values needs.
     ///
-    /// Cost: 32 reads and one trilinear interpolation of four lanes.
+    /// Cost: 8 calls of `value` and one trilinear interpolation of four lanes.
     #[inline(always)]
-    pub fn interpolate(&self, at: &Located, value: impl Fn(usize) -> f64) -> f64 {
-        corrected_value(at, &self.read(at, &value))
+    pub fn interpolate_lanes(&self, at: &Located, value: impl Fn(usize) -> Lanes) -> f64 {
+        corrected_value(at, &std::array::from_fn(|i| value(at.corners[i])))
     }
 
     /// A cell's corner values and their second differences (lanes `[value, Delta_x, Delta_y,
@@ -779,15 +763,6 @@ impl LevelSetGrid {
             let [dx, dy, dz] = self.second[n];
             Lanes([self.values[n], dx, dy, dz])
         })
-    }
-
-    /// A cell's corner values and their second differences (as [`LevelSetGrid::stored`]), from
-    /// the node values `value`.
-    #[inline(always)]
-    fn read(&self, at: &Located, value: impl Fn(usize) -> f64) -> [Lanes; 8] {
-        let c = std::array::from_fn(|i| value(at.corners[i]));
-        let delta = self.second_differences(at, &c, value);
-        std::array::from_fn(|i| Lanes([c[i], delta[0][i], delta[1][i], delta[2][i]]))
     }
 
     /// The level set from a cell's corner values and second differences (`read`), with the
@@ -1368,6 +1343,52 @@ mod tests {
     }
 
     #[test]
+    fn an_offset_level_set_is_exact_for_quadratic_fields() {
+        // The corrected interpolant reproduces a quadratic exactly (its second differences are
+        // `2 h^2` times its curvature, its trilinear error `-t (1 - t) h^2` times it) and a
+        // bilinear term exactly: so where the grid's own values are a quadratic whose second
+        // differences are all used (constant and of one sign along each axis), the level set
+        // offset by another quadratic `w` in lanes is `phi + w` and its gradient, the closed
+        // forms, at every point of the box; and `interpolate_lanes` is `w` alone. A zero
+        // offset gives the bits of `sample`.
+        let s = spec();
+        let phi = |p: Point3<f64>| p.x * p.x + 2.0 * p.y * p.y + 3.0 * p.z * p.z;
+        let grad_phi = |p: Point3<f64>| Vector3::new(2.0 * p.x, 4.0 * p.y, 6.0 * p.z);
+        let w =
+            |p: Point3<f64>| 0.3 * p.x * p.x - 0.2 * p.y * p.z + 0.5 * p.x - 0.7 * p.z * p.z + 1.0;
+        let grad_w =
+            |p: Point3<f64>| Vector3::new(0.6 * p.x + 0.5, -0.2 * p.z, -0.2 * p.y - 1.4 * p.z);
+        let grid = LevelSetGrid::from_fn(s.clone(), phi).unwrap();
+        let offsets = grid.node_lanes(
+            &(0..grid.values().len())
+                .map(|n| w(grid.node_position(n)))
+                .collect::<Vec<_>>(),
+        );
+        let mut points = probe_points(&s);
+        points.push(grid.node_position(s.index(2, 3, 1)));
+        let mut checked = 0;
+        for p in points {
+            let at = grid.locate(&p);
+            let (v, g) = grid.sample(&at);
+            let (vz, gz) = grid.sample_offset(&at, |_| Lanes([-0.0; 4]));
+            assert_eq!(
+                (vz.to_bits(), gz.map(f64::to_bits)),
+                (v.to_bits(), g.map(f64::to_bits)),
+                "{p}"
+            );
+            if !at.is_inside() {
+                continue;
+            }
+            checked += 1;
+            let (vo, go) = grid.sample_offset(&at, |n| offsets[n]);
+            assert!((vo - phi(p) - w(p)).abs() < 1e-12, "{p}: {vo}");
+            assert!((go - grad_phi(p) - grad_w(p)).norm() < 1e-11, "{p}: {go}");
+            assert!((grid.interpolate_lanes(&at, |n| offsets[n]) - w(p)).abs() < 1e-12);
+        }
+        assert!(checked > 10, "{checked} points inside");
+    }
+
+    #[test]
     fn the_value_alone_is_the_value_of_value_and_gradient_to_the_bit() {
         // The early-outs decide on `sample_value`, the contacts use `sample`: the two must agree
         // exactly, inside the box, on grid planes (the tie rule changes only the gradient) and
@@ -1378,21 +1399,15 @@ mod tests {
         points.push(grid.node_position(s.index(2, 3, 1)));
         points.push(Point3::new(-3.0, 0.4, 7.5));
         points.push(Point3::new(s.node(3, 0, 0).x, 0.1, 1.1));
+        let lanes = grid.node_lanes(grid.values());
         for p in points {
             let at = grid.locate(&p);
             let value = grid.sample_value(&at);
-            let (v, g) = grid.value_and_gradient(&p);
+            let v = grid.value_and_gradient(&p).0;
             assert_eq!(value.to_bits(), v.to_bits(), "{p}");
-            // The stored second differences and those read from the neighbours of the same
-            // values: the same bits (the boundary cells, ties and outside included).
-            let (vn, gn) = grid.sample_nodes(&at, |n| grid.values()[n]);
-            assert_eq!(
-                (vn.to_bits(), gn.map(f64::to_bits)),
-                (v.to_bits(), g.map(f64::to_bits)),
-                "{p}"
-            );
+            // The grid's own values in lanes with their second differences: the same bits.
             if at.is_inside() {
-                let i = grid.interpolate(&at, |n| grid.values()[n]);
+                let i = grid.interpolate_lanes(&at, |n| lanes[n]);
                 assert_eq!(i.to_bits(), v.to_bits(), "{p}");
             }
         }
