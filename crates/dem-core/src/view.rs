@@ -292,10 +292,14 @@ impl<'a> View<'a> {
         let grid = &self.shape.levelset;
         let at = match material {
             Some(at) => *at,
-            // The thread's memo of grid nodes taken once for the whole pull-back.
-            None => match (m.config)
-                .with_grid_nodes(|nodes| grid.pull_back(y, |n| nodes.displacement(n)))
-            {
+            // The thread's memo of grid nodes taken once for the whole pull-back, which runs
+            // in the processor's vector unit as the semi-Lagrangian query's does.
+            None => match m.config.with_grid_nodes(|nodes| {
+                m.config.wide().run(
+                    #[inline(always)]
+                    || grid.pull_back(y, |n| nodes.displacement(n)),
+                )
+            }) {
                 Ok(back) => back.at,
                 Err(fault) => {
                     let _ = m.fault.set(fault.into());

@@ -959,6 +959,7 @@ impl LevelSetGrid {
     /// Cost: two evaluations of the field (8 node reads each) where it is affine over a cell,
     /// three or four near a contact-localised mode from `y`; from a good guess
     /// ([`LevelSetGrid::pull_back_from`]) two, rarely more.
+    #[inline(always)]
     pub fn pull_back(
         &self,
         y: &Point3<f64>,
