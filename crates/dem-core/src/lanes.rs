@@ -227,6 +227,8 @@ pub fn add_scaled<Q: Quad>(q: Q, acc: &mut [f64], x: &[f64], w: f64) {
 
 /// `acc[j] += sum_r record_r[j] w_r` for each of `acc`'s `C` columns, the `R` rows of `record`
 /// (`R` rows of `C` values) in order: `((record_0 w_0 + record_1 w_1) + ...)`, then added.
+/// Fewer than four columns: the same sums without the rows' chunking, whose setup cost about
+/// 100 instructions a call whatever the columns (docs/performance.md).
 #[inline(always)]
 pub fn add_weighted_rows<const R: usize, Q: Quad>(
     q: Q,
@@ -236,6 +238,16 @@ pub fn add_weighted_rows<const R: usize, Q: Quad>(
 ) {
     let c = acc.len();
     let record = &record[..R * c];
+    if c < 4 {
+        for (j, a) in acc.iter_mut().enumerate() {
+            let mut sum = record[j] * w[0];
+            for r in 1..R {
+                sum += record[r * c + j] * w[r];
+            }
+            *a += sum;
+        }
+        return;
+    }
     let (a4, a_rest) = acc.as_chunks_mut::<4>();
     let n = a4.len();
     let rows: [(&[[f64; 4]], &[f64]); R] = std::array::from_fn(|r| {

@@ -662,7 +662,7 @@ impl RowWeights {
 
     /// Adds the weights' map to `out` ([`Configuration::grid_rows_map`]) and empties them.
     pub fn drain_into(&mut self, config: &Configuration, out: &mut [f64]) {
-        config.grid_rows_map(self.entries.iter().map(|(n, w)| (*n, w)), out);
+        config.grid_rows_map(self.entries.iter().map(|(n, w)| (*n, w)), 1.0, out);
         self.clear();
     }
 
@@ -829,20 +829,36 @@ impl<'a> Configuration<'a> {
     /// taken column by column over each node's record, then the columns' sums combine into the
     /// modes' tangents. Linear in the weights: the weights of many queries added up per node
     /// give the sum of their maps, each node's record read once ([`RowWeights`]).
+    /// The column sums are scaled by `scale` before they combine (`1.0` leaves their bits).
     #[inline]
     pub fn grid_rows_map<'w>(
         &self,
         entries: impl IntoIterator<Item = (usize, &'w [f64; GRID_ROWS])>,
+        scale: f64,
         out: &mut [f64],
     ) {
         let c = self.paths.columns;
-        let mut sums: PerColumn = smallvec::smallvec![0.0; c];
+        // Built empty and then filled, as `grid_tangents_at`'s buffer.
+        let mut sums = PerColumn::new();
+        sums.resize(c, 0.0);
         in_lanes!(self.wide, c, |q| {
             for (n, w) in entries {
                 add_weighted_rows(q, &mut sums, self.paths.grid_record(n), w);
             }
         });
+        for s in &mut sums {
+            *s *= scale;
+        }
         self.map_columns(&sums, out);
+    }
+
+    /// Whether a query's corner weights wait in a side's [`RowWeights`] to be mapped once per
+    /// grid node (four columns or more), or are mapped at once: a one-mode grain's records cost
+    /// less to map per query than its weights cost to add up per node (the settle bench's
+    /// semi-Lagrangian spheres, docs/performance.md).
+    #[inline(always)]
+    pub fn defers_rows(&self) -> bool {
+        self.paths.columns >= 4
     }
 
     /// Bounds of the displacement at the amplitudes: over the surface nodes, over the grid

@@ -333,16 +333,24 @@ impl<'a> View<'a> {
     }
 
     /// Adds `scale` times a query's corner weights ([`Slope::Corners`]) to `rows`, in the
-    /// configuration's vector lanes.
+    /// configuration's vector lanes, for the side's end ([`View::drain_rows`]); or, where the
+    /// configuration maps them at once ([`Configuration::defers_rows`]), adds their map to
+    /// `out`.
     pub fn add_rows(
         &self,
         rows: &mut RowWeights,
         corners: &[usize; 8],
         weights: &[[f64; GRID_ROWS]; 8],
         scale: f64,
+        out: &mut [f64],
     ) {
         if let Some(m) = &self.modes {
-            rows.add(m.config.wide(), corners, weights, scale);
+            if m.config.defers_rows() {
+                rows.add(m.config.wide(), corners, weights, scale);
+            } else {
+                m.config
+                    .grid_rows_map(corners.iter().copied().zip(weights), scale, out);
+            }
         }
     }
 

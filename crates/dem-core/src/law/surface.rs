@@ -256,7 +256,7 @@ impl Surface for View<'_> {
                 }
             }
             Slope::Corners { corners, weights } => {
-                self.add_rows(&mut s.pending, corners, weights, -energy_slope)
+                self.add_rows(&mut s.pending, corners, weights, -energy_slope, modal)
             }
         }
         self.add_point_force(&s.modes, rest, modal);

@@ -77,7 +77,7 @@ impl Slope {
             Slope::Zero => {}
             Slope::Dense(d) => out.copy_from_slice(d),
             Slope::Corners { corners, weights } => {
-                config.grid_rows_map(corners.iter().copied().zip(weights), out)
+                config.grid_rows_map(corners.iter().copied().zip(weights), 1.0, out)
             }
         }
     }
