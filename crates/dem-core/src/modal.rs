@@ -27,6 +27,7 @@
 use grain::{Deformation, EnergyPolynomial, InternalForce, Lanes, LevelSetGrid, TableLaw};
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use nalgebra::{DMatrix, DVector, Vector3};
 use serde::{Deserialize, Serialize};
@@ -52,12 +53,23 @@ pub struct Sample {
     /// The amplitude `eps_a,p`.
     pub amplitude: f64,
     /// Node values (C order, like the reference level set) minus those of the mode's sample
-    /// at amplitude 0, the increment the blend adds to the reference, with their second
-    /// differences ([`LevelSetGrid::node_lanes`]): lanes `[value, Delta_x, Delta_y, Delta_z]`.
-    pub lanes: Vec<Lanes>,
-    /// `max |values - phi(0)|` over the grid (`phi(0)` the mode's sample at amplitude 0): the
-    /// bound of this sample's increment (for the exact early-out and the reach).
+    /// at amplitude 0: the increment the blend adds to the reference.
+    pub values: Vec<f64>,
+    /// `max |values|` over the grid: the bound of this sample's increment (for the exact
+    /// early-out and the reach).
     pub shift: Bound,
+    /// [`Sample::lanes`], built at the first use.
+    lanes: OnceLock<Vec<Lanes>>,
+}
+
+impl Sample {
+    /// The increment's node values with their second differences on the grain's grid
+    /// `levelset` ([`LevelSetGrid::node_lanes`]), lanes `[value, Delta_x, Delta_y, Delta_z]`:
+    /// what the precomputed update reads. Built once, when a grain first uses that update (four
+    /// more numbers per grid node), so that the other updates do not pay for them.
+    pub fn lanes(&self, levelset: &LevelSetGrid) -> &[Lanes] {
+        self.lanes.get_or_init(|| levelset.node_lanes(&self.values))
+    }
 }
 
 /// What every instance of a deformable bundle shares (read once per bundle).
@@ -161,7 +173,8 @@ impl ModalShape {
                         Sample {
                             amplitude,
                             shift: Bound::over(phi0, band, |n| values[n].abs()),
-                            lanes: levelset.node_lanes(&values),
+                            values,
+                            lanes: OnceLock::new(),
                         }
                     })
                     .collect()

@@ -919,6 +919,60 @@ pub const BAND_CELLS: f64 = 5.0;
 mod tests {
     use super::*;
 
+    /// A query's weights mapped at once ([`Configuration::grid_rows_map`] with the query's
+    /// scale, what a grain below four columns does) and the same weights added up per grid
+    /// node and mapped at the side's end ([`RowWeights`], four columns or more) are one linear
+    /// map of the same weights: they agree to rounding, for 1 to 5 linear modes, scales of both
+    /// signs, queries sharing cells.
+    #[test]
+    fn weights_mapped_at_once_equal_them_added_up_per_node() {
+        let spec = GridSpec {
+            origin: [-1.5; 3],
+            spacing: 0.25,
+            dims: [13; 3],
+        };
+        let levelset = LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap();
+        let count = levelset.values().len();
+        for modes in 1..=5 {
+            let fields: Vec<Field> = (0..modes)
+                .map(|a| Field {
+                    nodes: vec![Vector3::zeros(); 4],
+                    grid: (0..count)
+                        .map(|n| {
+                            let p = levelset.node_position(n);
+                            let k = (a + 1) as f64;
+                            Vector3::new((k * p.x).sin(), p.y * p.z + k, p.x - 0.3 * k * p.z)
+                        })
+                        .collect(),
+                })
+                .collect();
+            let paths = Paths::linear(fields, &levelset);
+            let eps: Vec<f64> = (0..modes).map(|a| 0.01 * (a + 1) as f64).collect();
+            let config = Configuration::new(&paths, &eps);
+            assert_eq!(config.defers_rows(), modes >= 4);
+            let (mut direct, mut deferred) = (vec![0.0; modes], vec![0.0; modes]);
+            let mut rows = RowWeights::default();
+            for q in 0..40 {
+                let t = q as f64;
+                let y = nalgebra::Point3::new(0.9 * (0.3 * t).cos(), 0.05 * t - 1.0, 0.02 * t);
+                let corners = levelset.locate(&y).corners;
+                let weights: [[f64; GRID_ROWS]; 8] = std::array::from_fn(|i| {
+                    std::array::from_fn(|r| ((i * GRID_ROWS + r + q) % 11) as f64 - 4.7)
+                });
+                let scale = if q % 3 == 0 { -1.3 } else { 0.4 + 0.1 * t };
+                config.grid_rows_map(corners.iter().copied().zip(&weights), scale, &mut direct);
+                rows.add(config.wide(), &corners, &weights, scale);
+            }
+            rows.drain_into(&config, &mut deferred);
+            for (d, e) in direct.iter().zip(&deferred) {
+                assert!(
+                    (d - e).abs() <= 1e-12 * d.abs().max(1.0),
+                    "{modes} modes: {d} vs {e}"
+                );
+            }
+        }
+    }
+
     /// A side's weights summed per grid node, nodes in the order first added, each node's
     /// weights in the order of the additions: against a plain scan doing the same sums, through
     /// the index's growth, and through its reuse after [`RowWeights::clear`] (a thread's next

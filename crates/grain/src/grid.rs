@@ -28,8 +28,9 @@
 //! `1/2 sum_{a != b} t_a (1 - t_a) T[Delta_a Delta_b phi] / h`: fourth differences, `O(h^3)`
 //! where the trilinear gradient jumps by `Delta_b phi / h`, `O(h)`. The grid's own second
 //! differences are stored per node (8 values and 8 triples per query); another level set on the
-//! grid (a deformed one) reads its 32 values: the cell's corners and one neighbour of each along
-//! each axis. [`LevelSetGrid::trilinear_value`] is the plain trilinear value, within
+//! grid (a deformed one) is added to them as node values with their second differences
+//! ([`LevelSetGrid::node_lanes`], [`LevelSetGrid::sample_offset`]) or as shifts of the
+//! differences ([`LevelSetGrid::sample_shifted`]). [`LevelSetGrid::trilinear_value`] is the plain trilinear value, within
 //! [`LevelSetGrid::interpolation_gap`] of it, for early-outs.
 //!
 //! Points outside the grid box get a documented, continuous extension with no panic:
@@ -161,7 +162,7 @@ pub enum GridError {
 /// Where a point falls on the grid ([`LevelSetGrid::locate`]): the cell holding the closest
 /// point `c` of the grid box, and, outside the box, the offset `p - c`. Fields given on the grid
 /// nodes (a level set, a mode's displacement, a normal strain) are interpolated at the
-/// point from their values at [`Located::corners`] (and, for a level set, their neighbours).
+/// point from their values at [`Located::corners`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Located {
     /// Linear indices of the cell's 8 corner nodes, ordered `[4*a + 2*b + c]` for offsets
@@ -172,7 +173,7 @@ pub struct Located {
     /// Which axes were clamped (the point is outside the box along them).
     clamped: [bool; 3],
     /// Per axis, whether the grid has a layer of nodes below the cell (`[0]`) and above it
-    /// (`[1]`): the corners' second differences read them.
+    /// (`[1]`): the tie rule's cell across a grid plane needs one.
     layers: [[bool; 2]; 3],
     /// Per axis, whether the point lies on an interior grid plane, where the trilinear
     /// interpolant's derivative along the axis jumps: `-1` on the cell's lower face (a cell

@@ -39,7 +39,8 @@ pub struct Scratch {
     /// `d phi / d eps_a` at the node.
     pub slope: Slope,
     /// The elastic reactions' generalized forces of the side's queries so far, as grid rows'
-    /// weights ([`Slope::Corners`]), taken at the end of the side.
+    /// weights ([`Slope::Corners`]), taken at the end of the side (a grain of four columns or
+    /// more: [`crate::path::Configuration::defers_rows`]).
     pub pending: RowWeights,
     /// The mode vectors `Phi_a` of the material point under the node.
     pub modes: PerMode<Vector3<f64>>,
@@ -247,7 +248,7 @@ impl Surface for View<'_> {
             return;
         }
         // Elastic part: -dE/d eps through the level set (a cell's weights wait for the side's
-        // end, [`Surface::flush`]); the rest: virtual work.
+        // end, [`Surface::flush`], where the configuration defers them); the rest: virtual work.
         match &s.slope {
             Slope::Zero => {}
             Slope::Dense(d) => {

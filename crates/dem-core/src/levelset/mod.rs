@@ -60,7 +60,8 @@ pub enum Slope {
     Dense(PerMode<f64>),
     /// The grid rows' weights at the 8 corners of a cell, whose map
     /// ([`Configuration::grid_rows_map`]) is the derivative: linear, so that a side's queries
-    /// are added up per grid node before it is taken ([`crate::path::RowWeights`]).
+    /// can be added up per grid node before it is taken ([`crate::path::RowWeights`], where
+    /// [`Configuration::defers_rows`]).
     Corners {
         /// The cell's corners (grid node indices).
         corners: [usize; 8],

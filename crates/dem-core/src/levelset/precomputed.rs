@@ -9,7 +9,8 @@
 //! differs from an exact reference `phi_0` (a primitive's) by the facets' chord error; without
 //! it, `phi_0` serves. The blend of node values is interpolated at `y` as every level set is
 //! ([`LevelSetGrid::sample`]: trilinear, corrected by second differences): the samples carry
-//! their increments' second differences node by node ([`Sample::lanes`]), blended with them,
+//! their increments' second differences node by node ([`Sample::lanes`], built when a grain
+//! first uses this update), blended with them,
 //! and added to the reference's stored ones ([`LevelSetGrid::sample_offset`]; linear, so the
 //! same interpolant as the second differences of the blend, to rounding).
 //!
@@ -24,7 +25,7 @@
 //!
 //! Cost: the reference's query ([`LevelSetGrid::sample`], 8 records of four lanes) and 16
 //! records per mode; 16 more per mode for the derivative. Memory: four numbers per grid node
-//! and sample.
+//! and sample, beside the sample's values.
 
 use grain::{Lanes, LevelSetGrid, Located};
 use nalgebra::Point3;
@@ -42,7 +43,7 @@ pub struct Precomputed<'a> {
 }
 
 /// The increment of one mode's blend of its two bracketing samples: `lo + t (hi - lo)` with
-/// `lo` and `hi` the samples' increments from the sample at 0 ([`Sample::values`]), derivative
+/// `lo` and `hi` the samples' increments from the sample at 0 ([`Sample::lanes`]), derivative
 /// `(hi - lo) / (eps_hi - eps_lo)`.
 struct Bracket<'a> {
     lo: &'a [Lanes],
@@ -67,7 +68,7 @@ impl<'a> Precomputed<'a> {
             .iter()
             .zip(eps)
             .map(|(samples, &e)| {
-                let (b, bound) = bracket(samples, e);
+                let (b, bound) = bracket(samples, e, &shape.levelset);
                 shift.all += bound.all;
                 shift.band += bound.band;
                 b
@@ -129,7 +130,7 @@ impl DeformedLevelSet for Precomputed<'_> {
 }
 
 /// The blend of the samples bracketing `eps` and the bound of its increment.
-fn bracket(samples: &[Sample], eps: f64) -> (Bracket<'_>, Bound) {
+fn bracket<'a>(samples: &'a [Sample], eps: f64, grid: &'a LevelSetGrid) -> (Bracket<'a>, Bound) {
     let n = samples.len();
     let i = samples
         .partition_point(|s| s.amplitude <= eps)
@@ -144,8 +145,8 @@ fn bracket(samples: &[Sample], eps: f64) -> (Bracket<'_>, Bound) {
     };
     (
         Bracket {
-            lo: &lo.lanes,
-            hi: &hi.lanes,
+            lo: lo.lanes(grid),
+            hi: hi.lanes(grid),
             t,
             per_amplitude: 1.0 / width,
         },
