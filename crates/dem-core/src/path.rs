@@ -775,9 +775,19 @@ impl<'a> Configuration<'a> {
         MEMO.with(|memo| f(&GridNodes { config: self, memo }))
     }
 
-    /// The displacement at grid node `n` (local frame), alone ([`GridNodes::displacement`]).
+    /// The displacement at grid node `n` (local frame), alone: its three rows combined afresh,
+    /// without the memo (the same sums as [`GridNodes::displacement`]): what a pull-back of a
+    /// contact point reads, whose neighbours are a few cells away (the precomputed update's
+    /// contact velocity, [`crate::view::View::modes_at`]).
+    #[inline(always)]
     pub fn grid_displacement(&self, n: usize) -> Vector3<f64> {
-        self.with_grid_nodes(|nodes| nodes.displacement(n))
+        let c = self.paths.columns;
+        let record = &self.paths.grid_record(n)[GridRow::Displacement as usize * c..];
+        Vector3::from(in_lanes!(self.wide, c, |q| rows::<3, _>(
+            q,
+            record,
+            &self.coefficients
+        )))
     }
 
     /// Grid node `n`'s columns combined with the coefficients, row by row ([`GridRow`]).

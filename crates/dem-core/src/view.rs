@@ -292,14 +292,13 @@ impl<'a> View<'a> {
         let grid = &self.shape.levelset;
         let at = match material {
             Some(at) => *at,
-            // The thread's memo of grid nodes taken once for the whole pull-back, which runs
-            // in the processor's vector unit as the semi-Lagrangian query's does.
-            None => match m.config.with_grid_nodes(|nodes| {
-                m.config.wide().run(
-                    #[inline(always)]
-                    || grid.pull_back(y, |n| nodes.displacement(n)),
-                )
-            }) {
+            // In the processor's vector unit as the semi-Lagrangian query's, the grid nodes
+            // combined afresh: a contact point's cells share few corners with the last one's
+            // (the memo missed 7.2 of every 8 reads, docs/performance.md).
+            None => match m.config.wide().run(
+                #[inline(always)]
+                || grid.pull_back(y, |n| m.config.grid_displacement(n)),
+            ) {
                 Ok(back) => back.at,
                 Err(fault) => {
                     let _ = m.fault.set(fault.into());
