@@ -43,7 +43,7 @@
 //! ([`modal`]), the deformed level sets ([`view`], [`levelset`]), the time step ([`timestep`]).
 //!
 //! Layers, lowest first (a module uses only those before it; a test lists the `use crate::`
-//! edges and fails on a cycle): [`error`], [`motion`], [`lanes`], [`path`], [`modal`], [`cloud`],
+//! edges and fails on a cycle): [`error`], [`threads`], [`motion`], [`lanes`], [`path`], [`modal`], [`cloud`],
 //! [`curvature`], [`flexibility`], [`body`], [`broad`], [`integrate`], [`wall`], [`cell`],
 //! [`levelset`], [`view`], [`law`], [`coupling`], [`ledger`],
 //! [`measure`], [`timestep`], [`domain`], [`sim`], [`state`].
@@ -69,6 +69,7 @@ pub mod neighbours;
 pub mod path;
 pub mod sim;
 pub mod state;
+pub mod threads;
 pub mod timestep;
 pub mod view;
 pub mod wall;

@@ -92,6 +92,12 @@ fn lap(clock: &mut Instant) -> f64 {
     seconds
 }
 
+/// Below this many bodies, the broad phase lists their pairs on the calling thread: a body's
+/// list costs about 100 ns, less than the lists' transfer between threads (216 bodies on 2
+/// threads: 70 us per step in parallel, 33 serially; docs/performance.md, "Threads kept awake
+/// through the steps"). Results do not depend on it.
+const PARALLEL_PAIR_LISTS: usize = 2048;
+
 /// Below this many pairs, the narrow phase runs on the calling thread (see
 /// [`PARALLEL_BODIES`]). Results do not depend on it.
 const PARALLEL_PAIRS: usize = 16;
@@ -901,7 +907,7 @@ pub fn broad_phase(
             });
         grains.chain(walls).collect()
     };
-    let mut pairs: Vec<Candidate> = if bodies.len() >= PARALLEL_BODIES {
+    let mut pairs: Vec<Candidate> = if bodies.len() >= PARALLEL_PAIR_LISTS {
         (0..bodies.len())
             .into_par_iter()
             .flat_map_iter(pairs_of)

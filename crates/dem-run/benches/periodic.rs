@@ -81,9 +81,11 @@ fn main() {
             );
             let start = Instant::now();
             pool.install(|| {
-                for _ in 0..STEPS {
-                    sim.step(false);
-                }
+                dem_core::threads::kept_busy(|| {
+                    for _ in 0..STEPS {
+                        sim.step(false);
+                    }
+                })
             });
             let t = start.elapsed().as_secs_f64() / (STEPS as f64 * COUNT as f64);
             per_grain_step.push(t);

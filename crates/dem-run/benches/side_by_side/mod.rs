@@ -59,9 +59,11 @@ pub fn in_turn(
             let t0 = sim.totals.node_tests;
             let t = Instant::now();
             pool.install(|| {
-                for _ in 0..steps {
-                    sim.step(false);
-                }
+                dem_core::threads::kept_busy(|| {
+                    for _ in 0..steps {
+                        sim.step(false);
+                    }
+                })
             });
             rates[v].push(steps as f64 / t.elapsed().as_secs_f64());
             tests[v] = sim.totals.node_tests - t0;
@@ -85,9 +87,11 @@ pub fn advanced(
     let scene = dem_run::Scene::read(path).unwrap();
     let mut sim = dem_run::build::from_scene(&scene, path).unwrap();
     pool.install(|| {
-        for _ in 0..steps {
-            sim.step(false);
-        }
+        dem_core::threads::kept_busy(|| {
+            for _ in 0..steps {
+                sim.step(false);
+            }
+        })
     });
     sim
 }

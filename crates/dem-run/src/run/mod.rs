@@ -317,19 +317,22 @@ fn run_in_pool(
     }
     sim.totals.timings = Timings::default();
     let stamp = Stamp { origin, settings };
-    let ran = run_steps(
-        &mut sim,
-        scene,
-        options,
-        stop,
-        total,
-        &stamp,
-        restart.is_none(),
-        &mut files,
-        &mut history,
-        &mut pvd,
-        &mut end,
-    );
+    // The pool's threads wait busy between the steps' parallel stages (dem_core::threads).
+    let ran = dem_core::threads::kept_busy(|| {
+        run_steps(
+            &mut sim,
+            scene,
+            options,
+            stop,
+            total,
+            &stamp,
+            restart.is_none(),
+            &mut files,
+            &mut history,
+            &mut pvd,
+            &mut end,
+        )
+    });
     if matches!(ran, Err(RunError::File { .. })) && sim.partition.processes.is_some() {
         // A file error is one process's: it stops the decomposed run (crate::mpi) without a
         // summary, whose sums would wait for the other processes.
