@@ -11,9 +11,11 @@
 //!
 //! [`kept_busy`] puts every other worker of the current pool in a loop that takes whatever work
 //! the pool has ([`rayon::yield_now`]: its own queue, other workers' queues, injected jobs) until
-//! its closure returns. It changes when work runs, never what it computes: a step's results are
-//! the same bits for any thread count, with or without it. The cost: the pool's threads use
-//! their processors for the whole closure, serial parts and file writes included, as a run of
+//! its closure returns, and between two looks yields its processor to any other thread that
+//! wants it ([`std::thread::yield_now`]), which keeps the processor awake without taking it from
+//! other processes. It changes when work runs, never what it computes: a step's results are the
+//! same bits for any thread count, with or without it. The cost: the pool's threads use their
+//! processors for the whole closure, serial parts and file writes included, as a run of
 //! `--threads N` asks for N processors.
 //!
 //! The loop must be each worker's outermost job: a worker that met it while waiting inside a
@@ -58,7 +60,7 @@ pub fn kept_busy<R>(f: impl FnOnce() -> R) -> R {
         s.fetch_add(1, Ordering::AcqRel);
         while !d.load(Ordering::Acquire) {
             if rayon::yield_now() == Some(rayon::Yield::Idle) {
-                std::hint::spin_loop();
+                std::thread::yield_now();
             }
         }
         INSIDE.set(false);
