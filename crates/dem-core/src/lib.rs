@@ -43,7 +43,8 @@
 //! ([`modal`]), the deformed level sets ([`view`], [`levelset`]), the time step ([`timestep`]).
 //!
 //! Layers, lowest first (a module uses only those before it; a test lists the `use crate::`
-//! edges and fails on a cycle): [`error`], [`threads`], [`motion`], [`lanes`], [`path`], [`modal`], [`cloud`],
+//! edges and fails on a cycle): [`error`], [`threads`], [`motion`], [`lanes`], [`path`],
+//! [`modal`], [`cloud`],
 //! [`curvature`], [`flexibility`], [`body`], [`broad`], [`integrate`], [`wall`], [`cell`],
 //! [`levelset`], [`view`], [`law`], [`coupling`], [`ledger`],
 //! [`measure`], [`timestep`], [`domain`], [`sim`], [`state`].

@@ -80,13 +80,7 @@ fn main() {
                 skin,
             );
             let start = Instant::now();
-            pool.install(|| {
-                dem_core::threads::kept_busy(|| {
-                    for _ in 0..STEPS {
-                        sim.step(false);
-                    }
-                })
-            });
+            pool.install(|| sim.steps(STEPS));
             let t = start.elapsed().as_secs_f64() / (STEPS as f64 * COUNT as f64);
             per_grain_step.push(t);
             let broad = sim.totals.timings.broad;

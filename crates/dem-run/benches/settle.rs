@@ -175,13 +175,7 @@ normal = [0, -1, 0]
             let q0 = sim.totals.node_queries;
             let before = stage_seconds(&sim);
             let t = Instant::now();
-            pool.install(|| {
-                dem_core::threads::kept_busy(|| {
-                    for _ in 0..TIMED {
-                        sim.step(false);
-                    }
-                })
-            });
+            pool.install(|| sim.steps(TIMED));
             rates[p].push(TIMED as f64 / t.elapsed().as_secs_f64());
             for (stage, seconds) in stage_seconds(&sim) {
                 *stages[p].entry(stage.clone()).or_default() += seconds - before[&stage];

@@ -83,16 +83,14 @@ fn main() {
         "settling {SETTLE} steps (untimed), then {LEGS} legs of {LEG} steps of cyclic oedometric loading, x then y, wall travel {A:e} m per leg"
     );
     for (_, sim) in &mut sims {
-        pool.install(|| dem_core::threads::kept_busy(|| (0..SETTLE).for_each(|_| sim.step(false))));
+        pool.install(|| sim.steps(SETTLE));
     }
     let mut time = [Duration::ZERO; 2];
     let mut paths = [Vec::new(), Vec::new()];
     for _ in 0..(LEGS * LEG / BLOCK) {
         for (i, (_, sim)) in sims.iter_mut().enumerate() {
             let start = Instant::now();
-            pool.install(|| {
-                dem_core::threads::kept_busy(|| (0..BLOCK).for_each(|_| sim.step(false)))
-            });
+            pool.install(|| sim.steps(BLOCK));
             time[i] += start.elapsed();
             paths[i].push(stresses(sim));
         }

@@ -17,7 +17,8 @@ struct Cli {
     /// Run directory (default: the scene's name without extension, next to it, + `.run`).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// Threads (default: the scene's `run.threads`, else every core).
+    /// Threads (default: the scene's `run.threads`, else every core); they stay busy for the
+    /// whole run, each using its processor.
     #[arg(long)]
     threads: Option<usize>,
     /// Continue from a checkpoint written by an earlier run of the same grains (a checkpoint

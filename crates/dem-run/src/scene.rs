@@ -232,7 +232,8 @@ pub struct Run {
     /// Gravity (acceleration, global frame).
     #[serde(default)]
     pub gravity: [f64; 3],
-    /// Threads (0: rayon's default, the number of cores).
+    /// Threads (0: rayon's default, the number of cores); they stay busy for the whole run
+    /// ([`dem_core::threads`]).
     #[serde(default)]
     pub threads: usize,
     /// The neighbour list's skin (a length, `>= 0`; [`dem_core::neighbours`]); default

@@ -58,13 +58,7 @@ pub fn in_turn(
         for (v, sim) in sims.iter_mut().enumerate() {
             let t0 = sim.totals.node_tests;
             let t = Instant::now();
-            pool.install(|| {
-                dem_core::threads::kept_busy(|| {
-                    for _ in 0..steps {
-                        sim.step(false);
-                    }
-                })
-            });
+            pool.install(|| sim.steps(steps));
             rates[v].push(steps as f64 / t.elapsed().as_secs_f64());
             tests[v] = sim.totals.node_tests - t0;
         }
@@ -86,12 +80,6 @@ pub fn advanced(
     std::fs::write(path, text).unwrap();
     let scene = dem_run::Scene::read(path).unwrap();
     let mut sim = dem_run::build::from_scene(&scene, path).unwrap();
-    pool.install(|| {
-        dem_core::threads::kept_busy(|| {
-            for _ in 0..steps {
-                sim.step(false);
-            }
-        })
-    });
+    pool.install(|| sim.steps(steps));
     sim
 }
