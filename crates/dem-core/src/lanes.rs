@@ -6,7 +6,8 @@
 //! paths (test `the_kernels_give_the_same_bits_in_avx2_and_in_scalars`).
 //!
 //! The columns are what [`crate::path::Paths`] stores per node: one per linear mode, one per
-//! point of a path. Explicit lanes rather than the compiler's vectorizer: compiled for AVX2,
+//! point of a path, in `f32` ([`Stored`]: each value converted exactly to `f64` as it is
+//! loaded, so the arithmetic is `f64` throughout). Explicit lanes rather than the compiler's vectorizer: compiled for AVX2,
 //! the same loops in plain arrays came out as pairs of rows in 128-bit registers with shuffles
 //! between them, and a surface node's three sums over 20 columns took 263 instructions where
 //! the lanes take 135 (docs/performance.md, "The column sums in explicit lanes").
@@ -27,6 +28,8 @@ pub trait Quad: Copy {
     fn splat(self, x: f64) -> Self::V;
     /// Four values into the lanes.
     fn load(self, x: [f64; 4]) -> Self::V;
+    /// Four `f32` values into the lanes, each converted exactly.
+    fn load_f32(self, x: [f32; 4]) -> Self::V;
     /// The lanes' values.
     fn store(self, v: Self::V) -> [f64; 4];
     /// Lane by lane, `a + b`, rounded once.
@@ -52,6 +55,10 @@ impl Quad for Plain {
     #[inline(always)]
     fn load(self, x: [f64; 4]) -> [f64; 4] {
         x
+    }
+    #[inline(always)]
+    fn load_f32(self, x: [f32; 4]) -> [f64; 4] {
+        x.map(f64::from)
     }
     #[inline(always)]
     fn store(self, v: [f64; 4]) -> [f64; 4] {
@@ -83,6 +90,10 @@ impl Quad for pulp::x86::V3 {
         pulp::cast(x)
     }
     #[inline(always)]
+    fn load_f32(self, x: [f32; 4]) -> pulp::f64x4 {
+        self.convert_f32x4_to_f64x4(pulp::cast(x))
+    }
+    #[inline(always)]
     fn store(self, v: pulp::f64x4) -> [f64; 4] {
         pulp::cast(v)
     }
@@ -93,6 +104,38 @@ impl Quad for pulp::x86::V3 {
     #[inline(always)]
     fn mul(self, a: pulp::f64x4, b: pulp::f64x4) -> pulp::f64x4 {
         self.mul_f64x4(a, b)
+    }
+}
+
+/// A stored value the kernels read: `f64`, or `f32` (a deformable grain's mode fields,
+/// [`crate::path::Paths`]), converted exactly to `f64` before any arithmetic, so that the sums
+/// are those of the stored values in `f64` on both paths.
+pub trait Stored: Copy {
+    /// The value.
+    fn get(self) -> f64;
+    /// Four values into the lanes of `q`.
+    fn lanes<Q: Quad>(q: Q, x: [Self; 4]) -> Q::V;
+}
+
+impl Stored for f64 {
+    #[inline(always)]
+    fn get(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn lanes<Q: Quad>(q: Q, x: [f64; 4]) -> Q::V {
+        q.load(x)
+    }
+}
+
+impl Stored for f32 {
+    #[inline(always)]
+    fn get(self) -> f64 {
+        f64::from(self)
+    }
+    #[inline(always)]
+    fn lanes<Q: Quad>(q: Q, x: [f32; 4]) -> Q::V {
+        q.load_f32(x)
     }
 }
 
@@ -177,21 +220,21 @@ pub(crate) use in_lanes;
 /// one-column grid node took 172 instructions, docs/performance.md); the same bits as the
 /// lanes would give, whose empty sums add `+0.0` to the rest.
 #[inline(always)]
-pub fn rows<const R: usize, Q: Quad>(q: Q, record: &[f64], weights: &[f64]) -> [f64; R] {
+pub fn rows<const R: usize, Q: Quad, T: Stored>(q: Q, record: &[T], weights: &[f64]) -> [f64; R] {
     let c = weights.len();
     let record = &record[..R * c];
     let mut sums = [0.0; R];
     if c < 4 {
         for (j, w) in weights.iter().enumerate() {
             for (r, sum) in sums.iter_mut().enumerate() {
-                *sum += record[r * c + j] * w;
+                *sum += record[r * c + j].get() * w;
             }
         }
         return sums;
     }
     let (w4, w_rest) = weights.as_chunks::<4>();
     let n = w4.len();
-    let rows: [(&[[f64; 4]], &[f64]); R] = std::array::from_fn(|r| {
+    let rows: [(&[[T; 4]], &[T]); R] = std::array::from_fn(|r| {
         let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
         (&chunks[..n], rest)
     });
@@ -199,11 +242,11 @@ pub fn rows<const R: usize, Q: Quad>(q: Q, record: &[f64], weights: &[f64]) -> [
     for (m, w) in w4.iter().enumerate() {
         let w = q.load(*w);
         for (lane, row) in lanes.iter_mut().zip(&rows) {
-            *lane = q.add(*lane, q.mul(q.load(row.0[m]), w));
+            *lane = q.add(*lane, q.mul(T::lanes(q, row.0[m]), w));
         }
     }
     for ((sum, lane), row) in sums.iter_mut().zip(&lanes).zip(&rows) {
-        let rest: f64 = (row.1.iter().zip(w_rest)).map(|(a, b)| a * b).sum();
+        let rest: f64 = (row.1.iter().zip(w_rest)).map(|(a, b)| a.get() * b).sum();
         let lane = q.store(*lane);
         *sum = (lane[0] + lane[1]) + (lane[2] + lane[3]) + rest;
     }
@@ -212,16 +255,16 @@ pub fn rows<const R: usize, Q: Quad>(q: Q, record: &[f64], weights: &[f64]) -> [
 
 /// `acc[j] += x[j] w` for each of `acc`'s columns (`x` at least as long).
 #[inline(always)]
-pub fn add_scaled<Q: Quad>(q: Q, acc: &mut [f64], x: &[f64], w: f64) {
+pub fn add_scaled<Q: Quad, T: Stored>(q: Q, acc: &mut [f64], x: &[T], w: f64) {
     let x = &x[..acc.len()];
     let (a4, a_rest) = acc.as_chunks_mut::<4>();
     let (x4, x_rest) = x.as_chunks::<4>();
     let wv = q.splat(w);
     for (a, x) in a4.iter_mut().zip(x4) {
-        *a = q.store(q.add(q.load(*a), q.mul(q.load(*x), wv)));
+        *a = q.store(q.add(q.load(*a), q.mul(T::lanes(q, *x), wv)));
     }
     for (a, x) in a_rest.iter_mut().zip(x_rest) {
-        *a += x * w;
+        *a += x.get() * w;
     }
 }
 
@@ -230,19 +273,19 @@ pub fn add_scaled<Q: Quad>(q: Q, acc: &mut [f64], x: &[f64], w: f64) {
 /// Fewer than four columns: the same sums without the rows' chunking, whose setup cost about
 /// 100 instructions a call whatever the columns (docs/performance.md).
 #[inline(always)]
-pub fn add_weighted_rows<const R: usize, Q: Quad>(
+pub fn add_weighted_rows<const R: usize, Q: Quad, T: Stored>(
     q: Q,
     acc: &mut [f64],
-    record: &[f64],
+    record: &[T],
     w: &[f64; R],
 ) {
     let c = acc.len();
     let record = &record[..R * c];
     if c < 4 {
         for (j, a) in acc.iter_mut().enumerate() {
-            let mut sum = record[j] * w[0];
+            let mut sum = record[j].get() * w[0];
             for r in 1..R {
-                sum += record[r * c + j] * w[r];
+                sum += record[r * c + j].get() * w[r];
             }
             *a += sum;
         }
@@ -250,22 +293,22 @@ pub fn add_weighted_rows<const R: usize, Q: Quad>(
     }
     let (a4, a_rest) = acc.as_chunks_mut::<4>();
     let n = a4.len();
-    let rows: [(&[[f64; 4]], &[f64]); R] = std::array::from_fn(|r| {
+    let rows: [(&[[T; 4]], &[T]); R] = std::array::from_fn(|r| {
         let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
         (&chunks[..n], rest)
     });
     let wv = w.map(|w| q.splat(w));
     for (m, a) in a4.iter_mut().enumerate() {
-        let mut sum = q.mul(q.load(rows[0].0[m]), wv[0]);
+        let mut sum = q.mul(T::lanes(q, rows[0].0[m]), wv[0]);
         for r in 1..R {
-            sum = q.add(sum, q.mul(q.load(rows[r].0[m]), wv[r]));
+            sum = q.add(sum, q.mul(T::lanes(q, rows[r].0[m]), wv[r]));
         }
         *a = q.store(q.add(q.load(*a), sum));
     }
     for (j, a) in a_rest.iter_mut().enumerate() {
-        let mut sum = rows[0].1[j] * w[0];
+        let mut sum = rows[0].1[j].get() * w[0];
         for r in 1..R {
-            sum += rows[r].1[j] * w[r];
+            sum += rows[r].1[j].get() * w[r];
         }
         *a += sum;
     }
@@ -282,10 +325,10 @@ mod tests {
     /// (`ymm` registers in pulp's `vectorize` instances); this test compares the bits.
     /// [`add_weighted_rows`] of `R` rows added to `acc`, in scalars and in AVX2.
     #[cfg(target_arch = "x86_64")]
-    fn weighted_rows_both<const R: usize>(
+    fn weighted_rows_both<const R: usize, T: Stored>(
         v3: pulp::x86::V3,
         acc: &[f64],
-        record: &[f64],
+        record: &[T],
         w: &[f64; R],
     ) -> (Vec<f64>, Vec<f64>) {
         let (mut scalar, mut wide) = (acc.to_vec(), acc.to_vec());
@@ -344,6 +387,28 @@ mod tests {
                 || add_scaled(v3, &mut wide, &record, w[0]),
             );
             assert_eq!(bits(&scalar), bits(&wide), "scaled, {c} columns");
+            // Records of f32 values (a grain's mode fields), converted in the lanes.
+            let record: Vec<f32> = record.iter().map(|x| *x as f32).collect();
+            let scalar: [f64; 7] = rows(Plain, &record, &weights);
+            let wide: [f64; 7] = v3.run(
+                #[inline(always)]
+                || rows(v3, &record, &weights),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "7 rows of f32, {c} columns");
+            let (scalar, wide) = weighted_rows_both(v3, &weights, &record, &[w[0], w[1], w[2]]);
+            assert_eq!(
+                bits(&scalar),
+                bits(&wide),
+                "3 weighted rows of f32, {c} columns"
+            );
+            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
+            add_scaled(Plain, &mut scalar, &record, w[0]);
+            v3.run(
+                #[inline(always)]
+                || add_scaled(v3, &mut wide, &record, w[0]),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "scaled f32, {c} columns");
+            let record: Vec<f64> = record.iter().map(|x| f64::from(*x)).collect();
             // The data tell a fused rounding apart: the same sums through `mul_add` differ.
             let sums = |step: fn(f64, f64, f64) -> f64| -> Vec<f64> {
                 (0..7)

@@ -42,6 +42,25 @@ pub struct Field {
     pub grid: Vec<Vector3<f64>>,
 }
 
+impl Field {
+    /// The field as [`Paths`] keeps it: each component rounded to the nearest `f32`
+    /// ([`stored`]).
+    fn stored(self) -> Field {
+        let round = |v: Vec<Vector3<f64>>| v.into_iter().map(|x| x.map(stored)).collect();
+        Field {
+            nodes: round(self.nodes),
+            grid: round(self.grid),
+        }
+    }
+}
+
+/// `x` rounded to the nearest `f32`, as a grain's mode fields are kept ([`Paths`]): relative
+/// error at most `2^-24` (about `6e-8`), far below the FEM's own; it halves the bytes a node
+/// test reads per column (docs/physics.md section 1, "Precision of the mode fields").
+pub fn stored(x: f64) -> f64 {
+    f64::from(x as f32)
+}
+
 /// A bound over the grid nodes, and over the nodes of the band near the surface
 /// (`phi_0 <= BAND_CELLS h`): the early-outs of [`crate::levelset`] use the band's where they
 /// can.
@@ -246,6 +265,12 @@ impl ModePath {
 /// level-set derivative are sums over a row (or of rows), read from one run of memory and in
 /// independent lanes: with one array per mode, a grain of 20 modes cost 20 cache misses per node
 /// and per use, and with the components interleaved the sums over the columns did not vectorise.
+///
+/// The records hold `f32` values: the fields are rounded once as they enter ([`stored`]), and
+/// every bound and derived row is taken from the rounded fields, so the grain is the rounded
+/// fields' grain, exactly; the sums over the columns convert each value to `f64` and run in
+/// `f64` ([`crate::lanes::Stored`]). A node test of a 20-mode grain reads 240 bytes instead of
+/// 480 (docs/performance.md, "Mode fields in f32").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Paths {
     /// One per mode.
@@ -253,9 +278,9 @@ pub struct Paths {
     /// `C`.
     columns: usize,
     /// At the surface nodes: 3 rows of `C` per node (x, y, z).
-    nodes: Vec<f64>,
+    nodes: Vec<f32>,
     /// At the grid nodes: [`GRID_ROWS`] rows of `C` per node ([`GridRow`]).
-    grid: Vec<f64>,
+    grid: Vec<f32>,
     /// Each column's largest second-difference component over the grid.
     curvature_max: Vec<f64>,
 }
@@ -278,6 +303,7 @@ pub const GRID_ROWS: usize = 7;
 impl Paths {
     /// Linear modes `u_a = eps_a Phi_a` (Eq. 1), one field `Phi_a` each: one point `(1, Phi_a)`.
     pub fn linear(phi: Vec<Field>, levelset: &LevelSetGrid) -> Paths {
+        let phi: Vec<Field> = phi.into_iter().map(Field::stored).collect();
         let modes = (phi.iter().enumerate())
             .map(|(a, f)| ModePath::new(vec![1.0], &[f], a, levelset, None))
             .collect();
@@ -289,7 +315,7 @@ impl Paths {
     pub fn through(points: Vec<(f64, Field)>, levelset: &LevelSetGrid) -> Paths {
         let amplitudes: Vec<f64> = points.iter().map(|p| p.0).collect();
         let range = Some((0.0, amplitudes[amplitudes.len() - 1]));
-        let columns: Vec<Field> = points.into_iter().map(|p| p.1).collect();
+        let columns: Vec<Field> = points.into_iter().map(|p| p.1.stored()).collect();
         let fields: Vec<&Field> = columns.iter().collect();
         let mode = ModePath::new(amplitudes, &fields, 0, levelset, range);
         Paths::new(vec![mode], columns, levelset)
@@ -297,8 +323,9 @@ impl Paths {
 
     /// Whether every column is a uniform dilation about the body's origin (its centre of mass)
     /// at the surface nodes `x0` (local frame): `v_j(x0_k) = s_j x0_k` with one scale `s_j`
-    /// per column, to `1e-9` of the column's largest node displacement (round-off, not a
-    /// near-dilation from FEM data). Such a deformation turns with the grain
+    /// per column, to `8 f32::EPSILON` (about `1e-6`) of the column's largest node
+    /// displacement: the round-off of the stored fields (`2^-24` relative per component, twice
+    /// with the fitted scale's), not a near-dilation from FEM data. Such a deformation turns with the grain
     /// (`v(R x) = R v(x)`) and moves every point of its surface: a contact anywhere, at any
     /// orientation, meets it as it met it at rest.
     pub fn is_uniform_dilation(&self, x0: &[Vector3<f64>]) -> bool {
@@ -307,7 +334,7 @@ impl Paths {
             let v: Vec<Vector3<f64>> = (0..x0.len())
                 .map(|k| {
                     let r = self.node_record(k);
-                    Vector3::new(r[j], r[c + j], r[2 * c + j])
+                    Vector3::new(r[j], r[c + j], r[2 * c + j]).cast::<f64>()
                 })
                 .collect();
             // The least-squares scale, then every node against it.
@@ -317,18 +344,20 @@ impl Paths {
             let largest = v.iter().map(|v| v.norm()).fold(0.0, f64::max);
             v.iter()
                 .zip(x0)
-                .all(|(v, x)| (v - x * scale).norm() <= 1e-9 * largest)
+                .all(|(v, x)| (v - x * scale).norm() <= 8.0 * f64::from(f32::EPSILON) * largest)
         })
     }
 
     /// Lays the columns out node by node, with their normal strains and second differences at
-    /// the grid nodes.
+    /// the grid nodes (the columns as [`Field::stored`] rounded them; the strains and
+    /// differences rounded to `f32` as they are stored, the curvature's bound taken from the
+    /// rounded values).
     fn new(modes: Vec<ModePath>, columns: Vec<Field>, levelset: &LevelSetGrid) -> Paths {
         let c = columns.len();
         let surface = columns.first().map_or(0, |f| f.nodes.len());
-        let mut nodes = vec![0.0; surface * 3 * c];
+        let mut nodes = vec![0.0f32; surface * 3 * c];
         let grid_nodes = levelset.values().len();
-        let mut grid = vec![0.0; grid_nodes * GRID_ROWS * c];
+        let mut grid = vec![0.0f32; grid_nodes * GRID_ROWS * c];
         // Row `r` of column `j` at node `n` of a record of `rows` rows.
         let at = |rows: usize, n: usize, r: usize, j: usize| (n * rows + r) * c + j;
         let mut curvature_max = Vec::with_capacity(c);
@@ -336,26 +365,27 @@ impl Paths {
         for (j, field) in columns.iter().enumerate() {
             for (k, v) in field.nodes.iter().enumerate() {
                 for d in 0..3 {
-                    nodes[at(3, k, d, j)] = v[d];
+                    nodes[at(3, k, d, j)] = v[d] as f32;
                 }
             }
             for (n, v) in field.grid.iter().enumerate() {
                 for d in 0..3 {
-                    grid[at(GRID_ROWS, n, GridRow::Displacement as usize + d, j)] = v[d];
+                    grid[at(GRID_ROWS, n, GridRow::Displacement as usize + d, j)] = v[d] as f32;
                 }
             }
             for (n, s) in normal_strain(&gradient, levelset, &field.grid)
                 .into_iter()
                 .enumerate()
             {
-                grid[at(GRID_ROWS, n, GridRow::Strain as usize, j)] = s;
+                grid[at(GRID_ROWS, n, GridRow::Strain as usize, j)] = s as f32;
             }
             let mut largest: f64 = 0.0;
             let second = gradient_second_differences(&gradient, levelset, &field.grid);
             for (n, v) in second.into_iter().enumerate() {
                 for (a, x) in v.iter().enumerate() {
-                    largest = largest.max(x.abs());
-                    grid[at(GRID_ROWS, n, GridRow::Curvature as usize + a, j)] = *x;
+                    let x = *x as f32;
+                    largest = largest.max(f64::from(x).abs());
+                    grid[at(GRID_ROWS, n, GridRow::Curvature as usize + a, j)] = x;
                 }
             }
             curvature_max.push(largest);
@@ -371,14 +401,14 @@ impl Paths {
 
     /// Surface node `k`'s record (3 rows of `C`).
     #[inline(always)]
-    fn node_record(&self, k: usize) -> &[f64] {
+    fn node_record(&self, k: usize) -> &[f32] {
         let size = 3 * self.columns;
         &self.nodes[k * size..(k + 1) * size]
     }
 
     /// Grid node `n`'s record ([`GRID_ROWS`] rows of `C`).
     #[inline(always)]
-    fn grid_record(&self, n: usize) -> &[f64] {
+    fn grid_record(&self, n: usize) -> &[f32] {
         let size = GRID_ROWS * self.columns;
         &self.grid[n * size..(n + 1) * size]
     }
@@ -722,7 +752,7 @@ impl<'a> Configuration<'a> {
     #[inline(always)]
     pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
         let record = self.paths.node_record(k);
-        in_lanes!(self.wide, weights.len(), |q| rows::<3, _>(
+        in_lanes!(self.wide, weights.len(), |q| rows::<3, _, _>(
             q, record, weights
         ))
         .into()
@@ -783,7 +813,7 @@ impl<'a> Configuration<'a> {
     pub fn grid_displacement(&self, n: usize) -> Vector3<f64> {
         let c = self.paths.columns;
         let record = &self.paths.grid_record(n)[GridRow::Displacement as usize * c..];
-        Vector3::from(in_lanes!(self.wide, c, |q| rows::<3, _>(
+        Vector3::from(in_lanes!(self.wide, c, |q| rows::<3, _, _>(
             q,
             record,
             &self.coefficients
@@ -981,6 +1011,52 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A grain keeps its mode fields in f32 ([`stored`]): a surface node's displacement
+    /// `sum_j c_j u_j(x0_k)` is the f64 sum of the unrounded fields within `2^-24 sum_j |c_j
+    /// u_j|` per component (each stored value within `2^-24` of itself, relative) plus the f64
+    /// sum's own rounding, and no closer than a third of that bound for some node (the rounding
+    /// is there: an f64 record would be within 1e-15). 7 linear modes (a chunk of four columns
+    /// and three in scalars), fields of mixed magnitudes, amplitudes of both signs.
+    #[test]
+    fn a_node_displacement_from_f32_fields_is_within_their_rounding_of_the_f64_sum() {
+        let spec = GridSpec {
+            origin: [-1.5; 3],
+            spacing: 0.5,
+            dims: [7; 3],
+        };
+        let levelset = LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap();
+        let count = levelset.values().len();
+        let nodes = 50;
+        let value = |a: usize, k: usize, c: usize| {
+            let t = (a * 131 + k * 17 + c * 7) as f64;
+            (0.37 * t).sin() * 10f64.powi((k % 5) as i32 - 2) + 1e-3 * (t * 0.11).cos()
+        };
+        let fields: Vec<Field> = (0..7)
+            .map(|a| Field {
+                nodes: (0..nodes)
+                    .map(|k| Vector3::from_fn(|c, _| value(a, k, c)))
+                    .collect(),
+                grid: vec![Vector3::zeros(); count],
+            })
+            .collect();
+        let paths = Paths::linear(fields, &levelset);
+        let eps = [0.3, -1.7, 0.011, 2.5, -0.4, 0.9, -3.1];
+        let config = Configuration::new(&paths, &eps);
+        let mut closest: f64 = 1.0;
+        for k in 0..nodes {
+            let u = config.node_displacement(k);
+            for c in 0..3 {
+                let exact: f64 = (0..7).map(|a| eps[a] * value(a, k, c)).sum();
+                let scale: f64 = (0..7).map(|a| (eps[a] * value(a, k, c)).abs()).sum();
+                let bound = 2f64.powi(-24) * scale + 8.0 * f64::EPSILON * scale;
+                let off = (u[c] - exact).abs();
+                assert!(off <= bound, "node {k}, component {c}: {off:e} > {bound:e}");
+                closest = closest.min((bound - off) / bound);
+            }
+        }
+        assert!(closest < 2.0 / 3.0, "no node shows the rounding: {closest}");
     }
 
     /// A side's weights summed per grid node, nodes in the order first added, each node's
