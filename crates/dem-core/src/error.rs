@@ -45,6 +45,11 @@ pub enum ShapeError {
         "the bundle has a residual flexibility but no material (the half space's compliance needs E and nu): bake it again from its modes bundle"
     )]
     Flexibility,
+    /// A mode field's value beyond the `f32` range the solver keeps the fields in.
+    #[error(
+        "a mode field holds {0:e}, beyond the magnitude 3.4e38 the solver keeps mode fields to (f32): the field's units are wrong"
+    )]
+    FieldRange(f64),
 }
 
 /// Refuses `values` (key `key`) unless every number is finite.

@@ -388,27 +388,32 @@ mod tests {
             );
             assert_eq!(bits(&scalar), bits(&wide), "scaled, {c} columns");
             // Records of f32 values (a grain's mode fields), converted in the lanes.
-            let record: Vec<f32> = record.iter().map(|x| *x as f32).collect();
-            let scalar: [f64; 7] = rows(Plain, &record, &weights);
+            let single: Vec<f32> = record.iter().map(|x| *x as f32).collect();
+            let scalar: [f64; 7] = rows(Plain, &single, &weights);
             let wide: [f64; 7] = v3.run(
                 #[inline(always)]
-                || rows(v3, &record, &weights),
+                || rows(v3, &single, &weights),
             );
             assert_eq!(bits(&scalar), bits(&wide), "7 rows of f32, {c} columns");
-            let (scalar, wide) = weighted_rows_both(v3, &weights, &record, &[w[0], w[1], w[2]]);
+            let scalar: [f64; 3] = rows(Plain, &single, &weights);
+            let wide: [f64; 3] = v3.run(
+                #[inline(always)]
+                || rows(v3, &single, &weights),
+            );
+            assert_eq!(bits(&scalar), bits(&wide), "3 rows of f32, {c} columns");
+            let (scalar, wide) = weighted_rows_both(v3, &weights, &single, &[w[0], w[1], w[2]]);
             assert_eq!(
                 bits(&scalar),
                 bits(&wide),
                 "3 weighted rows of f32, {c} columns"
             );
             let (mut scalar, mut wide) = (weights.clone(), weights.clone());
-            add_scaled(Plain, &mut scalar, &record, w[0]);
+            add_scaled(Plain, &mut scalar, &single, w[0]);
             v3.run(
                 #[inline(always)]
-                || add_scaled(v3, &mut wide, &record, w[0]),
+                || add_scaled(v3, &mut wide, &single, w[0]),
             );
             assert_eq!(bits(&scalar), bits(&wide), "scaled f32, {c} columns");
-            let record: Vec<f64> = record.iter().map(|x| f64::from(*x)).collect();
             // The data tell a fused rounding apart: the same sums through `mul_add` differ.
             let sums = |step: fn(f64, f64, f64) -> f64| -> Vec<f64> {
                 (0..7)

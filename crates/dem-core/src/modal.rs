@@ -137,6 +137,13 @@ impl ModalShape {
                     .collect(),
             }
         };
+        // The fields are kept in f32 (crate::path::stored): a value past its range would
+        // become infinite.
+        let path = d.path.iter().flat_map(|p| p.nodes.iter().chain(&p.grid));
+        let mut values = d.node_modes.iter().chain(&d.grid_modes).chain(path);
+        if let Some(x) = values.find(|x| x.abs() > f64::from(f32::MAX)) {
+            return Err(ShapeError::FieldRange(*x));
+        }
         let paths = match &d.path {
             // One mode following its FEM run.
             Some(p) => {

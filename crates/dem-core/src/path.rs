@@ -1059,6 +1059,41 @@ mod tests {
         assert!(closest < 2.0 / 3.0, "no node shows the rounding: {closest}");
     }
 
+    /// The dilation test tells the stored fields' round-off from a near-dilation: a field
+    /// `s x0` is one (after its f32 rounding), and the same with one node's displacement off by
+    /// 1e-5 of the largest (in any component) is not; nor is a field that is not radial.
+    #[test]
+    fn a_dilation_is_told_from_a_near_dilation_through_the_rounding() {
+        let spec = GridSpec {
+            origin: [-1.5; 3],
+            spacing: 0.5,
+            dims: [7; 3],
+        };
+        let levelset = LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap();
+        let count = levelset.values().len();
+        let x0: Vec<Vector3<f64>> = (0..40)
+            .map(|k| {
+                let (t, z) = (0.7 * k as f64, 0.05 * k as f64 - 1.0);
+                let r = (1.0 - z * z).sqrt();
+                Vector3::new(r * t.cos(), r * t.sin(), z)
+            })
+            .collect();
+        let paths = |nodes: Vec<Vector3<f64>>| {
+            let grid = vec![Vector3::zeros(); count];
+            Paths::linear(vec![Field { nodes, grid }], &levelset)
+        };
+        let dilation: Vec<Vector3<f64>> = x0.iter().map(|x| x * 0.0137).collect();
+        assert!(paths(dilation.clone()).is_uniform_dilation(&x0));
+        let largest = dilation.iter().map(|v| v.norm()).fold(0.0, f64::max);
+        for c in 0..3 {
+            let mut near = dilation.clone();
+            near[17][c] += 1e-5 * largest;
+            assert!(!paths(near).is_uniform_dilation(&x0), "component {c}");
+        }
+        let twisted: Vec<Vector3<f64>> = x0.iter().map(|x| Vector3::new(-x.y, x.x, 0.0)).collect();
+        assert!(!paths(twisted).is_uniform_dilation(&x0));
+    }
+
     /// A side's weights summed per grid node, nodes in the order first added, each node's
     /// weights in the order of the additions: against a plain scan doing the same sums, through
     /// the index's growth, and through its reuse after [`RowWeights::clear`] (a thread's next

@@ -546,7 +546,7 @@ fn history_follows_the_listed_deformable_grains() {
             .unwrap();
         // The mode field `Phi(x0) = x0` as the grain keeps it, rounded to f32.
         for c in 0..3 {
-            let u0 = 0.01 * dem_core::path::stored(x0[c]);
+            let u0 = 0.01 * f64::from(x0[c] as f32);
             assert!((p[c] - (x0[c] + u0)).abs() < 1e-12, "node {k}");
             assert!((u[c] - u0).abs() < 1e-14, "node {k}");
         }

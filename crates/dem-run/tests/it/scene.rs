@@ -300,6 +300,10 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
     bad.deformation.as_mut().unwrap().modal_stiffness[[0, 0]] = 10.0;
     bad.deformation.as_mut().unwrap().modal_damping[[0, 0]] = -0.5;
     bad.write(&dir.path().join("negative-c.grain")).unwrap();
+    // A mode field past f32's range, which the solver keeps the fields in.
+    bad.deformation.as_mut().unwrap().modal_damping[[0, 0]] = 0.5;
+    bad.deformation.as_mut().unwrap().grid_modes[[0, 1, 1, 1, 2]] = -1e39;
+    bad.write(&dir.path().join("huge-field.grain")).unwrap();
     let scene = |bundle: &str, modes: &str, law: &str| {
         format!(
             "[run]\ndt = 1e-4\nsteps = 10\n[contact]\n{law}\n\
@@ -390,6 +394,10 @@ fn deformable_options_that_do_not_fit_the_bundle_are_refused() {
         (
             scene("negative-c", "", springs),
             "the modal damping is not symmetric positive semi-definite",
+        ),
+        (
+            scene("huge-field", "", springs),
+            "a mode field holds -1e39, beyond the magnitude 3.4e38",
         ),
         (
             scene("soft", "modes = { levelset = \"advected\" }", springs),
