@@ -959,6 +959,17 @@ pub const BAND_CELLS: f64 = 5.0;
 mod tests {
     use super::*;
 
+    /// The level set of the unit sphere on a grid over `[-1.5, 1.5]^3` of spacing `h`,
+    /// `n` nodes per axis.
+    fn unit_sphere(h: f64, n: usize) -> LevelSetGrid {
+        let spec = GridSpec {
+            origin: [-1.5; 3],
+            spacing: h,
+            dims: [n; 3],
+        };
+        LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap()
+    }
+
     /// A query's weights mapped at once ([`Configuration::grid_rows_map`] with the query's
     /// scale, what a grain below four columns does) and the same weights added up per grid
     /// node and mapped at the side's end ([`RowWeights`], four columns or more) are one linear
@@ -966,12 +977,7 @@ mod tests {
     /// signs, queries sharing cells.
     #[test]
     fn weights_mapped_at_once_equal_them_added_up_per_node() {
-        let spec = GridSpec {
-            origin: [-1.5; 3],
-            spacing: 0.25,
-            dims: [13; 3],
-        };
-        let levelset = LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap();
+        let levelset = unit_sphere(0.25, 13);
         let count = levelset.values().len();
         for modes in 1..=5 {
             let fields: Vec<Field> = (0..modes)
@@ -1021,12 +1027,7 @@ mod tests {
     /// and three in scalars), fields of mixed magnitudes, amplitudes of both signs.
     #[test]
     fn a_node_displacement_from_f32_fields_is_within_their_rounding_of_the_f64_sum() {
-        let spec = GridSpec {
-            origin: [-1.5; 3],
-            spacing: 0.5,
-            dims: [7; 3],
-        };
-        let levelset = LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap();
+        let levelset = unit_sphere(0.5, 7);
         let count = levelset.values().len();
         let nodes = 50;
         let value = |a: usize, k: usize, c: usize| {
@@ -1064,12 +1065,7 @@ mod tests {
     /// 1e-5 of the largest (in any component) is not; nor is a field that is not radial.
     #[test]
     fn a_dilation_is_told_from_a_near_dilation_through_the_rounding() {
-        let spec = GridSpec {
-            origin: [-1.5; 3],
-            spacing: 0.5,
-            dims: [7; 3],
-        };
-        let levelset = LevelSetGrid::from_fn(spec, |p| p.coords.norm() - 1.0).unwrap();
+        let levelset = unit_sphere(0.5, 7);
         let count = levelset.values().len();
         let x0: Vec<Vector3<f64>> = (0..40)
             .map(|k| {
