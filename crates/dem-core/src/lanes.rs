@@ -7,10 +7,11 @@
 //!
 //! The columns are what [`crate::path::Paths`] stores per node: one per linear mode, one per
 //! point of a path, in `f32` ([`Stored`]: each value converted exactly to `f64` as it is
-//! loaded, so the arithmetic is `f64` throughout). Explicit lanes rather than the compiler's vectorizer: compiled for AVX2,
-//! the same loops in plain arrays came out as pairs of rows in 128-bit registers with shuffles
-//! between them, and a surface node's three sums over 20 columns took 263 instructions where
-//! the lanes take 135 (docs/performance.md, "The column sums in explicit lanes").
+//! loaded, so the arithmetic is `f64` throughout). Explicit lanes rather than the compiler's
+//! vectorizer: compiled for AVX2, the same loops in plain arrays came out as pairs of rows in
+//! 128-bit registers with shuffles between them, and a surface node's three sums over 20
+//! columns took 263 instructions where the lanes take 135 (docs/performance.md, "The column
+//! sums in explicit lanes").
 //!
 //! Cost of each kernel, per call: `C / 4` vector steps of one load per row and one product and
 //! one sum per row, then the rows' reductions and the `C mod 4` last columns in scalars. Below
@@ -340,6 +341,52 @@ mod tests {
         (scalar, wide)
     }
 
+    /// Every kernel on `record` (values of type `T`, 7 rows of `weights.len()` columns) in
+    /// scalars and in AVX2, compared bit for bit.
+    #[cfg(target_arch = "x86_64")]
+    fn kernels_both<T: Stored>(
+        v3: pulp::x86::V3,
+        record: &[T],
+        weights: &[f64],
+        w: &[f64; 7],
+        kind: &str,
+    ) {
+        let c = weights.len();
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let scalar: [f64; 7] = rows(Plain, record, weights);
+        let wide: [f64; 7] = v3.run(
+            #[inline(always)]
+            || rows(v3, record, weights),
+        );
+        assert_eq!(bits(&scalar), bits(&wide), "7 rows of {kind}, {c} columns");
+        let scalar: [f64; 3] = rows(Plain, record, weights);
+        let wide: [f64; 3] = v3.run(
+            #[inline(always)]
+            || rows(v3, record, weights),
+        );
+        assert_eq!(bits(&scalar), bits(&wide), "3 rows of {kind}, {c} columns");
+        let (scalar, wide) = weighted_rows_both(v3, weights, record, w);
+        assert_eq!(
+            bits(&scalar),
+            bits(&wide),
+            "7 weighted rows of {kind}, {c} columns"
+        );
+        // A node force's three rows.
+        let (scalar, wide) = weighted_rows_both(v3, weights, record, &[w[0], w[1], w[2]]);
+        assert_eq!(
+            bits(&scalar),
+            bits(&wide),
+            "3 weighted rows of {kind}, {c} columns"
+        );
+        let (mut scalar, mut wide) = (weights.to_vec(), weights.to_vec());
+        add_scaled(Plain, &mut scalar, record, w[0]);
+        v3.run(
+            #[inline(always)]
+            || add_scaled(v3, &mut wide, record, w[0]),
+        );
+        assert_eq!(bits(&scalar), bits(&wide), "scaled {kind}, {c} columns");
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_kernels_give_the_same_bits_in_avx2_and_in_scalars() {
@@ -357,63 +404,15 @@ mod tests {
             let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
             sign * 10f64.powf(16.0 * unit - 8.0)
         };
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         let mut fused_differs = false;
         for c in 1..=23 {
             let record: Vec<f64> = (0..7 * c).map(|_| next()).collect();
             let weights: Vec<f64> = (0..c).map(|_| next()).collect();
             let w: [f64; 7] = std::array::from_fn(|_| next());
-            let scalar: [f64; 7] = rows(Plain, &record, &weights);
-            let wide: [f64; 7] = v3.run(
-                #[inline(always)]
-                || rows(v3, &record, &weights),
-            );
-            assert_eq!(bits(&scalar), bits(&wide), "7 rows, {c} columns");
-            let scalar: [f64; 3] = rows(Plain, &record, &weights);
-            let wide: [f64; 3] = v3.run(
-                #[inline(always)]
-                || rows(v3, &record, &weights),
-            );
-            assert_eq!(bits(&scalar), bits(&wide), "3 rows, {c} columns");
-            let (scalar, wide) = weighted_rows_both(v3, &weights, &record, &w);
-            assert_eq!(bits(&scalar), bits(&wide), "7 weighted rows, {c} columns");
-            // A node force's three rows.
-            let (scalar, wide) = weighted_rows_both(v3, &weights, &record, &[w[0], w[1], w[2]]);
-            assert_eq!(bits(&scalar), bits(&wide), "3 weighted rows, {c} columns");
-            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
-            add_scaled(Plain, &mut scalar, &record, w[0]);
-            v3.run(
-                #[inline(always)]
-                || add_scaled(v3, &mut wide, &record, w[0]),
-            );
-            assert_eq!(bits(&scalar), bits(&wide), "scaled, {c} columns");
+            kernels_both(v3, &record, &weights, &w, "f64");
             // Records of f32 values (a grain's mode fields), converted in the lanes.
             let single: Vec<f32> = record.iter().map(|x| *x as f32).collect();
-            let scalar: [f64; 7] = rows(Plain, &single, &weights);
-            let wide: [f64; 7] = v3.run(
-                #[inline(always)]
-                || rows(v3, &single, &weights),
-            );
-            assert_eq!(bits(&scalar), bits(&wide), "7 rows of f32, {c} columns");
-            let scalar: [f64; 3] = rows(Plain, &single, &weights);
-            let wide: [f64; 3] = v3.run(
-                #[inline(always)]
-                || rows(v3, &single, &weights),
-            );
-            assert_eq!(bits(&scalar), bits(&wide), "3 rows of f32, {c} columns");
-            let (scalar, wide) = weighted_rows_both(v3, &weights, &single, &[w[0], w[1], w[2]]);
-            assert_eq!(
-                bits(&scalar),
-                bits(&wide),
-                "3 weighted rows of f32, {c} columns"
-            );
-            let (mut scalar, mut wide) = (weights.clone(), weights.clone());
-            add_scaled(Plain, &mut scalar, &single, w[0]);
-            v3.run(
-                #[inline(always)]
-                || add_scaled(v3, &mut wide, &single, w[0]),
-            );
-            assert_eq!(bits(&scalar), bits(&wide), "scaled f32, {c} columns");
+            kernels_both(v3, &single, &weights, &w, "f32");
             // The data tell a fused rounding apart: the same sums through `mul_add` differ.
             let sums = |step: fn(f64, f64, f64) -> f64| -> Vec<f64> {
                 (0..7)

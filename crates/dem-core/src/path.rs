@@ -325,9 +325,9 @@ impl Paths {
     /// at the surface nodes `x0` (local frame): `v_j(x0_k) = s_j x0_k` with one scale `s_j`
     /// per column, to `8 f32::EPSILON` (about `1e-6`) of the column's largest node
     /// displacement: the round-off of the stored fields (`2^-24` relative per component, twice
-    /// with the fitted scale's), not a near-dilation from FEM data. Such a deformation turns with the grain
-    /// (`v(R x) = R v(x)`) and moves every point of its surface: a contact anywhere, at any
-    /// orientation, meets it as it met it at rest.
+    /// with the fitted scale's), not a near-dilation from FEM data. Such a deformation turns
+    /// with the grain (`v(R x) = R v(x)`) and moves every point of its surface: a contact
+    /// anywhere, at any orientation, meets it as it met it at rest.
     pub fn is_uniform_dilation(&self, x0: &[Vector3<f64>]) -> bool {
         let c = self.columns;
         (0..c).all(|j| {
