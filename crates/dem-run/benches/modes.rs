@@ -65,17 +65,18 @@ fn main() {
                 side_by_side::advanced(&path, &text, &pool, LOAD)
             })
             .collect();
-        let (rates, tests) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
+        let (rates, counts) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
         println!("{name}: 1 thread, after {LOAD} loading steps, {TIMED} steps timed:");
         let medians: Vec<f64> = rates.iter().map(|r| r[REPEATS / 2]).collect();
         for (v, (label, ..)) in variants.iter().enumerate() {
             println!(
-                "  {label}: {:.0} steps/s ({:.0} to {:.0}), {:.0} node tests per step, {:.1} ns each, {} node contacts",
+                "  {label}: {:.0} steps/s ({:.0} to {:.0}), {:.0} node tests per step, {:.1} ns each, {:.0} node queries per step, {} node contacts",
                 medians[v],
                 rates[v][0],
                 rates[v][REPEATS - 1],
-                tests[v] as f64 / TIMED as f64,
-                1e9 / medians[v] * TIMED as f64 / tests[v] as f64,
+                counts[v].tests as f64 / TIMED as f64,
+                1e9 / medians[v] * TIMED as f64 / counts[v].tests as f64,
+                counts[v].queries as f64 / TIMED as f64,
                 sims[v].last.contacts
             );
         }

@@ -307,7 +307,7 @@ fn deformable(dir: &Path, scene: &str) {
             side_by_side::advanced(&path, &text, &pool, SETTLE)
         })
         .collect();
-    let (rates, tests) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
+    let (rates, counts) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
     println!("deformable spheres (dilation mode), 2 threads, after {SETTLE} settling steps each:");
     let mut medians = Vec::new();
     for (v, (name, _)) in variants.iter().enumerate() {
@@ -321,11 +321,12 @@ fn deformable(dir: &Path, scene: &str) {
             .map(|m| m.eps[0].abs())
             .fold(0.0, f64::max);
         println!(
-            "  {name}: {rate:.0} steps/s ({:.0} to {:.0}), {:.1} ns per node test ({:.0} per step), {} node contacts, largest |eps| {eps:.2e}, time / rigid {:.2}",
+            "  {name}: {rate:.0} steps/s ({:.0} to {:.0}), {:.1} ns per node test ({:.0} per step, {:.0} queries), {} node contacts, largest |eps| {eps:.2e}, time / rigid {:.2}",
             rates[v][0],
             rates[v][REPEATS - 1],
-            1e9 / rate * TIMED as f64 / tests[v] as f64,
-            tests[v] as f64 / TIMED as f64,
+            1e9 / rate * TIMED as f64 / counts[v].tests as f64,
+            counts[v].tests as f64 / TIMED as f64,
+            counts[v].queries as f64 / TIMED as f64,
             sims[v].last.contacts,
             medians[0] / rate,
         );

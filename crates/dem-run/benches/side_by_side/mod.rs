@@ -45,28 +45,41 @@ impl WorkDir {
 
 /// Times `steps` steps of each simulation in turn, `repeats` rounds, in `pool` (in turn, so
 /// that the machine's drift reaches every variant alike): per simulation its rates (steps per
-/// second, sorted: the median is `[repeats / 2]`) and its node tests in the last round.
+/// second, sorted: the median is `[repeats / 2]`) and its node counts in the last round.
 pub fn in_turn(
     sims: &mut [Simulation],
     pool: &rayon::ThreadPool,
     steps: u64,
     repeats: usize,
-) -> (Vec<Vec<f64>>, Vec<u64>) {
+) -> (Vec<Vec<f64>>, Vec<NodeCounts>) {
     let mut rates = vec![Vec::new(); sims.len()];
-    let mut tests = vec![0; sims.len()];
+    let mut counts = vec![NodeCounts::default(); sims.len()];
     for _ in 0..repeats {
         for (v, sim) in sims.iter_mut().enumerate() {
-            let t0 = sim.totals.node_tests;
+            let (t0, q0) = (sim.totals.node_tests, sim.totals.node_queries);
             let t = Instant::now();
             pool.install(|| sim.steps(steps));
             rates[v].push(steps as f64 / t.elapsed().as_secs_f64());
-            tests[v] = sim.totals.node_tests - t0;
+            counts[v] = NodeCounts {
+                tests: sim.totals.node_tests - t0,
+                queries: sim.totals.node_queries - q0,
+            };
         }
     }
     for r in &mut rates {
         r.sort_by(f64::total_cmp);
     }
-    (rates, tests)
+    (rates, counts)
+}
+
+/// A variant's node tests (nodes whose cluster's bound passed) and node queries (tests that
+/// asked the other side's level set or wall), over one round.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NodeCounts {
+    /// Node tests.
+    pub tests: u64,
+    /// Node queries.
+    pub queries: u64,
 }
 
 /// The scene `text`, written to `path`, built and advanced by `steps` steps in `pool` (the
