@@ -25,9 +25,9 @@ pub struct Shape {
     /// Surface node positions `x0_k`, grouped by cluster (see [`Cluster`]): a node's index is
     /// its place in this list, not in the bundle's.
     pub nodes: Vec<Vector3<f64>>,
-    /// Spatial clusters of the nodes, so that the narrow phase skips the clusters far from the
-    /// other body.
-    pub clusters: Vec<Cluster>,
+    /// Spatial clusters of the nodes and the tree above them, so that the narrow phase skips
+    /// the clusters far from the other body.
+    pub clusters: Clusters,
     /// Surface area carried by each node `a_k` (they sum to the surface area).
     pub areas: Vec<f64>,
     /// The largest `a_k`.
@@ -77,6 +77,103 @@ pub struct Cluster {
     pub range: std::ops::Range<usize>,
 }
 
+/// The nodes' clusters (the leaves, of at most [`CLUSTER_NODES`] nodes) and the k-d tree above
+/// them, every entry the bounding sphere of its nodes, in depth-first order: a subtree's
+/// entries follow its root, so that a search skips a subtree whose sphere is out of reach in
+/// one jump (a bounding-volume hierarchy walked without a stack).
+///
+/// Cost of [`Clusters::near`]: one sphere test per entry visited; for a body of `n` nodes
+/// touched on a patch, about `2 log2(n / CLUSTER_NODES)` entries above the patch's clusters,
+/// where a flat list tests all `n / CLUSTER_NODES` clusters (docs/performance.md, "A tree over
+/// the clusters").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clusters {
+    /// The entries, each with the index of the entry after its subtree (`i + 1` for a leaf).
+    entries: Vec<(Cluster, usize)>,
+}
+
+impl Clusters {
+    /// The tree of k-d subtree `ranges` (depth-first, each with the index after its subtree)
+    /// over `nodes`, already in the tree's order.
+    fn new(nodes: &[Vector3<f64>], ranges: Vec<(std::ops::Range<usize>, usize)>) -> Clusters {
+        let entries = (ranges.into_iter())
+            .map(|(range, skip)| {
+                let members = &nodes[range.clone()];
+                let centre = members.iter().sum::<Vector3<f64>>() / members.len() as f64;
+                let radius = (members.iter())
+                    .map(|x| (x - centre).norm())
+                    .fold(0.0, f64::max);
+                let cluster = Cluster {
+                    centre,
+                    radius,
+                    range,
+                };
+                (cluster, skip)
+            })
+            .collect();
+        Clusters { entries }
+    }
+
+    /// The clusters (leaves) whose sphere, and every sphere above it, passes `reaches`, in the
+    /// nodes' order. A subtree is skipped when its root's sphere fails: `reaches` must pass a
+    /// sphere that holds a node which could touch, as a test of the centre's distance to the
+    /// other side against the radius does (the narrow phase's [`crate::law::surface::Surface::reaches`]).
+    #[inline(always)]
+    pub fn near<'a>(
+        &'a self,
+        mut reaches: impl FnMut(&Cluster) -> bool + 'a,
+    ) -> impl Iterator<Item = &'a Cluster> + 'a {
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            while let Some((cluster, skip)) = self.entries.get(i) {
+                if !reaches(cluster) {
+                    i = *skip;
+                } else {
+                    i += 1;
+                    if *skip == i {
+                        return Some(cluster);
+                    }
+                }
+            }
+            None
+        })
+    }
+
+    /// Every cluster, in the nodes' order.
+    pub fn leaves(&self) -> impl Iterator<Item = &Cluster> {
+        self.near(|_| true)
+    }
+}
+
+impl Cluster {
+    /// The nodes of the cluster (`nodes` the shape's) within the ball of radius `radius`
+    /// about `centre` (local frame), as bits: bit `i` for node `range.start + i`. A filter in
+    /// front of the exact tests: the ball is grown by a relative `1e-12` so that no node the
+    /// exact test (another order of the same sums) keeps is dropped by rounding. The distances
+    /// are taken four nodes at a time in plain arrays, which the compiler maps to vector
+    /// registers (docs/performance.md, "Nodes filtered by lanes").
+    #[inline(always)]
+    pub fn within(&self, nodes: &[Vector3<f64>], centre: &Vector3<f64>, radius: f64) -> u32 {
+        const { assert!(CLUSTER_NODES <= 32) };
+        let r2 = radius * radius * (1.0 + 1e-12);
+        let mut bits = 0;
+        for (chunk, first) in nodes[self.range.clone()].chunks(4).zip((0..).step_by(4)) {
+            let mut d = [[f64::INFINITY; 4]; 3];
+            for (i, x) in chunk.iter().enumerate() {
+                for a in 0..3 {
+                    d[a][i] = x[a] - centre[a];
+                }
+            }
+            let d2: [f64; 4] =
+                std::array::from_fn(|i| d[0][i] * d[0][i] + d[1][i] * d[1][i] + d[2][i] * d[2][i]);
+            for (i, d2) in d2.iter().enumerate() {
+                bits |= u32::from(*d2 < r2) << (first + i);
+            }
+        }
+        bits
+    }
+}
+
 impl Shape {
     /// The shape of a bundle, with its modal data if it is deformable. The nodes are sorted
     /// into clusters of at most [`CLUSTER_NODES`]: the leaves of a k-d tree that halves each
@@ -99,25 +196,10 @@ impl Shape {
         let farthest = bundle_nodes.iter().map(|n| n.norm()).fold(0.0, f64::max);
         let mut order: Vec<usize> = (0..bundle_nodes.len()).collect();
         let mut ranges = Vec::new();
-        kd_leaves(&bundle_nodes, &mut order, 0, &mut ranges);
+        kd_tree(&bundle_nodes, &mut order, 0, &mut ranges);
         let nodes: Vec<Vector3<f64>> = order.iter().map(|&k| bundle_nodes[k]).collect();
         let areas: Vec<f64> = order.iter().map(|&k| b.node_areas[k]).collect();
-        let clusters: Vec<Cluster> = ranges
-            .into_iter()
-            .map(|range| {
-                let members = &nodes[range.clone()];
-                let centre = members.iter().sum::<Vector3<f64>>() / members.len() as f64;
-                let radius = members
-                    .iter()
-                    .map(|x| (x - centre).norm())
-                    .fold(0.0, f64::max);
-                Cluster {
-                    centre,
-                    radius,
-                    range,
-                }
-            })
-            .collect();
+        let clusters = Clusters::new(&nodes, ranges);
         let area: f64 = areas.iter().sum();
         let nearest = nodes.iter().map(|n| n.norm()).fold(f64::INFINITY, f64::min);
         let sphere_radius =
@@ -177,17 +259,20 @@ impl Shape {
 /// step 1.1-1.3 x faster (docs/performance.md, "Clusters of 8 nodes").
 pub const CLUSTER_NODES: usize = 8;
 
-/// Sorts `order` (indices into `nodes`, starting at `offset` in the shape's list) into k-d tree
-/// leaves of at most [`CLUSTER_NODES`], appending their ranges. The split is at the median
-/// along the longest side of the bounding box; ties go by index, so the order is deterministic.
-fn kd_leaves(
+/// Sorts `order` (indices into `nodes`, starting at `offset` in the shape's list) into a k-d
+/// tree whose leaves hold at most [`CLUSTER_NODES`], appending each subtree's range of the
+/// sorted list in depth-first order with the index of the entry after it ([`Clusters`]). The
+/// split is at the median along the longest side of the bounding box; ties go by index, so the
+/// order is deterministic.
+fn kd_tree(
     nodes: &[Vector3<f64>],
     order: &mut [usize],
     offset: usize,
-    leaves: &mut Vec<std::ops::Range<usize>>,
+    tree: &mut Vec<(std::ops::Range<usize>, usize)>,
 ) {
+    let entry = tree.len();
+    tree.push((offset..offset + order.len(), entry + 1));
     if order.len() <= CLUSTER_NODES {
-        leaves.push(offset..offset + order.len());
         return;
     }
     let (lo, hi) = order.iter().fold(
@@ -203,8 +288,9 @@ fn kd_leaves(
         nodes[i][axis].total_cmp(&nodes[j][axis]).then(i.cmp(&j))
     });
     let (left, right) = order.split_at_mut(half);
-    kd_leaves(nodes, left, offset, leaves);
-    kd_leaves(nodes, right, offset + half, leaves);
+    kd_tree(nodes, left, offset, tree);
+    kd_tree(nodes, right, offset + half, tree);
+    tree[entry].1 = tree.len();
 }
 
 /// The largest `|phi(n') - phi(n)| / h` over neighbouring grid nodes `n, n'`.
@@ -442,4 +528,71 @@ pub fn smallest_radius(shapes: &[Arc<Shape>]) -> f64 {
     (shapes.iter())
         .map(|s| s.bounding_radius)
         .fold(f64::INFINITY, f64::min)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `n` nodes on an ellipsoid of semi-axes `axes`, spread by the golden angle.
+    fn ellipsoid_nodes(n: usize, axes: [f64; 3]) -> Vec<Vector3<f64>> {
+        let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+        (0..n)
+            .map(|k| {
+                let z = 1.0 - (2 * k + 1) as f64 / n as f64;
+                let (r, t) = ((1.0 - z * z).sqrt(), golden * k as f64);
+                Vector3::new(axes[0] * r * t.cos(), axes[1] * r * t.sin(), axes[2] * z)
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// The tree against brute force (every node's distance to the ball's centre): its
+        /// leaves are the nodes in order, at most `CLUSTER_NODES` each; a search returns every
+        /// cluster holding a node inside the ball, only clusters the flat test passes, and skips
+        /// no cluster the flat test passes unless none of its nodes is inside; a cluster's bits
+        /// hold every node inside and none farther than the rounding's allowance.
+        #[test]
+        fn a_search_of_the_tree_finds_every_node_inside_a_ball(
+            n in 1usize..700,
+            axes in prop::array::uniform3(0.2f64..5.0),
+            centre in prop::array::uniform3(-6.0f64..6.0),
+            radius in 0.0f64..4.0,
+        ) {
+            let points = ellipsoid_nodes(n, axes);
+            let mut order: Vec<usize> = (0..n).collect();
+            let mut ranges = Vec::new();
+            kd_tree(&points, &mut order, 0, &mut ranges);
+            let nodes: Vec<Vector3<f64>> = order.iter().map(|&k| points[k]).collect();
+            let clusters = Clusters::new(&nodes, ranges);
+            let centre = Vector3::from(centre);
+            let inside = |x: &Vector3<f64>| (x - centre).norm() < radius;
+            let reaches = |c: &Cluster| (c.centre - centre).norm() < c.radius + radius;
+
+            let leaves: Vec<&Cluster> = clusters.leaves().collect();
+            let covered: Vec<usize> = leaves.iter().flat_map(|c| c.range.clone()).collect();
+            prop_assert_eq!(covered, (0..n).collect::<Vec<_>>());
+            prop_assert!(leaves.iter().all(|c| c.range.len() <= CLUSTER_NODES));
+
+            let found: Vec<&Cluster> = clusters.near(reaches).collect();
+            for c in &leaves {
+                let holds = nodes[c.range.clone()].iter().any(inside);
+                let is_found = found.iter().any(|f| f.range == c.range);
+                prop_assert!(!holds || is_found, "a cluster with a node inside was skipped");
+                prop_assert!(!is_found || reaches(c), "a cluster the flat test rejects was found");
+            }
+            for c in &found {
+                let bits = c.within(&nodes, &centre, radius);
+                for (i, x) in nodes[c.range.clone()].iter().enumerate() {
+                    let kept = bits >> i & 1 == 1;
+                    prop_assert!(!inside(x) || kept, "node {i} inside was dropped");
+                    prop_assert!(
+                        !kept || (x - centre).norm() <= radius * (1.0 + 1e-12),
+                        "node {i} far outside was kept"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -667,20 +667,20 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
     }
     let frame = surface.frame(giver);
     let mut scratch = Scratch::for_side();
-    giver.shape.clusters.iter().any(|c| {
-        surface.reaches(&frame, giver, c, 0.0)
-            && c.range.clone().any(|k| {
-                surface
-                    .touch(
-                        &frame,
-                        giver,
-                        &giver.shape.nodes[k],
-                        0.0,
-                        false,
-                        &mut scratch,
-                    )
-                    .is_some()
-            })
+    let mut near = (giver.shape.clusters).near(|c| surface.reaches(&frame, giver, c, 0.0));
+    near.any(|c| {
+        c.range.clone().any(|k| {
+            surface
+                .touch(
+                    &frame,
+                    giver,
+                    &giver.shape.nodes[k],
+                    0.0,
+                    false,
+                    &mut scratch,
+                )
+                .is_some()
+        })
     })
 }
 

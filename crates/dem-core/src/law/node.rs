@@ -501,17 +501,6 @@ struct Side<'a> {
     weight: f64,
 }
 
-/// The nodes of the clusters that pass `reaches`, in order.
-fn near<'a>(
-    clusters: &'a [Cluster],
-    reaches: impl Fn(&Cluster) -> bool + 'a,
-) -> impl Iterator<Item = usize> + 'a {
-    clusters
-        .iter()
-        .filter(move |c| reaches(c))
-        .flat_map(|c| c.range.clone())
-}
-
 /// The node-law contacts of one pair (both directions, or the finer grain's nodes, by the
 /// scene's node roles), the new shears (sorted) and, for a law that couples, the pair's load.
 fn node_pair<M: NodeModel>(
@@ -641,45 +630,55 @@ impl<M: NodeModel> Acc<'_, M> {
         let deformable = p.is_deformable();
         self.columns.clear();
         self.columns.resize(p.column_count(), 0.0);
-        for k in near(&p.shape.clusters, |c| surface.reaches(&frame, p, c, grow)) {
-            self.out.node_tests += 1;
-            // A deformable giver's node is at most `node_shift` from its reference position: one
-            // that cannot reach from there is passed before its modes are summed.
-            if deformable {
-                let node = Cluster {
-                    centre: p.shape.nodes[k],
-                    radius: 0.0,
-                    range: k..k + 1,
-                };
-                if !surface.reaches(&frame, p, &node, grow) {
-                    continue;
+        let ball = surface.node_ball(&frame, grow);
+        for c in (p.shape.clusters).near(|c| surface.reaches(&frame, p, c, grow)) {
+            self.out.node_tests += c.range.len() as u64;
+            // The nodes that may reach, four at a time: most do not.
+            let mut bits = ball
+                .map_or(u32::MAX, |(centre, r)| c.within(&p.shape.nodes, &centre, r))
+                & (u32::MAX >> (32 - c.range.len()));
+            while bits != 0 {
+                let k = c.range.start + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                // A deformable giver's node is at most `node_shift` from its reference position: one
+                // that cannot reach from there is passed before its modes are summed.
+                if deformable {
+                    let node = Cluster {
+                        centre: p.shape.nodes[k],
+                        radius: 0.0,
+                        range: k..k + 1,
+                    };
+                    if !surface.reaches(&frame, p, &node, grow) {
+                        continue;
+                    }
                 }
+                let x0 = p.node_local(k);
+                let margin = M::margin(p.shape.areas[k]) + self.offset.max(0.0);
+                let Some(mut t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch)
+                else {
+                    continue;
+                };
+                t.d += self.offset;
+                // A law without damping or shear does not read the relative velocity: a deformable
+                // giver's node velocity sums its modes' rates over every column.
+                let v_rel = if velocity {
+                    p.node_velocity(k, &t.x) - t.velocity
+                } else {
+                    Vector3::zeros()
+                };
+                let shear = previous(k as u32);
+                let Some(f) = self.apply(side, surface, k, &t, &v_rel, &shear) else {
+                    continue;
+                };
+                let (_, _, _, modal_q) = split(&mut self.out, side.side);
+                surface.react(
+                    &mut scratch,
+                    f.energy_slope,
+                    &(f.elastic - f.force),
+                    modal_q,
+                );
+                self.tally(side, k, t.d, &f);
             }
-            let x0 = p.node_local(k);
-            let margin = M::margin(p.shape.areas[k]) + self.offset.max(0.0);
-            let Some(mut t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch) else {
-                continue;
-            };
-            t.d += self.offset;
-            // A law without damping or shear does not read the relative velocity: a deformable
-            // giver's node velocity sums its modes' rates over every column.
-            let v_rel = if velocity {
-                p.node_velocity(k, &t.x) - t.velocity
-            } else {
-                Vector3::zeros()
-            };
-            let shear = previous(k as u32);
-            let Some(f) = self.apply(side, surface, k, &t, &v_rel, &shear) else {
-                continue;
-            };
-            let (_, _, _, modal_q) = split(&mut self.out, side.side);
-            surface.react(
-                &mut scratch,
-                f.energy_slope,
-                &(f.elastic - f.force),
-                modal_q,
-            );
-            self.tally(side, k, t.d, &f);
         }
         let (_, _, modal_p, modal_q) = split(&mut self.out, side.side);
         p.add_column_forces(&self.columns, modal_p);

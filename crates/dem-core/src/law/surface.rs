@@ -91,6 +91,10 @@ pub trait Surface: Sync {
     /// `grow`, the largest node displacement) may reach inside.
     fn reaches(&self, frame: &Self::Frame, giver: &View, cluster: &Cluster, grow: f64) -> bool;
 
+    /// A ball in `giver`'s frame, centre and radius, outside which no node of `giver` at its
+    /// reference position, moved by at most `grow`, can touch (none: no such ball, a wall).
+    fn node_ball(&self, frame: &Self::Frame, grow: f64) -> Option<(Vector3<f64>, f64)>;
+
     /// Node `k` of `giver` (local position `x0`), if it is inside or within `margin >= 0` of
     /// the surface (`phi < margin`; a deformable body's early-out takes `phi_0 < margin` plus
     /// its bound, so that a node in the margin may rarely be missed, never one inside);
@@ -179,6 +183,11 @@ impl Surface for View<'_> {
     #[inline(always)]
     fn reaches(&self, f: &BodyFrame, _: &View, c: &Cluster, grow: f64) -> bool {
         (c.centre - f.centre).norm_squared() < (c.radius + grow + f.reach).powi(2)
+    }
+
+    #[inline(always)]
+    fn node_ball(&self, f: &BodyFrame, grow: f64) -> Option<(Vector3<f64>, f64)> {
+        Some((f.centre, f.reach + grow))
     }
 
     #[inline(always)]
@@ -300,6 +309,10 @@ impl Surface for Wall {
     #[inline(always)]
     fn reaches(&self, _: &(), p: &View, c: &Cluster, grow: f64) -> bool {
         self.distance(&(p.position + p.rotation * c.centre)).0 < c.radius + grow
+    }
+
+    fn node_ball(&self, _: &(), _: f64) -> Option<(Vector3<f64>, f64)> {
+        None
     }
 
     #[inline(always)]
