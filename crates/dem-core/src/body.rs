@@ -85,7 +85,7 @@ pub struct Cluster {
 /// Cost of [`Clusters::near`]: one sphere test per entry visited; for a body of `n` nodes
 /// touched on a patch, about `2 log2(n / CLUSTER_NODES)` entries above the patch's clusters,
 /// where a flat list tests all `n / CLUSTER_NODES` clusters (docs/performance.md, "A tree over
-/// the clusters").
+/// the clusters, and nodes filtered four at a time").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clusters {
     /// The entries, each with the index of the entry after its subtree (`i + 1` for a leaf).
@@ -151,7 +151,8 @@ impl Cluster {
     /// front of the exact tests: the ball is grown by a relative `1e-12` so that no node the
     /// exact test (another order of the same sums) keeps is dropped by rounding. The distances
     /// are taken four nodes at a time in plain arrays, which the compiler maps to vector
-    /// registers (docs/performance.md, "Nodes filtered by lanes").
+    /// registers (docs/performance.md, "A tree over the clusters, and nodes filtered four at a
+    /// time").
     #[inline(always)]
     pub fn within(&self, nodes: &[Vector3<f64>], centre: &Vector3<f64>, radius: f64) -> u32 {
         const { assert!(CLUSTER_NODES <= 32) };

@@ -62,7 +62,9 @@
 //! through [`Surface::touch`]: for a body `q`, in `q`'s local frame, `y = R_q^T (X_p + R_p x_k -
 //! X_q)`, computed as `y = R_pq x_k + t_pq` with the pair's relative rotation and translation
 //! formed once. Node clusters out of reach (grown by the largest node displacement) are skipped
-//! whole; nodes outside `q`'s reach are rejected before the grid is read.
+//! whole, and whole subtrees of them ([`crate::body::Clusters`]); the nodes of a cluster in
+//! reach that lie outside `q`'s reach ball are dropped four at a time
+//! ([`crate::body::Cluster::within`]) and the rest rejected one by one before the grid is read.
 //!
 //! Restart: the shears `s` are the whole history, saved in checkpoints (`{"Nodes": [...]}`).
 
