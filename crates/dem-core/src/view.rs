@@ -247,15 +247,16 @@ impl<'a> View<'a> {
         slope: &mut Slope,
     ) -> Option<Evaluation> {
         let grid = &self.shape.levelset;
-        let at = grid.locate(y);
+        let cell = grid.cell(y);
         // Most points tested are outside: the reference's trilinear value alone decides
-        // (within the grid's interpolation gap of the level set), before any gradient or
-        // deformed value is computed.
-        let trilinear = || grid.trilinear_value(&at);
+        // (within the grid's interpolation gap of the level set), before the point's corners
+        // and tie rule ([`grain::Located`]), any gradient or deformed value are computed.
+        let trilinear = || grid.trilinear_value(&cell);
         let Some(m) = &self.modes else {
             if early_out.is_some_and(|margin| trilinear() >= margin + grid.interpolation_gap()) {
                 return None;
             }
+            let at = grid.located(cell);
             let (phi, grad) = grid.sample(&at);
             return Some(Evaluation {
                 phi,
@@ -266,7 +267,10 @@ impl<'a> View<'a> {
         if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
-        match m.levelset.evaluate(y, start, &at, below, slope) {
+        match m
+            .levelset
+            .evaluate(y, start, &grid.located(cell), below, slope)
+        {
             Ok(v) => Some(v),
             Err(fault) => {
                 let _ = m.fault.set(fault);

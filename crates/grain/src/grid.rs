@@ -170,8 +170,8 @@ pub struct Located {
     pub corners: [usize; 8],
     /// Local coordinates of `c` in the cell, in `[0, 1]^3`.
     pub t: [f64; 3],
-    /// Which axes were clamped (the point is outside the box along them).
-    clamped: [bool; 3],
+    /// The cell and the point's place outside the box.
+    cell: Cell,
     /// Per axis, whether the grid has a layer of nodes below the cell (`[0]`) and above it
     /// (`[1]`): the tie rule's cell across a grid plane needs one.
     layers: [[bool; 2]; 3],
@@ -180,8 +180,37 @@ pub struct Located {
     /// below), `1` on its upper face (a cell above), `0` off the planes; within [`TIE`] of a
     /// plane counts as on it.
     tie: [i8; 3],
+}
+
+/// The cell of a point ([`LevelSetGrid::cell`]): what the plain trilinear value
+/// ([`LevelSetGrid::trilinear_value`]) needs, without [`Located`]'s corner list and tie rule,
+/// so that an early-out that rejects the point pays for no more.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Cell {
+    /// Grid coordinates of the cell's first corner.
+    first: [usize; 3],
+    /// Local coordinates of `c` in the cell, in `[0, 1]^3`.
+    t: [f64; 3],
+    /// Which axes were clamped (the point is outside the box along them).
+    clamped: [bool; 3],
     /// `p - c`.
     out: Vector3<f64>,
+}
+
+impl Cell {
+    /// Whether the point lies in the closed grid box.
+    #[inline]
+    fn is_inside(&self) -> bool {
+        !self.clamped.iter().any(|&c| c)
+    }
+
+    /// `|p - c|`, the distance from the point to the grid box.
+    #[inline]
+    fn distance_to_box(&self) -> f64 {
+        // Scaled norm: finite for any finite point, even where the squares overflow.
+        let scale = self.out.amax();
+        scale * (self.out / scale).norm()
+    }
 }
 
 impl Located {
@@ -200,22 +229,20 @@ impl Located {
     /// Whether the point lies in the closed grid box.
     #[inline]
     pub fn is_inside(&self) -> bool {
-        !self.clamped.iter().any(|&c| c)
+        self.cell.is_inside()
     }
 
     /// Whether the point is outside the box along axis `d` (its value there is the one at the
     /// box's face).
     #[inline]
     pub fn is_clamped(&self, d: usize) -> bool {
-        self.clamped[d]
+        self.cell.clamped[d]
     }
 
     /// `|p - c|`, the distance from the point to the grid box.
     #[inline]
     fn distance_to_box(&self) -> f64 {
-        // Scaled norm: finite for any finite point, even where the squares overflow.
-        let scale = self.out.amax();
-        scale * (self.out / scale).norm()
+        self.cell.distance_to_box()
     }
 }
 
@@ -529,12 +556,22 @@ impl LevelSetGrid {
     /// Locates `p`: the cell of its closest point in the grid box (points on the upper faces
     /// belong to the last cell, so every point of the closed box has a cell).
     ///
-    /// Cost: a clamp and three truncations; no allocation.
+    /// Cost: [`LevelSetGrid::cell`], then the corners' indices and the tie rule's tests; no
+    /// allocation.
     #[inline(always)]
     pub fn locate(&self, p: &Point3<f64>) -> Located {
+        self.located(self.cell(p))
+    }
+
+    /// The cell of `p`, as [`LevelSetGrid::locate`] finds it, without the corners' indices and
+    /// the tie rule ([`Cell`]).
+    ///
+    /// Cost: a clamp and three truncations.
+    #[inline(always)]
+    pub fn cell(&self, p: &Point3<f64>) -> Cell {
         let (c, clamped) = self.clamp(p);
         let s = &self.spec;
-        let mut idx = [0usize; 3];
+        let mut first = [0usize; 3];
         let mut t = [0.0; 3];
         for d in 0..3 {
             let x = (c[d] - s.origin[d]) / s.spacing;
@@ -543,9 +580,21 @@ impl LevelSetGrid {
             // `u32` (a grid axis holds fewer than 2^32 nodes): 8 instructions on x86-64 with the
             // `min`, against 17 through `usize`, three times per query (docs/performance.md).
             let i = (x as u32 as usize).min(s.dims[d] - 2);
-            idx[d] = i;
+            first[d] = i;
             t[d] = x - i as f64;
         }
+        Cell {
+            first,
+            t,
+            clamped,
+            out: p - c,
+        }
+    }
+
+    /// The location of a point in `cell` ([`LevelSetGrid::locate`]).
+    #[inline(always)]
+    pub fn located(&self, cell: Cell) -> Located {
+        let (idx, t) = (cell.first, cell.t);
         let layers = self.layers(idx);
         // A loop, not `std::array::from_fn`, whose closure was not inlined here (with the
         // layers' alike, 3.6 % more instructions in the rigid step of `cargo bench -p dem-run
@@ -561,12 +610,11 @@ impl LevelSetGrid {
             };
         }
         Located {
-            corners: self.corner_indices(s.index(idx[0], idx[1], idx[2])),
+            corners: self.corner_indices(self.spec.index(idx[0], idx[1], idx[2])),
             t,
-            clamped,
+            cell,
             layers,
             tie,
-            out: p - c,
         }
     }
 
@@ -784,8 +832,8 @@ impl LevelSetGrid {
         }
         let dist = at.distance_to_box();
         for d in 0..3 {
-            if at.clamped[d] {
-                grad[d] = at.out[d] / dist;
+            if at.cell.clamped[d] {
+                grad[d] = at.cell.out[d] / dist;
             }
         }
         (v + dist, grad)
@@ -829,24 +877,31 @@ impl LevelSetGrid {
         Located {
             corners: self.corner_indices(s.index(idx[0], idx[1], idx[2])),
             t,
+            cell: Cell {
+                first: idx,
+                t,
+                ..at.cell
+            },
             layers: self.layers(idx),
             tie: [0; 3],
-            ..*at
         }
     }
 
-    /// The trilinear interpolant of the grid's node values at a located point (plus `|p - c|`
-    /// outside the box), within [`LevelSetGrid::interpolation_gap`] of
-    /// [`LevelSetGrid::sample_value`]. What an early-out needs.
+    /// The trilinear interpolant of the grid's node values at a point of `cell`
+    /// ([`LevelSetGrid::cell`]; plus `|p - c|` outside the box), within
+    /// [`LevelSetGrid::interpolation_gap`] of [`LevelSetGrid::sample_value`]. What an
+    /// early-out needs.
     ///
     /// Cost: 8 reads and 7 interpolations.
     #[inline(always)]
-    pub fn trilinear_value(&self, at: &Located) -> f64 {
-        let v = lerps(&std::array::from_fn(|i| self.values[at.corners[i]]), at.t).2;
-        if at.is_inside() {
+    pub fn trilinear_value(&self, cell: &Cell) -> f64 {
+        let [i, j, k] = cell.first;
+        let corners = self.corner_indices(self.spec.index(i, j, k));
+        let v = lerps(&std::array::from_fn(|c| self.values[corners[c]]), cell.t).2;
+        if cell.is_inside() {
             v
         } else {
-            v + at.distance_to_box()
+            v + cell.distance_to_box()
         }
     }
 
@@ -900,7 +955,7 @@ impl LevelSetGrid {
         for corner in 0..8 {
             let columns: [Vector3<f64>; 3] = std::array::from_fn(|axis| {
                 let bit = 4 >> axis;
-                if at.clamped[axis] {
+                if at.cell.clamped[axis] {
                     Vector3::zeros()
                 } else {
                     (c[corner | bit] - c[corner & !bit]) / h
@@ -930,7 +985,7 @@ impl LevelSetGrid {
         field: impl Fn(usize) -> Lanes,
     ) -> (Lanes, [Lanes; 3]) {
         let (value, mut grad) = self.spec.interpolate_corners(at, c, field);
-        for (g, clamped) in grad.iter_mut().zip(at.clamped) {
+        for (g, clamped) in grad.iter_mut().zip(at.cell.clamped) {
             if clamped {
                 *g = Lanes::default();
             }
@@ -1430,7 +1485,7 @@ mod tests {
             let sum: f64 = w.iter().zip(&c).map(|(w, c)| w * c).sum();
             let field = s.interpolate_nodes(&at, |n| grid.values()[n]).0;
             assert!((sum - field).abs() < 1e-13, "{p}");
-            assert!((sum - grid.trilinear_value(&at)).abs() < 1e-13);
+            assert!((sum - grid.trilinear_value(&grid.cell(&p))).abs() < 1e-13);
             for (n, corner) in at.corners.iter().enumerate() {
                 let x = grid.node_position(*corner);
                 let offset = (x - grid.node_position(at.corners[0])) / s.spacing;
@@ -1470,8 +1525,7 @@ mod tests {
         }
         // The plain trilinear interpolant is not exact (the check above can fail).
         let p = Point3::new(0.1, 0.05, 1.0);
-        let at = grid.locate(&p);
-        assert!((grid.trilinear_value(&at) - f(p)).abs() > 1e-3);
+        assert!((grid.trilinear_value(&grid.cell(&p)) - f(p)).abs() > 1e-3);
     }
 
     #[test]
@@ -1589,7 +1643,7 @@ mod tests {
                 let r = p.coords.norm();
                 let at = grid.locate(&p);
                 let v = grid.sample_value(&at);
-                let t = grid.trilinear_value(&at);
+                let t = grid.trilinear_value(&grid.cell(&p));
                 // The gap bounds the points that are not deep inside.
                 if t >= -h {
                     assert!((v - t).abs() <= grid.interpolation_gap(), "{p}");

@@ -32,7 +32,7 @@ pub mod vtk;
 pub use bundle::*;
 pub use error::{FormatError, Result};
 pub use grid::{
-    GridError, GridSpec, Lanes, LevelSetGrid, Located, NodeValue, PULL_BACK_ITERATIONS,
+    Cell, GridError, GridSpec, Lanes, LevelSetGrid, Located, NodeValue, PULL_BACK_ITERATIONS,
     PULL_BACK_TOLERANCE, PullBack, PullBackFailure, TIE,
 };
 pub use mesh::{ElementBlock, ElementType, FemMesh};
