@@ -23,7 +23,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use grain::Located;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
@@ -281,12 +280,12 @@ impl<'a> View<'a> {
 
     /// The mode vectors `Phi_a(X)` of the material point now at local position `y`
     /// (`X + u(X) = y`, the exact pull-back through the grid's mode field, unless `material`
-    /// already locates `X`: [`Evaluation::material`]), into `out` (emptied; left empty for a
-    /// rigid body).
+    /// is `X` already: [`Evaluation::material`]), into `out` (emptied; left empty for a rigid
+    /// body).
     pub fn modes_at(
         &self,
         y: &Point3<f64>,
-        material: Option<&Located>,
+        material: Option<&Point3<f64>>,
         out: &mut PerMode<Vector3<f64>>,
     ) {
         out.clear();
@@ -295,7 +294,7 @@ impl<'a> View<'a> {
         };
         let grid = &self.shape.levelset;
         let at = match material {
-            Some(at) => *at,
+            Some(x) => grid.locate(x),
             // In the processor's vector unit as the semi-Lagrangian query's, the grid nodes
             // combined afresh: a contact point's cells share few corners with the last one's
             // (the memo missed 7.2 of every 8 reads, docs/performance.md).

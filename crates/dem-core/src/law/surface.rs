@@ -214,7 +214,7 @@ impl Surface for View<'_> {
         let start = y - scratch.displacement;
         let hit = self.probe(&y, &start, margin, &mut scratch.slope)?;
         if let Some(m) = &hit.material {
-            scratch.displacement = y - m.point;
+            scratch.displacement = y - m;
         }
         let g = hit.grad.norm();
         let x = p.position + p.rotation * x0;
@@ -222,7 +222,7 @@ impl Surface for View<'_> {
         // The material point under the node: its mode vectors are needed for its velocity and
         // the virtual work of the non-elastic forces.
         if velocity {
-            self.modes_at(&y, hit.material.as_ref().map(|m| &m.at), &mut scratch.modes);
+            self.modes_at(&y, hit.material.as_ref(), &mut scratch.modes);
         }
         Some(Touch {
             x,

@@ -35,7 +35,7 @@ pub trait DeformedLevelSet: Send + Sync {
     /// update's interpolant (a contact law that loads nodes within a margin outside the
     /// surface asks with that margin; `f64::NEG_INFINITY` asks for none). `start` is a guess of
     /// the material point under `y` (`y` itself when none is known), where an update that
-    /// pulls back starts ([`MaterialPoint`]).
+    /// pulls back starts ([`Evaluation::material`]).
     fn evaluate(
         &self,
         y: &Point3<f64>,
@@ -91,18 +91,12 @@ pub struct Evaluation {
     pub phi: f64,
     /// `grad phi(y)`, local frame.
     pub grad: Vector3<f64>,
-    /// The material point under `y`, if the update pulled it back (the view's material velocity
-    /// and virtual work reuse it).
-    pub material: Option<MaterialPoint>,
-}
-
-/// The material point `X` under a local point `y` (`X + u(X) = y`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct MaterialPoint {
-    /// `X`.
-    pub point: Point3<f64>,
-    /// Where it falls on the grid.
-    pub at: Located,
+    /// The material point `X` under `y` (`X + u(X) = y`), if the update pulled it back (the
+    /// view's material velocity and virtual work reuse it). The point alone, not where it falls
+    /// on the grid: every query returns an evaluation, and a [`Located`] in it was copied with
+    /// each (1.3 to 1.5 % of the modes bench's pair step in instructions, docs/performance.md,
+    /// "A tree over the clusters, and nodes filtered four at a time").
+    pub material: Option<Point3<f64>>,
 }
 
 /// The exact early-out (docs/physics.md section 5): a level set `phi` with the sign of the

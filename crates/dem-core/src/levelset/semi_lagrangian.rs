@@ -72,7 +72,7 @@
 use grain::{LevelSetGrid, Located};
 use nalgebra::Point3;
 
-use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, MaterialPoint, Slope};
+use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
 use crate::body::Shape;
 use crate::path::{Configuration, GridNodes};
 
@@ -209,10 +209,7 @@ impl SemiLagrangian<'_> {
         Ok(Evaluation {
             phi,
             grad,
-            material: Some(MaterialPoint {
-                point: back.point,
-                at: back.at,
-            }),
+            material: Some(back.point),
         })
     }
 }
