@@ -66,7 +66,8 @@ pub struct Shape {
     pub flexibility: Option<Flexibility>,
 }
 
-/// Nodes `range` of a shape, all within `radius` of `centre` (local frame).
+/// Nodes `range` of a shape, all within `radius` of `centre` (local frame): a cluster of at
+/// most [`CLUSTER_NODES`], or an entry of the tree above the clusters ([`Clusters`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cluster {
     /// Centre of the nodes' bounding sphere.
@@ -147,15 +148,19 @@ impl Clusters {
 
 impl Cluster {
     /// The nodes of the cluster (`nodes` the shape's) within the ball of radius `radius`
-    /// about `centre` (local frame), as bits: bit `i` for node `range.start + i`. A filter in
-    /// front of the exact tests: the ball is grown by a relative `1e-12` so that no node the
-    /// exact test (another order of the same sums) keeps is dropped by rounding. The distances
-    /// are taken four nodes at a time in plain arrays, which the compiler maps to vector
-    /// registers (docs/performance.md, "A tree over the clusters, and nodes filtered four at a
-    /// time").
+    /// about `centre` (local frame), as bits: bit `i` for node `range.start + i`. For a leaf
+    /// of [`Clusters`] (at most 32 nodes). A filter in front of the exact tests, which take the
+    /// distance in the other body's frame (the same terms through another rotation): the ball
+    /// is grown by a relative `1e-12`, which covers that rounding while the giver is less than
+    /// about a thousand times the ball's radius, and beyond it the ball (a body's reach, its
+    /// farthest node plus a grid spacing) holds the nodes that touch a grid spacing inside.
+    /// The distances are taken four nodes at a time in plain arrays, which the compiler maps
+    /// to vector registers (docs/performance.md, "A tree over the clusters, and nodes filtered
+    /// four at a time").
     #[inline(always)]
     pub fn within(&self, nodes: &[Vector3<f64>], centre: &Vector3<f64>, radius: f64) -> u32 {
         const { assert!(CLUSTER_NODES <= 32) };
+        debug_assert!(self.range.len() <= 32, "a leaf's nodes");
         let r2 = radius * radius * (1.0 + 1e-12);
         let mut bits = 0;
         for (chunk, first) in nodes[self.range.clone()].chunks(4).zip((0..).step_by(4)) {

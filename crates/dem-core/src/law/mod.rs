@@ -215,9 +215,10 @@ pub struct PairOutcome {
     pub modal_b: PerMode<f64>,
     /// Nodes in contact.
     pub nodes_in_contact: usize,
-    /// Nodes tested (each transformed and checked against the receiver's bounding sphere or
-    /// wall, in contact or not; the nodes of clusters out of reach are not counted): the unit
-    /// of the narrow phase's cost.
+    /// Nodes tested: the nodes of the clusters in reach ([`crate::body::Clusters::near`]),
+    /// each checked against the receiver's bounding sphere (four at a time, then one by one
+    /// for those in it) or wall, in contact or not; the nodes of clusters out of reach, or
+    /// under a subtree out of reach, are not counted. The unit of the narrow phase's cost.
     pub node_tests: u64,
     /// Node tests that passed the bounding-sphere test and asked the receiver's level set for
     /// its value (its early-out included; against a wall, every node test): with

@@ -643,8 +643,9 @@ impl<M: NodeModel> Acc<'_, M> {
                 let k = c.range.start + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
                 // A deformable giver's node is at most `node_shift` from its reference position: one
-                // that cannot reach from there is passed before its modes are summed.
-                if deformable {
+                // that cannot reach from there is passed before its modes are summed (against a
+                // body, the ball's bits did that).
+                if deformable && ball.is_none() {
                     let node = Cluster {
                         centre: p.shape.nodes[k],
                         radius: 0.0,
