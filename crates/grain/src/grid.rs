@@ -170,8 +170,8 @@ pub struct Located {
     pub corners: [usize; 8],
     /// Local coordinates of `c` in the cell, in `[0, 1]^3`.
     pub t: [f64; 3],
-    /// The cell and the point's place outside the box.
-    cell: Cell,
+    /// Where the point lies outside the box.
+    outside: Outside,
     /// Per axis, whether the grid has a layer of nodes below the cell (`[0]`) and above it
     /// (`[1]`): the tie rule's cell across a grid plane needs one.
     layers: [[bool; 2]; 3],
@@ -191,13 +191,20 @@ pub struct Cell {
     first: [usize; 3],
     /// Local coordinates of `c` in the cell, in `[0, 1]^3`.
     t: [f64; 3],
+    /// Where the point lies outside the box.
+    outside: Outside,
+}
+
+/// Where a point lies outside the grid box: what [`Cell`] and [`Located`] share.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Outside {
     /// Which axes were clamped (the point is outside the box along them).
     clamped: [bool; 3],
     /// `p - c`.
     out: Vector3<f64>,
 }
 
-impl Cell {
+impl Outside {
     /// Whether the point lies in the closed grid box.
     #[inline]
     fn is_inside(&self) -> bool {
@@ -229,20 +236,20 @@ impl Located {
     /// Whether the point lies in the closed grid box.
     #[inline]
     pub fn is_inside(&self) -> bool {
-        self.cell.is_inside()
+        self.outside.is_inside()
     }
 
     /// Whether the point is outside the box along axis `d` (its value there is the one at the
     /// box's face).
     #[inline]
     pub fn is_clamped(&self, d: usize) -> bool {
-        self.cell.clamped[d]
+        self.outside.clamped[d]
     }
 
     /// `|p - c|`, the distance from the point to the grid box.
     #[inline]
     fn distance_to_box(&self) -> f64 {
-        self.cell.distance_to_box()
+        self.outside.distance_to_box()
     }
 }
 
@@ -586,8 +593,10 @@ impl LevelSetGrid {
         Cell {
             first,
             t,
-            clamped,
-            out: p - c,
+            outside: Outside {
+                clamped,
+                out: p - c,
+            },
         }
     }
 
@@ -612,7 +621,7 @@ impl LevelSetGrid {
         Located {
             corners: self.corner_indices(self.spec.index(idx[0], idx[1], idx[2])),
             t,
-            cell,
+            outside: cell.outside,
             layers,
             tie,
         }
@@ -832,8 +841,8 @@ impl LevelSetGrid {
         }
         let dist = at.distance_to_box();
         for d in 0..3 {
-            if at.cell.clamped[d] {
-                grad[d] = at.cell.out[d] / dist;
+            if at.outside.clamped[d] {
+                grad[d] = at.outside.out[d] / dist;
             }
         }
         (v + dist, grad)
@@ -877,13 +886,9 @@ impl LevelSetGrid {
         Located {
             corners: self.corner_indices(s.index(idx[0], idx[1], idx[2])),
             t,
-            cell: Cell {
-                first: idx,
-                t,
-                ..at.cell
-            },
             layers: self.layers(idx),
             tie: [0; 3],
+            ..*at
         }
     }
 
@@ -898,10 +903,10 @@ impl LevelSetGrid {
         let [i, j, k] = cell.first;
         let corners = self.corner_indices(self.spec.index(i, j, k));
         let v = lerps(&std::array::from_fn(|c| self.values[corners[c]]), cell.t).2;
-        if cell.is_inside() {
+        if cell.outside.is_inside() {
             v
         } else {
-            v + cell.distance_to_box()
+            v + cell.outside.distance_to_box()
         }
     }
 
@@ -955,7 +960,7 @@ impl LevelSetGrid {
         for corner in 0..8 {
             let columns: [Vector3<f64>; 3] = std::array::from_fn(|axis| {
                 let bit = 4 >> axis;
-                if at.cell.clamped[axis] {
+                if at.outside.clamped[axis] {
                     Vector3::zeros()
                 } else {
                     (c[corner | bit] - c[corner & !bit]) / h
@@ -985,7 +990,7 @@ impl LevelSetGrid {
         field: impl Fn(usize) -> Lanes,
     ) -> (Lanes, [Lanes; 3]) {
         let (value, mut grad) = self.spec.interpolate_corners(at, c, field);
-        for (g, clamped) in grad.iter_mut().zip(at.cell.clamped) {
+        for (g, clamped) in grad.iter_mut().zip(at.outside.clamped) {
             if clamped {
                 *g = Lanes::default();
             }

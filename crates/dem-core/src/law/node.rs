@@ -636,9 +636,9 @@ impl<M: NodeModel> Acc<'_, M> {
         for c in (p.shape.clusters).near(|c| surface.reaches(&frame, p, c, grow)) {
             self.out.node_tests += c.range.len() as u64;
             // The nodes that may reach, four at a time: most do not.
-            let mut bits = ball
-                .map_or(u32::MAX, |(centre, r)| c.within(&p.shape.nodes, &centre, r))
-                & (u32::MAX >> (32 - c.range.len()));
+            let mut bits = ball.map_or(u32::MAX >> (32 - c.range.len()), |(centre, r)| {
+                c.within(&p.shape.nodes, &centre, r)
+            });
             while bits != 0 {
                 let k = c.range.start + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
