@@ -266,10 +266,7 @@ impl<'a> View<'a> {
         if early_out.is_some_and(|margin| m.early.outside(trilinear(), margin)) {
             return None;
         }
-        match m
-            .levelset
-            .evaluate(y, start, &grid.located(cell), below, slope)
-        {
+        match m.levelset.evaluate(y, start, &cell, below, slope) {
             Ok(v) => Some(v),
             Err(fault) => {
                 let _ = m.fault.set(fault);

@@ -18,7 +18,7 @@ pub mod registry;
 pub mod rigid;
 pub mod semi_lagrangian;
 
-use grain::{Located, PullBackFailure};
+use grain::{Cell, PullBackFailure};
 use nalgebra::{Point3, Vector3};
 
 use crate::body::Shape;
@@ -30,7 +30,9 @@ pub trait DeformedLevelSet: Send + Sync {
     /// Where its values may differ from the reference's (the exact early-out).
     fn early_out(&self) -> EarlyOut;
 
-    /// The value and gradient (local frame) at `y`, which the grid located at `at`; when the
+    /// The value and gradient (local frame) at `y`, which lies in the grid's `cell` (an update
+    /// that interpolates at `y` locates it, [`grain::LevelSetGrid::located`]; one that pulls
+    /// back locates its material point instead, and pays for nothing here); when the
     /// value is below `below`, `slope` is `d phi / d eps_a` at fixed `y`, exact for the
     /// update's interpolant (a contact law that loads nodes within a margin outside the
     /// surface asks with that margin; `f64::NEG_INFINITY` asks for none). `start` is a guess of
@@ -40,7 +42,7 @@ pub trait DeformedLevelSet: Send + Sync {
         &self,
         y: &Point3<f64>,
         start: &Point3<f64>,
-        at: &Located,
+        cell: &Cell,
         below: f64,
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault>;

@@ -27,7 +27,7 @@
 //! records per mode; 16 more per mode for the derivative. Memory: four numbers per grid node
 //! and sample, beside the sample's values.
 
-use grain::{Lanes, LevelSetGrid, Located};
+use grain::{Cell, Lanes, LevelSetGrid};
 use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
@@ -97,10 +97,11 @@ impl DeformedLevelSet for Precomputed<'_> {
         &self,
         _y: &Point3<f64>,
         _start: &Point3<f64>,
-        at: &Located,
+        cell: &Cell,
         below: f64,
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
+        let at = &self.grid.located(*cell);
         let (phi, grad) = self.grid.sample_offset(at, |n| {
             let mut offset = Lanes([-0.0; 4]);
             for b in &self.brackets {

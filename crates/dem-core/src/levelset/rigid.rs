@@ -3,7 +3,7 @@
 //! nodes of its pairs); its derivative is zero and its early-out is the trilinear `phi_0` above the grid's
 //! interpolation gap.
 
-use grain::{LevelSetGrid, Located};
+use grain::{Cell, LevelSetGrid};
 use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
@@ -40,12 +40,12 @@ impl DeformedLevelSet for Rigid<'_> {
         &self,
         _y: &Point3<f64>,
         _start: &Point3<f64>,
-        at: &Located,
+        cell: &Cell,
         _below: f64,
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
         *slope = Slope::Zero;
-        let (phi, grad) = self.grid.sample(at);
+        let (phi, grad) = self.grid.sample(&self.grid.located(*cell));
         Ok(Evaluation {
             phi,
             grad,

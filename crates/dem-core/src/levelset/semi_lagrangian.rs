@@ -69,7 +69,7 @@
 //! processor has it, else for the baseline, with the same bits (the lanes are the same
 //! operations, [`crate::lanes`]; docs/performance.md, "The semi-Lagrangian query in AVX2").
 
-use grain::{LevelSetGrid, Located};
+use grain::{Cell, LevelSetGrid};
 use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
@@ -126,7 +126,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         &self,
         y: &Point3<f64>,
         start: &Point3<f64>,
-        _at: &Located,
+        _cell: &Cell,
         below: f64,
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
