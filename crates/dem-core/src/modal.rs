@@ -289,8 +289,13 @@ impl ModalShape {
     /// modes.
     fn damping_small(&self, choice: &ModalDamping, eps: &[f64]) -> Square {
         let n = self.count;
+        // Row by row: a division and a remainder per entry cost more than the entry's product.
         let from = |m: &DMatrix<f64>, scale: f64| -> Square {
-            (0..n * n).map(|k| scale * m[(k / n, k % n)]).collect()
+            let mut out = Square::with_capacity(n * n);
+            for i in 0..n {
+                out.extend(m.row(i).iter().map(|v| scale * v));
+            }
+            out
         };
         match choice {
             ModalDamping::Bundle => from(&self.damping, 1.0),
@@ -503,9 +508,10 @@ impl Modes {
                     + (self.contact[i] - self.internal[i]) * h
             })
             .collect();
-        let mut lhs: Square = (0..n * n)
-            .map(|k| shape.mass[(k / n, k % n)] + h * c[k])
-            .collect();
+        let mut lhs = Square::with_capacity(n * n);
+        for (i, c) in c.chunks_exact(n).enumerate() {
+            lhs.extend(shape.mass.row(i).iter().zip(c).map(|(m, c)| m + h * c));
+        }
         solve(&mut lhs, &mut rhs);
         refill(&mut self.rate, &rhs);
         let f = times(&c, &self.rate);
