@@ -35,6 +35,8 @@ pub trait Quad: Copy {
     fn store(self, v: Self::V) -> [f64; 4];
     /// Lane by lane, `a + b`, rounded once.
     fn add(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane by lane, `a - b`, rounded once.
+    fn sub(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lane by lane, `a b`, rounded once.
     fn mul(self, a: Self::V, b: Self::V) -> Self::V;
 }
@@ -70,6 +72,10 @@ impl Quad for Plain {
         std::array::from_fn(|i| a[i] + b[i])
     }
     #[inline(always)]
+    fn sub(self, a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
+        std::array::from_fn(|i| a[i] - b[i])
+    }
+    #[inline(always)]
     fn mul(self, a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
         std::array::from_fn(|i| a[i] * b[i])
     }
@@ -103,8 +109,73 @@ impl Quad for pulp::x86::V3 {
         self.add_f64x4(a, b)
     }
     #[inline(always)]
+    fn sub(self, a: pulp::f64x4, b: pulp::f64x4) -> pulp::f64x4 {
+        self.sub_f64x4(a, b)
+    }
+    #[inline(always)]
     fn mul(self, a: pulp::f64x4, b: pulp::f64x4) -> pulp::f64x4 {
         self.mul_f64x4(a, b)
+    }
+}
+
+/// Four lanes held in `Q`'s register: what grain's interpolations of a cell run on
+/// ([`grain::FourLanes`]) in the vector unit, each operation `Q`'s, lane by lane, so the bits of
+/// [`grain::Lanes`]'s (docs/performance.md, "The cell's interpolations in the vector unit").
+#[derive(Clone, Copy)]
+pub struct InLanes<Q: Quad> {
+    q: Q,
+    v: Q::V,
+}
+
+impl<Q: Quad> InLanes<Q> {
+    /// The lanes `x` in `q`'s register.
+    #[inline(always)]
+    pub fn new(q: Q, x: grain::Lanes) -> Self {
+        InLanes { q, v: q.load(x.0) }
+    }
+}
+
+impl<Q: Quad> std::ops::Add for InLanes<Q> {
+    type Output = Self;
+    #[inline(always)]
+    fn add(self, b: Self) -> Self {
+        InLanes {
+            q: self.q,
+            v: self.q.add(self.v, b.v),
+        }
+    }
+}
+
+impl<Q: Quad> std::ops::Sub for InLanes<Q> {
+    type Output = Self;
+    #[inline(always)]
+    fn sub(self, b: Self) -> Self {
+        InLanes {
+            q: self.q,
+            v: self.q.sub(self.v, b.v),
+        }
+    }
+}
+
+impl<Q: Quad> std::ops::Mul<f64> for InLanes<Q> {
+    type Output = Self;
+    #[inline(always)]
+    fn mul(self, w: f64) -> Self {
+        InLanes {
+            q: self.q,
+            v: self.q.mul(self.v, self.q.splat(w)),
+        }
+    }
+}
+
+impl<Q: Quad> grain::FourLanes for InLanes<Q> {
+    #[inline(always)]
+    fn lanes(self) -> grain::Lanes {
+        grain::Lanes(self.q.store(self.v))
+    }
+    #[inline(always)]
+    fn like(self, x: grain::Lanes) -> Self {
+        InLanes::new(self.q, x)
     }
 }
 
@@ -185,6 +256,12 @@ impl Wide {
         }
     }
 
+    /// The unit, where the processor has one.
+    #[inline(always)]
+    pub fn unit(self) -> Option<Unit> {
+        self.0
+    }
+
     /// The unit for sums over `columns` columns: none below four, where the sums do not fill a
     /// lane and the call would cost more than it saves.
     #[inline(always)]
@@ -211,6 +288,25 @@ macro_rules! in_lanes {
     };
 }
 pub(crate) use in_lanes;
+
+/// Runs `$body` with `$q` the vector unit of `$wide` where the processor has one, compiled for
+/// it, else with [`Plain`] ([`Wide::unit`]): the semi-Lagrangian query, whatever its columns.
+macro_rules! in_unit {
+    ($wide:expr, |$q:ident| $body:expr) => {
+        match $wide.unit() {
+            Some($q) => $crate::lanes::Quad::run(
+                $q,
+                #[inline(always)]
+                || $body,
+            ),
+            None => {
+                let $q = $crate::lanes::Plain;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use in_unit;
 
 /// The `R` rows of `C` values at the start of `record`, each summed with `weights` (`C`
 /// values): per row, four lane sums over the columns' chunks of four from `+0.0`, then
@@ -427,6 +523,42 @@ mod tests {
             fused_differs |= sums(|s, a, b| a.mul_add(b, s)) != sums(|s, a, b| s + a * b);
         }
         assert!(fused_differs, "the data do not tell a fused rounding apart");
+    }
+
+    /// Four lanes in AVX2's register ([`InLanes`]) give [`grain::Lanes`]'s sums, differences and
+    /// products to the bit, so a cell's interpolation in either (grain's generic `trilinear`,
+    /// the same operations in the same order) gives the same bits; the run's own check is
+    /// `cli::the_baseline_code_and_avx2_give_the_same_bits`.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn four_lanes_in_avx2_are_plain_lanes_to_the_bit() {
+        use grain::{FourLanes, Lanes};
+        let Some(v3) = pulp::x86::V3::try_new() else {
+            eprintln!("this processor has no AVX2: the lanes take the scalar path only");
+            return;
+        };
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
+            sign * 10f64.powf(16.0 * unit - 8.0)
+        };
+        let bits = |x: Lanes| x.0.map(f64::to_bits);
+        for _ in 0..1000 {
+            let (a, b) = (
+                Lanes(std::array::from_fn(|_| next())),
+                Lanes(std::array::from_fn(|_| next())),
+            );
+            let w = next();
+            let (wa, wb) = (InLanes::new(v3, a), InLanes::new(v3, b));
+            assert_eq!(bits((wa + wb).lanes()), bits(a + b));
+            assert_eq!(bits((wa - wb).lanes()), bits(a - b));
+            assert_eq!(bits((wa * w).lanes()), bits(a * w));
+            assert_eq!(bits(wa.like(b).lanes()), bits(b));
+        }
     }
 
     /// The column-wise kernels give, column by column, the expressions they stand for written

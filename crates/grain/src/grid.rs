@@ -274,10 +274,36 @@ impl<T> NodeValue for T where
 /// and its three second differences ([`LevelSetGrid::sample`]), or a displacement's three
 /// components and a scalar field carried with it ([`LevelSetGrid::pull_back_from`]). One
 /// interpolation of four lanes does each lane's arithmetic in the order of a scalar one, so a
-/// lane's bits are those of the scalar field interpolated alone; where the code is compiled for
-/// AVX2 (the semi-Lagrangian query, `dem_core::lanes`) the four lanes are one register.
+/// lane's bits are those of the scalar field interpolated alone. The compiler keeps them in two
+/// halves of a register, or in four scalars; a caller with a vector unit passes its own
+/// register type instead ([`FourLanes`]: the semi-Lagrangian query, `dem_core::lanes`).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Lanes(pub [f64; 4]);
+
+/// Four lanes interpolated together: [`Lanes`], or the same four values held in a caller's
+/// vector register, whose arithmetic ([`NodeValue`]) is then the register's, lane by lane in
+/// the order of [`Lanes`]'s, so that either gives the same bits. What the pull-back
+/// ([`LevelSetGrid::pull_back_from`]) and the corrected samples ([`LevelSetGrid::sample_offset`])
+/// interpolate: a caller compiled for a vector unit passes its values in it, and the
+/// interpolations run in its registers, where the compiler splits [`Lanes`] into halves
+/// (docs/performance.md, "The cell's interpolations in the vector unit").
+pub trait FourLanes: NodeValue {
+    /// The four values.
+    fn lanes(self) -> Lanes;
+    /// Four values `x` held as `self` is (in the same vector unit).
+    fn like(self, x: Lanes) -> Self;
+}
+
+impl FourLanes for Lanes {
+    #[inline(always)]
+    fn lanes(self) -> Lanes {
+        self
+    }
+    #[inline(always)]
+    fn like(self, x: Lanes) -> Lanes {
+        x
+    }
+}
 
 impl Lanes {
     /// A vector's components in the first three lanes, `w` in the fourth.
@@ -727,18 +753,22 @@ impl LevelSetGrid {
     ///
     /// Cost: [`LevelSetGrid::sample`]'s and 8 calls of `offset`; twice that per tied axis.
     #[inline(always)]
-    pub fn sample_offset(
+    pub fn sample_offset<V: FourLanes>(
         &self,
         at: &Located,
-        offset: impl Fn(usize) -> Lanes,
+        offset: impl Fn(usize) -> V,
     ) -> (f64, Vector3<f64>) {
         self.sample_by(
             at,
             #[inline(always)]
             |at| {
-                let mut c = self.stored(at);
-                for (c, &n) in c.iter_mut().zip(&at.corners) {
-                    *c = *c + offset(n);
+                // A loop over an array of the first corner's: `std::array::from_fn` called its
+                // closure for values in a vector unit's register (docs/performance.md).
+                let stored = self.stored(at);
+                let mut c = [offset(at.corners[0]); 8];
+                for (i, (c, &n)) in c.iter_mut().zip(&at.corners).enumerate() {
+                    let o = if i == 0 { *c } else { offset(n) };
+                    *c = o.like(stored[i]) + o;
                 }
                 c
             },
@@ -752,11 +782,14 @@ impl LevelSetGrid {
     /// that its `shift_a` is `grad phi . Delta_a u`). The value and gradient are exact for the
     /// shifted differences, as [`LevelSetGrid::sample`]'s are.
     ///
+    /// The interpolation runs in the lanes of `unit` ([`FourLanes`]; its values are not read).
+    ///
     /// Cost: [`LevelSetGrid::sample`]'s and 8 calls of `shift`; twice that per tied axis.
     #[inline(always)]
-    pub fn sample_shifted(
+    pub fn sample_shifted<V: FourLanes>(
         &self,
         at: &Located,
+        unit: V,
         shift: impl Fn(usize) -> [f64; 3],
     ) -> (f64, Vector3<f64>) {
         // `d + (-x)` is `d - x` and `v + (-0.0)` is `v`, to the bit.
@@ -765,7 +798,7 @@ impl LevelSetGrid {
             #[inline(always)]
             |n| {
                 let [x, y, z] = shift(n);
-                Lanes([-0.0, -x, -y, -z])
+                unit.like(Lanes([-0.0, -x, -y, -z]))
             },
         )
     }
@@ -826,10 +859,10 @@ impl LevelSetGrid {
     /// The level set from a cell's corner values and second differences (`read`), with the
     /// tie rule and the extension outside the box.
     #[inline(always)]
-    fn sample_by(
+    fn sample_by<V: FourLanes>(
         &self,
         at: &Located,
-        read: impl Fn(&Located) -> [Lanes; 8],
+        read: impl Fn(&Located) -> [V; 8],
     ) -> (f64, Vector3<f64>) {
         let (v, mut grad) = self.corrected(at, &read(at));
         for axis in (0..3).filter(|&a| at.tie[a] != 0) {
@@ -852,9 +885,10 @@ impl LevelSetGrid {
     /// corner values and their second differences `c` (lanes `[value, Delta_x, Delta_y,
     /// Delta_z]`), all four in one trilinear interpolation.
     #[inline(always)]
-    fn corrected(&self, at: &Located, c: &[Lanes; 8]) -> (f64, Vector3<f64>) {
+    fn corrected<V: FourLanes>(&self, at: &Located, c: &[V; 8]) -> (f64, Vector3<f64>) {
         let h = self.spec.spacing;
-        let (Lanes(v4), d) = trilinear(c, at.t, h);
+        let (v4, d) = trilinear(c, at.t, h);
+        let (Lanes(v4), d) = (v4.lanes(), [d[0].lanes(), d[1].lanes(), d[2].lanes()]);
         let mut v = v4[0];
         let mut grad = Vector3::new(d[0].0[0], d[1].0[0], d[2].0[0]);
         for axis in 0..3 {
@@ -983,19 +1017,20 @@ impl LevelSetGrid {
     /// `at` was clamped the derivatives are zero (outside the box the field is continued by its
     /// value at the box).
     #[inline(always)]
-    fn field_corners(
+    fn field_corners<V: FourLanes>(
         &self,
         at: &Located,
-        c: &[Lanes; 8],
-        field: impl Fn(usize) -> Lanes,
+        c: &[V; 8],
+        field: impl Fn(usize) -> V,
     ) -> (Lanes, [Lanes; 3]) {
-        let (value, mut grad) = self.spec.interpolate_corners(at, c, field);
+        let (value, grad) = self.spec.interpolate_corners(at, c, field);
+        let mut grad = [grad[0].lanes(), grad[1].lanes(), grad[2].lanes()];
         for (g, clamped) in grad.iter_mut().zip(at.outside.clamped) {
             if clamped {
                 *g = Lanes::default();
             }
         }
-        (value, grad)
+        (value.lanes(), grad)
     }
 
     /// The material point `X` of a deformed grain now at `y`: the root of `X + u(X) = y` for the
@@ -1039,16 +1074,16 @@ impl LevelSetGrid {
     /// about one evaluation. Where the deformation does not fold the root is unique, and the
     /// answer is the same to the tolerance from any start.
     #[inline(always)]
-    pub fn pull_back_from(
+    pub fn pull_back_from<V: FourLanes>(
         &self,
         y: &Point3<f64>,
         start: &Point3<f64>,
-        field: impl Fn(usize) -> Lanes,
+        field: impl Fn(usize) -> V,
     ) -> Result<PullBack, PullBackFailure> {
         let h = self.spec.spacing;
         // The last cell (its first corner) and its corner values: the iterates mostly stay in
         // one cell, and a node's value can sum many modes.
-        let mut cached: Option<(usize, [Lanes; 8])> = None;
+        let mut cached: Option<(usize, [V; 8])> = None;
         // The last point whose residual decreased, where the steps start, and its residual.
         let mut base = *start;
         let mut best: Option<Residual> = None;
@@ -1117,18 +1152,22 @@ impl LevelSetGrid {
     /// what a step needs, with the last cell's first corner and corner values in `cached`. A
     /// cell's corners follow from its first ([`LevelSetGrid::locate`]).
     #[inline(always)]
-    fn pull_back_residual(
+    fn pull_back_residual<V: FourLanes>(
         &self,
         x: &Point3<f64>,
         y: &Point3<f64>,
-        cached: &mut Option<(usize, [Lanes; 8])>,
-        field: &impl Fn(usize) -> Lanes,
+        cached: &mut Option<(usize, [V; 8])>,
+        field: &impl Fn(usize) -> V,
     ) -> Residual {
         let at = self.locate(x);
         let c = match cached {
             Some((first, c)) if *first == at.corners[0] => *c,
             _ => {
-                let c: [Lanes; 8] = std::array::from_fn(|i| field(at.corners[i]));
+                // A loop, as in `sample_offset`.
+                let mut c = [field(at.corners[0]); 8];
+                for (c, &n) in c.iter_mut().zip(&at.corners).skip(1) {
+                    *c = field(n);
+                }
                 *cached = Some((at.corners[0], c));
                 c
             }
@@ -1376,7 +1415,7 @@ mod tests {
         for p in points {
             let at = grid.locate(&p);
             let (v, g) = grid.sample(&at);
-            let (vs, gs) = grid.sample_shifted(&at, |_| [0.0; 3]);
+            let (vs, gs) = grid.sample_shifted(&at, Lanes::default(), |_| [0.0; 3]);
             assert_eq!(
                 (vs.to_bits(), gs.map(f64::to_bits)),
                 (v.to_bits(), g.map(f64::to_bits)),
@@ -1387,9 +1426,12 @@ mod tests {
                 continue;
             }
             differenced += 1;
-            let (_, gs) = grid.sample_shifted(&at, shift);
+            let (_, gs) = grid.sample_shifted(&at, Lanes::default(), shift);
             let e = 1e-6;
-            let value = |q: Point3<f64>| grid.sample_shifted(&grid.locate(&q), shift).0;
+            let value = |q: Point3<f64>| {
+                grid.sample_shifted(&grid.locate(&q), Lanes::default(), shift)
+                    .0
+            };
             for d in 0..3 {
                 let mut step = Vector3::zeros();
                 step[d] = e;

@@ -32,8 +32,8 @@ pub mod vtk;
 pub use bundle::*;
 pub use error::{FormatError, Result};
 pub use grid::{
-    Cell, GridError, GridSpec, Lanes, LevelSetGrid, Located, NodeValue, PULL_BACK_ITERATIONS,
-    PULL_BACK_TOLERANCE, PullBack, PullBackFailure, TIE,
+    Cell, FourLanes, GridError, GridSpec, Lanes, LevelSetGrid, Located, NodeValue,
+    PULL_BACK_ITERATIONS, PULL_BACK_TOLERANCE, PullBack, PullBackFailure, TIE,
 };
 pub use mesh::{ElementBlock, ElementType, FemMesh};
 pub use polynomial::{EnergyPolynomial, Monomial};

@@ -67,13 +67,16 @@
 //!
 //! The query is compiled twice and chosen at run time: for AVX2 (x86-64-v3) where the
 //! processor has it, else for the baseline, with the same bits (the lanes are the same
-//! operations, [`crate::lanes`]; docs/performance.md, "The semi-Lagrangian query in AVX2").
+//! operations, [`crate::lanes`]; docs/performance.md, "The semi-Lagrangian query in AVX2");
+//! a cell's four-lane interpolations (the pull-back's field, the shifted sample) run in the
+//! unit's registers ([`crate::lanes::InLanes`]; "The cell's interpolations in the vector unit").
 
 use grain::{Cell, LevelSetGrid};
 use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
 use crate::body::Shape;
+use crate::lanes::{InLanes, Quad, in_unit};
 use crate::path::{Configuration, GridNodes};
 
 /// The semi-Lagrangian level set of a grain in a configuration.
@@ -133,10 +136,8 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         // The memo first: the thread-local's access is a function of the standard library,
         // compiled for the baseline, and the query inside it would be too.
         (self.config).with_grid_nodes(|nodes| {
-            self.config.wide().run(
-                #[inline(always)]
-                || self.evaluate_with(nodes, y, start, below, slope),
-            )
+            in_unit!(self.config.wide(), |q| self
+                .evaluate_with(q, nodes, y, start, below, slope))
         })
     }
 }
@@ -146,8 +147,9 @@ impl SemiLagrangian<'_> {
     /// into its one caller: a call returns the evaluation through memory (docs/performance.md,
     /// "The column sums in explicit lanes").
     #[inline(always)]
-    fn evaluate_with(
+    fn evaluate_with<Q: Quad>(
         &self,
+        q: Q,
         nodes: &GridNodes,
         y: &Point3<f64>,
         start: &Point3<f64>,
@@ -156,7 +158,9 @@ impl SemiLagrangian<'_> {
     ) -> Result<Evaluation, LevelSetFault> {
         let grid = self.grid;
         // The displacement, and the normal strain carried along in its fourth lane.
-        let back = grid.pull_back_from(y, start, |n| nodes.displacement_and_strain(n))?;
+        let back = grid.pull_back_from(y, start, |n| {
+            InLanes::new(q, nodes.displacement_and_strain(n))
+        })?;
         let at = &back.at;
         // Where the configuration's bound cannot vouch for the whole band, the cell the point
         // pulled back into is checked exactly.
@@ -170,7 +174,8 @@ impl SemiLagrangian<'_> {
             }
         }
         // phi_0(X) with the trilinear displacement's own error taken out (module docs).
-        let (p0, g0) = grid.sample_shifted(at, |n| nodes.curvature(n));
+        let unit = InLanes::new(q, grain::Lanes::default());
+        let (p0, g0) = grid.sample_shifted(at, unit, |n| nodes.curvature(n));
         // psi = c phi_0(X), c = 1 + s(X): the normal strain, interpolated from the grid nodes
         // (module docs).
         // Outside the box the strain, like the fields, continues by its value at the box
