@@ -270,30 +270,12 @@ impl Wide {
     }
 }
 
-/// Runs `$body` with `$q` the vector unit of `$wide` for `$columns` columns ([`Wide`]), or
-/// [`Plain`] lanes: one body, compiled for both.
-macro_rules! in_lanes {
-    ($wide:expr, $columns:expr, |$q:ident| $body:expr) => {
-        match $wide.for_columns($columns) {
-            Some($q) => $crate::lanes::Quad::run(
-                $q,
-                #[inline(always)]
-                || $body,
-            ),
-            None => {
-                let $q = $crate::lanes::Plain;
-                $body
-            }
-        }
-    };
-}
-pub(crate) use in_lanes;
-
-/// Runs `$body` with `$q` the vector unit of `$wide` where the processor has one, compiled for
-/// it, else with [`Plain`] ([`Wide::unit`]): the semi-Lagrangian query, whatever its columns.
+/// Runs `$body` with `$q` the vector unit `$unit` (an `Option<Unit>`, [`Wide`]) compiled for
+/// it, or [`Plain`] lanes where it is `None`: one body, compiled for both. With
+/// [`Wide::unit`] the semi-Lagrangian query, whatever its columns.
 macro_rules! in_unit {
-    ($wide:expr, |$q:ident| $body:expr) => {
-        match $wide.unit() {
+    ($unit:expr, |$q:ident| $body:expr) => {
+        match $unit {
             Some($q) => $crate::lanes::Quad::run(
                 $q,
                 #[inline(always)]
@@ -307,6 +289,14 @@ macro_rules! in_unit {
     };
 }
 pub(crate) use in_unit;
+
+/// [`in_unit`] with the vector unit of `$wide` for `$columns` columns ([`Wide::for_columns`]).
+macro_rules! in_lanes {
+    ($wide:expr, $columns:expr, |$q:ident| $body:expr) => {
+        $crate::lanes::in_unit!($wide.for_columns($columns), |$q| $body)
+    };
+}
+pub(crate) use in_lanes;
 
 /// The `R` rows of `C` values at the start of `record`, each summed with `weights` (`C`
 /// values): per row, four lane sums over the columns' chunks of four from `+0.0`, then
@@ -483,6 +473,19 @@ mod tests {
         assert_eq!(bits(&scalar), bits(&wide), "scaled {kind}, {c} columns");
     }
 
+    /// A fixed linear congruential sequence from `seed`: values from 1e-8 to 1e8, either sign.
+    fn spread_values(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
+            sign * 10f64.powf(16.0 * unit - 8.0)
+        }
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn the_kernels_give_the_same_bits_in_avx2_and_in_scalars() {
@@ -490,16 +493,7 @@ mod tests {
             eprintln!("this processor has no AVX2: the sums take the scalar path only");
             return;
         };
-        // A fixed linear congruential sequence: values from 1e-8 to 1e8, either sign.
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
-            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
-            sign * 10f64.powf(16.0 * unit - 8.0)
-        };
+        let mut next = spread_values(0x2545_f491_4f6c_dd1d);
         let mut fused_differs = false;
         for c in 1..=23 {
             let record: Vec<f64> = (0..7 * c).map(|_| next()).collect();
@@ -537,15 +531,7 @@ mod tests {
             eprintln!("this processor has no AVX2: the lanes take the scalar path only");
             return;
         };
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
-            let sign = if state & 1 == 0 { 1.0 } else { -1.0 };
-            sign * 10f64.powf(16.0 * unit - 8.0)
-        };
+        let mut next = spread_values(0x9e37_79b9_7f4a_7c15);
         let bits = |x: Lanes| x.0.map(f64::to_bits);
         for _ in 0..1000 {
             let (a, b) = (

@@ -136,7 +136,7 @@ impl DeformedLevelSet for SemiLagrangian<'_> {
         // The memo first: the thread-local's access is a function of the standard library,
         // compiled for the baseline, and the query inside it would be too.
         (self.config).with_grid_nodes(|nodes| {
-            in_unit!(self.config.wide(), |q| self
+            in_unit!(self.config.wide().unit(), |q| self
                 .evaluate_with(q, nodes, y, start, below, slope))
         })
     }
