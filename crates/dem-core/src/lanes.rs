@@ -474,6 +474,7 @@ mod tests {
     }
 
     /// A fixed linear congruential sequence from `seed`: values from 1e-8 to 1e8, either sign.
+    #[cfg(target_arch = "x86_64")]
     fn spread_values(seed: u64) -> impl FnMut() -> f64 {
         let mut state = seed;
         move || {

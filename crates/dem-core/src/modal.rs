@@ -509,7 +509,8 @@ impl Modes {
             })
             .collect();
         let mut lhs = Square::with_capacity(n * n);
-        for (i, c) in c.chunks_exact(n).enumerate() {
+        for i in 0..n {
+            let c = &c[i * n..(i + 1) * n];
             lhs.extend(shape.mass.row(i).iter().zip(c).map(|(m, c)| m + h * c));
         }
         solve(&mut lhs, &mut rhs);
