@@ -594,7 +594,7 @@ fn reduce(
     last: &mut Evaluation,
     totals: &mut Totals,
     pairs: &[Candidate],
-    outcomes: Vec<(PairOutcome, Option<PairHistory>)>,
+    mut outcomes: Vec<(PairOutcome, Option<PairHistory>)>,
 ) {
     let mut generalized: Vec<PerMode<f64>> = world
         .bodies
@@ -624,9 +624,11 @@ fn reduce(
     let mut sums = ContactSums::default();
     let mut wall_terms: Vec<WallTerm> = Vec::new();
     let mut count = vec![0u32; world.bodies.len()];
-    for ((key, [a, b]), (o, history)) in pairs.iter().zip(outcomes) {
+    // By reference: an outcome is a few hundred bytes, and a move per pair was a copy
+    // (docs/performance.md, "The reduction without copies").
+    for ((key, [a, b]), (o, history)) in pairs.iter().zip(&mut outcomes) {
         let (a, b) = (*a as usize, *b as usize);
-        if let Some(h) = history {
+        if let Some(h) = history.take() {
             histories.push((*key, h));
         }
         {
@@ -641,7 +643,7 @@ fn reduce(
             on_b.torque += o.on_b.1;
             add(&mut generalized[b], &o.modal_b);
         }
-        crate::measure::count_contact(key, &o, [a, b], &mut count);
+        crate::measure::count_contact(key, o, [a, b], &mut count);
         // Node records of the grains owned here (their owner computes all their pairs).
         let mine = |body: u32| (if body == key.a { a } else { b }) < partition.owned;
         last.records
@@ -668,7 +670,7 @@ fn reduce(
                 None
             }
         };
-        sums.add(key, &o, branch);
+        sums.add(key, o, branch);
         last.contacts += o.nodes_in_contact;
         totals.node_tests += o.node_tests;
         totals.node_queries += o.node_queries;
