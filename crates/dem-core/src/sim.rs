@@ -873,23 +873,25 @@ pub fn broad_phase(
 ) -> Vec<Candidate> {
     let bodies = held.bodies;
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
-    let radii: Vec<f64> = views.iter().map(|v| v.reach).collect();
+    let radii: &[f64] = &views.iter().map(|v| v.reach).collect::<Vec<_>>();
     // Only the owned grains search: a ghost's partners among the ghosts are another process's.
     let searching = crate::neighbours::Bodies {
         centres: &centres,
-        radii: &radii,
+        radii,
         ids: held.ids,
         searching: held.owned,
     };
     list.update(&searching, cell, skin, anywhere);
     let list = &*list;
     let ids = held.ids;
-    let pairs_of = |i: usize| -> Vec<Candidate> {
+    // An iterator, not a list per body: a body's list was an allocation (docs/performance.md,
+    // "The reduction without copies").
+    let pairs_of = |i: usize| {
         let a = &bodies[i];
         let grains = (list.partners(i).iter())
-            .filter(|&&(j, _)| i < held.owned || (j as usize) < held.owned)
+            .filter(move |&&(j, _)| i < held.owned || (j as usize) < held.owned)
             .filter(|(j, _)| a.is_free() || bodies[*j as usize].is_free())
-            .map(|&(j, shift)| {
+            .map(move |&(j, shift)| {
                 if ids[i] < ids[j as usize] {
                     (
                         PairKey {
@@ -910,8 +912,8 @@ pub fn broad_phase(
                 }
             });
         let walls = (0..walls.len())
-            .filter(|&w| i < held.owned && walls[w].distance(&a.position).0 < radii[i])
-            .map(|w| {
+            .filter(move |&w| i < held.owned && walls[w].distance(&a.position).0 < radii[i])
+            .map(move |w| {
                 let key = PairKey {
                     a: ids[i],
                     b: Partner::Wall(w as u32),
@@ -919,7 +921,7 @@ pub fn broad_phase(
                 };
                 (key, [i as u32, u32::MAX])
             });
-        grains.chain(walls).collect()
+        grains.chain(walls)
     };
     let n = bodies.len();
     let mut pairs = concatenated(n, n >= PARALLEL_PAIR_LISTS, pairs_of);
@@ -933,10 +935,10 @@ pub fn broad_phase(
 
 /// The lists `list(0), .., list(n - 1)` one after the other, made in parallel or not (the same
 /// result).
-fn concatenated<T: Send>(
+fn concatenated<T: Send, L: IntoIterator<Item = T>>(
     n: usize,
     parallel: bool,
-    list: impl Fn(usize) -> Vec<T> + Sync + Send,
+    list: impl Fn(usize) -> L + Sync + Send,
 ) -> Vec<T> {
     if parallel {
         (0..n).into_par_iter().flat_map_iter(list).collect()
