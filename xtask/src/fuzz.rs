@@ -598,9 +598,9 @@ pub struct Outcome {
     pub accepted: u64,
     /// Failures found.
     pub failed: u64,
-    /// The first [`SAVED`] failures: the saved file and what went wrong.
+    /// The first `SAVED` failures: the saved file and what went wrong.
     pub failures: Vec<(PathBuf, String)>,
-    /// The refusals' messages by shape (see [`shape`]): how many, and the first one met.
+    /// The refusals' messages by shape (see `shape`): how many, and the first one met.
     pub messages: std::collections::HashMap<String, (u64, String)>,
 }
 

@@ -57,7 +57,7 @@ fn for_each_body(bodies: &mut [Body], f: impl Fn(&mut Body) + Sync + Send) {
 
 /// Half a kick: `v += F/m h`, the body-frame angular momentum `L += R^T tau h` (the components a
 /// grain holds excepted), and the rates
-/// (the first half explicit, the second implicit in the damping: [`Modes::kick_implicit`]).
+/// (the first half explicit, the second implicit in the damping: [`crate::modal::Modes::kick_implicit`]).
 fn kick(b: &mut Body, s: &Shape, h: f64, second: bool) {
     let (translation, rotation) = match b.drive {
         Drive::Held {

@@ -80,7 +80,7 @@ pub fn read_vtu_points_field(
 /// well formed, a count attribute that is not a number, a topology section without its
 /// arrays), and for what it silently drops (an inline binary array whose base64, zlib or LZ4
 /// data does not decode); ASCII numbers are checked against their type, and no array may appear
-/// twice. A legacy file vtkio refuses is located by line ([`crate::vtk_legacy`]). The error
+/// twice. A legacy file vtkio refuses is located by line (`vtk_legacy`). The error
 /// names the file and the array or line. Legacy cell lists are checked by [`vtk_cells`]. Cost:
 /// every inline array is decoded once more than vtkio alone would.
 pub fn import_vtk(path: &Path) -> Result<Vtk, InputError> {

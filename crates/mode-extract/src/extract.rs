@@ -32,7 +32,7 @@ pub enum ExtractError {
     /// Building modes from the snapshots failed.
     #[error("{snapshots}: {error}")]
     Modes {
-        /// The snapshot files, as [`sources`] names them.
+        /// The snapshot files, as `sources` names them.
         snapshots: String,
         /// What failed.
         error: crate::modes::ModeError,
@@ -166,7 +166,7 @@ pub struct ExtractOptions {
     /// Total degree of the fitted polynomial energy when there are several modes (2 to 6).
     pub degree: u32,
     /// One mode: no path through the snapshots, the mode scales linearly (see
-    /// [`snapshot_path`]).
+    /// `snapshot_path`).
     pub linear: bool,
 }
 

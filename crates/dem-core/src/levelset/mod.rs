@@ -95,7 +95,7 @@ pub struct Evaluation {
     pub grad: Vector3<f64>,
     /// The material point `X` under `y` (`X + u(X) = y`), if the update pulled it back (the
     /// view's material velocity and virtual work reuse it). The point alone, not where it falls
-    /// on the grid: every query returns an evaluation, and a [`Located`] in it was copied with
+    /// on the grid: every query returns an evaluation, and a [`grain::Located`] in it was copied with
     /// each (1.3 to 1.5 % of the modes bench's pair step in instructions, docs/performance.md,
     /// "A tree over the clusters, and nodes filtered four at a time").
     pub material: Option<Point3<f64>>,
