@@ -742,7 +742,11 @@ impl LevelSetGrid {
     /// interpolation of four lanes ([`Lanes`]); twice that per tied axis.
     #[inline(always)]
     pub fn sample(&self, at: &Located) -> (f64, Vector3<f64>) {
-        self.sample_by(at, |at| self.stored(at))
+        self.sample_by(
+            at,
+            #[inline(always)]
+            |at| self.stored(at),
+        )
     }
 
     /// [`LevelSetGrid::sample`] of the grid's node values plus other node values with their
@@ -849,11 +853,15 @@ impl LevelSetGrid {
     /// Delta_z]`), from the grid's own values and the stored differences.
     #[inline(always)]
     fn stored(&self, at: &Located) -> [Lanes; 8] {
-        std::array::from_fn(|i| {
-            let n = at.corners[i];
+        // A loop, not `std::array::from_fn`, which was compiled as a function of its own
+        // returning the 256 bytes through memory (3.3 % of the rigid step's samples by `perf`,
+        // docs/performance.md).
+        let mut c = [Lanes::default(); 8];
+        for (c, &n) in c.iter_mut().zip(&at.corners) {
             let [dx, dy, dz] = self.second[n];
-            Lanes([self.values[n], dx, dy, dz])
-        })
+            *c = Lanes([self.values[n], dx, dy, dz]);
+        }
+        c
     }
 
     /// The level set from a cell's corner values and second differences (`read`), with the
