@@ -30,7 +30,7 @@ use smallvec::SmallVec;
 
 use grain::Lanes;
 
-use crate::lanes::{Wide, add_scaled, add_weighted_rows, in_lanes, rows};
+use crate::lanes::{Quad, Unit, Wide, add_scaled, add_weighted_rows, in_lanes, in_unit, rows};
 
 /// A displacement field at the surface nodes (the shape's order) and at the grid nodes (C
 /// order).
@@ -751,31 +751,46 @@ impl<'a> Configuration<'a> {
     /// [`Configuration::column_rates`].
     #[inline(always)]
     pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
-        let record = self.paths.node_record(k);
-        in_lanes!(self.wide, weights.len(), |q| rows::<3, _, _>(
-            q, record, weights
-        ))
-        .into()
+        in_lanes!(self.wide, weights.len(), |q| self
+            .node_sum_in(q, k, weights))
+    }
+
+    /// [`Configuration::node_sum`] in the lanes of `q`, the unit of
+    /// [`Configuration::node_unit`] (or [`crate::lanes::Plain`]) of a caller compiled for it.
+    #[inline(always)]
+    pub fn node_sum_in<Q: Quad>(&self, q: Q, k: usize, weights: &[f64]) -> Vector3<f64> {
+        debug_assert_eq!(weights.len(), self.paths.columns);
+        rows::<3, _, _>(q, self.paths.node_record(k), weights).into()
+    }
+
+    /// The vector unit of the sums over a node's columns ([`Configuration::node_sum`],
+    /// [`Configuration::add_node_force`]): none below four columns.
+    #[inline(always)]
+    pub fn node_unit(&self) -> Option<Unit> {
+        self.wide.for_columns(self.paths.columns)
     }
 
     /// The displacement of surface node `k` (local frame).
     #[inline(always)]
     pub fn node_displacement(&self, k: usize) -> Vector3<f64> {
-        self.node_sum(k, &self.coefficients)
+        in_unit!(self.node_unit(), |q| self.node_displacement_in(q, k))
+    }
+
+    /// [`Configuration::node_displacement`] in the lanes of `q` ([`Configuration::node_sum_in`]).
+    #[inline(always)]
+    pub fn node_displacement_in<Q: Quad>(&self, q: Q, k: usize) -> Vector3<f64> {
+        self.node_sum_in(q, k, &self.coefficients)
     }
 
     /// Adds `u_j(x0_k) . f` to `columns[j]` for each column `j` (`f` local): a node force's
     /// generalized force (Eq. 41) in column space, for [`Configuration::map_columns`] once per
-    /// side. Summed over the columns in vector lanes, where a sum per mode reads the record
-    /// three times per term.
-    #[inline]
-    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
+    /// side. Summed over the columns in the lanes of `q` (the unit of
+    /// [`Configuration::node_unit`], or [`crate::lanes::Plain`]), where a sum per mode reads the
+    /// record three times per term.
+    #[inline(always)]
+    pub fn add_node_force<Q: Quad>(&self, q: Q, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
         debug_assert_eq!(columns.len(), self.paths.columns);
-        let record = self.paths.node_record(k);
-        let w = [f.x, f.y, f.z];
-        in_lanes!(self.wide, self.paths.columns, |q| {
-            add_weighted_rows(q, columns, record, &w)
-        });
+        add_weighted_rows(q, columns, self.paths.node_record(k), &[f.x, f.y, f.z]);
     }
 
     /// Adds to `out[a]` the modes' share of the columns' values `sums` (`C` of them):

@@ -26,6 +26,7 @@ use std::sync::{Arc, OnceLock};
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
+use crate::lanes::{Quad, Unit, in_unit};
 use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault, Slope};
 use crate::modal::{ModalShape, Modes};
 use crate::path::{Configuration, GRID_ROWS, PerMode, RowWeights};
@@ -144,11 +145,26 @@ impl<'a> View<'a> {
     /// this costs less than deforming every node up front.
     #[inline(always)]
     pub fn node_local(&self, k: usize) -> Vector3<f64> {
+        in_unit!(self.node_unit(), |q| self.node_local_in(q, k))
+    }
+
+    /// [`View::node_local`] in the lanes of `q`, the unit of [`View::node_unit`] (or
+    /// [`crate::lanes::Plain`]) of a caller compiled for it.
+    #[inline(always)]
+    pub fn node_local_in<Q: Quad>(&self, q: Q, k: usize) -> Vector3<f64> {
         let x0 = self.shape.nodes[k];
         match &self.modes {
             None => x0,
-            Some(m) => x0 + m.config.node_displacement(k),
+            Some(m) => x0 + m.config.node_displacement_in(q, k),
         }
+    }
+
+    /// The vector unit of the sums over a node's columns ([`View::node_local_in`],
+    /// [`View::node_velocity`], [`View::add_node_force`]): none for a rigid body or below four
+    /// columns.
+    #[inline(always)]
+    pub fn node_unit(&self) -> Option<Unit> {
+        self.modes.as_ref().and_then(|m| m.config.node_unit())
     }
 
     /// Number of modes whose generalized forces this body takes (0 if rigid).
@@ -169,25 +185,25 @@ impl<'a> View<'a> {
 
     /// Velocity of node `k` at its global position `x`: the rigid motion plus
     /// `R eps'_a du/d eps_a(x0_k)` (the tangents are the mode vectors `Phi_a` of a linear
-    /// mode).
-    #[inline]
-    pub fn node_velocity(&self, k: usize, x: &Vector3<f64>) -> Vector3<f64> {
+    /// mode). The sums in the lanes of `q` ([`View::node_local_in`]).
+    #[inline(always)]
+    pub fn node_velocity<Q: Quad>(&self, q: Q, k: usize, x: &Vector3<f64>) -> Vector3<f64> {
         let rigid = self.point_velocity(x);
         match &self.modes {
             None => rigid,
-            Some(m) => rigid + self.rotation * m.config.node_sum(k, &m.rates),
+            Some(m) => rigid + self.rotation * m.config.node_sum_in(q, k, &m.rates),
         }
     }
 
     /// Adds the generalized force of a force `f` (global) on node `k` to `columns`, in column
     /// space (Eq. 41: `F_eps_a += du/d eps_a(x0_k) . R^T f`, the tangent being `Phi_a` for a
     /// linear mode); [`View::add_column_forces`] maps them to the modes. `columns` holds
-    /// [`View::column_count`] values.
-    #[inline]
-    pub fn add_node_force(&self, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
+    /// [`View::column_count`] values. The sums in the lanes of `q` ([`View::node_local_in`]).
+    #[inline(always)]
+    pub fn add_node_force<Q: Quad>(&self, q: Q, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
         if let Some(m) = &self.modes {
             m.config
-                .add_node_force(k, &(self.rotation.transpose() * f), columns);
+                .add_node_force(q, k, &(self.rotation.transpose() * f), columns);
         }
     }
 

@@ -205,7 +205,7 @@ impl NodeModel for Hertz {
 
     /// `p = (E* / pi) sqrt(kappa) <sqrt(d)>` and `(E* / pi) sqrt(kappa) (2/3) <d^(3/2)>`, the
     /// means over the node's patch (module docs).
-    #[inline]
+    #[inline(always)]
     fn normal<'s>(&self, d: f64, sides: impl FnOnce() -> NodeSides<'s>) -> (f64, f64) {
         let s = sides();
         let compliance = self.compliance(s.giver) + s.other.map_or(0.0, |o| self.compliance(o));

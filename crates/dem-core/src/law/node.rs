@@ -81,6 +81,7 @@ use super::{
 };
 use crate::body::{Body, Cluster, NodeRole, Shape};
 use crate::error::KeyError;
+use crate::lanes::{Quad, in_unit};
 use crate::path::{PerColumn, PerMode};
 use crate::view::View;
 use crate::wall::WallSpec;
@@ -617,6 +618,41 @@ impl<M: NodeModel> Acc<'_, M> {
     fn side_contacts<S: Surface>(&mut self, side: &Side, surface: &S) {
         let p = side.giver;
         self.out.node_candidates += p.shape.nodes.len() as u64;
+        let grow = p.node_shift + M::margin(p.shape.largest_area) + self.offset.max(0.0);
+        let frame = surface.frame(p);
+        let mut scratch = Scratch::for_side();
+        self.columns.clear();
+        self.columns.resize(p.column_count(), 0.0);
+        // A deformable giver's node loop compiled for its vector unit: its sums over the node's
+        // columns (position, velocity, generalized force) stay in the loop's registers instead
+        // of a call each returning through memory (docs/performance.md).
+        in_unit!(p.node_unit(), |q| self.nodes(
+            q,
+            side,
+            surface,
+            &frame,
+            grow,
+            &mut scratch
+        ));
+        let (_, _, modal_p, modal_q) = split(&mut self.out, side.side);
+        p.add_column_forces(&self.columns, modal_p);
+        surface.flush(&mut scratch, modal_q);
+        self.out.node_queries += scratch.queries;
+    }
+
+    /// The node loop of [`Acc::side_contacts`], its sums over a deformable giver's columns in
+    /// the lanes of `q`.
+    #[inline(always)]
+    fn nodes<Q: Quad, S: Surface>(
+        &mut self,
+        q: Q,
+        side: &Side,
+        surface: &S,
+        frame: &S::Frame,
+        grow: f64,
+        scratch: &mut Scratch,
+    ) {
+        let p = side.giver;
         let mut old = self.old.iter().filter(|s| s.side == side.side).peekable();
         // The node's previous shear (zero if it was not in contact): the old list is sorted by
         // node, like the hits, so one forward walk serves the whole side.
@@ -625,15 +661,10 @@ impl<M: NodeModel> Acc<'_, M> {
             old.next_if(|s| s.node == node)
                 .map_or(Vector3::zeros(), |s| s.shear)
         };
-        let grow = p.node_shift + M::margin(p.shape.largest_area) + self.offset.max(0.0);
-        let frame = surface.frame(p);
-        let mut scratch = Scratch::for_side();
         let velocity = self.tangential.uses_velocity();
         let deformable = p.is_deformable();
-        self.columns.clear();
-        self.columns.resize(p.column_count(), 0.0);
-        let ball = surface.node_ball(&frame, grow);
-        for c in (p.shape.clusters).near(|c| surface.reaches(&frame, p, c, grow)) {
+        let ball = surface.node_ball(frame, grow);
+        for c in (p.shape.clusters).near(|c| surface.reaches(frame, p, c, grow)) {
             self.out.node_tests += c.range.len() as u64;
             // The nodes that may reach, four at a time: most do not.
             let mut bits = ball.map_or(u32::MAX >> (32 - c.range.len()), |(centre, r)| {
@@ -651,21 +682,20 @@ impl<M: NodeModel> Acc<'_, M> {
                         radius: 0.0,
                         range: k..k + 1,
                     };
-                    if !surface.reaches(&frame, p, &node, grow) {
+                    if !surface.reaches(frame, p, &node, grow) {
                         continue;
                     }
                 }
-                let x0 = p.node_local(k);
+                let x0 = p.node_local_in(q, k);
                 let margin = M::margin(p.shape.areas[k]) + self.offset.max(0.0);
-                let Some(mut t) = surface.touch(&frame, p, &x0, margin, velocity, &mut scratch)
-                else {
+                let Some(mut t) = surface.touch(frame, p, &x0, margin, velocity, scratch) else {
                     continue;
                 };
                 t.d += self.offset;
                 // A law without damping or shear does not read the relative velocity: a deformable
                 // giver's node velocity sums its modes' rates over every column.
                 let v_rel = if velocity {
-                    p.node_velocity(k, &t.x) - t.velocity
+                    p.node_velocity(q, k, &t.x) - t.velocity
                 } else {
                     Vector3::zeros()
                 };
@@ -673,25 +703,20 @@ impl<M: NodeModel> Acc<'_, M> {
                 let Some(f) = self.apply(side, surface, k, &t, &v_rel, &shear) else {
                     continue;
                 };
+                p.add_node_force(q, k, &f.force, &mut self.columns);
                 let (_, _, _, modal_q) = split(&mut self.out, side.side);
-                surface.react(
-                    &mut scratch,
-                    f.energy_slope,
-                    &(f.elastic - f.force),
-                    modal_q,
-                );
+                surface.react(scratch, f.energy_slope, &(f.elastic - f.force), modal_q);
                 self.tally(side, k, t.d, &f);
             }
         }
-        let (_, _, modal_p, modal_q) = split(&mut self.out, side.side);
-        p.add_column_forces(&self.columns, modal_p);
-        surface.flush(&mut scratch, modal_q);
-        self.out.node_queries += scratch.queries;
     }
 
-    /// The law at a node in contact: its force on the giver (force, torque, modes) and the
-    /// opposite on the other side (torque about its centre, none for a wall); none for a node
-    /// outside whose patch carries no traction (a node of the margin, [`NodeModel::margin`]).
+    /// The law at a node in contact: its force and torque on the giver (the node loop adds its
+    /// share of the modes) and the opposite on the other side (torque about its centre, none for
+    /// a wall); none for a node outside whose patch carries no traction (a node of the margin,
+    /// [`NodeModel::margin`]). Inlined in both compilations of the node loop, as it was in
+    /// the one before them.
+    #[inline(always)]
     fn apply<S: Surface>(
         &mut self,
         side: &Side,
@@ -736,7 +761,6 @@ impl<M: NodeModel> Acc<'_, M> {
         if let Some(centre) = surface.centre() {
             on_q.1 -= (t.x - centre).cross(&f.force);
         }
-        p.add_node_force(k, &f.force, &mut self.columns);
         Some(f)
     }
 
