@@ -748,17 +748,10 @@ impl<'a> Configuration<'a> {
 
     /// `sum_j w_j u_j(x0_k)` at surface node `k` over the columns' fields `u_j`, local frame:
     /// the node's displacement for the coefficients, its modal velocity for
-    /// [`Configuration::column_rates`].
-    #[inline(always)]
-    pub fn node_sum(&self, k: usize, weights: &[f64]) -> Vector3<f64> {
-        in_lanes!(self.wide, weights.len(), |q| self
-            .node_sum_in(q, k, weights))
-    }
-
-    /// [`Configuration::node_sum`] in the lanes of `q`, the unit of
+    /// [`Configuration::column_rates`]. In the lanes of `q`, the unit of
     /// [`Configuration::node_unit`] (or [`crate::lanes::Plain`]) of a caller compiled for it.
     #[inline(always)]
-    pub fn node_sum_in<Q: Quad>(&self, q: Q, k: usize, weights: &[f64]) -> Vector3<f64> {
+    pub fn node_sum<Q: Quad>(&self, q: Q, k: usize, weights: &[f64]) -> Vector3<f64> {
         debug_assert_eq!(weights.len(), self.paths.columns);
         rows::<3, _, _>(q, self.paths.node_record(k), weights).into()
     }
@@ -776,10 +769,10 @@ impl<'a> Configuration<'a> {
         in_unit!(self.node_unit(), |q| self.node_displacement_in(q, k))
     }
 
-    /// [`Configuration::node_displacement`] in the lanes of `q` ([`Configuration::node_sum_in`]).
+    /// [`Configuration::node_displacement`] in the lanes of `q` ([`Configuration::node_sum`]).
     #[inline(always)]
     pub fn node_displacement_in<Q: Quad>(&self, q: Q, k: usize) -> Vector3<f64> {
-        self.node_sum_in(q, k, &self.coefficients)
+        self.node_sum(q, k, &self.coefficients)
     }
 
     /// Adds `u_j(x0_k) . f` to `columns[j]` for each column `j` (`f` local): a node force's

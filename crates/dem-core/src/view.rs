@@ -191,7 +191,7 @@ impl<'a> View<'a> {
         let rigid = self.point_velocity(x);
         match &self.modes {
             None => rigid,
-            Some(m) => rigid + self.rotation * m.config.node_sum_in(q, k, &m.rates),
+            Some(m) => rigid + self.rotation * m.config.node_sum(q, k, &m.rates),
         }
     }
 
