@@ -832,9 +832,13 @@ fn move_walls(walls: &mut [Wall], t: f64, dt: f64) -> Option<ServoFault> {
 /// matrix, cheaper than the hand-over to another thread: rigid scenes below
 /// 2,048 bodies (`PARALLEL_PAIR_LISTS`) build their views on the calling thread (settle bench, 216
 /// bodies on 2 threads: 10 us per step in parallel, 5.8 serially; docs/performance.md). A
-/// deformable body's view updates its level set and is built in parallel at any count.
+/// deformable body's view updates its level set: scenes with one build their views in parallel
+/// from 64 bodies (`PARALLEL_BODIES`), as every scene did before.
 pub fn views<'a>(bodies: &'a [Body], shapes: &'a [Arc<Shape>]) -> Vec<View<'a>> {
-    if bodies.len() >= PARALLEL_PAIR_LISTS || bodies.iter().any(|b| b.modes.is_some()) {
+    let deformable = || bodies.iter().any(|b| b.modes.is_some());
+    if bodies.len() >= PARALLEL_PAIR_LISTS
+        || (bodies.len() >= integrate::PARALLEL_BODIES && deformable())
+    {
         bodies
             .par_iter()
             .map(|b| View::new(b, &shapes[b.shape]))
