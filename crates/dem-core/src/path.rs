@@ -598,21 +598,32 @@ impl GridNodes<'_, '_> {
     }
 }
 
-/// Weights of the grid rows ([`GRID_ROWS`] per node) added up per grid node over many queries,
-/// for one [`Configuration::grid_rows_map`] at the end: a side's node contacts share cells
-/// (about 12 per cell face on the modes bench's ball), so their generalized forces read each
-/// node's record once instead of once per contact (docs/performance.md). Nodes are kept in the
-/// order they were first added and each node's weights summed in the order of the additions,
-/// so the result depends on the order of the queries only, not on the index's hashing.
+/// Weights of the grid rows ([`GRID_ROWS`] per node) added up over many queries, for one
+/// [`Configuration::grid_rows_map`] at the end: a side's node contacts share cells (about 12 per
+/// cell face on the modes bench's ball), so their generalized forces read each node's record
+/// once instead of once per contact (docs/performance.md). Added up in two levels: per cell
+/// (a query's 8 corners' weights, one lookup and 56 contiguous sums), then, when drained, the
+/// cells' corners per grid node (a node is a corner of up to 8 cells). Cells and nodes are kept
+/// in the order they were first added and the sums made in the order of the additions, so the
+/// result depends on the order of the queries only, not on the indexes' hashing.
 #[derive(Default)]
 pub struct RowWeights {
-    entries: Vec<(usize, [f64; GRID_ROWS])>,
-    /// Open addressing by node: an entry's index, `u32::MAX` for an empty slot; a power of two
-    /// at least twice the entries.
-    index: Vec<u32>,
-    /// The last cell added (its first corner) and its corners' entries: a side's neighbouring
-    /// node contacts often pull back into one cell, and then no corner is looked up again.
-    last: Option<(usize, [usize; 8])>,
+    /// Per cell: its first corner, its corners, and their weights.
+    cells: Vec<(usize, CellWeights)>,
+    cell_index: Slots,
+    /// Per grid node, filled from the cells when they are drained (kept for its buffer).
+    nodes: Vec<(usize, [f64; GRID_ROWS])>,
+    node_index: Slots,
+    /// The last cell added (its first corner) and its entry: a side's neighbouring node
+    /// contacts often pull back into one cell, and then it is not looked up again.
+    last: Option<(usize, usize)>,
+}
+
+/// A cell's corners and their weights ([`RowWeights`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct CellWeights {
+    corners: [usize; 8],
+    weights: [[f64; GRID_ROWS]; 8],
 }
 
 impl RowWeights {
@@ -627,84 +638,123 @@ impl RowWeights {
         weights: &[[f64; GRID_ROWS]; 8],
         scale: f64,
     ) {
-        let entries = match self.last {
-            Some((first, entries)) if first == corners[0] => entries,
+        let e = match self.last {
+            Some((first, e)) if first == corners[0] => e,
             _ => {
-                // A loop, not `map`: its closure was called, not inlined (docs/performance.md,
-                // "The column sums in explicit lanes").
-                let mut entries = [0; 8];
-                for (e, &n) in entries.iter_mut().zip(corners) {
-                    *e = self.entry(n);
-                }
-                self.last = Some((corners[0], entries));
-                entries
+                let e = self
+                    .cell_index
+                    .entry(&mut self.cells, corners[0], || CellWeights {
+                        corners: *corners,
+                        weights: [[0.0; GRID_ROWS]; 8],
+                    });
+                self.last = Some((corners[0], e));
+                e
             }
         };
-        let rows = &mut self.entries;
-        in_lanes!(wide, GRID_ROWS, |q| {
-            for (&e, w) in entries.iter().zip(weights) {
-                add_scaled(q, &mut rows[e].1, w, scale);
+        let sums = self.cells[e].1.weights.as_flattened_mut();
+        in_lanes!(wide, 8 * GRID_ROWS, |q| add_scaled(
+            q,
+            sums,
+            weights.as_flattened(),
+            scale
+        ));
+    }
+
+    /// Whether no weight has been added since the last [`RowWeights::drain_into`].
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Adds the weights' map to `out` ([`Configuration::grid_rows_map`]) and empties them.
+    pub fn drain_into(&mut self, config: &Configuration, out: &mut [f64]) {
+        self.sum_nodes();
+        config.grid_rows_map(self.nodes.iter().map(|(n, w)| (*n, w)), 1.0, out);
+        self.clear();
+    }
+
+    /// The cells' corner weights added up per grid node, into `nodes`.
+    fn sum_nodes(&mut self) {
+        for (_, cell) in &self.cells {
+            for (&n, w) in cell.corners.iter().zip(&cell.weights) {
+                let e = (self.node_index).entry(&mut self.nodes, n, || [0.0; GRID_ROWS]);
+                for (sum, w) in self.nodes[e].1.iter_mut().zip(w) {
+                    *sum += w;
+                }
             }
-        });
+        }
     }
 
-    /// The entry of node `n`, made if new.
+    /// Empties the weights, keeping the buffers (only the slots the entries took are reset).
+    pub fn clear(&mut self) {
+        self.cell_index.clear(&mut self.cells);
+        self.node_index.clear(&mut self.nodes);
+        self.last = None;
+    }
+}
+
+/// An open-addressing index of a list of keyed entries (`(key, value)`, in the order they were
+/// made): an entry's position per slot, `u32::MAX` for an empty slot; a power of two at least
+/// twice the entries. Keys are hashed as the memo of grid nodes hashes them (Fibonacci hashing)
+/// and probed linearly.
+#[derive(Default)]
+struct Slots(Vec<u32>);
+
+impl Slots {
+    /// The entry of `key` in `entries`, made with `value()` if new.
     #[inline]
-    fn entry(&mut self, n: usize) -> usize {
-        if 2 * self.entries.len() >= self.index.len() {
-            self.grow();
+    fn entry<T>(
+        &mut self,
+        entries: &mut Vec<(usize, T)>,
+        key: usize,
+        value: impl FnOnce() -> T,
+    ) -> usize {
+        if 2 * entries.len() >= self.0.len() {
+            self.grow(entries);
         }
-        let slot = self.probe(n, |e| e == u32::MAX || self.entries[e as usize].0 == n);
-        if self.index[slot] == u32::MAX {
-            self.index[slot] = self.entries.len() as u32;
-            self.entries.push((n, [0.0; GRID_ROWS]));
+        let slot = self.probe(key, |e| e == u32::MAX || entries[e as usize].0 == key);
+        if self.0[slot] == u32::MAX {
+            self.0[slot] = entries.len() as u32;
+            entries.push((key, value()));
         }
-        self.index[slot] as usize
+        self.0[slot] as usize
     }
 
-    /// The first slot from node `n`'s home (Fibonacci hashing, as the memo of grid nodes) whose
-    /// content is `found`, stepping linearly.
+    /// The first slot from `key`'s home whose content is `found`, stepping linearly.
     #[inline(always)]
-    fn probe(&self, n: usize, found: impl Fn(u32) -> bool) -> usize {
-        let mask = self.index.len() - 1;
-        let mut slot = ((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
-        while !found(self.index[slot]) {
+    fn probe(&self, key: usize, found: impl Fn(u32) -> bool) -> usize {
+        let mask = self.0.len() - 1;
+        let mut slot = ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize & mask;
+        while !found(self.0[slot]) {
             slot = (slot + 1) & mask;
         }
         slot
     }
 
-    /// Doubles the index and enters the nodes again, in place (the entries keep their order).
-    fn grow(&mut self) {
-        let size = (2 * self.index.len()).max(64);
-        self.index.clear();
-        self.index.resize(size, u32::MAX);
-        for e in 0..self.entries.len() {
-            let slot = self.probe(self.entries[e].0, |x| x == u32::MAX);
-            self.index[slot] = e as u32;
+    /// Doubles the index and enters the keys again, in place (the entries keep their order).
+    fn grow<T>(&mut self, entries: &[(usize, T)]) {
+        let size = (2 * self.0.len()).max(64);
+        self.0.clear();
+        self.0.resize(size, u32::MAX);
+        for (e, (key, _)) in entries.iter().enumerate() {
+            let slot = self.probe(*key, |x| x == u32::MAX);
+            self.0[slot] = e as u32;
         }
     }
 
-    /// Whether no weight has been added since the last [`RowWeights::drain_into`].
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Adds the weights' map to `out` ([`Configuration::grid_rows_map`]) and empties them.
-    pub fn drain_into(&mut self, config: &Configuration, out: &mut [f64]) {
-        config.grid_rows_map(self.entries.iter().map(|(n, w)| (*n, w)), 1.0, out);
-        self.clear();
-    }
-
-    /// Empties the weights, keeping the buffers: only the slots the entries took are reset, so
-    /// that a few entries after many cost a few resets, not the index's size.
-    pub fn clear(&mut self) {
-        for e in 0..self.entries.len() {
-            let slot = self.probe(self.entries[e].0, |x| x as usize == e);
-            self.index[slot] = u32::MAX;
+    /// Empties `entries` and the slots they took: a few entries after many cost a few resets,
+    /// not the index's size.
+    fn clear<T>(&mut self, entries: &mut Vec<(usize, T)>) {
+        for (e, (key, _)) in entries.iter().enumerate() {
+            let slot = self.probe(*key, |x| x as usize == e);
+            self.0[slot] = u32::MAX;
         }
-        self.entries.clear();
-        self.last = None;
+        entries.clear();
+    }
+
+    /// Whether every slot is empty.
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
+        self.0.iter().all(|&e| e == u32::MAX)
     }
 }
 
@@ -1098,15 +1148,17 @@ mod tests {
         assert!(!paths(twisted).is_uniform_dilation(&x0));
     }
 
-    /// A side's weights summed per grid node, nodes in the order first added, each node's
-    /// weights in the order of the additions: against a plain scan doing the same sums, through
-    /// the index's growth, and through its reuse after [`RowWeights::clear`] (a thread's next
-    /// side, [`crate::law::surface::Scratch::for_side`]), which must leave every slot empty.
+    /// A side's weights summed per cell, then per grid node, cells and nodes in the order first
+    /// added, each sum in the order of the additions: against a plain scan doing the same sums,
+    /// through the indexes' growth, and through their reuse after [`RowWeights::clear`] (a
+    /// thread's next side, [`crate::law::surface::Scratch::for_side`]), which must leave every
+    /// slot empty.
     #[test]
-    fn row_weights_sum_per_node_through_growth_and_reuse() {
+    fn row_weights_sum_per_cell_and_node_through_growth_and_reuse() {
         let mut rows = RowWeights::default();
+        let wide = Wide::detect();
         for count in [500, 3, 200] {
-            let mut scan: Vec<(usize, [f64; GRID_ROWS])> = Vec::new();
+            let mut cells: Vec<(usize, [usize; 8], [[f64; GRID_ROWS]; 8])> = Vec::new();
             for q in 0..count {
                 // Neighbouring queries often share a cell, and cells share corners.
                 let first = (q / 2 * 7) % 300;
@@ -1116,24 +1168,44 @@ mod tests {
                     std::array::from_fn(|r| 0.1 * (i * GRID_ROWS + r) as f64 + q as f64)
                 });
                 let scale = 0.5 + q as f64 / 3.0;
-                rows.add(Wide::detect(), &corners, &weights, scale);
-                for (n, w) in corners.iter().zip(&weights) {
-                    let e = match scan.iter().position(|(m, _)| m == n) {
-                        Some(e) => e,
-                        None => {
-                            scan.push((*n, [0.0; GRID_ROWS]));
-                            scan.len() - 1
-                        }
-                    };
-                    for (sum, w) in scan[e].1.iter_mut().zip(w) {
-                        *sum += scale * w;
+                rows.add(wide, &corners, &weights, scale);
+                let e = match cells.iter().position(|c| c.0 == first) {
+                    Some(e) => e,
+                    None => {
+                        cells.push((first, corners, [[0.0; GRID_ROWS]; 8]));
+                        cells.len() - 1
+                    }
+                };
+                for (sums, w) in cells[e].2.iter_mut().zip(&weights) {
+                    for (sum, w) in sums.iter_mut().zip(w) {
+                        *sum += w * scale;
                     }
                 }
             }
-            assert_eq!(rows.entries, scan);
+            let mut nodes: Vec<(usize, [f64; GRID_ROWS])> = Vec::new();
+            for (_, corners, weights) in &cells {
+                for (n, w) in corners.iter().zip(weights) {
+                    let e = match nodes.iter().position(|(m, _)| m == n) {
+                        Some(e) => e,
+                        None => {
+                            nodes.push((*n, [0.0; GRID_ROWS]));
+                            nodes.len() - 1
+                        }
+                    };
+                    for (sum, w) in nodes[e].1.iter_mut().zip(w) {
+                        *sum += w;
+                    }
+                }
+            }
+            let made: Vec<_> = (rows.cells.iter())
+                .map(|(f, c)| (*f, c.corners, c.weights))
+                .collect();
+            assert_eq!(made, cells);
+            rows.sum_nodes();
+            assert_eq!(rows.nodes, nodes);
             rows.clear();
-            assert!(rows.is_empty() && rows.last.is_none());
-            assert!(rows.index.iter().all(|&e| e == u32::MAX));
+            assert!(rows.is_empty() && rows.last.is_none() && rows.nodes.is_empty());
+            assert!(rows.cell_index.is_empty() && rows.node_index.is_empty());
         }
     }
 }
