@@ -309,6 +309,18 @@ impl ModalShape {
         }
     }
 
+    /// Whether the damping matrix of a choice is the same at every amplitude: all but a
+    /// tangent-proportional damping of a nonlinear internal force.
+    fn damping_is_constant(&self, choice: &ModalDamping) -> bool {
+        !matches!(
+            (choice, &self.law),
+            (
+                ModalDamping::Tangent(_),
+                InternalLaw::Table(_) | InternalLaw::Polynomial(_)
+            )
+        )
+    }
+
     /// The damping matrix of a choice, at `eps` (for tangent-proportional damping).
     pub fn damping_matrix(&self, choice: &ModalDamping, eps: &[f64]) -> DMatrix<f64> {
         match choice {
@@ -347,29 +359,46 @@ pub(crate) fn refill(to: &mut Vec<f64>, from: &[f64]) {
     to.extend_from_slice(from);
 }
 
-/// Solves `a x = b` in place (`a` row-major `n x n`, `x` into `b`) by Gaussian elimination
-/// with partial pivoting: `M + h C` of a few modes, every grain every step, where nalgebra's
-/// dynamic LU would allocate each time. A singular `a` (not possible for a positive definite
-/// `M` and positive semi-definite `C`) gives NaN, which the run reports as a divergence.
-fn solve(a: &mut [f64], b: &mut [f64]) {
-    let n = b.len();
+/// Factors `a` (row-major `n x n`) in place by Gaussian elimination with partial pivoting: `U`
+/// on and above the diagonal, each elimination's multiplier below it where it was made (the
+/// rows are swapped from the pivot's column on), and the pivot row of each column returned.
+/// `M + h C` of a few modes, where nalgebra's dynamic LU would allocate each time. A singular
+/// `a` (not possible for a positive definite `M` and positive semi-definite `C`) gives NaN in
+/// [`substitute`], which the run reports as a divergence.
+fn factor(a: &mut [f64]) -> Vec<usize> {
+    let n = a.len().isqrt();
+    let mut pivots = Vec::with_capacity(n);
     for col in 0..n {
         let pivot = (col..n)
             .max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()))
             .expect("a non-empty column");
         if pivot != col {
-            for k in 0..n {
+            for k in col..n {
                 a.swap(col * n + k, pivot * n + k);
             }
-            b.swap(col, pivot);
         }
+        pivots.push(pivot);
         let d = a[col * n + col];
         for row in col + 1..n {
             let f = a[row * n + col] / d;
-            for k in col..n {
+            for k in col + 1..n {
                 a[row * n + k] -= f * a[col * n + k];
             }
-            b[row] -= f * b[col];
+            a[row * n + col] = f;
+        }
+    }
+    pivots
+}
+
+/// Solves `a x = b` in place (`x` into `b`) with `a` and `pivots` from [`factor`]: the
+/// elimination's swaps and multipliers applied to `b` in the order they were made, then the
+/// back substitution (the operations, and so the bits, of eliminating `a` and `b` together).
+fn substitute(a: &[f64], pivots: &[usize], b: &mut [f64]) {
+    let n = b.len();
+    for (col, &pivot) in pivots.iter().enumerate() {
+        b.swap(col, pivot);
+        for row in col + 1..n {
+            b[row] -= a[row * n + col] * b[col];
         }
     }
     for row in (0..n).rev() {
@@ -448,6 +477,23 @@ pub struct Modes {
     pub levelset: LevelSetUpdate,
     /// Its damping.
     pub damping: ModalDamping,
+    /// The implicit kick's `M + h C`, factored, while `h` and a constant `C` last.
+    #[serde(skip)]
+    implicit: Factored,
+}
+
+/// `M + h C` factored for [`Modes::kick_implicit`] (LU with partial pivoting, [`factor`]) and
+/// the `h` it was factored for: kept while `h` stays and `C` does not depend on the amplitudes,
+/// so that a grain of tens of modes does not eliminate its matrix every step (the modes bench's
+/// 20-mode grains: about 80,000 instructions per grain and step, docs/performance.md). A cache,
+/// not state: it is not saved, and two states compare equal whatever their caches hold.
+#[derive(Debug, Clone, Default)]
+struct Factored(Option<(f64, Vec<f64>, Vec<usize>)>);
+
+impl PartialEq for Factored {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 impl Modes {
@@ -467,6 +513,7 @@ impl Modes {
             damping_force: vec![0.0; n],
             levelset,
             damping,
+            implicit: Factored::default(),
         }
     }
 
@@ -508,12 +555,24 @@ impl Modes {
                     + (self.contact[i] - self.internal[i]) * h
             })
             .collect();
-        let mut lhs = Square::with_capacity(n * n);
-        for i in 0..n {
-            let c = &c[i * n..(i + 1) * n];
-            lhs.extend(shape.mass.row(i).iter().zip(c).map(|(m, c)| m + h * c));
+        let constant = shape.damping_is_constant(&self.damping);
+        let cached = match &self.implicit.0 {
+            Some((at, lu, pivots)) if constant && *at == h => Some((lu, pivots)),
+            _ => None,
+        };
+        match cached {
+            Some((lu, pivots)) => substitute(lu, pivots, &mut rhs),
+            None => {
+                let mut lhs = Vec::with_capacity(n * n);
+                for i in 0..n {
+                    let c = &c[i * n..(i + 1) * n];
+                    lhs.extend(shape.mass.row(i).iter().zip(c).map(|(m, c)| m + h * c));
+                }
+                let pivots = factor(&mut lhs);
+                substitute(&lhs, &pivots, &mut rhs);
+                self.implicit = Factored(constant.then_some((h, lhs, pivots)));
+            }
         }
-        solve(&mut lhs, &mut rhs);
         refill(&mut self.rate, &rhs);
         let f = times(&c, &self.rate);
         refill(&mut self.damping_force, &f);
@@ -756,9 +815,60 @@ mod tests {
         // a = [[0, 2, 1], [1, 1, 0], [3, 0, 1]], x = (1, -2, 3): b = a x.
         let mut a = [0.0, 2.0, 1.0, 1.0, 1.0, 0.0, 3.0, 0.0, 1.0];
         let mut b = [-1.0, -1.0, 6.0];
-        solve(&mut a, &mut b);
+        let pivots = factor(&mut a);
+        substitute(&a, &pivots, &mut b);
         for (x, want) in b.iter().zip([1.0, -2.0, 3.0]) {
             assert!((x - want).abs() < 1e-14, "{b:?}");
+        }
+    }
+
+    /// A factorization kept and applied to new right-hand sides gives the bits of eliminating
+    /// the matrix and each right-hand side together (the implicit kick's cache changes no
+    /// result): against that elimination written out, on a 20 x 20 matrix whose columns need
+    /// row swaps.
+    #[test]
+    fn a_kept_factorization_gives_the_bits_of_a_joint_elimination() {
+        let n = 20;
+        let entry = |i: usize, j: usize| {
+            let (x, y) = (i as f64, j as f64);
+            (1.3 * x + 0.7 * y).sin() + if (i + 3) % n == j { 4.0 } else { 0.0 }
+        };
+        let a0: Vec<f64> = (0..n * n).map(|k| entry(k / n, k % n)).collect();
+        let mut lu = a0.clone();
+        let pivots = factor(&mut lu);
+        assert!(pivots.iter().enumerate().any(|(c, &p)| p != c));
+        for r in 0..3 {
+            let b0: Vec<f64> = (0..n).map(|i| (0.37 * (i + r) as f64).cos()).collect();
+            let mut b = b0.clone();
+            substitute(&lu, &pivots, &mut b);
+            // The joint elimination.
+            let (mut a, mut x) = (a0.clone(), b0.clone());
+            for col in 0..n {
+                let pivot = (col..n)
+                    .max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()))
+                    .unwrap();
+                for k in 0..n {
+                    a.swap(col * n + k, pivot * n + k);
+                }
+                x.swap(col, pivot);
+                for row in col + 1..n {
+                    let f = a[row * n + col] / a[col * n + col];
+                    for k in col..n {
+                        a[row * n + k] -= f * a[col * n + k];
+                    }
+                    x[row] -= f * x[col];
+                }
+            }
+            for row in (0..n).rev() {
+                let s: f64 = (row + 1..n).map(|k| a[row * n + k] * x[k]).sum();
+                x[row] = (x[row] - s) / a[row * n + row];
+            }
+            assert_eq!(b, x, "right-hand side {r}");
+            // And it solves the system.
+            for i in 0..n {
+                let ax: f64 = (0..n).map(|j| a0[i * n + j] * b[j]).sum();
+                assert!((ax - b0[i]).abs() < 1e-12, "row {i}: {ax} vs {}", b0[i]);
+            }
         }
     }
 }

@@ -728,17 +728,21 @@ impl<M: NodeModel> Acc<'_, M> {
     ) -> Option<NodeForce> {
         let p = side.giver;
         let scale = M::scale(p.shape.areas[k], side.weight);
-        let normal = (self.law).normal(t.d, || NodeSides {
-            spread: {
-                let area = p.shape.areas[k];
-                let slope = t.grad_norm * t.n.cross(&(p.rotation * p.shape.normals[k])).norm();
-                (0.5 * slope * area.sqrt()).min(M::margin(area))
+        let normal = (self.law).normal(
+            t.d,
+            #[inline(always)]
+            || NodeSides {
+                spread: {
+                    let area = p.shape.areas[k];
+                    let slope = t.grad_norm * t.n.cross(&(p.rotation * p.shape.normals[k])).norm();
+                    (0.5 * slope * area.sqrt()).min(M::margin(area))
+                },
+                curvature: (p.shape.curvature.nodes[k] + surface.curvature(t))
+                    .max(0.1 / p.shape.bounding_radius),
+                giver: p.shape,
+                other: surface.shape(),
             },
-            curvature: (p.shape.curvature.nodes[k] + surface.curvature(t))
-                .max(0.1 / p.shape.bounding_radius),
-            giver: p.shape,
-            other: surface.shape(),
-        });
+        );
         if t.d <= 0.0 && normal.0 == 0.0 {
             return None;
         }
