@@ -538,14 +538,20 @@ struct Slot {
 }
 
 thread_local! {
-    static MEMO: Box<[Slot]> = (0..MEMO_SLOTS).map(|_| Slot::default()).collect();
+    // An array, not a slice: the hash's top bits index it without a bounds check. Made on the
+    // heap (an array made first would take 288 kB of the thread's stack).
+    static MEMO: Box<[Slot; MEMO_SLOTS]> =
+        match (0..MEMO_SLOTS).map(|_| Slot::default()).collect::<Box<[Slot]>>().try_into() {
+            Ok(memo) => memo,
+            Err(_) => unreachable!("MEMO_SLOTS slots were made"),
+        };
 }
 
 /// This thread's memo of combined grid nodes for one configuration
 /// ([`Configuration::with_grid_nodes`]).
 pub struct GridNodes<'c, 'a> {
     config: &'c Configuration<'a>,
-    memo: &'c [Slot],
+    memo: &'c [Slot; MEMO_SLOTS],
 }
 
 impl GridNodes<'_, '_> {
