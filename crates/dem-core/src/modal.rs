@@ -312,13 +312,13 @@ impl ModalShape {
     /// Whether the damping matrix of a choice is the same at every amplitude: all but a
     /// tangent-proportional damping of a nonlinear internal force.
     fn damping_is_constant(&self, choice: &ModalDamping) -> bool {
-        !matches!(
-            (choice, &self.law),
-            (
-                ModalDamping::Tangent(_),
-                InternalLaw::Table(_) | InternalLaw::Polynomial(_)
-            )
-        )
+        match choice {
+            ModalDamping::Bundle | ModalDamping::Matrix(_) | ModalDamping::Stiffness(_) => true,
+            ModalDamping::Tangent(_) => match &self.law {
+                InternalLaw::Linear => true,
+                InternalLaw::Table(_) | InternalLaw::Polynomial(_) => false,
+            },
+        }
     }
 
     /// The damping matrix of a choice, at `eps` (for tangent-proportional damping).
@@ -362,12 +362,12 @@ pub(crate) fn refill(to: &mut Vec<f64>, from: &[f64]) {
 /// Factors `a` (row-major `n x n`) in place by Gaussian elimination with partial pivoting: `U`
 /// on and above the diagonal, each elimination's multiplier below it where it was made (the
 /// rows are swapped from the pivot's column on), and the pivot row of each column returned.
-/// `M + h C` of a few modes, where nalgebra's dynamic LU would allocate each time. A singular
+/// `M + h C`, without allocating for up to 4 modes (nalgebra's dynamic LU would). A singular
 /// `a` (not possible for a positive definite `M` and positive semi-definite `C`) gives NaN in
 /// [`substitute`], which the run reports as a divergence.
-fn factor(a: &mut [f64]) -> Vec<usize> {
+fn factor(a: &mut [f64]) -> PerMode<usize> {
     let n = a.len().isqrt();
-    let mut pivots = Vec::with_capacity(n);
+    let mut pivots = PerMode::with_capacity(n);
     for col in 0..n {
         let pivot = (col..n)
             .max_by(|&i, &j| a[i * n + col].abs().total_cmp(&a[j * n + col].abs()))
@@ -482,17 +482,33 @@ pub struct Modes {
     implicit: Factored,
 }
 
-/// `M + h C` factored for [`Modes::kick_implicit`] (LU with partial pivoting, [`factor`]) and
-/// the `h` it was factored for: kept while `h` stays and `C` does not depend on the amplitudes,
-/// so that a grain of tens of modes does not eliminate its matrix every step (the modes bench's
-/// 20-mode grains: about 80,000 instructions per grain and step, docs/performance.md). A cache,
-/// not state: it is not saved, and two states compare equal whatever their caches hold.
-#[derive(Debug, Clone, Default)]
-struct Factored(Option<(f64, Vec<f64>, Vec<usize>)>);
+/// `M + h C` factored for [`Modes::kick_implicit`] (LU with partial pivoting, [`factor`]), with
+/// what it was factored for: kept while the step `h` (its bits) and the damping stay and the
+/// damping does not depend on the amplitudes, so that a grain of tens of modes does not
+/// eliminate its matrix every step (the modes bench's 20-mode grains: about 80,000
+/// instructions per grain and step, docs/performance.md). A cache, not state: it is not saved,
+/// a restored state starts without it ([`Modes::take_settings`]), and two states compare equal
+/// whatever their caches hold.
+#[derive(Clone, Default)]
+struct Factored(Option<Factor>);
+
+#[derive(Clone)]
+struct Factor {
+    h: u64,
+    damping: ModalDamping,
+    lu: Square,
+    pivots: PerMode<usize>,
+}
 
 impl PartialEq for Factored {
     fn eq(&self, _: &Self) -> bool {
         true
+    }
+}
+
+impl std::fmt::Debug for Factored {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "factored" } else { "none" })
     }
 }
 
@@ -556,26 +572,37 @@ impl Modes {
             })
             .collect();
         let constant = shape.damping_is_constant(&self.damping);
-        let cached = match &self.implicit.0 {
-            Some((at, lu, pivots)) if constant && *at == h => Some((lu, pivots)),
-            _ => None,
-        };
-        match cached {
-            Some((lu, pivots)) => substitute(lu, pivots, &mut rhs),
-            None => {
-                let mut lhs = Vec::with_capacity(n * n);
+        match &self.implicit.0 {
+            Some(f) if constant && f.h == h.to_bits() && f.damping == self.damping => {
+                substitute(&f.lu, &f.pivots, &mut rhs)
+            }
+            _ => {
+                let mut lu = Square::with_capacity(n * n);
                 for i in 0..n {
                     let c = &c[i * n..(i + 1) * n];
-                    lhs.extend(shape.mass.row(i).iter().zip(c).map(|(m, c)| m + h * c));
+                    lu.extend(shape.mass.row(i).iter().zip(c).map(|(m, c)| m + h * c));
                 }
-                let pivots = factor(&mut lhs);
-                substitute(&lhs, &pivots, &mut rhs);
-                self.implicit = Factored(constant.then_some((h, lhs, pivots)));
+                let pivots = factor(&mut lu);
+                substitute(&lu, &pivots, &mut rhs);
+                self.implicit = Factored(constant.then(|| Factor {
+                    h: h.to_bits(),
+                    damping: self.damping.clone(),
+                    lu,
+                    pivots,
+                }));
             }
         }
         refill(&mut self.rate, &rhs);
         let f = times(&c, &self.rate);
         refill(&mut self.damping_force, &f);
+    }
+
+    /// Takes the level-set update and the damping of `scene`'s state, for a restored state
+    /// (its kept factorization is dropped: the scene may give it another shape).
+    pub(crate) fn take_settings(&mut self, scene: &Modes) {
+        self.levelset = scene.levelset.clone();
+        self.damping = scene.damping.clone();
+        self.implicit = Factored::default();
     }
 
     /// The drift: `eps += eps' dt`.
@@ -868,6 +895,74 @@ mod tests {
             for i in 0..n {
                 let ax: f64 = (0..n).map(|j| a0[i * n + j] * b[j]).sum();
                 assert!((ax - b0[i]).abs() < 1e-12, "row {i}: {ax} vs {}", b0[i]);
+            }
+        }
+    }
+
+    /// The implicit kick with its factorization kept gives the bits of the kick that factors
+    /// afresh every step, through a change of the step and of the damping (which a kept factor
+    /// must not survive): three modes with full (non-diagonal) mass, stiffness and damping.
+    #[test]
+    fn the_implicit_kick_keeps_its_factor_only_while_the_step_and_damping_last() {
+        use grain::{GridSpec, InternalForce};
+        let levelset = LevelSetGrid::from_fn(
+            GridSpec {
+                origin: [-1.5; 3],
+                spacing: 0.75,
+                dims: [5; 3],
+            },
+            |p| p.coords.norm() - 1.0,
+        )
+        .unwrap();
+        let a = 3;
+        let sym = |d: [f64; 3], o: f64| {
+            ndarray::Array2::from_shape_fn((a, a), |(i, j)| if i == j { d[i] } else { o })
+        };
+        let deformation = Deformation {
+            modal_mass: sym([2.0, 1.5, 1.0], 0.2),
+            modal_stiffness: sym([40.0, 55.0, 70.0], 3.0),
+            modal_damping: sym([0.8, 0.6, 0.9], 0.1),
+            internal_force: InternalForce::Linear,
+            node_modes: ndarray::Array3::from_shape_fn((a, 1, 3), |(m, _, d)| (m + d) as f64),
+            grid_modes: ndarray::Array5::from_shape_fn((a, 5, 5, 5, 3), |(m, i, j, k, d)| {
+                0.01 * (m + i + 2 * j + 3 * k + d) as f64
+            }),
+            precomputed: vec![Vec::new(); a],
+            path: None,
+            material: None,
+            flexibility: None,
+        };
+        let shape = ModalShape::new(&deformation, &[0], &levelset).unwrap();
+        let start = Modes::new(
+            vec![0.01, -0.02, 0.005],
+            vec![0.3, -0.1, 0.2],
+            DEFAULT_UPDATE,
+            ModalDamping::Bundle,
+        );
+        let (mut kept, mut fresh) = (start.clone(), start);
+        for step in 0..12 {
+            // The step changes at 4, the damping at 8.
+            let h = if step < 4 { 1e-3 } else { 7e-4 };
+            if step == 8 {
+                kept.damping = ModalDamping::Stiffness(0.05);
+                fresh.damping = ModalDamping::Stiffness(0.05);
+            }
+            for m in [&mut kept, &mut fresh] {
+                m.contact = vec![0.5 * step as f64, -0.2, 0.1];
+                m.set_internal_force(&shape);
+            }
+            fresh.implicit = Factored::default();
+            kept.kick_implicit(&shape, h);
+            fresh.kick_implicit(&shape, h);
+            assert!(
+                kept.implicit.0.is_some(),
+                "step {step}: a constant damping is kept"
+            );
+            assert_eq!(kept.rate, fresh.rate, "step {step}");
+            assert_eq!(kept.damping_force, fresh.damping_force, "step {step}");
+            // The amplitudes move, and with them the internal force.
+            for e in kept.eps.iter_mut().chain(fresh.eps.iter_mut()) {
+                *e += 1e-4;
             }
         }
     }

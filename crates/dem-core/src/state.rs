@@ -252,8 +252,7 @@ impl Simulation {
                     started += 1;
                 }
                 (Some(s), Some(m)) if s.eps.len() == m.eps.len() && s.rate.len() == m.eps.len() => {
-                    s.levelset = m.levelset.clone();
-                    s.damping = m.damping.clone();
+                    s.take_settings(m)
                 }
                 (Some(_), None) => {
                     return refuse(
