@@ -283,6 +283,8 @@ pub struct Paths {
     grid: Vec<f32>,
     /// Each column's largest second-difference component over the grid.
     curvature_max: Vec<f64>,
+    /// Each column's largest normal strain magnitude over the grid ([`normal_strain`]).
+    strain_max: Vec<f64>,
 }
 
 /// The rows of a grid node's record in [`Paths`]: `grid[(n R + r) C + j]` is row `r` of column
@@ -360,7 +362,7 @@ impl Paths {
         let mut grid = vec![0.0f32; grid_nodes * GRID_ROWS * c];
         // Row `r` of column `j` at node `n` of a record of `rows` rows.
         let at = |rows: usize, n: usize, r: usize, j: usize| (n * rows + r) * c + j;
-        let mut curvature_max = Vec::with_capacity(c);
+        let (mut curvature_max, mut strain_max) = (Vec::with_capacity(c), Vec::with_capacity(c));
         let gradient = reference_gradient(levelset);
         for (j, field) in columns.iter().enumerate() {
             for (k, v) in field.nodes.iter().enumerate() {
@@ -373,12 +375,16 @@ impl Paths {
                     grid[at(GRID_ROWS, n, GridRow::Displacement as usize + d, j)] = v[d] as f32;
                 }
             }
+            let mut largest_strain: f64 = 0.0;
             for (n, s) in normal_strain(&gradient, levelset, &field.grid)
                 .into_iter()
                 .enumerate()
             {
-                grid[at(GRID_ROWS, n, GridRow::Strain as usize, j)] = s as f32;
+                let s = s as f32;
+                largest_strain = largest_strain.max(f64::from(s).abs());
+                grid[at(GRID_ROWS, n, GridRow::Strain as usize, j)] = s;
             }
+            strain_max.push(largest_strain);
             let mut largest: f64 = 0.0;
             let second = gradient_second_differences(&gradient, levelset, &field.grid);
             for (n, v) in second.into_iter().enumerate() {
@@ -394,6 +400,7 @@ impl Paths {
             nodes,
             grid,
             curvature_max,
+            strain_max,
             columns: c,
             modes,
         }
@@ -898,6 +905,15 @@ impl<'a> Configuration<'a> {
     /// largest, weighted by their coefficients' magnitudes.
     pub fn curvature_bound(&self) -> f64 {
         (self.coefficients.iter().zip(&self.paths.curvature_max))
+            .map(|(k, m)| k.abs() * m)
+            .sum()
+    }
+
+    /// A bound of the normal strain `s` over the grid (the fourth lane of
+    /// [`GridNodes::displacement_and_strain`], interpolated between its nodes): the columns'
+    /// largest, weighted by their coefficients' magnitudes.
+    pub fn strain_bound(&self) -> f64 {
+        (self.coefficients.iter().zip(&self.paths.strain_max))
             .map(|(k, m)| k.abs() * m)
             .sum()
     }

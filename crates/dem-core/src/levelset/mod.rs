@@ -108,8 +108,11 @@ pub struct Evaluation {
 /// by at most `all` everywhere and by at most `band` where `T[phi_0] <= band_limit`. A point
 /// with `T[phi_0]` above the bound that applies is outside and needs no query. The bounds
 /// include the grid's [`grain::LevelSetGrid::interpolation_gap`]: the level set is the
-/// corrected interpolant, `T[phi_0]` the cheap one.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+/// corrected interpolant, `T[phi_0]` the cheap one. Where the value is `phi` times a factor
+/// `c` (the semi-Lagrangian update's normal stretch), a value of at least a margin `m > 0`
+/// needs `phi >= m / c`: the margin is raised by `stretch`, a bound of `1 / c` (1 where the
+/// value is `phi` itself).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EarlyOut {
     /// Bound of `|phi - phi_0|` over the grid.
     pub all: f64,
@@ -117,15 +120,17 @@ pub struct EarlyOut {
     pub band: f64,
     /// See `band`.
     pub band_limit: f64,
+    /// A bound of `1 / c`, the value's factor's inverse (at least 1 where `c` may fall below 1).
+    pub stretch: f64,
 }
 
 impl EarlyOut {
     /// Whether a point where the reference's trilinear interpolant is `phi_0` surely has a
-    /// level set of at least `margin` (`margin >= 0`; the band's bound applies where `phi_0`
-    /// itself is within the band's limit).
+    /// level set of at least `margin` (`margin >= 0`, raised by `stretch`; the band's bound
+    /// applies where `phi_0` itself is within the band's limit).
     #[inline]
     pub fn outside(&self, phi_0: f64, margin: f64) -> bool {
-        let above = phi_0 - margin;
+        let above = phi_0 - margin * self.stretch;
         above >= self.all || (above >= self.band && phi_0 <= self.band_limit)
     }
 
@@ -185,4 +190,42 @@ pub struct Entry {
     pub samples: bool,
     /// How it is built.
     pub build: Build,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A value `c phi` with `c >= 0.9` (a normal strain down to -10 %) against a margin: a point
+    /// the early-out passes over has `phi >= T[phi_0] - all`, and `0.9` times that is at least
+    /// the margin; the margin alone (a stretch of 1) would pass over points whose value is below
+    /// it.
+    #[test]
+    fn the_early_out_raises_a_margin_by_the_stretch() {
+        let (all, margin, c) = (0.05, 0.12, 0.9);
+        let early = EarlyOut {
+            all,
+            band: all,
+            band_limit: 0.0,
+            stretch: 1.0 / c,
+        };
+        let mut passed = 0;
+        for i in 0..400 {
+            let t = 0.1 + 1e-3 * i as f64;
+            if early.outside(t, margin) {
+                passed += 1;
+                assert!(c * (t - all) >= margin * (1.0 - 1e-12), "{t}");
+            }
+        }
+        assert!(passed > 100);
+        let plain = EarlyOut {
+            stretch: 1.0,
+            ..early
+        };
+        let t = margin + all + 1e-3;
+        assert!(plain.outside(t, margin) && c * (t - all) < margin);
+        assert!(!early.outside(t, margin));
+        // No margin, no raise: the sign is `phi`'s.
+        assert!(early.outside(all, 0.0));
+    }
 }

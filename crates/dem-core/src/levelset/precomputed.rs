@@ -83,6 +83,7 @@ impl<'a> Precomputed<'a> {
                 all: 2.5 * shift.all + gap,
                 band: 2.5 * shift.band + gap,
                 band_limit: EarlyOut::band_cells_limit(shape.lipschitz, h, 4.0),
+                stretch: 1.0,
             },
         }
     }

@@ -33,6 +33,7 @@ impl DeformedLevelSet for Rigid<'_> {
             all: gap,
             band: gap,
             band_limit: 0.0,
+            stretch: 1.0,
         }
     }
 

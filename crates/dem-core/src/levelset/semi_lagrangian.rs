@@ -44,7 +44,9 @@
 //!   Lipschitz constant, `g` the grid's interpolation gap between `phi_0` and `T[phi_0]` plus
 //!   `3/8` of a bound of the shift's components, [`crate::path::Configuration::curvature_bound`]),
 //!   and the band's maximum where the cell of `X` lies in the band: for `T[phi_0](y)` up to the
-//!   band's limit less `L max_n |u(c_n)|_1`;
+//!   band's limit less `L max_n |u(c_n)|_1`; against a margin `m > 0`, `psi >= m` needs
+//!   `phi_0(X) >= m / c`, and `c >= 1 - max |s|` (the strains' bound,
+//!   [`crate::path::Configuration::strain_bound`]) raises the margin ([`EarlyOut`]'s `stretch`);
 //! - convergence: the pull-back converges where the deformation does not fold,
 //!   `|grad u|_2 < 1`, i.e. strains well below 100 %. A bound over the cells that reach the
 //!   grain, from the mode fields ([`crate::path::FieldBounds::fold`]), vouches for every query
@@ -113,6 +115,12 @@ impl<'a> SemiLagrangian<'a> {
                 all: all + gap,
                 band: band + gap,
                 band_limit: EarlyOut::band_cells_limit(l, h, 3.0) - all,
+                // `c >= 1 - max |s|`; at a bound of 100 % nothing is left out (a query with
+                // `c <= 0` is refused).
+                stretch: match 1.0 - config.strain_bound() {
+                    c if c > 0.0 => 1.0 / c,
+                    _ => f64::MAX,
+                },
             },
             fold: bounds.fold,
             config,
