@@ -312,19 +312,16 @@ pub fn rows<const R: usize, Q: Quad, T: Stored>(q: Q, record: &[T], weights: &[f
     let record = &record[..R * c];
     let mut sums = [0.0; R];
     if c < 4 {
-        for (j, w) in weights.iter().enumerate() {
-            for (r, sum) in sums.iter_mut().enumerate() {
-                *sum += record[r * c + j].get() * w;
-            }
-        }
-        return sums;
+        return match c {
+            1 => few_rows::<R, 1, T>(record, weights),
+            2 => few_rows::<R, 2, T>(record, weights),
+            3 => few_rows::<R, 3, T>(record, weights),
+            _ => sums,
+        };
     }
     let (w4, w_rest) = weights.as_chunks::<4>();
     let n = w4.len();
-    let rows: [(&[[T; 4]], &[T]); R] = std::array::from_fn(|r| {
-        let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
-        (&chunks[..n], rest)
-    });
+    let rows = chunked_rows::<R, T>(record, c, n);
     let mut lanes = [q.splat(0.0); R];
     for (m, w) in w4.iter().enumerate() {
         let w = q.load(*w);
@@ -368,23 +365,22 @@ pub fn add_weighted_rows<const R: usize, Q: Quad, T: Stored>(
 ) {
     let c = acc.len();
     let record = &record[..R * c];
-    if c < 4 {
-        for (j, a) in acc.iter_mut().enumerate() {
-            let mut sum = record[j].get() * w[0];
-            for r in 1..R {
-                sum += record[r * c + j].get() * w[r];
-            }
-            *a += sum;
-        }
-        return;
+    match c {
+        0 => return,
+        1 => return add_few_weighted_rows::<R, 1, T>(acc, record, w),
+        2 => return add_few_weighted_rows::<R, 2, T>(acc, record, w),
+        3 => return add_few_weighted_rows::<R, 3, T>(acc, record, w),
+        _ => {}
     }
     let (a4, a_rest) = acc.as_chunks_mut::<4>();
     let n = a4.len();
-    let rows: [(&[[T; 4]], &[T]); R] = std::array::from_fn(|r| {
-        let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
-        (&chunks[..n], rest)
-    });
-    let wv = w.map(|w| q.splat(w));
+    let rows = chunked_rows::<R, T>(record, c, n);
+    // In a loop: `array::map` and `array::from_fn` can be left out of line (docs/performance.md,
+    // "Few columns with fixed bounds"), a call per kernel.
+    let mut wv = [q.splat(0.0); R];
+    for (v, w) in wv.iter_mut().zip(w) {
+        *v = q.splat(*w);
+    }
     for (m, a) in a4.iter_mut().enumerate() {
         let mut sum = q.mul(T::lanes(q, rows[0].0[m]), wv[0]);
         for r in 1..R {
@@ -396,6 +392,60 @@ pub fn add_weighted_rows<const R: usize, Q: Quad, T: Stored>(
         let mut sum = rows[0].1[j].get() * w[0];
         for r in 1..R {
             sum += rows[r].1[j].get() * w[r];
+        }
+        *a += sum;
+    }
+}
+
+/// The `R` rows of `c` values at the start of `record`, each as its first `n` chunks of four
+/// and the rest.
+#[inline(always)]
+fn chunked_rows<const R: usize, T>(record: &[T], c: usize, n: usize) -> [(&[[T; 4]], &[T]); R] {
+    let mut rows: [(&[[T; 4]], &[T]); R] = [(&[], &[]); R];
+    for (r, row) in rows.iter_mut().enumerate() {
+        let (chunks, rest) = record[r * c..(r + 1) * c].as_chunks::<4>();
+        *row = (&chunks[..n], rest);
+    }
+    rows
+}
+
+/// `C` (one to three) columns as fixed arrays: `R` rows of `C` values.
+#[inline(always)]
+fn few<const R: usize, const C: usize, T>(record: &[T]) -> &[[T; C]; R] {
+    record.as_chunks::<C>().0[..R]
+        .try_into()
+        .expect("a record of R rows of C values")
+}
+
+/// [`rows`] of `C` (one to three) columns: the terms in column order from `+0.0`, the rows side
+/// by side, in one scalar pass with fixed bounds (the same sums with the count known only at
+/// run time took 100 instructions a grid node of one column, docs/performance.md).
+#[inline(always)]
+fn few_rows<const R: usize, const C: usize, T: Stored>(record: &[T], weights: &[f64]) -> [f64; R] {
+    let record = few::<R, C, T>(record);
+    let weights: &[f64; C] = weights.try_into().expect("C weights");
+    let mut sums = [0.0; R];
+    for (j, w) in weights.iter().enumerate() {
+        for (sum, row) in sums.iter_mut().zip(record) {
+            *sum += row[j].get() * w;
+        }
+    }
+    sums
+}
+
+/// [`add_weighted_rows`] of `C` (one to three) columns, with fixed bounds as [`few_rows`].
+#[inline(always)]
+fn add_few_weighted_rows<const R: usize, const C: usize, T: Stored>(
+    acc: &mut [f64],
+    record: &[T],
+    w: &[f64; R],
+) {
+    let record = few::<R, C, T>(record);
+    let acc: &mut [f64; C] = acc.try_into().expect("C columns");
+    for (j, a) in acc.iter_mut().enumerate() {
+        let mut sum = record[0][j].get() * w[0];
+        for r in 1..R {
+            sum += record[r][j].get() * w[r];
         }
         *a += sum;
     }

@@ -924,13 +924,11 @@ impl<'a> Configuration<'a> {
     pub fn grid_tangents_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
         let c = self.paths.columns;
         // The columns' values at the point, row by row (x, y, z).
-        // Built empty and then filled: `smallvec!` built the whole inline buffer (1.5 kB) and
-        // copied it out, 170 instructions a call.
-        let mut columns = SmallVec::<[f64; 3 * INLINE_COLUMNS]>::new();
-        columns.resize(3 * c, 0.0);
+        let (mut few, mut many) = ([0.0; 9], SmallVec::<[f64; 3 * INLINE_COLUMNS]>::new());
+        let columns = zeros(3 * c, &mut few, &mut many);
         in_lanes!(self.wide, c, |q| {
             for (n, w) in at.corners.iter().zip(&at.weights()) {
-                add_scaled(q, &mut columns, self.paths.grid_record(*n), *w);
+                add_scaled(q, columns, self.paths.grid_record(*n), *w);
             }
         });
         out.clear();
@@ -958,18 +956,17 @@ impl<'a> Configuration<'a> {
         out: &mut [f64],
     ) {
         let c = self.paths.columns;
-        // Built empty and then filled, as `grid_tangents_at`'s buffer.
-        let mut sums = PerColumn::new();
-        sums.resize(c, 0.0);
+        let (mut few, mut many) = ([0.0; 3], PerColumn::new());
+        let sums = zeros(c, &mut few, &mut many);
         in_lanes!(self.wide, c, |q| {
             for (n, w) in entries {
-                add_weighted_rows(q, &mut sums, self.paths.grid_record(n), w);
+                add_weighted_rows(q, sums, self.paths.grid_record(n), w);
             }
         });
-        for s in &mut sums {
+        for s in sums.iter_mut() {
             *s *= scale;
         }
-        self.map_columns(&sums, out);
+        self.map_columns(sums, out);
     }
 
     /// Whether a query's corner weights wait in a side's [`RowWeights`] to be mapped once per
@@ -1024,6 +1021,24 @@ impl<'a> Configuration<'a> {
 
 /// Columns a grain has before its scratch sums leave the stack.
 const INLINE_COLUMNS: usize = 64;
+
+/// `n` scratch sums from `+0.0`: in `few` where they fit (a grain of one to three columns),
+/// else in `many`, grown. Built empty and then filled: `smallvec!` built the whole inline buffer
+/// (1.5 kB) and copied it out, 170 instructions a call; `SmallVec::resize`, out of line, costs
+/// about 55, more than a one-column kernel's arithmetic (docs/performance.md).
+#[inline(always)]
+fn zeros<'s, const N: usize, A: smallvec::Array<Item = f64>>(
+    n: usize,
+    few: &'s mut [f64; N],
+    many: &'s mut SmallVec<A>,
+) -> &'s mut [f64] {
+    if n <= N {
+        &mut few[..n]
+    } else {
+        many.resize(n, 0.0);
+        many
+    }
+}
 
 /// One value per mode, inline for up to 4 modes: the narrow phase fills one per pair and per
 /// node test, where a heap allocation each would cost more than the arithmetic.
