@@ -223,26 +223,23 @@ pub type Unit = Plain;
 /// `cli::the_baseline_code_and_avx2_give_the_same_bits`) or for timing the difference.
 pub const BASELINE_CODE: &str = "DEM_BASELINE_CODE";
 
-/// Whether [`BASELINE_CODE`] is `1` (read once per process).
-#[cfg(target_arch = "x86_64")]
-fn baseline_only() -> bool {
-    static ONLY: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ONLY.get_or_init(|| std::env::var_os(BASELINE_CODE).is_some_and(|v| v == "1"))
-}
-
-/// The processor's vector unit, if it has one, detected once per configuration.
+/// The processor's vector unit, if it has one ([`Wide::detect`]).
 #[derive(Debug, Clone, Copy)]
 pub struct Wide(Option<Unit>);
 
 impl Wide {
     /// The unit of this processor (AVX2 present), or none; none where the environment sets
-    /// [`BASELINE_CODE`] to `1`.
+    /// [`BASELINE_CODE`] to `1`. Detected once per process: the narrow phase asks at every
+    /// side of a pair.
     pub fn detect() -> Wide {
-        #[cfg(target_arch = "x86_64")]
-        if !baseline_only() {
-            return Wide(pulp::x86::V3::try_new());
-        }
-        Wide(None)
+        static WIDE: std::sync::OnceLock<Wide> = std::sync::OnceLock::new();
+        *WIDE.get_or_init(|| {
+            #[cfg(target_arch = "x86_64")]
+            if std::env::var_os(BASELINE_CODE).is_none_or(|v| v != "1") {
+                return Wide(pulp::x86::V3::try_new());
+            }
+            Wide(None)
+        })
     }
 
     /// `f` compiled for the unit where the processor has one (`f` must be

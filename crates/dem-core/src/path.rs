@@ -811,8 +811,9 @@ impl<'a> Configuration<'a> {
 
     /// `sum_j w_j u_j(x0_k)` at surface node `k` over the columns' fields `u_j`, local frame:
     /// the node's displacement for the coefficients, its modal velocity for
-    /// [`Configuration::column_rates`]. In the lanes of `q`, the unit of
-    /// [`Configuration::node_unit`] (or [`crate::lanes::Plain`]) of a caller compiled for it.
+    /// [`Configuration::column_rates`]. In the lanes of `q`, the unit a caller is compiled for
+    /// (any unit gives the same bits, [`crate::lanes`]; below four columns the sums take no
+    /// lanes).
     #[inline(always)]
     pub fn node_sum<Q: Quad>(&self, q: Q, k: usize, weights: &[f64]) -> Vector3<f64> {
         debug_assert_eq!(weights.len(), self.paths.columns);
@@ -840,9 +841,8 @@ impl<'a> Configuration<'a> {
 
     /// Adds `u_j(x0_k) . f` to `columns[j]` for each column `j` (`f` local): a node force's
     /// generalized force (Eq. 41) in column space, for [`Configuration::map_columns`] once per
-    /// side. Summed over the columns in the lanes of `q` (the unit of
-    /// [`Configuration::node_unit`], or [`crate::lanes::Plain`]), where a sum per mode reads the
-    /// record three times per term.
+    /// side. Summed over the columns in the lanes of `q` (as [`Configuration::node_sum`]),
+    /// where a sum per mode reads the record three times per term.
     #[inline(always)]
     pub fn add_node_force<Q: Quad>(&self, q: Q, k: usize, f: &Vector3<f64>, columns: &mut [f64]) {
         debug_assert_eq!(columns.len(), self.paths.columns);

@@ -148,8 +148,8 @@ impl<'a> View<'a> {
         in_unit!(self.node_unit(), |q| self.node_local_in(q, k))
     }
 
-    /// [`View::node_local`] in the lanes of `q`, the unit of [`View::node_unit`] (or
-    /// [`crate::lanes::Plain`]) of a caller compiled for it.
+    /// [`View::node_local`] in the lanes of `q`, the unit a caller is compiled for (any unit
+    /// gives the same bits, [`crate::lanes`]; below four columns the sums take no lanes).
     #[inline(always)]
     pub fn node_local_in<Q: Quad>(&self, q: Q, k: usize) -> Vector3<f64> {
         let x0 = self.shape.nodes[k];
@@ -295,6 +295,7 @@ impl<'a> View<'a> {
     /// (`X + u(X) = y`, the exact pull-back through the grid's mode field, unless `material`
     /// is `X` already: [`Evaluation::material`]), into `out` (emptied; left empty for a rigid
     /// body).
+    #[inline(always)]
     pub fn modes_at(
         &self,
         y: &Point3<f64>,
@@ -327,6 +328,7 @@ impl<'a> View<'a> {
 
     /// Velocity of the body's material point at global position `x` (local `y`): the rigid
     /// motion plus `R eps'_a Phi_a(y0)` (`modes` from [`View::modes_at`]).
+    #[inline(always)]
     pub fn material_velocity(&self, x: &Vector3<f64>, modes: &[Vector3<f64>]) -> Vector3<f64> {
         let rigid = self.point_velocity(x);
         match &self.modes {
@@ -351,6 +353,7 @@ impl<'a> View<'a> {
     /// configuration's vector lanes, for the side's end ([`View::drain_rows`]); or, where the
     /// configuration maps them at once ([`Configuration::defers_rows`]), adds their map to
     /// `out`.
+    #[inline(always)]
     pub fn add_rows(
         &self,
         rows: &mut RowWeights,

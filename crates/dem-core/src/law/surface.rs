@@ -252,7 +252,7 @@ impl Surface for View<'_> {
         View::mode_count(self)
     }
 
-    #[inline]
+    #[inline(always)]
     fn react(&self, s: &mut Scratch, energy_slope: f64, rest: &Vector3<f64>, modal: &mut [f64]) {
         if !self.is_deformable() {
             return;

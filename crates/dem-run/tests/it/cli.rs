@@ -198,12 +198,13 @@ fn a_run_says_its_first_excursions_and_how_many_there_were() {
     assert_eq!(summary["excursions"].as_array().unwrap().len(), 6);
 }
 
-/// The sums over the mode columns and the semi-Lagrangian query run in code compiled for AVX2
-/// where the processor has it, else in the baseline's (`dem_core::lanes`): the two give the
-/// same bits. Eight deformable spheres (a dilation mode, semi-Lagrangian level sets) in
-/// contact with each other and the walls, 1,000 steps, run with and without
-/// `DEM_BASELINE_CODE=1`: the same history and final checkpoint, byte for byte. On a
-/// processor without AVX2 both runs take the baseline, and the test says so.
+/// The narrow phase's node loops, the sums over the mode columns and the semi-Lagrangian query
+/// run in code compiled for AVX2 where the processor has it, else in the baseline's
+/// (`dem_core::lanes`): the two give the same bits. Eight spheres in contact with each other
+/// and the walls, 1,000 steps, rigid and deformable (a dilation mode, semi-Lagrangian level
+/// sets), each run with and without `DEM_BASELINE_CODE=1`: the same history and final
+/// checkpoint, byte for byte. On a processor without AVX2 both runs take the baseline, and the
+/// test says so.
 #[test]
 fn the_baseline_code_and_avx2_give_the_same_bits() {
     #[cfg(target_arch = "x86_64")]
@@ -214,24 +215,34 @@ fn the_baseline_code_and_avx2_give_the_same_bits() {
         eprintln!("this processor has no AVX2: both runs take the baseline code");
     }
     let dir = tempfile::tempdir().unwrap();
-    let scene = crate::run::deformable(dir.path(), 1, 1000, "semi-lagrangian");
-    let mut outputs = Vec::new();
-    for baseline in [false, true] {
-        let out = dir.path().join(format!("baseline-{baseline}"));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_dem-run"));
-        command.arg(&scene).arg("--out").arg(&out).arg("--quiet");
-        if baseline {
-            command.env(dem_core::lanes::BASELINE_CODE, "1");
-        } else {
-            command.env_remove(dem_core::lanes::BASELINE_CODE);
+    for kind in ["rigid", "deformable"] {
+        let at = dir.path().join(kind);
+        std::fs::create_dir(&at).unwrap();
+        let scene = match kind {
+            "rigid" => crate::run::scene(&at, 1, 1000),
+            _ => crate::run::deformable(&at, 1, 1000, "semi-lagrangian"),
+        };
+        let mut outputs = Vec::new();
+        for baseline in [false, true] {
+            let out = at.join(format!("baseline-{baseline}"));
+            let mut command = Command::new(env!("CARGO_BIN_EXE_dem-run"));
+            command.arg(&scene).arg("--out").arg(&out).arg("--quiet");
+            if baseline {
+                command.env(dem_core::lanes::BASELINE_CODE, "1");
+            } else {
+                command.env_remove(dem_core::lanes::BASELINE_CODE);
+            }
+            let o = command.output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let read = |f: &str| std::fs::read(out.join(f)).unwrap();
+            outputs.push((read("history.csv"), read("checkpoint/step_0000001000.json")));
         }
-        let o = command.output().unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let read = |f: &str| std::fs::read(out.join(f)).unwrap();
-        outputs.push((read("history.csv"), read("checkpoint/step_0000001000.json")));
+        assert!(outputs[0].0 == outputs[1].0, "{kind}: the histories differ");
+        assert!(
+            outputs[0].1 == outputs[1].1,
+            "{kind}: the final checkpoints differ"
+        );
+        let history = String::from_utf8(outputs[0].0.clone()).unwrap();
+        assert_eq!(history.lines().count(), 1 + 1 + 10, "{kind}: {history}");
     }
-    assert!(outputs[0].0 == outputs[1].0, "the histories differ");
-    assert!(outputs[0].1 == outputs[1].1, "the final checkpoints differ");
-    let history = String::from_utf8(outputs[0].0.clone()).unwrap();
-    assert_eq!(history.lines().count(), 1 + 1 + 10, "{history}");
 }
