@@ -372,8 +372,8 @@ pub fn add_weighted_rows<const R: usize, Q: Quad, T: Stored>(
     let (a4, a_rest) = acc.as_chunks_mut::<4>();
     let n = a4.len();
     let rows = chunked_rows::<R, T>(record, c, n);
-    // In a loop: `array::map` and `array::from_fn` can be left out of line (docs/performance.md,
-    // "Few columns with fixed bounds"), a call per kernel.
+    // In a loop: `array::map` and `array::from_fn` can be left out of line, a call per kernel
+    // (docs/performance.md, "Few columns with fixed bounds, and every node loop in AVX2").
     let mut wv = [q.splat(0.0); R];
     for (v, w) in wv.iter_mut().zip(w) {
         *v = q.splat(*w);
