@@ -307,14 +307,12 @@ pub(crate) use in_lanes;
 pub fn rows<const R: usize, Q: Quad, T: Stored>(q: Q, record: &[T], weights: &[f64]) -> [f64; R] {
     let c = weights.len();
     let record = &record[..R * c];
-    let mut sums = [0.0; R];
-    if c < 4 {
-        return match c {
-            1 => few_rows::<R, 1, T>(record, weights),
-            2 => few_rows::<R, 2, T>(record, weights),
-            3 => few_rows::<R, 3, T>(record, weights),
-            _ => sums,
-        };
+    match c {
+        0 => return [0.0; R],
+        1 => return few_rows::<R, 1, T>(record, weights),
+        2 => return few_rows::<R, 2, T>(record, weights),
+        3 => return few_rows::<R, 3, T>(record, weights),
+        _ => {}
     }
     let (w4, w_rest) = weights.as_chunks::<4>();
     let n = w4.len();
@@ -326,6 +324,7 @@ pub fn rows<const R: usize, Q: Quad, T: Stored>(q: Q, record: &[T], weights: &[f
             *lane = q.add(*lane, q.mul(T::lanes(q, row.0[m]), w));
         }
     }
+    let mut sums = [0.0; R];
     for ((sum, lane), row) in sums.iter_mut().zip(&lanes).zip(&rows) {
         let rest: f64 = (row.1.iter().zip(w_rest)).map(|(a, b)| a.get() * b).sum();
         let lane = q.store(*lane);
