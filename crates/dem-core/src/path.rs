@@ -501,10 +501,10 @@ pub struct Configuration<'a> {
     paths: &'a Paths,
     /// The displacement's coefficient of each column: its point's `c_p`, 0 for the points of
     /// a path that do not enter.
-    coefficients: Vec<f64>,
+    coefficients: FewColumns<f64>,
     /// The tangents `du/d eps_a = sum_p d_p u_p` ([`grain::path_weights`]) as terms: a linear
     /// mode's one term is its column with `d = 1`.
-    terms: Vec<Term>,
+    terms: FewColumns<Term>,
     /// This configuration's key in the per-thread memo of grid nodes ([`GridNodes`]); its
     /// clones share it.
     key: u64,
@@ -777,8 +777,8 @@ static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
 impl<'a> Configuration<'a> {
     /// The configuration of modes `paths` at amplitudes `eps`.
     pub fn new(paths: &'a Paths, eps: &'a [f64]) -> Configuration<'a> {
-        let mut coefficients = vec![0.0; paths.columns];
-        let mut terms = Vec::with_capacity(paths.columns);
+        let mut coefficients: FewColumns<f64> = std::iter::repeat_n(0.0, paths.columns).collect();
+        let mut terms = FewColumns::with_capacity(paths.columns);
         for (mode, (m, e)) in paths.modes.iter().zip(eps).enumerate() {
             for &(p, c, d) in grain::path_weights(&m.amplitudes, *e).iter() {
                 coefficients[m.first + p] = c;
@@ -801,8 +801,8 @@ impl<'a> Configuration<'a> {
 
     /// The columns' weights that give `sum_a rate_a du/d eps_a` as `sum_j r_j u_j` (the node
     /// velocities' modal part, [`Configuration::node_sum`]).
-    pub fn column_rates(&self, rate: &[f64]) -> Vec<f64> {
-        let mut r = vec![0.0; self.paths.columns];
+    pub fn column_rates(&self, rate: &[f64]) -> FewColumns<f64> {
+        let mut r: FewColumns<f64> = std::iter::repeat_n(0.0, self.paths.columns).collect();
         for t in &self.terms {
             r[t.column] += t.d * rate[t.mode];
         }
@@ -1046,6 +1046,12 @@ pub type PerMode<T> = SmallVec<[T; 4]>;
 
 /// One value per column of a grain's modes ([`Paths`]), inline up to `INLINE_COLUMNS`.
 pub type PerColumn = SmallVec<[f64; INLINE_COLUMNS]>;
+
+/// What a configuration keeps per column, inline for a grain of up to four columns: a view is
+/// built per grain and step ([`crate::view::View`]), and a heap allocation each (with glibc's
+/// consolidations) cost one-mode grains about 2,000 instructions a grain-step
+/// (docs/performance.md, "Allocations of a deformable view").
+pub type FewColumns<T> = SmallVec<[T; 4]>;
 
 /// The width of the band near the surface, in cells.
 pub const BAND_CELLS: f64 = 5.0;

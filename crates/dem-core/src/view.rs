@@ -29,7 +29,7 @@ use crate::body::{Body, Shape};
 use crate::lanes::{Quad, Unit, in_unit};
 use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault, Slope};
 use crate::modal::{ModalShape, Modes};
-use crate::path::{Configuration, GRID_ROWS, PerMode, RowWeights};
+use crate::path::{Configuration, FewColumns, GRID_ROWS, PerMode, RowWeights};
 
 /// A body as the narrow phase sees it during one force evaluation, or one of its periodic
 /// images ([`View::image`]: the same body displaced by a cell vector, sharing its deformation).
@@ -63,7 +63,7 @@ struct Deformed<'a> {
     /// Each mode's weights of its points at the amplitudes.
     config: Configuration<'a>,
     /// The modes' rates as weights of the columns ([`Configuration::column_rates`]).
-    rates: Vec<f64>,
+    rates: FewColumns<f64>,
     /// The level set at the current amplitudes.
     levelset: Box<dyn DeformedLevelSet + 'a>,
     /// Its early-out.
@@ -314,7 +314,13 @@ impl<'a> View<'a> {
             // (the memo missed 7.2 of every 8 reads, docs/performance.md).
             None => match m.config.wide().run(
                 #[inline(always)]
-                || grid.pull_back(y, |n| m.config.grid_displacement(n)),
+                || {
+                    grid.pull_back(
+                        y,
+                        #[inline(always)]
+                        |n| m.config.grid_displacement(n),
+                    )
+                },
             ) {
                 Ok(back) => back.at,
                 Err(fault) => {

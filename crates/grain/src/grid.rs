@@ -1069,7 +1069,12 @@ impl LevelSetGrid {
         y: &Point3<f64>,
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> Result<PullBack, PullBackFailure> {
-        self.pull_back_from(y, y, |n| Lanes::from_vector(u(n), 0.0))
+        self.pull_back_from(
+            y,
+            y,
+            #[inline(always)]
+            |n| Lanes::from_vector(u(n), 0.0),
+        )
     }
 
     /// [`LevelSetGrid::pull_back`] through the displacement in the first three lanes of

@@ -33,12 +33,13 @@ use nalgebra::Point3;
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
 use crate::body::Shape;
 use crate::modal::{ModalShape, Sample};
-use crate::path::Bound;
+use crate::path::{Bound, PerMode};
 
 /// The precomputed level set of a grain at its amplitudes.
 pub struct Precomputed<'a> {
     grid: &'a LevelSetGrid,
-    brackets: Vec<Bracket<'a>>,
+    /// Per mode (inline for up to four: built per grain and step).
+    brackets: PerMode<Bracket<'a>>,
     early: EarlyOut,
 }
 
