@@ -843,10 +843,17 @@ impl LevelSetGrid {
     /// closest point of the box), without the extension outside it: linear in the node values,
     /// what a deformed level set's derivative with respect to its node values needs.
     ///
+    /// The lanes may be held in a vector unit's register ([`FourLanes`]): the same bits.
+    ///
     /// Cost: 8 calls of `value` and one trilinear interpolation of four lanes.
     #[inline(always)]
-    pub fn interpolate_lanes(&self, at: &Located, value: impl Fn(usize) -> Lanes) -> f64 {
-        corrected_value(at, &std::array::from_fn(|i| value(at.corners[i])))
+    pub fn interpolate_lanes<V: FourLanes>(&self, at: &Located, value: impl Fn(usize) -> V) -> f64 {
+        // A loop over an array of the first corner's, as `sample_offset`'s.
+        let mut c = [Lanes::default(); 8];
+        for (c, &n) in c.iter_mut().zip(&at.corners) {
+            *c = value(n).lanes();
+        }
+        corrected_value(at, &c)
     }
 
     /// A cell's corner values and their second differences (lanes `[value, Delta_x, Delta_y,

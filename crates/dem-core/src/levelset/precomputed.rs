@@ -32,6 +32,7 @@ use nalgebra::Point3;
 
 use super::{DeformedLevelSet, EarlyOut, Entry, Evaluation, LevelSetFault, Slope};
 use crate::body::Shape;
+use crate::lanes::{InLanes, Quad, Wide, in_unit};
 use crate::modal::{ModalShape, Sample};
 use crate::path::{Bound, PerMode};
 
@@ -103,23 +104,50 @@ impl DeformedLevelSet for Precomputed<'_> {
         below: f64,
         slope: &mut Slope,
     ) -> Result<Evaluation, LevelSetFault> {
+        // In the processor's vector unit, as the semi-Lagrangian query: called through the
+        // trait object, the query is compiled on its own, for the baseline otherwise.
+        in_unit!(Wide::detect().unit(), |q| self
+            .evaluate_in(q, cell, below, slope))
+    }
+}
+
+impl Precomputed<'_> {
+    /// [`DeformedLevelSet::evaluate`] with a cell's lanes in the register of `q` (the same
+    /// bits in any unit, [`crate::lanes`]).
+    #[inline(always)]
+    fn evaluate_in<Q: Quad>(
+        &self,
+        q: Q,
+        cell: &Cell,
+        below: f64,
+        slope: &mut Slope,
+    ) -> Result<Evaluation, LevelSetFault> {
         let at = &self.grid.located(*cell);
-        let (phi, grad) = self.grid.sample_offset(at, |n| {
-            let mut offset = Lanes([-0.0; 4]);
-            for b in &self.brackets {
-                offset = offset + (b.lo[n] + (b.hi[n] - b.lo[n]) * b.t);
-            }
-            offset
-        });
-        if phi < below {
-            let d = (self.brackets.iter())
-                .map(|b| b.per_amplitude * self.grid.interpolate_lanes(at, |n| b.hi[n] - b.lo[n]));
-            match slope {
-                Slope::Dense(values) => {
-                    values.clear();
-                    values.extend(d);
+        let (phi, grad) = self.grid.sample_offset(
+            at,
+            #[inline(always)]
+            |n| {
+                let mut offset = InLanes::new(q, Lanes([-0.0; 4]));
+                for b in &self.brackets {
+                    let lo = InLanes::new(q, b.lo[n]);
+                    offset = offset + (lo + (InLanes::new(q, b.hi[n]) - lo) * b.t);
                 }
-                _ => *slope = Slope::Dense(d.collect()),
+                offset
+            },
+        );
+        if phi < below {
+            if !matches!(slope, Slope::Dense(_)) {
+                *slope = Slope::Dense(PerMode::new());
+            }
+            let Slope::Dense(values) = slope else {
+                unreachable!("the slope was made dense")
+            };
+            values.clear();
+            // A loop, not an iterator collected: the collection, out of line, would be
+            // compiled for the baseline and call the vector unit's operations one by one.
+            for b in &self.brackets {
+                let lanes = |n: usize| InLanes::new(q, b.hi[n]) - InLanes::new(q, b.lo[n]);
+                values.push(b.per_amplitude * self.grid.interpolate_lanes(at, lanes));
             }
         } else {
             *slope = Slope::Zero;

@@ -198,11 +198,11 @@ fn a_run_says_its_first_excursions_and_how_many_there_were() {
     assert_eq!(summary["excursions"].as_array().unwrap().len(), 6);
 }
 
-/// The narrow phase's node loops, the sums over the mode columns and the semi-Lagrangian query
-/// run in code compiled for AVX2 where the processor has it, else in the baseline's
+/// The narrow phase's node loops, the sums over the mode columns and the deformable level sets'
+/// queries run in code compiled for AVX2 where the processor has it, else in the baseline's
 /// (`dem_core::lanes`): the two give the same bits. Eight spheres in contact with each other
-/// and the walls, 1,000 steps, rigid and deformable (a dilation mode, semi-Lagrangian level
-/// sets), each run with and without `DEM_BASELINE_CODE=1`: the same history and final
+/// and the walls, 1,000 steps, rigid and deformable (a dilation mode, semi-Lagrangian and
+/// precomputed level sets), each run with and without `DEM_BASELINE_CODE=1`: the same history and final
 /// checkpoint, byte for byte. On a processor without AVX2 both runs take the baseline, and the
 /// test says so.
 #[test]
@@ -215,12 +215,12 @@ fn the_baseline_code_and_avx2_give_the_same_bits() {
         eprintln!("this processor has no AVX2: both runs take the baseline code");
     }
     let dir = tempfile::tempdir().unwrap();
-    for kind in ["rigid", "deformable"] {
+    for kind in ["rigid", "semi-lagrangian", "precomputed"] {
         let at = dir.path().join(kind);
         std::fs::create_dir(&at).unwrap();
         let scene = match kind {
             "rigid" => crate::run::scene(&at, 1, 1000),
-            _ => crate::run::deformable(&at, 1, 1000, "semi-lagrangian"),
+            update => crate::run::deformable(&at, 1, 1000, update),
         };
         let mut outputs = Vec::new();
         for baseline in [false, true] {
