@@ -23,10 +23,11 @@
 
 use std::sync::{Arc, OnceLock};
 
+use grain::Lanes;
 use nalgebra::{Matrix3, Point3, Vector3};
 
 use crate::body::{Body, Shape};
-use crate::lanes::{Quad, Unit, in_unit};
+use crate::lanes::{InLanes, Quad, Unit, in_unit};
 use crate::levelset::{self, DeformedLevelSet, EarlyOut, Evaluation, LevelSetFault, Slope};
 use crate::modal::{ModalShape, Modes};
 use crate::path::{Configuration, FewColumns, GRID_ROWS, PerMode, RowWeights};
@@ -309,19 +310,16 @@ impl<'a> View<'a> {
         let grid = &self.shape.levelset;
         let at = match material {
             Some(x) => grid.locate(x),
-            // In the processor's vector unit as the semi-Lagrangian query's, the grid nodes
-            // combined afresh: a contact point's cells share few corners with the last one's
-            // (the memo missed 7.2 of every 8 reads, docs/performance.md).
-            None => match m.config.wide().run(
+            // In the processor's vector unit as the semi-Lagrangian query's, a cell's lanes in
+            // its register, the grid nodes combined afresh: a contact point's cells share few
+            // corners with the last one's (the memo missed 7.2 of every 8 reads,
+            // docs/performance.md).
+            None => match in_unit!(m.config.wide().unit(), |q| grid.pull_back_from(
+                y,
+                y,
                 #[inline(always)]
-                || {
-                    grid.pull_back(
-                        y,
-                        #[inline(always)]
-                        |n| m.config.grid_displacement(n),
-                    )
-                },
-            ) {
+                |n| InLanes::new(q, Lanes::from_vector(m.config.grid_displacement(n), 0.0))
+            )) {
                 Ok(back) => back.at,
                 Err(fault) => {
                     let _ = m.fault.set(fault.into());
