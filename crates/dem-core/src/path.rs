@@ -920,7 +920,7 @@ impl<'a> Configuration<'a> {
 
     /// The tangents `du/d eps_a` at a located point, trilinear from the grid's fields
     /// (outside the box, the value at its closest point), into `out` (emptied first).
-    #[inline]
+    #[inline(always)]
     pub fn grid_tangents_at(&self, at: &Located, out: &mut PerMode<Vector3<f64>>) {
         let c = self.paths.columns;
         // The columns' values at the point, row by row (x, y, z).
