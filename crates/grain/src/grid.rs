@@ -123,11 +123,15 @@ pub struct LevelSetGrid {
     values: Vec<f64>,
     /// Per node, the axes whose second difference the interpolant uses (`smooth_nodes`).
     smooth: Vec<u8>,
-    /// Per node, the second differences of the values the interpolant uses along x, y, z
-    /// (`node_second_differences` of the grid's own values).
-    second: Vec<[f64; 3]>,
+    /// Per node, its value and the second differences of the values the interpolant uses
+    /// along x, y, z (`node_second_differences` of the grid's own values), side by side: a
+    /// corner's four lanes are one read of 32 bytes.
+    lanes: Vec<Lanes>,
     /// [`LevelSetGrid::interpolation_gap`].
     gap: f64,
+    /// The box's upper corner, [`GridSpec::upper`] (kept: every location clamps to it, and
+    /// computing it took three conversions and products a query).
+    upper: [f64; 3],
 }
 
 /// Why a [`LevelSetGrid`] could not be built.
@@ -545,14 +549,18 @@ impl LevelSetGrid {
         }
         let smooth = smooth_nodes(&spec, &values);
         let gap = interpolation_gap(&spec, &values, &smooth);
-        let second = (0..values.len())
-            .map(|n| node_second_differences(&spec, &smooth, &values, n))
+        let lanes = (0..values.len())
+            .map(|n| {
+                let [dx, dy, dz] = node_second_differences(&spec, &smooth, &values, n);
+                Lanes([values[n], dx, dy, dz])
+            })
             .collect();
         Ok(LevelSetGrid {
+            upper: spec.upper().into(),
             spec,
             values,
             smooth,
-            second,
+            lanes,
             gap,
         })
     }
@@ -692,8 +700,7 @@ impl LevelSetGrid {
     /// The closest point of the grid box to `p`, and which axes were clamped.
     #[inline(always)]
     fn clamp(&self, p: &Point3<f64>) -> (Point3<f64>, [bool; 3]) {
-        let lo = self.spec.origin;
-        let hi = self.spec.upper();
+        let (lo, hi) = (self.spec.origin, self.upper);
         let mut c = *p;
         let mut clamped = [false; 3];
         for d in 0..3 {
@@ -857,7 +864,7 @@ impl LevelSetGrid {
     }
 
     /// A cell's corner values and their second differences (lanes `[value, Delta_x, Delta_y,
-    /// Delta_z]`), from the grid's own values and the stored differences.
+    /// Delta_z]`), as stored.
     #[inline(always)]
     fn stored(&self, at: &Located) -> [Lanes; 8] {
         // A loop, not `std::array::from_fn`, which was compiled as a function of its own
@@ -865,8 +872,7 @@ impl LevelSetGrid {
         // docs/performance.md).
         let mut c = [Lanes::default(); 8];
         for (c, &n) in c.iter_mut().zip(&at.corners) {
-            let [dx, dy, dz] = self.second[n];
-            *c = Lanes([self.values[n], dx, dy, dz]);
+            *c = self.lanes[n];
         }
         c
     }
