@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::curvature::Curvature;
 use crate::error::ShapeError;
 use crate::flexibility::Flexibility;
+use crate::lanes::Quad;
 use crate::modal::{ModalShape, Modes};
 use crate::motion::Motion;
 
@@ -89,8 +90,25 @@ pub struct Cluster {
 /// the clusters, and nodes filtered four at a time").
 #[derive(Debug, Clone, PartialEq)]
 pub struct Clusters {
-    /// The entries, each with the index of the entry after its subtree (`i + 1` for a leaf).
-    entries: Vec<(Cluster, usize)>,
+    /// The entries, each with the index of the entry after its subtree (`i + 1` for a leaf)
+    /// and, for a leaf, the first of its chunks in `lanes`.
+    entries: Vec<(Cluster, usize, usize)>,
+    /// The leaves' nodes in structure-of-arrays chunks of four, leaf after leaf: rows x, y, z,
+    /// the lanes past a leaf's last node `+inf` (no ball holds them). What
+    /// [`Leaf::within`] reads, four nodes a vector load each.
+    lanes: Vec<NodeLanes>,
+}
+
+/// Four nodes' coordinates, row by row (`[x; 4], [y; 4], [z; 4]`).
+type NodeLanes = [[f64; 4]; 3];
+
+/// A cluster found by [`Clusters::near`], with its nodes' coordinates in chunks of four.
+#[derive(Debug, Clone, Copy)]
+pub struct Leaf<'a> {
+    /// The cluster.
+    pub cluster: &'a Cluster,
+    /// Its nodes, four at a time ([`Clusters`]).
+    lanes: &'a [NodeLanes],
 }
 
 impl Clusters {
@@ -111,8 +129,26 @@ impl Clusters {
                 };
                 (cluster, skip)
             })
+            .collect::<Vec<_>>();
+        let mut lanes = Vec::new();
+        let entries = (entries.into_iter().enumerate())
+            .map(|(i, (cluster, skip))| {
+                let first = lanes.len();
+                if skip == i + 1 {
+                    for chunk in nodes[cluster.range.clone()].chunks(4) {
+                        let mut l = [[f64::INFINITY; 4]; 3];
+                        for (i, x) in chunk.iter().enumerate() {
+                            for a in 0..3 {
+                                l[a][i] = x[a];
+                            }
+                        }
+                        lanes.push(l);
+                    }
+                }
+                (cluster, skip, first)
+            })
             .collect();
-        Clusters { entries }
+        Clusters { entries, lanes }
     }
 
     /// The clusters (leaves) whose sphere, and every sphere above it, passes `reaches`, in the
@@ -123,16 +159,20 @@ impl Clusters {
     pub fn near<'a>(
         &'a self,
         mut reaches: impl FnMut(&Cluster) -> bool + 'a,
-    ) -> impl Iterator<Item = &'a Cluster> + 'a {
+    ) -> impl Iterator<Item = Leaf<'a>> + 'a {
         let mut i = 0;
         std::iter::from_fn(move || {
-            while let Some((cluster, skip)) = self.entries.get(i) {
+            while let Some((cluster, skip, first)) = self.entries.get(i) {
                 if !reaches(cluster) {
                     i = *skip;
                 } else {
                     i += 1;
                     if *skip == i {
-                        return Some(cluster);
+                        let chunks = cluster.range.len().div_ceil(4);
+                        return Some(Leaf {
+                            cluster,
+                            lanes: &self.lanes[*first..*first + chunks],
+                        });
                     }
                 }
             }
@@ -141,40 +181,36 @@ impl Clusters {
     }
 
     /// Every cluster, in the nodes' order.
-    pub fn leaves(&self) -> impl Iterator<Item = &Cluster> {
+    pub fn leaves(&self) -> impl Iterator<Item = Leaf<'_>> {
         self.near(|_| true)
     }
 }
 
-impl Cluster {
-    /// The nodes of the cluster (`nodes` the shape's) within the ball of radius `radius`
-    /// about `centre` (local frame), as bits: bit `i` for node `range.start + i`. For a leaf
-    /// of [`Clusters`] (at most 32 nodes). A filter in front of the exact tests, which take the
-    /// distance in the other body's frame (the same terms through another rotation): the ball
-    /// is grown by a relative `1e-12`, which covers that rounding while the giver is less than
-    /// about a thousand times the ball's radius, and beyond it the ball (a body's reach, its
-    /// farthest node plus a grid spacing) holds the nodes that touch a grid spacing inside.
-    /// The distances are taken four nodes at a time in plain arrays, which the compiler maps
-    /// to vector registers (docs/performance.md, "A tree over the clusters, and nodes filtered
-    /// four at a time").
+impl Leaf<'_> {
+    /// The nodes of the cluster within the ball of radius `radius` about `centre` (local
+    /// frame), as bits: bit `i` for node `range.start + i` (at most 32 nodes). A filter in
+    /// front of the exact tests, which take the distance in the other body's frame (the same
+    /// terms through another rotation): the ball is grown by a relative `1e-12`, which covers
+    /// that rounding while the giver is less than about a thousand times the ball's radius,
+    /// and beyond it the ball (a body's reach, its farthest node plus a grid spacing) holds
+    /// the nodes that touch a grid spacing inside. Four nodes at a time from the chunks kept
+    /// in structure-of-arrays form, which the compiler maps to vector registers
+    /// (docs/performance.md, "A tree over the clusters, and nodes filtered four at a time";
+    /// "Clusters in structure-of-arrays chunks").
     #[inline(always)]
-    pub fn within(&self, nodes: &[Vector3<f64>], centre: &Vector3<f64>, radius: f64) -> u32 {
+    pub fn within<Q: Quad>(&self, q: Q, centre: &Vector3<f64>, radius: f64) -> u32 {
         const { assert!(CLUSTER_NODES <= 32) };
-        debug_assert!(self.range.len() <= 32, "a leaf's nodes");
-        let r2 = radius * radius * (1.0 + 1e-12);
+        debug_assert!(self.cluster.range.len() <= 32, "a leaf's nodes");
+        let r2 = q.splat(radius * radius * (1.0 + 1e-12));
+        let c = [q.splat(centre.x), q.splat(centre.y), q.splat(centre.z)];
         let mut bits = 0;
-        for (chunk, first) in nodes[self.range.clone()].chunks(4).zip((0..).step_by(4)) {
-            let mut d = [[f64::INFINITY; 4]; 3];
-            for (i, x) in chunk.iter().enumerate() {
-                for a in 0..3 {
-                    d[a][i] = x[a] - centre[a];
-                }
-            }
-            let d2: [f64; 4] =
-                std::array::from_fn(|i| d[0][i] * d[0][i] + d[1][i] * d[1][i] + d[2][i] * d[2][i]);
-            for (i, d2) in d2.iter().enumerate() {
-                bits |= u32::from(*d2 < r2) << (first + i);
-            }
+        for (chunk, first) in self.lanes.iter().zip((0..).step_by(4)) {
+            // Written out: `array::map` can be left out of line (docs/performance.md).
+            let x = q.sub(q.load(chunk[0]), c[0]);
+            let y = q.sub(q.load(chunk[1]), c[1]);
+            let z = q.sub(q.load(chunk[2]), c[2]);
+            let d2 = q.add(q.add(q.mul(x, x), q.mul(y, y)), q.mul(z, z));
+            bits |= q.less(d2, r2) << first;
         }
         bits
     }
@@ -576,20 +612,20 @@ mod tests {
             let inside = |x: &Vector3<f64>| (x - centre).norm() < radius;
             let reaches = |c: &Cluster| (c.centre - centre).norm() < c.radius + radius;
 
-            let leaves: Vec<&Cluster> = clusters.leaves().collect();
+            let leaves: Vec<&Cluster> = clusters.leaves().map(|l| l.cluster).collect();
             let covered: Vec<usize> = leaves.iter().flat_map(|c| c.range.clone()).collect();
             prop_assert_eq!(covered, (0..n).collect::<Vec<_>>());
             prop_assert!(leaves.iter().all(|c| c.range.len() <= CLUSTER_NODES));
 
-            let found: Vec<&Cluster> = clusters.near(reaches).collect();
+            let found: Vec<Leaf> = clusters.near(reaches).collect();
             for c in &leaves {
                 let holds = nodes[c.range.clone()].iter().any(inside);
-                let is_found = found.iter().any(|f| f.range == c.range);
+                let is_found = found.iter().any(|f| f.cluster.range == c.range);
                 prop_assert!(!holds || is_found, "a cluster with a node inside was skipped");
                 prop_assert!(!is_found || reaches(c), "a cluster the flat test rejects was found");
             }
-            for c in &found {
-                let bits = c.within(&nodes, &centre, radius);
+            for leaf in &found {
+                let (bits, c) = (leaf.within(crate::lanes::Plain, &centre, radius), leaf.cluster);
                 for (i, x) in nodes[c.range.clone()].iter().enumerate() {
                     let kept = bits >> i & 1 == 1;
                     prop_assert!(!inside(x) || kept, "node {i} inside was dropped");

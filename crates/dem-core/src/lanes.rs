@@ -39,6 +39,8 @@ pub trait Quad: Copy {
     fn sub(self, a: Self::V, b: Self::V) -> Self::V;
     /// Lane by lane, `a b`, rounded once.
     fn mul(self, a: Self::V, b: Self::V) -> Self::V;
+    /// Lane by lane, `a < b` (false where either is NaN), as bits: bit `i` for lane `i`.
+    fn less(self, a: Self::V, b: Self::V) -> u32;
 }
 
 /// Four scalars: the path of a processor without AVX2, and of grains of fewer than four columns.
@@ -79,6 +81,14 @@ impl Quad for Plain {
     fn mul(self, a: [f64; 4], b: [f64; 4]) -> [f64; 4] {
         std::array::from_fn(|i| a[i] * b[i])
     }
+    #[inline(always)]
+    fn less(self, a: [f64; 4], b: [f64; 4]) -> u32 {
+        let mut bits = 0;
+        for i in 0..4 {
+            bits |= u32::from(a[i] < b[i]) << i;
+        }
+        bits
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -115,6 +125,12 @@ impl Quad for pulp::x86::V3 {
     #[inline(always)]
     fn mul(self, a: pulp::f64x4, b: pulp::f64x4) -> pulp::f64x4 {
         self.mul_f64x4(a, b)
+    }
+    #[inline(always)]
+    fn less(self, a: pulp::f64x4, b: pulp::f64x4) -> u32 {
+        // `_CMP_LT_OQ`: false for NaN, as `<`.
+        self.avx
+            ._mm256_movemask_pd(pulp::cast(self.cmp_lt_f64x4(a, b))) as u32
     }
 }
 
@@ -591,6 +607,43 @@ mod tests {
             assert_eq!(bits((wa - wb).lanes()), bits(a - b));
             assert_eq!(bits((wa * w).lanes()), bits(a * w));
             assert_eq!(bits(wa.like(b).lanes()), bits(b));
+        }
+    }
+
+    /// The lanes' comparison gives `<`'s bits in AVX2 and in scalars, lane by lane: ties,
+    /// signed zeros, infinities and NaN (false either side) included.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn the_comparison_gives_the_same_bits_in_avx2_and_in_scalars() {
+        let Some(v3) = pulp::x86::V3::try_new() else {
+            eprintln!("this processor has no AVX2: the comparison takes the scalar path only");
+            return;
+        };
+        let specials = [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            1e-300,
+        ];
+        let mut next = spread_values(0x51_7cc1_b727_220a);
+        for i in 0..2000 {
+            let pick = |k: usize, x: f64| {
+                if k.is_multiple_of(3) {
+                    specials[k % 8]
+                } else {
+                    x
+                }
+            };
+            let a: [f64; 4] = std::array::from_fn(|j| pick(i + j, next()));
+            let b: [f64; 4] = std::array::from_fn(|j| pick(i * 5 + 2 * j, a[j] + next() * 0.25));
+            let expected = (0..4).fold(0, |m, j| m | (u32::from(a[j] < b[j]) << j));
+            assert_eq!(Plain.less(a, b), expected, "{a:?} < {b:?}");
+            let wide = v3.vectorize(|| v3.less(v3.load(a), v3.load(b)));
+            assert_eq!(wide, expected, "{a:?} < {b:?} in AVX2");
         }
     }
 

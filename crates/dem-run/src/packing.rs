@@ -668,8 +668,8 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
     let frame = surface.frame(giver);
     let mut scratch = Scratch::for_side();
     let mut near = (giver.shape.clusters).near(|c| surface.reaches(&frame, giver, c, 0.0));
-    near.any(|c| {
-        c.range.clone().any(|k| {
+    near.any(|leaf| {
+        leaf.cluster.range.clone().any(|k| {
             surface
                 .touch(
                     &frame,

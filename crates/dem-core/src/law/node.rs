@@ -64,7 +64,7 @@
 //! formed once. Node clusters out of reach (grown by the largest node displacement) are skipped
 //! whole, and whole subtrees of them ([`crate::body::Clusters`]); the nodes of a cluster in
 //! reach that lie outside `q`'s reach ball are dropped four at a time
-//! ([`crate::body::Cluster::within`]) and the rest rejected one by one before the grid is read.
+//! ([`crate::body::Leaf::within`]) and the rest rejected one by one before the grid is read.
 //!
 //! Restart: the shears `s` are the whole history, saved in checkpoints (`{"Nodes": [...]}`).
 
@@ -666,11 +666,12 @@ impl<M: NodeModel> Acc<'_, M> {
         let velocity = self.tangential.uses_velocity();
         let deformable = p.is_deformable();
         let ball = surface.node_ball(frame, grow);
-        for c in (p.shape.clusters).near(|c| surface.reaches(frame, p, c, grow)) {
+        for leaf in (p.shape.clusters).near(|c| surface.reaches(frame, p, c, grow)) {
+            let c = leaf.cluster;
             self.out.node_tests += c.range.len() as u64;
             // The nodes that may reach, four at a time: most do not.
             let mut bits = ball.map_or(u32::MAX >> (32 - c.range.len()), |(centre, r)| {
-                c.within(&p.shape.nodes, &centre, r)
+                leaf.within(q, &centre, r)
             });
             while bits != 0 {
                 let k = c.range.start + bits.trailing_zeros() as usize;
