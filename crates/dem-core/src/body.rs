@@ -194,9 +194,10 @@ impl Leaf<'_> {
     /// that rounding while the giver is less than about a thousand times the ball's radius,
     /// and beyond it the ball (a body's reach, its farthest node plus a grid spacing) holds
     /// the nodes that touch a grid spacing inside. Four nodes at a time from the chunks kept
-    /// in structure-of-arrays form, which the compiler maps to vector registers
-    /// (docs/performance.md, "A tree over the clusters, and nodes filtered four at a time";
-    /// "Clusters in structure-of-arrays chunks").
+    /// in structure-of-arrays form, in the lanes of `q` (the same bits in any unit;
+    /// docs/performance.md, "A tree over the clusters, and nodes filtered four at a time" and
+    /// "Allocations of a deformable view, a grid's corner records, clusters in
+    /// structure-of-arrays chunks").
     #[inline(always)]
     pub fn within<Q: Quad>(&self, q: Q, centre: &Vector3<f64>, radius: f64) -> u32 {
         const { assert!(CLUSTER_NODES <= 32) };
