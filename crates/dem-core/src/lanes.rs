@@ -258,17 +258,6 @@ impl Wide {
         })
     }
 
-    /// `f` compiled for the unit where the processor has one (`f` must be
-    /// `#[inline(always)]`), else for the baseline, whatever the column count: the
-    /// semi-Lagrangian query (docs/performance.md, "The semi-Lagrangian query in AVX2").
-    #[inline(always)]
-    pub fn run<R>(self, f: impl FnOnce() -> R) -> R {
-        match self.0 {
-            Some(q) => q.run(f),
-            None => f(),
-        }
-    }
-
     /// The unit, where the processor has one.
     #[inline(always)]
     pub fn unit(self) -> Option<Unit> {
@@ -285,7 +274,8 @@ impl Wide {
 
 /// Runs `$body` with `$q` the vector unit `$unit` (an `Option<Unit>`, [`Wide`]) compiled for
 /// it, or [`Plain`] lanes where it is `None`: one body, compiled for both. With
-/// [`Wide::unit`] the semi-Lagrangian query, whatever its columns.
+/// [`Wide::unit`] the node loop and the deformable level sets' queries (semi-Lagrangian,
+/// precomputed, the contact velocity's pull-back), whatever their columns.
 macro_rules! in_unit {
     ($unit:expr, |$q:ident| $body:expr) => {
         match $unit {

@@ -280,7 +280,7 @@ impl<T> NodeValue for T where
 /// interpolation of four lanes does each lane's arithmetic in the order of a scalar one, so a
 /// lane's bits are those of the scalar field interpolated alone. The compiler keeps them in two
 /// halves of a register, or in four scalars; a caller with a vector unit passes its own
-/// register type instead ([`FourLanes`]: the semi-Lagrangian query, `dem_core::lanes`).
+/// register type instead ([`FourLanes`]: the deformable level sets' queries, `dem_core::lanes`).
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
 pub struct Lanes(pub [f64; 4]);
 
@@ -549,12 +549,7 @@ impl LevelSetGrid {
         }
         let smooth = smooth_nodes(&spec, &values);
         let gap = interpolation_gap(&spec, &values, &smooth);
-        let lanes = (0..values.len())
-            .map(|n| {
-                let [dx, dy, dz] = node_second_differences(&spec, &smooth, &values, n);
-                Lanes([values[n], dx, dy, dz])
-            })
-            .collect();
+        let lanes = node_lanes(&spec, &smooth, &values);
         Ok(LevelSetGrid {
             upper: spec.upper().into(),
             spec,
@@ -829,9 +824,7 @@ impl LevelSetGrid {
     /// [`LevelSetGrid::interpolate_lanes`] read, once per node instead of from 32 neighbours
     /// per query.
     pub fn node_lanes(&self, values: &[f64]) -> Vec<Lanes> {
-        (values.iter().zip(self.node_second_differences(values)))
-            .map(|(&v, [dx, dy, dz])| Lanes([v, dx, dy, dz]))
-            .collect()
+        node_lanes(&self.spec, &self.smooth, values)
     }
 
     /// The value alone of [`LevelSetGrid::sample`].
@@ -850,12 +843,13 @@ impl LevelSetGrid {
     /// closest point of the box), without the extension outside it: linear in the node values,
     /// what a deformed level set's derivative with respect to its node values needs.
     ///
-    /// The lanes may be held in a vector unit's register ([`FourLanes`]): the same bits.
+    /// `value` may give its lanes in a vector unit's register ([`FourLanes`], where they are
+    /// computed); the interpolation takes them as [`Lanes`]: the same bits either way.
     ///
     /// Cost: 8 calls of `value` and one trilinear interpolation of four lanes.
     #[inline(always)]
     pub fn interpolate_lanes<V: FourLanes>(&self, at: &Located, value: impl Fn(usize) -> V) -> f64 {
-        // A loop over an array of the first corner's, as `sample_offset`'s.
+        // A loop, not `std::array::from_fn` (as `stored`).
         let mut c = [Lanes::default(); 8];
         for (c, &n) in c.iter_mut().zip(&at.corners) {
             *c = value(n).lanes();
@@ -1082,12 +1076,7 @@ impl LevelSetGrid {
         y: &Point3<f64>,
         u: impl Fn(usize) -> Vector3<f64>,
     ) -> Result<PullBack, PullBackFailure> {
-        self.pull_back_from(
-            y,
-            y,
-            #[inline(always)]
-            |n| Lanes::from_vector(u(n), 0.0),
-        )
+        self.pull_back_from(y, y, |n| Lanes::from_vector(u(n), 0.0))
     }
 
     /// [`LevelSetGrid::pull_back`] through the displacement in the first three lanes of
@@ -1348,6 +1337,18 @@ fn lerps<T: NodeValue>(c: &[T; 8], [tx, ty, tz]: [f64; 3]) -> ([T; 4], [T; 2], T
     let c0 = c00 + (c01 - c00) * ty;
     let c1 = c10 + (c11 - c10) * ty;
     ([c00, c01, c10, c11], [c0, c1], c0 + (c1 - c0) * tx)
+}
+
+/// Node values on a grid of spec `spec` (interpolant's mask `smooth`) with their second
+/// differences, node by node in lanes `[value, Delta_x, Delta_y, Delta_z]`
+/// ([`LevelSetGrid::node_lanes`]; a grid's own, [`LevelSetGrid::new`]).
+fn node_lanes(spec: &GridSpec, smooth: &[u8], values: &[f64]) -> Vec<Lanes> {
+    (0..values.len())
+        .map(|n| {
+            let [dx, dy, dz] = node_second_differences(spec, smooth, values, n);
+            Lanes([values[n], dx, dy, dz])
+        })
+        .collect()
 }
 
 /// The value of [`LevelSetGrid::sample`]'s corrected interpolant from a cell's corner values
