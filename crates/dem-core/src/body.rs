@@ -115,36 +115,32 @@ impl Clusters {
     /// The tree of k-d subtree `ranges` (depth-first, each with the index after its subtree)
     /// over `nodes`, already in the tree's order.
     fn new(nodes: &[Vector3<f64>], ranges: Vec<(std::ops::Range<usize>, usize)>) -> Clusters {
-        let entries = (ranges.into_iter())
-            .map(|(range, skip)| {
+        let mut lanes = Vec::new();
+        let entries = (ranges.into_iter().enumerate())
+            .map(|(i, (range, skip))| {
                 let members = &nodes[range.clone()];
                 let centre = members.iter().sum::<Vector3<f64>>() / members.len() as f64;
                 let radius = (members.iter())
                     .map(|x| (x - centre).norm())
                     .fold(0.0, f64::max);
-                let cluster = Cluster {
-                    centre,
-                    radius,
-                    range,
-                };
-                (cluster, skip)
-            })
-            .collect::<Vec<_>>();
-        let mut lanes = Vec::new();
-        let entries = (entries.into_iter().enumerate())
-            .map(|(i, (cluster, skip))| {
+                // A leaf's nodes, four at a time.
                 let first = lanes.len();
                 if skip == i + 1 {
-                    for chunk in nodes[cluster.range.clone()].chunks(4) {
+                    for chunk in members.chunks(4) {
                         let mut l = [[f64::INFINITY; 4]; 3];
-                        for (i, x) in chunk.iter().enumerate() {
+                        for (j, x) in chunk.iter().enumerate() {
                             for a in 0..3 {
-                                l[a][i] = x[a];
+                                l[a][j] = x[a];
                             }
                         }
                         lanes.push(l);
                     }
                 }
+                let cluster = Cluster {
+                    centre,
+                    radius,
+                    range,
+                };
                 (cluster, skip, first)
             })
             .collect();
