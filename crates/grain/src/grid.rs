@@ -132,6 +132,10 @@ pub struct LevelSetGrid {
     /// The box's upper corner, [`GridSpec::upper`] (kept: every location clamps to it, and
     /// computing it took three conversions and products a query).
     upper: [f64; 3],
+    /// `1 / spacing`, which locations and gradients multiply by: a division's latency (13 to
+    /// 20 cycles) delayed each query that waited for its cell, about 6 % of the settle bench's rigid
+    /// step in time (docs/performance.md, "Divisions out of the queries").
+    inverse_spacing: f64,
 }
 
 /// Why a [`LevelSetGrid`] could not be built.
@@ -383,19 +387,25 @@ impl GridSpec {
         at: &Located,
         value: impl Fn(usize) -> T,
     ) -> (T, [T; 3]) {
-        self.interpolate_corners(at, &std::array::from_fn(|i| value(at.corners[i])), value)
+        let (c, inverse) = (
+            std::array::from_fn(|i| value(at.corners[i])),
+            1.0 / self.spacing,
+        );
+        self.interpolate_corners(at, &c, inverse, value)
     }
 
-    /// [`GridSpec::interpolate_nodes`] from the corner values `c` already read; `value` reads
-    /// the neighbours a tie needs.
+    /// [`GridSpec::interpolate_nodes`] from the corner values `c` already read, `inverse` the
+    /// spacing's reciprocal (a grid keeps it: a division's latency delays the query that waits
+    /// for it); `value` reads the neighbours a tie needs.
     #[inline(always)]
     fn interpolate_corners<T: NodeValue>(
         &self,
         at: &Located,
         c: &[T; 8],
+        inverse: f64,
         value: impl Fn(usize) -> T,
     ) -> (T, [T; 3]) {
-        let (v, mut d) = trilinear(c, at.t, self.spacing);
+        let (v, mut d) = trilinear(c, at.t, inverse);
         if at.tie.iter().any(|&t| t != 0) {
             for axis in (0..3).filter(|&a| at.tie[a] != 0) {
                 // The neighbouring cell's derivative along the axis on the shared face: the
@@ -420,7 +430,7 @@ impl GridSpec {
                     };
                     other = Some(other.map_or(term, |o| o + term));
                 }
-                let other = other.expect("a face has 4 corners") * (1.0 / self.spacing);
+                let other = other.expect("a face has 4 corners") * inverse;
                 d[axis] = (d[axis] + other) * 0.5;
             }
         }
@@ -552,6 +562,7 @@ impl LevelSetGrid {
         let lanes = node_lanes(&spec, &smooth, &values);
         Ok(LevelSetGrid {
             upper: spec.upper().into(),
+            inverse_spacing: 1.0 / spec.spacing,
             spec,
             values,
             smooth,
@@ -610,7 +621,7 @@ impl LevelSetGrid {
         let mut first = [0usize; 3];
         let mut t = [0.0; 3];
         for d in 0..3 {
-            let x = (c[d] - s.origin[d]) / s.spacing;
+            let x = (c[d] - s.origin[d]) * self.inverse_spacing;
             // `as` truncates toward zero and saturates negatives and NaN to 0: for the clamped
             // point (x >= 0 up to rounding) it is floor(x).max(0), without a libm call. Through
             // `u32` (a grid axis holds fewer than 2^32 nodes): 8 instructions on x86-64 with the
@@ -901,8 +912,8 @@ impl LevelSetGrid {
     /// Delta_z]`), all four in one trilinear interpolation.
     #[inline(always)]
     fn corrected<V: FourLanes>(&self, at: &Located, c: &[V; 8]) -> (f64, Vector3<f64>) {
-        let h = self.spec.spacing;
-        let (v4, d) = trilinear(c, at.t, h);
+        let inverse = self.inverse_spacing;
+        let (v4, d) = trilinear(c, at.t, inverse);
         let (Lanes(v4), d) = (v4.lanes(), [d[0].lanes(), d[1].lanes(), d[2].lanes()]);
         let mut v = v4[0];
         let mut grad = Vector3::new(d[0].0[0], d[1].0[0], d[2].0[0]);
@@ -912,7 +923,7 @@ impl LevelSetGrid {
             let dg = Vector3::new(d[0].0[1 + axis], d[1].0[1 + axis], d[2].0[1 + axis]);
             let q = 0.5 * t * (1.0 - t);
             v -= q * dv;
-            grad[axis] -= (0.5 - t) / h * dv;
+            grad[axis] -= (0.5 - t) * inverse * dv;
             grad -= dg * q;
         }
         (v, grad)
@@ -1038,7 +1049,7 @@ impl LevelSetGrid {
         c: &[V; 8],
         field: impl Fn(usize) -> V,
     ) -> (Lanes, [Lanes; 3]) {
-        let (value, grad) = self.spec.interpolate_corners(at, c, field);
+        let (value, grad) = (self.spec).interpolate_corners(at, c, self.inverse_spacing, field);
         let mut grad = [grad[0].lanes(), grad[1].lanes(), grad[2].lanes()];
         for (g, clamped) in grad.iter_mut().zip(at.outside.clamped) {
             if clamped {
@@ -1312,16 +1323,16 @@ pub struct PullBackFailure {
 }
 
 /// Trilinear value and partial derivatives from the 8 corner values of a cell (ordered as
-/// `corner_indices`), local coordinates `t` in `[0, 1]^3` and the cell size `h`.
+/// `corner_indices`), local coordinates `t` in `[0, 1]^3` and `inv` the reciprocal of the cell
+/// size.
 #[inline(always)]
-fn trilinear<T: NodeValue>(c: &[T; 8], [tx, ty, tz]: [f64; 3], h: f64) -> (T, [T; 3]) {
+fn trilinear<T: NodeValue>(c: &[T; 8], [tx, ty, tz]: [f64; 3], inv: f64) -> (T, [T; 3]) {
     let ([c00, c01, c10, c11], [c0, c1], value) = lerps(c, [tx, ty, tz]);
     let dx = c1 - c0;
     let dy = (c01 - c00) * (1.0 - tx) + (c11 - c10) * tx;
     let dz0 = (c[1] - c[0]) * (1.0 - ty) + (c[3] - c[2]) * ty;
     let dz1 = (c[5] - c[4]) * (1.0 - ty) + (c[7] - c[6]) * ty;
     let dz = dz0 * (1.0 - tx) + dz1 * tx;
-    let inv = 1.0 / h;
     (value, [dx * inv, dy * inv, dz * inv])
 }
 
