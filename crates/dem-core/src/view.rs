@@ -14,7 +14,7 @@
 //! - material points: the mode vectors of the material point `X` under a local point `y`
 //!   (`X + u(X) = y`, the exact pull-back of [`grain::LevelSetGrid::pull_back`]), for its
 //!   velocity and the virtual work of the non-elastic contact forces;
-//! - reach: the bounding radius grown by the largest node displacement the amplitudes can give
+//! - reach: the shape's reach ([`crate::body::Shape::reach`]) grown by the largest node displacement the amplitudes can give
 //!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger.
 //!
 //! A level-set query that cannot be answered (a folding deformation, a pull-back that does not
@@ -88,7 +88,7 @@ impl<'a> View<'a> {
                     velocity: body.velocity,
                     rotation,
                     spin,
-                    reach: shape.bounding_radius,
+                    reach: shape.reach,
                     node_shift: 0.0,
                     modes: None,
                 };
@@ -105,7 +105,7 @@ impl<'a> View<'a> {
             velocity: body.velocity,
             rotation,
             spin,
-            reach: shape.bounding_radius + node_shift.max(early.all),
+            reach: shape.reach + node_shift.max(early.all),
             node_shift,
             modes: Some(Arc::new(Deformed {
                 shape: modal,
