@@ -41,12 +41,12 @@ pub struct Shape {
     pub moments: [f64; 3],
     /// Radius of a sphere about the centre of mass enclosing the grain: the farthest node plus
     /// one grid spacing (the surface between nodes may reach slightly farther). The grain's
-    /// size, for the time step, packings and defaults; contact searches use [`Shape::reach`].
+    /// size (time step, packings, defaults) and the pair search's and margins' reach; node tests
+    /// without a margin use [`Shape::reach`].
     pub bounding_radius: f64,
-    /// The contact search's radius about the centre of mass: it holds every node, and every
-    /// point where the level set is at most `m` lies within `reach + m`, for any margin `m` up
-    /// to one grid spacing ([`grain::LevelSetGrid::reach`], derived from the grid; a law's
-    /// margin beyond a spacing adds its excess as a distance function's unit slope would).
+    /// The node tests' radius about the centre of mass for a law without margin: it holds every
+    /// node, and every point where the level set is at most `m` lies within `reach + m`, for
+    /// any `m` up to one grid spacing ([`grain::LevelSetGrid::reach`], derived from the grid).
     pub reach: f64,
     /// The farthest node's distance from each principal axis (local x, y, z) plus one grid
     /// spacing: the lever arm of a contact force about that axis (the time step's rotational
@@ -194,8 +194,8 @@ impl Leaf<'_> {
     /// front of the exact tests, which take the distance in the other body's frame (the same
     /// terms through another rotation): the ball is grown by a relative `1e-12`, which covers
     /// that rounding while the giver is less than about a thousand times the ball's radius,
-    /// and beyond it the reach's own guard (its bound moved out by at least a billionth of a
-    /// grid spacing, [`grain::LevelSetGrid::reach`]) holds the nodes that touch. Four nodes at a time from the chunks kept
+    /// and beyond it the reach's slack (its Taylor bound's, [`grain::LevelSetGrid::reach`])
+    /// holds the nodes that touch. Four nodes at a time from the chunks kept
     /// in structure-of-arrays form, in the lanes of `q` (the same bits in any unit;
     /// docs/performance.md, "A tree over the clusters, and nodes filtered four at a time" and
     /// "Allocations of a deformable view, a grid's corner records, clusters in

@@ -14,8 +14,9 @@
 //! - material points: the mode vectors of the material point `X` under a local point `y`
 //!   (`X + u(X) = y`, the exact pull-back of [`grain::LevelSetGrid::pull_back`]), for its
 //!   velocity and the virtual work of the non-elastic contact forces;
-//! - reach: the shape's reach ([`crate::body::Shape::reach`]) grown by the largest node displacement the amplitudes can give
-//!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger.
+//! - reach: the bounding radius grown by the largest node displacement the amplitudes can give
+//!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger; and
+//!   the same from the reach derived from the level set, for node tests without a margin.
 //!
 //! A level-set query that cannot be answered (a folding deformation, a pull-back that does not
 //! converge) is recorded as the view's fault ([`View::fault`]); the query answers "outside"
@@ -49,8 +50,13 @@ pub struct View<'a> {
     /// Angular velocity, global.
     pub spin: Vector3<f64>,
     /// Radius about the centre of mass that encloses the current shape and the current level
-    /// set's zero crossing.
+    /// set's zero crossing, padded by a grid spacing (the bounding radius's): what the pair
+    /// search and the laws with a margin use.
     pub reach: f64,
+    /// The same without the pad, where it is derived ([`crate::body::Shape::reach`], grown as
+    /// `reach` is when the level set's shift is at most a spacing, else `reach`): a node with no
+    /// margin beyond it does not touch. What the node tests of a law without margin use.
+    pub exact_reach: f64,
     /// Bound on the displacement of any surface node from its reference position.
     pub node_shift: f64,
     /// The deformation, if the body's modes are on.
@@ -88,7 +94,8 @@ impl<'a> View<'a> {
                     velocity: body.velocity,
                     rotation,
                     spin,
-                    reach: shape.reach,
+                    reach: shape.bounding_radius,
+                    exact_reach: shape.reach,
                     node_shift: 0.0,
                     modes: None,
                 };
@@ -105,7 +112,14 @@ impl<'a> View<'a> {
             velocity: body.velocity,
             rotation,
             spin,
-            reach: shape.reach + node_shift.max(early.all),
+            reach: shape.bounding_radius + node_shift.max(early.all),
+            // The derived reach holds the reference level set up to one spacing: a deformed one
+            // within `all` of it, for `all` up to that.
+            exact_reach: if early.all <= shape.levelset.spec().spacing {
+                shape.reach + node_shift.max(early.all)
+            } else {
+                shape.bounding_radius + node_shift.max(early.all)
+            },
             node_shift,
             modes: Some(Arc::new(Deformed {
                 shape: modal,

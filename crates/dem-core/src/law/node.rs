@@ -618,8 +618,9 @@ impl<M: NodeModel> Acc<'_, M> {
     fn side_contacts<S: Surface>(&mut self, side: &Side, surface: &S) {
         let p = side.giver;
         self.out.node_candidates += p.shape.nodes.len() as u64;
-        let grow = p.node_shift + M::margin(p.shape.largest_area) + self.offset.max(0.0);
-        let frame = surface.frame(p);
+        let margin = M::margin(p.shape.largest_area) + self.offset.max(0.0);
+        let grow = p.node_shift + margin;
+        let frame = surface.frame(p, margin > 0.0);
         let mut scratch = Scratch::for_side();
         self.columns.clear();
         self.columns.resize(p.column_count(), 0.0);

@@ -86,7 +86,7 @@ pub trait Surface: Sync {
     type Frame;
 
     /// The frame of `giver`'s nodes against this surface.
-    fn frame(&self, giver: &View) -> Self::Frame;
+    fn frame(&self, giver: &View, margin: bool) -> Self::Frame;
 
     /// Whether a cluster of `giver`'s nodes (bounding sphere in the giver's frame, grown by
     /// `grow`, the largest node displacement) may reach inside.
@@ -169,14 +169,17 @@ pub struct BodyFrame {
 impl Surface for View<'_> {
     type Frame = BodyFrame;
 
-    fn frame(&self, p: &View) -> BodyFrame {
+    fn frame(&self, p: &View, margin: bool) -> BodyFrame {
         let rot_pq = self.rotation.transpose() * p.rotation;
         let t_pq = self.rotation.transpose() * (p.position - self.position);
+        // Without a margin, the reach derived from the level set; a law with one keeps the
+        // padded reach its margins were measured against (View::exact_reach).
+        let reach = if margin { self.reach } else { self.exact_reach };
         BodyFrame {
             rot_pq,
             t_pq,
-            reach: self.reach,
-            reach2: self.reach * self.reach,
+            reach,
+            reach2: reach * reach,
             centre: rot_pq.transpose() * (-t_pq),
         }
     }
@@ -311,7 +314,7 @@ impl Surface for View<'_> {
 impl Surface for Wall {
     type Frame = ();
 
-    fn frame(&self, _: &View) {}
+    fn frame(&self, _: &View, _: bool) {}
 
     #[inline(always)]
     fn reaches(&self, _: &(), p: &View, c: &Cluster, grow: f64) -> bool {
