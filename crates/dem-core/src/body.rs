@@ -41,12 +41,12 @@ pub struct Shape {
     pub moments: [f64; 3],
     /// Radius of a sphere about the centre of mass enclosing the grain: the farthest node plus
     /// one grid spacing (the surface between nodes may reach slightly farther). The grain's
-    /// size (time step, packings, defaults) and the pair search's and margins' reach; node tests
-    /// without a margin use [`Shape::reach`].
+    /// size (time step, packings, defaults); the contact search takes [`Shape::reach`] where
+    /// that holds ([`crate::view::View::reach_within`]).
     pub bounding_radius: f64,
-    /// The node tests' radius about the centre of mass for a law without margin: it holds every
-    /// node, and every point where the level set is at most `m` lies within `reach + m`, for
-    /// any `m` up to one grid spacing ([`grain::LevelSetGrid::reach`], derived from the grid).
+    /// The contact search's radius about the centre of mass: it holds every node, and every
+    /// point where the level set is at most `m` lies within `reach + m`, for any `m` up to one
+    /// grid spacing ([`grain::LevelSetGrid::reach`], derived from the grid).
     pub reach: f64,
     /// The farthest node's distance from each principal axis (local x, y, z) plus one grid
     /// spacing: the lever arm of a contact force about that axis (the time step's rotational

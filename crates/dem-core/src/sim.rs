@@ -178,8 +178,8 @@ pub struct Evaluation {
     /// A servo wall that cannot reach its target (the run stops): the first found, kept until
     /// taken.
     pub servo_fault: Option<ServoFault>,
-    /// The largest reach of the last evaluation's views (a deformable grain's grows with its
-    /// amplitudes), over every process: what a periodic cell's width is checked against during
+    /// The largest pair-search radius of the last evaluation's views ([`search_radii`]; a
+    /// deformable grain's grows with its amplitudes), over every process: what a periodic cell's width is checked against during
     /// a run, and what ghosts are sent out to.
     pub largest_reach: f64,
     /// The broad phase's neighbour list, kept from one evaluation to the next.
@@ -450,7 +450,8 @@ impl Simulation {
         } = self;
         let old = std::mem::take(&mut world.histories);
         let views = views(&world.bodies, &world.shapes);
-        last.largest_reach = views.iter().map(|v| v.reach).fold(0.0, f64::max);
+        let radii = search_radii(&views, parameters.law.as_ref(), &world.shapes);
+        last.largest_reach = radii.iter().copied().fold(0.0, f64::max);
         if let Some(p) = &partition.processes {
             last.largest_reach = p.max(last.largest_reach);
         }
@@ -462,7 +463,7 @@ impl Simulation {
         };
         let pairs = broad_phase(
             &held,
-            &views,
+            &radii,
             &world.walls,
             world.cell.as_ref(),
             (&mut last.neighbours, parameters.skin, &|flag| {
@@ -865,8 +866,24 @@ pub struct Held<'a> {
 /// (`u32::MAX` for a wall).
 pub type Candidate = (PairKey, [u32; 2]);
 
-/// Stage 4: the pairs whose reaches overlap and that touch a grain this process owns, in key
-/// order: each body's grain partners (one of the two free), then the walls within its reach
+/// Stage 4's radius of each view ([`View::search_radius`]) at the law's largest node margin
+/// over the scene's shapes ([`ContactLaw::margin`]). A law that couples raises a pair's
+/// overlap by an offset known only once the pairs are found ([`crate::coupling`]), which no
+/// derived radius bounds: its radii keep at least the padded [`View::reach`], whose spacing
+/// covers an offset up to that.
+pub fn search_radii(views: &[View], law: &dyn ContactLaw, shapes: &[Arc<Shape>]) -> Vec<f64> {
+    let margin = shapes.iter().map(|s| law.margin(s)).fold(0.0, f64::max);
+    let padded = law.couples();
+    (views.iter())
+        .map(|v| match padded {
+            true => v.search_radius(margin).max(v.reach),
+            false => v.search_radius(margin),
+        })
+        .collect()
+}
+
+/// Stage 4: the pairs whose radii `radii` (one per body held, [`search_radii`]) overlap and
+/// that touch a grain this process owns, in key order: each body's grain partners (one of the two free), then the walls within its reach
 /// (prescribed grains meet walls too, their reactions are an output). Keys are in global ids,
 /// the lower first, and sorted like the histories. In a periodic cell, the grain partners
 /// include images across its faces ([`crate::cell::periodic_neighbours`]). The grain partners
@@ -874,14 +891,13 @@ pub type Candidate = (PairKey, [u32; 2]);
 /// holds in any process) ([`NeighbourList::update`]).
 pub fn broad_phase(
     held: &Held,
-    views: &[View],
+    radii: &[f64],
     walls: &[Wall],
     cell: Option<&Cell>,
     (list, skin, anywhere): (&mut NeighbourList, f64, &dyn Fn(bool) -> bool),
 ) -> Vec<Candidate> {
     let bodies = held.bodies;
     let centres: Vec<Vector3<f64>> = bodies.iter().map(|b| b.position).collect();
-    let radii: &[f64] = &views.iter().map(|v| v.reach).collect::<Vec<_>>();
     // Only the owned grains search: a ghost's partners among the ghosts are another process's.
     let searching = crate::neighbours::Bodies {
         centres: &centres,

@@ -50,13 +50,9 @@ pub struct View<'a> {
     /// Angular velocity, global.
     pub spin: Vector3<f64>,
     /// Radius about the centre of mass that encloses the current shape and the current level
-    /// set's zero crossing, padded by a grid spacing (the bounding radius's): what the pair
-    /// search and the laws with a margin use.
+    /// set's zero crossing, padded by a grid spacing (the bounding radius's): what
+    /// [`View::reach_within`] falls back on where the derived reach does not hold.
     pub reach: f64,
-    /// The same without the pad, where it is derived ([`crate::body::Shape::reach`], grown as
-    /// `reach` is when the level set's shift is at most a spacing, else `reach`): a node with no
-    /// margin beyond it does not touch. What the node tests of a law without margin use.
-    pub exact_reach: f64,
     /// Bound on the displacement of any surface node from its reference position.
     pub node_shift: f64,
     /// The deformation, if the body's modes are on.
@@ -95,7 +91,6 @@ impl<'a> View<'a> {
                     rotation,
                     spin,
                     reach: shape.bounding_radius,
-                    exact_reach: shape.reach,
                     node_shift: 0.0,
                     modes: None,
                 };
@@ -113,13 +108,6 @@ impl<'a> View<'a> {
             rotation,
             spin,
             reach: shape.bounding_radius + node_shift.max(early.all),
-            // The derived reach holds the reference level set up to one spacing: a deformed one
-            // within `all` of it, for `all` up to that.
-            exact_reach: if early.all <= shape.levelset.spec().spacing {
-                shape.reach + node_shift.max(early.all)
-            } else {
-                shape.bounding_radius + node_shift.max(early.all)
-            },
             node_shift,
             modes: Some(Arc::new(Deformed {
                 shape: modal,
@@ -131,6 +119,41 @@ impl<'a> View<'a> {
                 fault: OnceLock::new(),
             })),
         }
+    }
+
+    /// A radius about the centre of mass outside which the current level set is at least
+    /// `margin >= 0`: what a side's node tests leave out beyond (at its nodes' largest
+    /// margin).
+    ///
+    /// Derived from the level set where that holds ([`crate::body::Shape::reach`]: every point
+    /// where the reference level set is at most `m <= h` lies within `reach + m`): a deformed
+    /// level set below `margin` has a reference value below `all + margin * stretch` (its
+    /// [`EarlyOut`]: `all` bounds `|phi - phi_0|` with the interpolation gap, `stretch` the
+    /// inverse of the value's factor), so while that is at most the spacing `h` the radius is
+    /// `reach + all + margin * stretch` (rigid: `reach + margin`). Past it, the padded radius
+    /// [`View::reach`] plus `margin * stretch`: the judgement the derived bound replaced
+    /// (docs/performance.md, "A reach derived from the level set").
+    pub fn reach_within(&self, margin: f64) -> f64 {
+        let (all, stretch) = match &self.modes {
+            Some(m) => (m.early.all, m.early.stretch),
+            None => (0.0, 1.0),
+        };
+        let level = all + margin * stretch;
+        if level <= self.shape.levelset.spec().spacing {
+            self.shape.reach + level
+        } else {
+            self.reach + margin * stretch
+        }
+    }
+
+    /// The pair search's radius for a law whose nodes take at most `margin`: it holds every
+    /// surface node (at most `node_shift` from its reference position, all within
+    /// [`crate::body::Shape::reach`]) and [`View::reach_within`] `margin`, so that two bodies
+    /// farther apart than the sum of their radii cannot touch (stage 4,
+    /// [`crate::sim::broad_phase`]).
+    pub fn search_radius(&self, margin: f64) -> f64 {
+        self.reach_within(margin)
+            .max(self.shape.reach + self.node_shift)
     }
 
     /// The view of the body's image displaced by `shift` and moving `velocity` faster (a

@@ -131,10 +131,11 @@ impl Mpi {
         let mine: Vec<bool> = s.iter().map(|x| mpi.grid.owner(x) == rank).collect();
         // The grains' reach at this state (a restored checkpoint's deformable grains may reach
         // farther than the scene's).
-        sim.last.largest_reach = (dem_core::sim::views(&sim.world.bodies, &sim.world.shapes)
-            .iter())
-        .map(|v| v.reach)
-        .fold(0.0, f64::max);
+        let views = dem_core::sim::views(&sim.world.bodies, &sim.world.shapes);
+        let radii =
+            dem_core::sim::search_radii(&views, sim.parameters.law.as_ref(), &sim.world.shapes);
+        sim.last.largest_reach = radii.into_iter().fold(0.0, f64::max);
+        drop(views);
         let bodies = std::mem::take(&mut sim.world.bodies);
         let (ids, bodies): (Vec<u32>, Vec<Body>) = (0..bodies.len() as u32)
             .zip(bodies)

@@ -665,7 +665,7 @@ fn touches<S: Surface>(surface: &S, giver: &View) -> bool {
     {
         return true;
     }
-    let frame = surface.frame(giver, false);
+    let frame = surface.frame(giver, 0.0);
     let mut scratch = Scratch::for_side();
     let mut near = (giver.shape.clusters).near(|c| surface.reaches(&frame, giver, c, 0.0));
     near.any(|leaf| {

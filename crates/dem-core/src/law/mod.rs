@@ -77,6 +77,14 @@ pub trait ContactLaw: Send + Sync + std::fmt::Debug {
         nodes: &dyn Fn(u32) -> usize,
     ) -> Result<PairHistory, String>;
 
+    /// How far outside the other side a surface node of `shape` may still carry a traction (a
+    /// length; 0 for a law that loads only nodes inside): the pair search grows each body's
+    /// radius by the scene's largest ([`crate::sim::search_radii`]).
+    fn margin(&self, shape: &Shape) -> f64 {
+        let _ = shape;
+        0.0
+    }
+
     /// Whether the law takes the coupling of a grain's contacts through its body
     /// ([`crate::coupling`]: [`Pair::offset`]).
     fn couples(&self) -> bool {

@@ -447,6 +447,10 @@ impl<M: NodeModel> ContactLaw for NodeLaw<M> {
         (k, self.0.tangential().normal_damping * weight)
     }
 
+    fn margin(&self, shape: &Shape) -> f64 {
+        M::margin(shape.largest_area)
+    }
+
     fn load(
         &self,
         key: &PairKey,
@@ -620,7 +624,7 @@ impl<M: NodeModel> Acc<'_, M> {
         self.out.node_candidates += p.shape.nodes.len() as u64;
         let margin = M::margin(p.shape.largest_area) + self.offset.max(0.0);
         let grow = p.node_shift + margin;
-        let frame = surface.frame(p, margin > 0.0);
+        let frame = surface.frame(p, margin);
         let mut scratch = Scratch::for_side();
         self.columns.clear();
         self.columns.resize(p.column_count(), 0.0);

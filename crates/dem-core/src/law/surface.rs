@@ -85,8 +85,9 @@ pub trait Surface: Sync {
     /// What the node tests of one giving body share (its pose relative to this surface).
     type Frame;
 
-    /// The frame of `giver`'s nodes against this surface.
-    fn frame(&self, giver: &View, margin: bool) -> Self::Frame;
+    /// The frame of `giver`'s nodes against this surface, for node tests with margins of at
+    /// most `margin`.
+    fn frame(&self, giver: &View, margin: f64) -> Self::Frame;
 
     /// Whether a cluster of `giver`'s nodes (bounding sphere in the giver's frame, grown by
     /// `grow`, the largest node displacement) may reach inside.
@@ -169,12 +170,11 @@ pub struct BodyFrame {
 impl Surface for View<'_> {
     type Frame = BodyFrame;
 
-    fn frame(&self, p: &View, margin: bool) -> BodyFrame {
+    fn frame(&self, p: &View, margin: f64) -> BodyFrame {
         let rot_pq = self.rotation.transpose() * p.rotation;
         let t_pq = self.rotation.transpose() * (p.position - self.position);
-        // Without a margin, the reach derived from the level set; a law with one keeps the
-        // padded reach its margins were measured against (View::exact_reach).
-        let reach = if margin { self.reach } else { self.exact_reach };
+        // The node tests add a node's margin to the radius: what is left holds at the largest.
+        let reach = self.reach_within(margin) - margin;
         BodyFrame {
             rot_pq,
             t_pq,
@@ -314,7 +314,7 @@ impl Surface for View<'_> {
 impl Surface for Wall {
     type Frame = ();
 
-    fn frame(&self, _: &View, _: bool) {}
+    fn frame(&self, _: &View, _: f64) {}
 
     #[inline(always)]
     fn reaches(&self, _: &(), p: &View, c: &Cluster, grow: f64) -> bool {

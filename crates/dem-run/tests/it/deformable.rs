@@ -339,6 +339,81 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
     assert!(worst_first > 1.0, "{worst_first}");
 }
 
+/// The radius a node test leaves out beyond (`View::reach_within`) and the pair search's
+/// (`View::search_radius`) on the contact-localised mode above, bulging (`eps < 0`) and
+/// flattening the poles, for both updates, against the deformed level set itself: along 600
+/// directions the farthest point where the level set is below the margin (scanned inward
+/// from 1.5 in steps of `h / 50`) lies within the radius, and so does every deformed node.
+/// While the level set's shift bound plus the stretched margin is below a spacing (checked
+/// at `|eps| = 0.02`, margins up to `0.3 h`) the radius is the derived one, at least half a
+/// spacing inside the padded radius plus the margin; past it (`|eps| = 0.15`) it is the
+/// padded one.
+#[test]
+fn a_deformed_grains_reach_holds_its_level_set_below_the_margin() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = 0.1;
+    flat_grain(
+        dir.path(),
+        [1.0, 1.0, 0.0],
+        &[-0.15, -0.05, 0.0, 0.05, 0.15],
+    );
+    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    let directions: Vec<Vector3<f64>> = (0..600)
+        .map(|i| {
+            let z = 1.0 - 2.0 * (i as f64 + 0.5) / 600.0;
+            let (s, a) = ((1.0 - z * z).sqrt(), golden * i as f64);
+            Vector3::new(s * a.cos(), s * a.sin(), z)
+        })
+        .collect();
+    for update in ["semi-lagrangian", "precomputed"] {
+        for eps in [-0.15f64, -0.05, -0.02, 0.02, 0.05, 0.15] {
+            let sim = lone(
+                dir.path(),
+                1e-3,
+                1,
+                &format!(
+                    "bundle = \"flat.grain\"\nposition = [0, 0, 0]\nmodes = {{ levelset = \"{update}\", amplitudes = [{eps}] }}"
+                ),
+            );
+            let view = dem_core::view::View::new(&sim.world.bodies[0], &sim.world.shapes[0]);
+            for margin in [0.0, 0.3 * h, 0.8 * h] {
+                let radius = view.reach_within(margin);
+                let farthest = (directions.iter())
+                    .filter_map(|d| {
+                        (0..=1000)
+                            .map(|i| 1.5 - i as f64 * h / 50.0)
+                            .find(|&r| view.level_set(&Point3::from(r * d)).0 < margin)
+                    })
+                    .fold(0.0, f64::max);
+                println!(
+                    "{update}, eps {eps}, margin {margin}: farthest sampled {farthest:.4}, radius {radius:.4}, padded {:.4}",
+                    view.reach + margin
+                );
+                assert!(
+                    farthest > 0.9 && farthest <= radius,
+                    "{farthest} > {radius}"
+                );
+                let derived = radius < view.reach + margin;
+                match eps.abs() {
+                    0.02 if margin < 0.5 * h => {
+                        assert!(
+                            derived && radius < view.reach + margin - 0.5 * h,
+                            "{radius}"
+                        )
+                    }
+                    0.15 => assert!(!derived),
+                    _ => {}
+                }
+                let search = view.search_radius(margin);
+                for k in 0..view.shape.nodes.len() {
+                    assert!(view.node_local(k).norm() <= search, "node {k}");
+                }
+                assert!(search >= radius);
+            }
+        }
+    }
+}
+
 /// Between the grid nodes the semi-Lagrangian level set is exact to third order in the grid
 /// spacing `h` on a surface the mode bends, at small strain (docs/physics.md section 5): the unit
 /// sphere flattened at its poles by [`TestMode::Flatten`] at eps = 0.03 (`|grad u|_2` up to
