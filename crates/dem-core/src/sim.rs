@@ -178,9 +178,9 @@ pub struct Evaluation {
     /// A servo wall that cannot reach its target (the run stops): the first found, kept until
     /// taken.
     pub servo_fault: Option<ServoFault>,
-    /// The largest pair-search radius of the last evaluation's views ([`search_radii`]; a
-    /// deformable grain's grows with its amplitudes), over every process: what a periodic cell's width is checked against during
-    /// a run, and what ghosts are sent out to.
+    /// The largest halo radius of the last evaluation's views ([`search_radii`]; a deformable
+    /// grain's grows with its amplitudes), over every process: what a periodic cell's width
+    /// is checked against during a run, and what ghosts are sent out to.
     pub largest_reach: f64,
     /// The broad phase's neighbour list, kept from one evaluation to the next.
     pub neighbours: NeighbourList,
@@ -450,8 +450,8 @@ impl Simulation {
         } = self;
         let old = std::mem::take(&mut world.histories);
         let views = views(&world.bodies, &world.shapes);
-        let radii = search_radii(&views, parameters.law.as_ref(), &world.shapes);
-        last.largest_reach = radii.iter().copied().fold(0.0, f64::max);
+        let radii;
+        (radii, last.largest_reach) = search_radii(&views, parameters.law.as_ref(), &world.shapes);
         if let Some(p) = &partition.processes {
             last.largest_reach = p.max(last.largest_reach);
         }
@@ -867,19 +867,28 @@ pub struct Held<'a> {
 pub type Candidate = (PairKey, [u32; 2]);
 
 /// Stage 4's radius of each view ([`View::search_radius`]) at the law's largest node margin
-/// over the scene's shapes ([`ContactLaw::margin`]). A law that couples raises a pair's
+/// over the scene's shapes ([`ContactLaw::margin`]), and the largest of the views' halo radii
+/// ([`View::halo_radius`], [`Evaluation::largest_reach`]). A law that couples raises a pair's
 /// overlap by an offset known only once the pairs are found ([`crate::coupling`]), which no
 /// derived radius bounds: its radii keep at least the padded [`View::reach`], whose spacing
 /// covers an offset up to that.
-pub fn search_radii(views: &[View], law: &dyn ContactLaw, shapes: &[Arc<Shape>]) -> Vec<f64> {
+pub fn search_radii(
+    views: &[View],
+    law: &dyn ContactLaw,
+    shapes: &[Arc<Shape>],
+) -> (Vec<f64>, f64) {
     let margin = shapes.iter().map(|s| law.margin(s)).fold(0.0, f64::max);
     let padded = law.couples();
-    (views.iter())
+    let radii = (views.iter())
         .map(|v| match padded {
             true => v.search_radius(margin).max(v.reach),
             false => v.search_radius(margin),
         })
-        .collect()
+        .collect();
+    let halo = (views.iter())
+        .map(|v| v.halo_radius(margin))
+        .fold(0.0, f64::max);
+    (radii, halo)
 }
 
 /// Stage 4: the pairs whose radii `radii` (one per body held, [`search_radii`]) overlap and

@@ -14,9 +14,11 @@
 //! - material points: the mode vectors of the material point `X` under a local point `y`
 //!   (`X + u(X) = y`, the exact pull-back of [`grain::LevelSetGrid::pull_back`]), for its
 //!   velocity and the virtual work of the non-elastic contact forces;
-//! - reach: the bounding radius grown by the largest node displacement the amplitudes can give
-//!   (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the level set's shift, whichever is larger; and
-//!   the same from the reach derived from the level set, for node tests without a margin.
+//! - reach: the radii the contact searches use ([`View::reach_within`], [`View::search_radius`],
+//!   [`View::halo_radius`]): the reach derived from the level set grown by its shift and the
+//!   margin, while that stays within a spacing, else the bounding radius grown by the largest
+//!   node displacement the amplitudes can give (`sum_a |eps_a| max_k |Phi_a(x0_k)|`) or the
+//!   level set's shift, whichever is larger.
 //!
 //! A level-set query that cannot be answered (a folding deformation, a pull-back that does not
 //! converge) is recorded as the view's fault ([`View::fault`]); the query answers "outside"
@@ -125,35 +127,60 @@ impl<'a> View<'a> {
     /// `margin >= 0`: what a side's node tests leave out beyond (at its nodes' largest
     /// margin).
     ///
-    /// Derived from the level set where that holds ([`crate::body::Shape::reach`]: every point
-    /// where the reference level set is at most `m <= h` lies within `reach + m`): a deformed
-    /// level set below `margin` has a reference value below `all + margin * stretch` (its
-    /// [`EarlyOut`]: `all` bounds `|phi - phi_0|` with the interpolation gap, `stretch` the
-    /// inverse of the value's factor), so while that is at most the spacing `h` the radius is
-    /// `reach + all + margin * stretch` (rigid: `reach + margin`). Past it, the padded radius
-    /// [`View::reach`] plus `margin * stretch`: the judgement the derived bound replaced
-    /// (docs/performance.md, "A reach derived from the level set").
+    /// Derived from the level set while the level `derived_level(margin)` below is at most the
+    /// spacing `h` ([`crate::body::Shape::reach`]: every point where the reference level set is
+    /// at most `m <= h` lies within `reach + m`): `Shape::reach + derived_level(margin)`. Past
+    /// it, the padded radius [`View::reach`] plus `margin`: the judgement the derived bound
+    /// replaced, as it was (docs/performance.md, "A reach derived from the level set"), for
+    /// every node of a side whose largest margin is past it.
     pub fn reach_within(&self, margin: f64) -> f64 {
-        let (all, stretch) = match &self.modes {
-            Some(m) => (m.early.all, m.early.stretch),
-            None => (0.0, 1.0),
-        };
-        let level = all + margin * stretch;
+        let level = self.derived_level(margin);
         if level <= self.shape.levelset.spec().spacing {
             self.shape.reach + level
         } else {
-            self.reach + margin * stretch
+            self.reach + margin
+        }
+    }
+
+    /// A bound of the reference level set (its corrected interpolant, which
+    /// [`crate::body::Shape::reach`] bounds) where the current one is below `margin`: `margin`
+    /// for a rigid body; for a deformed one `all + gap + margin * stretch` (its [`EarlyOut`]:
+    /// `all` bounds `|phi - T[phi_0]|` against the reference's trilinear interpolant, `gap`
+    /// that interpolant's distance from the corrected one, `stretch` the inverse of the
+    /// deformed value's factor; infinite for a margin when that factor may vanish).
+    fn derived_level(&self, margin: f64) -> f64 {
+        match &self.modes {
+            Some(m) => {
+                let gap = self.shape.levelset.interpolation_gap();
+                m.early.all + gap + margin * m.early.stretch
+            }
+            None => margin,
         }
     }
 
     /// The pair search's radius for a law whose nodes take at most `margin`: it holds every
     /// surface node (at most `node_shift` from its reference position, all within
-    /// [`crate::body::Shape::reach`]) and [`View::reach_within`] `margin`, so that two bodies
-    /// farther apart than the sum of their radii cannot touch (stage 4,
-    /// [`crate::sim::broad_phase`]).
+    /// [`crate::body::Shape::reach`]) grown by `margin`, and [`View::reach_within`] at every
+    /// margin up to `margin` (increasing on each side of the switch to the padded radius, and
+    /// at most `Shape::reach + h` below it), so that two bodies, or a body and a wall, farther
+    /// apart than the sum of their radii cannot touch (stage 4, [`crate::sim::broad_phase`]).
     pub fn search_radius(&self, margin: f64) -> f64 {
-        self.reach_within(margin)
-            .max(self.shape.reach + self.node_shift)
+        let h = self.shape.levelset.spec().spacing;
+        let below_switch = match self.derived_level(0.0) <= h {
+            true => self.shape.reach + self.derived_level(margin).min(h),
+            false => 0.0,
+        };
+        (self.reach_within(margin))
+            .max(below_switch)
+            .max(self.shape.reach + self.node_shift + margin)
+    }
+
+    /// The radius the ghosts of a decomposed run and a periodic cell's width are held to:
+    /// [`View::search_radius`] `margin`, and at least the padded [`View::reach`] plus `margin`,
+    /// which grows with the amplitudes without the search radius's jump at its switch (the
+    /// ghosts are sent for a tenth more than the last step's largest).
+    pub fn halo_radius(&self, margin: f64) -> f64 {
+        self.search_radius(margin).max(self.reach + margin)
     }
 
     /// The view of the body's image displaced by `shift` and moving `velocity` faster (a

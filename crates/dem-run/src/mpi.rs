@@ -132,9 +132,8 @@ impl Mpi {
         // The grains' reach at this state (a restored checkpoint's deformable grains may reach
         // farther than the scene's).
         let views = dem_core::sim::views(&sim.world.bodies, &sim.world.shapes);
-        let radii =
-            dem_core::sim::search_radii(&views, sim.parameters.law.as_ref(), &sim.world.shapes);
-        sim.last.largest_reach = radii.into_iter().fold(0.0, f64::max);
+        let law = sim.parameters.law.as_ref();
+        sim.last.largest_reach = dem_core::sim::search_radii(&views, law, &sim.world.shapes).1;
         drop(views);
         let bodies = std::mem::take(&mut sim.world.bodies);
         let (ids, bodies): (Vec<u32>, Vec<Body>) = (0..bodies.len() as u32)

@@ -343,7 +343,8 @@ fn a_contact_localised_mode_keeps_the_semi_lagrangian_surface_on_the_deformed_on
 /// (`View::search_radius`) on the contact-localised mode above, bulging (`eps < 0`) and
 /// flattening the poles, for both updates, against the deformed level set itself: along 600
 /// directions the farthest point where the level set is below the margin (scanned inward
-/// from 1.5 in steps of `h / 50`) lies within the radius, and so does every deformed node.
+/// from 1.5 in steps of `h / 50`) lies within the radius, and every deformed node and the
+/// radius at any smaller margin within the search radius.
 /// While the level set's shift bound plus the stretched margin is below a spacing (checked
 /// at `|eps| = 0.02`, margins up to `0.3 h`) the radius is the derived one, at least half a
 /// spacing inside the padded radius plus the margin; past it (`|eps| = 0.15`) it is the
@@ -408,7 +409,10 @@ fn a_deformed_grains_reach_holds_its_level_set_below_the_margin() {
                 for k in 0..view.shape.nodes.len() {
                     assert!(view.node_local(k).norm() <= search, "node {k}");
                 }
-                assert!(search >= radius);
+                for below in (0..=10).map(|i| margin * i as f64 / 10.0) {
+                    assert!(search >= view.reach_within(below), "{below}");
+                }
+                assert!(view.halo_radius(margin) >= search);
             }
         }
     }
