@@ -892,8 +892,9 @@ pub fn search_radii(
 }
 
 /// Stage 4: the pairs whose radii `radii` (one per body held, [`search_radii`]) overlap and
-/// that touch a grain this process owns, in key order: each body's grain partners (one of the two free), then the walls within its reach
-/// (prescribed grains meet walls too, their reactions are an output). Keys are in global ids,
+/// that touch a grain this process owns, in key order: each body's grain partners (one of the
+/// two free), then the walls within its radius (prescribed grains meet walls too, their
+/// reactions are an output). Keys are in global ids,
 /// the lower first, and sorted like the histories. In a periodic cell, the grain partners
 /// include images across its faces ([`crate::cell::periodic_neighbours`]). The grain partners
 /// come from `list`, brought to this step with the skin `skin` and `anywhere` (whether a flag

@@ -133,8 +133,8 @@ pub struct LevelSetGrid {
     /// computing it took three conversions and products a query).
     upper: [f64; 3],
     /// `1 / spacing`, which locations and gradients multiply by: a division's latency (13 to
-    /// 20 cycles) delayed each query that waited for its cell, about 6 % of the settle bench's rigid
-    /// step in time (docs/performance.md, "Divisions out of the queries").
+    /// 20 cycles) delayed each query that waited for its cell, about 6 % of the settle bench's
+    /// rigid step in time (docs/performance.md, "Divisions out of the queries").
     inverse_spacing: f64,
 }
 
