@@ -15,7 +15,7 @@
 //! and press them), then the variants are timed for `TIMED` steps each on 1 thread, in turn,
 //! `REPEATS` times (medians; this machine kind's timings vary by tens of percent from run to
 //! run). Reported: steps/s, node contacts, and the ratio deformable / rigid (goal <= 2, issue
-//! #35 item 2).
+//! #35 item 2): the median of the rounds' own ratios, each taken within a round.
 //!
 //! On the AMD processor of 2026-11-29 the rigid step's time moved by up to 1.46 x with the code's
 //! layout alone (a change to this file moved it), so the ratio in time varies between builds;
@@ -67,22 +67,21 @@ fn main() {
             .collect();
         let (rates, counts) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
         println!("{name}: 1 thread, after {LOAD} loading steps, {TIMED} steps timed:");
-        let medians: Vec<f64> = rates.iter().map(|r| r[REPEATS / 2]).collect();
+        let spreads: Vec<_> = rates.iter().map(|r| side_by_side::spread(r)).collect();
         for (v, (label, ..)) in variants.iter().enumerate() {
+            let (median, low, high) = spreads[v];
             println!(
-                "  {label}: {:.0} steps/s ({:.0} to {:.0}), {:.0} node tests per step, {:.1} ns each, {:.0} node queries per step, {} node contacts",
-                medians[v],
-                rates[v][0],
-                rates[v][REPEATS - 1],
+                "  {label}: {median:.0} steps/s ({low:.0} to {high:.0}), {:.0} node tests per step, {:.1} ns each, {:.0} node queries per step, {} node contacts",
                 counts[v].tests as f64 / TIMED as f64,
-                1e9 / medians[v] * TIMED as f64 / counts[v].tests as f64,
+                1e9 / median * TIMED as f64 / counts[v].tests as f64,
                 counts[v].queries as f64 / TIMED as f64,
                 sims[v].last.contacts
             );
         }
+        let (ratio, each) = side_by_side::ratio(&rates[1], &rates[0]);
         println!(
-            "  20 modes / rigid: {:.2} (goal <= 2)",
-            medians[1] / medians[0]
+            "  20 modes / rigid: {ratio:.2} (goal <= 2; the median of the rounds' own ratios, {})",
+            side_by_side::listed(&each)
         );
     }
 }

@@ -2,10 +2,11 @@
 //! 6 x 6 x 6 lattice settling under gravity in a box, the scene of the YADE anchor in issue #6.
 //!
 //! The lattice first falls and piles up for `SETTLE` steps (untimed, all threads); from that
-//! state, `TIMED` steps are timed on 1 thread and on 2 threads, alternately, `REPEATS` times
-//! each (the medians are reported: this machine kind's timings vary by tens of percent from run
-//! to run), and the end states are compared bit for bit. Reported: steps per second, the
-//! 2-thread speed-up, and the time per node in two units:
+//! state, `TIMED` steps are timed on 1 thread and on 2 threads, back to back, in `REPEATS`
+//! rounds (the medians are reported: this machine kind's timings vary by tens of percent from
+//! run to run), and the end states are compared bit for bit. Reported: steps per second, the
+//! 2-thread speed-up (the median of the rounds' own ratios, which the machine's drift between
+//! rounds does not enter), and the time per node in two units:
 //! - per node candidate: every surface node of a grain, for every grain or wall its bounding
 //!   sphere meets (what a narrow phase without node clusters tests, as YADE's does);
 //! - per node test: the nodes actually transformed and checked, after the cluster filter.
@@ -15,8 +16,8 @@
 //! 1e9, 10 % damping, level sets precomputed at -0.02, -0.01, 0.01, 0.02), run with its modes
 //! off (rigid), semi-Lagrangian and precomputed: each settles `SETTLE` steps, then each is timed
 //! for `TIMED` steps on 2 threads, in turn, `REPEATS` times (medians). Reported: steps/s, ns per
-//! node test, and the ratios to the rigid run (goals: <= 1.3 semi-Lagrangian, <= 1.15
-//! precomputed).
+//! node test, and the ratios to the rigid run, each the median of the rounds' own ratios
+//! (goals: <= 1.3 semi-Lagrangian, <= 1.15 precomputed).
 //!
 //! When `yade` (2023.02a, with its LevelSet module) is installed, the same scene runs in it
 //! (benches/settle_yade.py, 1 thread, the same settling steps, then the same timed steps) and
@@ -53,7 +54,7 @@ fn stage_seconds(sim: &Simulation) -> Stages {
 
 const SETTLE: u64 = 4000;
 const TIMED: u64 = 1000;
-const REPEATS: usize = 3;
+const REPEATS: usize = 5;
 
 fn main() {
     let dir = side_by_side::WorkDir::new();
@@ -168,8 +169,12 @@ normal = [0, -1, 0]
     let mut stages = [Stages::new(), Stages::new()];
     let mut ends = Vec::new();
     let (mut tests, mut candidates, mut queries) = (0, 0, 0);
-    for _ in 0..REPEATS {
-        for (p, pool) in pools.iter().enumerate() {
+    for round in 0..REPEATS {
+        // Each round times both thread counts on the same steps, back to back, the first of
+        // them alternating between rounds: the ratio of a round is taken within a few seconds,
+        // while this machine kind's speed drifts over minutes.
+        for p in [round % 2, 1 - round % 2] {
+            let pool = &pools[p];
             sim.restore(start.clone()).unwrap();
             let (t0, c0) = (sim.totals.node_tests, sim.totals.node_candidates);
             let q0 = sim.totals.node_queries;
@@ -185,13 +190,9 @@ normal = [0, -1, 0]
             ends.push(serde_json::to_string(&sim.state()).unwrap());
         }
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
     for (p, threads) in [1, 2].iter().enumerate() {
-        let rate = median(&mut rates[p]);
-        let spread = format!("{:.0} to {:.0}", rates[p][0], rates[p][REPEATS - 1]);
+        let (rate, low, high) = side_by_side::spread(&rates[p]);
+        let spread = format!("{low:.0} to {high:.0}");
         let per_step_ns = 1e9 / rate;
         println!(
             "{threads} thread(s): {rate:.0} steps/s (median of {REPEATS}: {spread}); {:.2} ns per node candidate ({:.0} per step), {:.1} ns per node test ({:.0} per step)",
@@ -212,9 +213,10 @@ normal = [0, -1, 0]
             .collect();
         println!("  by stage (sim.totals.timings): {}", shares.join(", "));
     }
+    let (speed_up, each) = side_by_side::ratio(&rates[1], &rates[0]);
     println!(
-        "2-thread speed-up: {:.2} (goal >= 1.85); {} node contacts at the end; end states {}",
-        rates[1][REPEATS / 2] / rates[0][REPEATS / 2],
+        "2-thread speed-up: {speed_up:.2} (goal >= 1.85; the median of the rounds' own ratios, {}); {} node contacts at the end; end states {}",
+        side_by_side::listed(&each),
         sim.last.contacts,
         if ends.iter().all(|e| *e == ends[0]) {
             "bit-identical"
@@ -230,7 +232,7 @@ normal = [0, -1, 0]
     match yade_rate() {
         Some(rate) => println!(
             "YADE 2023.02a, same scene after the same settling steps, 1 thread: {rate:.1} steps/s; dem-run on 1 thread is {:.1} x faster (goal >= 40)",
-            rates[0][REPEATS / 2] / rate
+            side_by_side::spread(&rates[0]).0 / rate
         ),
         None => println!(
             "yade is not installed (apt-get install yade): no side-by-side figure; issue #6's anchor on this machine kind is about 45 steps/s on 1 core"
@@ -309,10 +311,8 @@ fn deformable(dir: &Path, scene: &str) {
         .collect();
     let (rates, counts) = side_by_side::in_turn(&mut sims, &pool, TIMED, REPEATS);
     println!("deformable spheres (dilation mode), 2 threads, after {SETTLE} settling steps each:");
-    let mut medians = Vec::new();
     for (v, (name, _)) in variants.iter().enumerate() {
-        let rate = rates[v][REPEATS / 2];
-        medians.push(rate);
+        let (rate, low, high) = side_by_side::spread(&rates[v]);
         let eps = sims[v]
             .world
             .bodies
@@ -321,20 +321,20 @@ fn deformable(dir: &Path, scene: &str) {
             .map(|m| m.eps[0].abs())
             .fold(0.0, f64::max);
         println!(
-            "  {name}: {rate:.0} steps/s ({:.0} to {:.0}), {:.1} ns per node test ({:.0} per step, {:.0} queries), {} node contacts, largest |eps| {eps:.2e}, time / rigid {:.2}",
-            rates[v][0],
-            rates[v][REPEATS - 1],
+            "  {name}: {rate:.0} steps/s ({low:.0} to {high:.0}), {:.1} ns per node test ({:.0} per step, {:.0} queries), {} node contacts, largest |eps| {eps:.2e}, time / rigid {:.2}",
             1e9 / rate * TIMED as f64 / counts[v].tests as f64,
             counts[v].tests as f64 / TIMED as f64,
             counts[v].queries as f64 / TIMED as f64,
             sims[v].last.contacts,
-            medians[0] / rate,
+            side_by_side::ratio(&rates[0], &rates[v]).0,
         );
     }
+    let (semi, each_semi) = side_by_side::ratio(&rates[0], &rates[1]);
+    let (pre, each_pre) = side_by_side::ratio(&rates[0], &rates[2]);
     println!(
-        "  goals: semi-Lagrangian / rigid <= 1.3 ({:.2}), precomputed / rigid <= 1.15 ({:.2})",
-        medians[0] / medians[1],
-        medians[0] / medians[2]
+        "  goals: semi-Lagrangian / rigid <= 1.3 ({semi:.2}; rounds {}), precomputed / rigid <= 1.15 ({pre:.2}; rounds {}), the medians of the rounds' own ratios",
+        side_by_side::listed(&each_semi),
+        side_by_side::listed(&each_pre),
     );
 }
 

@@ -45,7 +45,7 @@ impl WorkDir {
 
 /// Times `steps` steps of each simulation in turn, `repeats` rounds, in `pool` (in turn, so
 /// that the machine's drift reaches every variant alike): per simulation its rates (steps per
-/// second, sorted: the median is `[repeats / 2]`) and its node counts in the last round.
+/// second) in round order, and its node counts in the last round.
 pub fn in_turn(
     sims: &mut [Simulation],
     pool: &rayon::ThreadPool,
@@ -66,10 +66,29 @@ pub fn in_turn(
             };
         }
     }
-    for r in &mut rates {
-        r.sort_by(f64::total_cmp);
-    }
     (rates, counts)
+}
+
+/// The median, smallest and largest of `values` (at least one).
+pub fn spread(values: &[f64]) -> (f64, f64, f64) {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    (v[v.len() / 2], v[0], v[v.len() - 1])
+}
+
+/// Ratios to two decimals, comma-separated.
+pub fn listed(ratios: &[f64]) -> String {
+    let each: Vec<String> = ratios.iter().map(|r| format!("{r:.2}")).collect();
+    each.join(", ")
+}
+
+/// The median over the rounds of `a[r] / b[r]`, with the rounds' ratios in round order: each
+/// ratio is taken within one round, seconds apart, so the machine's drift between rounds (tens
+/// of percent over minutes on the machines these benches run on) does not enter it, as it
+/// enters a ratio of the two medians.
+pub fn ratio(a: &[f64], b: &[f64]) -> (f64, Vec<f64>) {
+    let each: Vec<f64> = a.iter().zip(b).map(|(a, b)| a / b).collect();
+    (spread(&each).0, each)
 }
 
 /// A variant's node tests (nodes whose cluster's bound passed) and node queries (tests that
