@@ -127,6 +127,11 @@ impl NeighbourList {
         self.filter(bodies, cell);
     }
 
+    /// How many partners the last update kept, over all bodies.
+    pub fn partner_count(&self) -> usize {
+        self.current.len()
+    }
+
     /// Body `i`'s partners whose reaches overlap at the last update, sorted by global id (none
     /// for a body that does not search).
     pub fn partners(&self, i: usize) -> &[Partner] {

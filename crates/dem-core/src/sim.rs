@@ -611,7 +611,8 @@ fn reduce(
         w.force = Vector3::zeros();
         w.stiffness = 0.0;
     }
-    let mut histories = Histories::with_capacity(world.histories.len());
+    // At most one a pair (the last step's were taken by the narrow phase).
+    let mut histories = Histories::with_capacity(pairs.len());
     last.contacts = 0;
     last.contact_energy = 0.0;
     last.dissipation = Dissipation::default();
@@ -962,7 +963,9 @@ pub fn broad_phase(
         }
     };
     let n = bodies.len();
-    let mut pairs = concatenated(n, n >= PARALLEL_PAIR_LISTS, pairs_of);
+    // At most every kept partner and every wall of each grain searching: no list regrown.
+    let most = list.partner_count() + held.owned * walls.len();
+    let mut pairs = concatenated(n, n >= PARALLEL_PAIR_LISTS, most, pairs_of);
     // Held in global order (one process), the pairs come sorted; a process's ghosts follow
     // its own grains, and its pairs are sorted here.
     if !pairs.is_sorted_by_key(|p| p.0) {
@@ -972,10 +975,13 @@ pub fn broad_phase(
 }
 
 /// The lists that `list(i, out)` appends to `out` for `i = 0, .., n - 1`, one after the other,
-/// made in parallel or not (the same result: rayon's reduce joins neighbours in order).
+/// made in parallel or not (the same result: rayon's reduce joins neighbours in order); made in
+/// turn, into a list of `capacity` items (grown from nothing, it was reallocated seven times a
+/// step on the settle bench: docs/performance.md, "A pair's shears in two kept lists").
 fn concatenated<T: Send>(
     n: usize,
     parallel: bool,
+    capacity: usize,
     list: impl Fn(usize, &mut Vec<T>) + Sync + Send,
 ) -> Vec<T> {
     if parallel {
@@ -990,7 +996,7 @@ fn concatenated<T: Send>(
                 a
             })
     } else {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(capacity);
         (0..n).for_each(|i| list(i, &mut out));
         out
     }
@@ -1091,8 +1097,12 @@ mod tests {
             .build()
             .unwrap();
         for n in [0, 1, 5, 3000] {
-            let parallel = pool.install(|| super::concatenated(n, true, list));
-            assert_eq!(parallel, super::concatenated(n, false, list), "{n} lists");
+            let parallel = pool.install(|| super::concatenated(n, true, 0, list));
+            assert_eq!(
+                parallel,
+                super::concatenated(n, false, 0, list),
+                "{n} lists"
+            );
         }
     }
 }

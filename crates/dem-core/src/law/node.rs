@@ -323,11 +323,18 @@ pub struct NodeHistory {
     /// The pair's load in the step (laws that couple).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub load: Option<ContactLoad>,
+    /// The list the next step's shears are written into, empty between steps with its capacity
+    /// kept: the step reads the old list while it writes the new one, and the two are swapped,
+    /// so that a pair in contact allocates no list per step (docs/performance.md, "A pair's
+    /// shears in two kept lists").
+    #[serde(skip)]
+    spare: Vec<NodeShear>,
 }
 
 impl History for NodeHistory {
     fn bytes(&self) -> usize {
-        size_of::<Self>() + self.shears.capacity() * size_of::<NodeShear>()
+        size_of::<Self>()
+            + (self.shears.capacity() + self.spare.capacity()) * size_of::<NodeShear>()
     }
 
     fn save(&self) -> serde_json::Value {
@@ -486,11 +493,16 @@ impl<M: NodeModel> ContactLaw for NodeLaw<M> {
         dt: f64,
     ) -> (PairOutcome, Option<PairHistory>) {
         let mut history = downcast::<NodeHistory>(old).unwrap_or_default();
-        let (out, shears, load) = node_pair(&self.0, pair, &history.shears, dt);
+        // The pairs' contacts change little from step to step.
+        let mut spare = std::mem::take(&mut history.spare);
+        spare.reserve(history.shears.len());
+        let (out, shears, load) = node_pair(&self.0, pair, &history.shears, spare, dt);
         if shears.is_empty() && load.is_none() {
             return (out, None);
         }
-        history.shears = shears;
+        let mut old = std::mem::replace(&mut history.shears, shears);
+        old.clear();
+        history.spare = old;
         history.load = load;
         (out, Some(history))
     }
@@ -509,11 +521,13 @@ struct Side<'a> {
 }
 
 /// The node-law contacts of one pair (both directions, or the finer grain's nodes, by the
-/// scene's node roles), the new shears (sorted) and, for a law that couples, the pair's load.
+/// scene's node roles), the new shears (sorted, written into the empty list `shears`) and, for
+/// a law that couples, the pair's load.
 fn node_pair<M: NodeModel>(
     law: &M,
     pair: &Pair,
     old: &[NodeShear],
+    shears: Vec<NodeShear>,
     dt: f64,
 ) -> (PairOutcome, Vec<NodeShear>, Option<ContactLoad>) {
     let a = pair.a;
@@ -531,8 +545,7 @@ fn node_pair<M: NodeModel>(
         dt,
         record: pair.record,
         out,
-        // The pairs' contacts change little from step to step.
-        shears: Vec::with_capacity(old.len()),
+        shears,
         columns: PerColumn::new(),
         elastic: 0.0,
         moment: Vector3::zeros(),
