@@ -963,9 +963,10 @@ pub fn broad_phase(
         }
     };
     let n = bodies.len();
-    // At most every kept partner and every wall of each grain searching: no list regrown.
-    let most = list.partner_count() + held.owned * walls.len();
-    let mut pairs = concatenated(n, n >= PARALLEL_PAIR_LISTS, most, pairs_of);
+    // Every kept partner and a wall a grain searching: the list is seldom regrown, and a bound
+    // (every wall of every grain) would reserve walls x grains entries.
+    let hint = list.partner_count() + held.owned;
+    let mut pairs = concatenated(n, n >= PARALLEL_PAIR_LISTS, hint, pairs_of);
     // Held in global order (one process), the pairs come sorted; a process's ghosts follow
     // its own grains, and its pairs are sorted here.
     if !pairs.is_sorted_by_key(|p| p.0) {
@@ -976,8 +977,8 @@ pub fn broad_phase(
 
 /// The lists that `list(i, out)` appends to `out` for `i = 0, .., n - 1`, one after the other,
 /// made in parallel or not (the same result: rayon's reduce joins neighbours in order); made in
-/// turn, into a list of `capacity` items (grown from nothing, it was reallocated seven times a
-/// step on the settle bench: docs/performance.md, "A pair's shears in two kept lists").
+/// turn, into a list made for `capacity` items (grown from nothing, it was reallocated seven
+/// times a step on the settle bench: docs/performance.md, "A pair's shears in two kept lists").
 fn concatenated<T: Send>(
     n: usize,
     parallel: bool,
