@@ -101,14 +101,24 @@ fn drift(b: &mut Body, s: &Shape, dt: f64) {
         i[1] * b.angular_velocity[1],
         i[2] * b.angular_velocity[2],
     );
-    let mut q = b.orientation;
+    // The quaternion's components `(x, y, z, w)`.
+    let mut q = b.orientation.into_inner().coords;
     for (k, h) in [(0, 0.5), (1, 0.5), (2, 1.0), (1, 0.5), (0, 0.5)] {
         let theta = l[k] / i[k] * h * dt;
-        let axis = Vector3::ith_axis(k);
-        let r = UnitQuaternion::from_axis_angle(&axis, theta);
-        l = r.inverse_transform_vector(&l);
-        q *= r;
+        // The sub-rotation `r = (cos(theta/2), sin(theta/2) e_k)` on the two axes `ka`, `kb`
+        // across `k` (cyclic), without a general quaternion's products: `L -> R_k(-theta) L`
+        // with `cos(theta) = 1 - 2 s^2` and `sin(theta) = 2 s c`, and `q -> q r`, whose vector
+        // part gains `s (w e_k + v x e_k)`, `v x e_k = (v_kb, -v_ka)` on `(ka, kb)`.
+        let (s, c) = (0.5 * theta).sin_cos();
+        let (ka, kb) = ((k + 1) % 3, (k + 2) % 3);
+        let (cos, sin) = (1.0 - 2.0 * s * s, 2.0 * s * c);
+        (l[ka], l[kb]) = (cos * l[ka] + sin * l[kb], cos * l[kb] - sin * l[ka]);
+        let (w, vk, va, vb) = (q[3], q[k], q[ka], q[kb]);
+        q[3] = c * w - s * vk;
+        q[k] = c * vk + s * w;
+        q[ka] = c * va + s * vb;
+        q[kb] = c * vb - s * va;
     }
-    b.orientation = UnitQuaternion::new_normalize(q.into_inner());
+    b.orientation = UnitQuaternion::new_normalize(nalgebra::Quaternion::from(q));
     b.angular_velocity = Vector3::new(l[0] / i[0], l[1] / i[1], l[2] / i[2]);
 }
