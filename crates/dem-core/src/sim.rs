@@ -880,15 +880,17 @@ pub fn search_radii(
 ) -> (Vec<f64>, f64) {
     let margin = shapes.iter().map(|s| law.margin(s)).fold(0.0, f64::max);
     let padded = law.couples();
+    let mut halo: f64 = 0.0;
     let radii = (views.iter())
-        .map(|v| match padded {
-            true => v.search_radius(margin).max(v.reach),
-            false => v.search_radius(margin),
+        .map(|v| {
+            let search = v.search_radius(margin);
+            halo = halo.max(v.halo_radius(search, margin));
+            match padded {
+                true => search.max(v.reach),
+                false => search,
+            }
         })
         .collect();
-    let halo = (views.iter())
-        .map(|v| v.halo_radius(margin))
-        .fold(0.0, f64::max);
     (radii, halo)
 }
 

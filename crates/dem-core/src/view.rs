@@ -175,12 +175,13 @@ impl<'a> View<'a> {
             .max(self.shape.reach + self.node_shift + margin)
     }
 
-    /// The radius the ghosts of a decomposed run and a periodic cell's width are held to:
-    /// [`View::search_radius`] `margin`, and at least the padded [`View::reach`] plus `margin`,
-    /// which grows with the amplitudes without the search radius's jump at its switch (the
-    /// ghosts are sent for a tenth more than the last step's largest).
-    pub fn halo_radius(&self, margin: f64) -> f64 {
-        self.search_radius(margin).max(self.reach + margin)
+    /// The radius the ghosts of a decomposed run and a periodic cell's width are held to, from
+    /// the view's [`View::search_radius`] `search` at `margin`: at least the padded
+    /// [`View::reach`] plus `margin`, which grows with the amplitudes without the search
+    /// radius's jump at its switch (the ghosts are sent for a tenth more than the last step's
+    /// largest).
+    pub fn halo_radius(&self, search: f64, margin: f64) -> f64 {
+        search.max(self.reach + margin)
     }
 
     /// The view of the body's image displaced by `shift` and moving `velocity` faster (a

@@ -412,7 +412,7 @@ fn a_deformed_grains_reach_holds_its_level_set_below_the_margin() {
                 for below in (0..=10).map(|i| margin * i as f64 / 10.0) {
                     assert!(search >= view.reach_within(below), "{below}");
                 }
-                assert!(view.halo_radius(margin) >= search);
+                assert!(view.halo_radius(search, margin) >= search);
             }
         }
     }
