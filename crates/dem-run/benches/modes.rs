@@ -24,6 +24,7 @@
 //! a point without closures").
 
 mod side_by_side;
+mod work_dir;
 
 use std::path::Path;
 
@@ -39,7 +40,7 @@ const TIMED: u64 = 1000;
 const REPEATS: usize = 3;
 
 fn main() {
-    let dir = side_by_side::WorkDir::new();
+    let dir = work_dir::WorkDir::new();
     bake(dir.path());
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)

@@ -12,7 +12,7 @@
 //! run, two independent 1-process runs of the cube started together, measures what sharing the
 //! machine leaves of weak scaling without MPI. The runs go in rounds, each kind once per round,
 //! and the ratios are per round (docs/mpi.md, "Scaling": this machine's speed drifts between
-//! minutes).
+//! minutes). `DEM_BENCH_KEEP=DIR` keeps the grains and scenes in `DIR` for a profiler.
 
 use std::path::Path;
 use std::process::Command;
@@ -20,6 +20,7 @@ use std::process::Command;
 use dem_run::Scene;
 
 mod common;
+mod work_dir;
 
 /// Grains per process.
 const PER: usize = 4000;
@@ -65,7 +66,7 @@ struct Measured {
 }
 
 fn main() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = work_dir::WorkDir::new();
     common::bake_ball(dir.path());
     let volume = common::mean_volume(&[0.8, 1.0, 1.25]);
     let side = (PER as f64 * volume / 0.3).cbrt();

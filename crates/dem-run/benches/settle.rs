@@ -29,6 +29,7 @@
 //! (docs/performance.md, "Locating a point without closures").
 
 mod side_by_side;
+mod work_dir;
 
 use std::path::Path;
 use std::process::Command;
@@ -58,7 +59,7 @@ const TIMED: u64 = 1000;
 const REPEATS: usize = 5;
 
 fn main() {
-    let dir = side_by_side::WorkDir::new();
+    let dir = work_dir::WorkDir::new();
     let options = BakeOptions {
         spacing: 0.1,
         pad_cells: 2,

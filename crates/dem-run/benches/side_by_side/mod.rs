@@ -1,47 +1,9 @@
-//! What the benchmarks that compare variants of one scene share: where they write their
-//! grains and scenes, and timing the variants in turn.
+//! What the benchmarks that compare variants of one scene share: timing the variants in turn.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use dem_core::sim::Simulation;
-
-/// Where a bench writes its grains and scenes: the directory named by the environment variable
-/// `DEM_BENCH_KEEP` if it is set (created if need be, and left in place, so that dem-run can run
-/// and a profiler count the very scenes the bench timed: docs/performance.md), else a temporary
-/// directory removed when the bench ends.
-pub enum WorkDir {
-    /// `DEM_BENCH_KEEP`'s directory.
-    Kept(PathBuf),
-    /// A temporary directory.
-    Temporary(tempfile::TempDir),
-}
-
-impl WorkDir {
-    /// The bench's directory, as the environment says.
-    pub fn new() -> WorkDir {
-        match std::env::var_os("DEM_BENCH_KEEP") {
-            Some(dir) => {
-                let dir = PathBuf::from(dir);
-                std::fs::create_dir_all(&dir).unwrap();
-                println!(
-                    "grains and scenes written to {} (DEM_BENCH_KEEP)",
-                    dir.display()
-                );
-                WorkDir::Kept(dir)
-            }
-            None => WorkDir::Temporary(tempfile::tempdir().unwrap()),
-        }
-    }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        match self {
-            WorkDir::Kept(dir) => dir,
-            WorkDir::Temporary(dir) => dir.path(),
-        }
-    }
-}
 
 /// Times `steps` steps of each simulation in turn, `repeats` rounds, in `pool` (in turn, so
 /// that the machine's drift reaches every variant alike): per simulation its rates (steps per
@@ -103,12 +65,7 @@ pub struct NodeCounts {
 
 /// The scene `text`, written to `path`, built and advanced by `steps` steps in `pool` (the
 /// untimed start of each variant).
-pub fn advanced(
-    path: &std::path::Path,
-    text: &str,
-    pool: &rayon::ThreadPool,
-    steps: u64,
-) -> Simulation {
+pub fn advanced(path: &Path, text: &str, pool: &rayon::ThreadPool, steps: u64) -> Simulation {
     std::fs::write(path, text).unwrap();
     let scene = dem_run::Scene::read(path).unwrap();
     let mut sim = dem_run::build::from_scene(&scene, path).unwrap();
