@@ -191,21 +191,35 @@ impl Grid {
         self.cuts[k].partition_point(|&c| c <= x)
     }
 
-    /// Whether `x +- h` (wrapped on a periodic axis) lies inside slab `c` along axis `k`.
-    fn within(&self, k: usize, c: usize, x: f64, h: f64) -> bool {
-        let periodic = self.periodic[k];
-        let x = if periodic { wrapped(x) } else { x };
-        let lower = match c {
-            0 if periodic => 0.0,
-            0 => f64::NEG_INFINITY,
-            _ => self.cuts[k][c - 1],
-        };
-        let upper = match self.cuts[k].get(c) {
-            Some(&cut) => cut,
-            None if periodic => 1.0,
-            None => f64::INFINITY,
-        };
-        x - h >= lower && x + h < upper
+    /// The subdomain of process `rank` ([`Grid::rank`]'s inverse).
+    pub fn coordinates(&self, rank: usize) -> [usize; 3] {
+        let d = self.dims;
+        [rank / (d[1] * d[2]), rank / d[2] % d[1], rank % d[2]]
+    }
+
+    /// The grains that subdomain `c` holds alone with halo `h`: [`Grid::holders`]' first test,
+    /// made once for the grains of one subdomain.
+    pub fn alone(&self, c: [usize; 3], h: [f64; 3]) -> Alone {
+        let bounds = [0, 1, 2].map(|k| {
+            let periodic = self.periodic[k];
+            let lower = match c[k] {
+                0 if periodic => 0.0,
+                0 => f64::NEG_INFINITY,
+                _ => self.cuts[k][c[k] - 1],
+            };
+            let upper = match self.cuts[k].get(c[k]) {
+                Some(&cut) => cut,
+                None if periodic => 1.0,
+                None => f64::INFINITY,
+            };
+            (lower, upper)
+        });
+        Alone {
+            bounds,
+            h,
+            periodic: self.periodic,
+            divided: self.dims.map(|d| d > 1),
+        }
     }
 
     /// The process owning a grain at fractional coordinates `s`.
@@ -220,7 +234,7 @@ impl Grid {
     pub fn holders(&self, s: &Vector3<f64>, h: [f64; 3]) -> Holders {
         // Most grains are deep inside their subdomain: their owner alone holds them.
         let own = [0, 1, 2].map(|k| self.slab(k, s[k]));
-        if (0..3).all(|k| self.dims[k] == 1 || self.within(k, own[k], s[k], h[k])) {
+        if self.alone(own, h).holds(s) {
             return smallvec::smallvec![self.rank(own)];
         }
         let slabs: [Slabs; 3] = [0, 1, 2].map(|k| {
@@ -257,6 +271,35 @@ impl Grid {
         ranks.sort_unstable();
         ranks.dedup();
         ranks
+    }
+}
+
+/// The grains a subdomain holds alone ([`Grid::alone`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Alone {
+    /// Per axis, the subdomain's slab `[lower, upper)` (fractional; wrapped on a periodic axis).
+    bounds: [(f64, f64); 3],
+    /// The halo.
+    h: [f64; 3],
+    periodic: [bool; 3],
+    /// Whether the axis is cut (more than one slab).
+    divided: [bool; 3],
+}
+
+impl Alone {
+    /// Whether a grain at `s` in the subdomain lies with its halo inside it, along every axis
+    /// that is cut: `s +- h` (wrapped on a periodic axis) within the slab.
+    #[inline]
+    pub fn holds(&self, s: &Vector3<f64>) -> bool {
+        (0..3).all(|k| {
+            let x = if self.periodic[k] {
+                wrapped(s[k])
+            } else {
+                s[k]
+            };
+            let (lower, upper) = self.bounds[k];
+            !self.divided[k] || (x - self.h[k] >= lower && x + self.h[k] < upper)
+        })
     }
 }
 
@@ -419,32 +462,46 @@ mod tests {
                 periodic,
             };
             let grid = Grid::new(12, &frame);
-            let rho = 0.21;
-            let h = frame.halo(rho);
-            for i in 0..40 {
-                let t = i as f64;
-                let x = frame.origin
-                    + Vector3::new(
-                        1.3 * (0.37 * t).sin().abs(),
-                        1.1 * (0.91 * t + 1.0).sin().abs(),
-                        0.99 * (1.73 * t + 2.0).sin().abs(),
-                    );
-                let s = frame.fractional(&x);
-                let holders = grid.holders(&s, h);
-                assert!(holders.contains(&grid.owner(&s)));
-                for a in -4..=4 {
-                    for b in -4..=4 {
-                        for c in -4..=4 {
-                            let d = Vector3::new(a as f64, b as f64, c as f64) * (rho / 4.0);
-                            if d.norm() > rho {
-                                continue;
+            // A halo that reaches other subdomains from every grain of the periodic frames, and
+            // one thin enough that some grains are held by their owner alone.
+            let mut alone = 0;
+            for rho in [0.21, 0.02] {
+                let h = frame.halo(rho);
+                for i in 0..40 {
+                    let t = i as f64;
+                    let x = frame.origin
+                        + Vector3::new(
+                            1.3 * (0.37 * t).sin().abs(),
+                            1.1 * (0.91 * t + 1.0).sin().abs(),
+                            0.99 * (1.73 * t + 2.0).sin().abs(),
+                        );
+                    let s = frame.fractional(&x);
+                    let holders = grid.holders(&s, h);
+                    let owner = grid.owner(&s);
+                    assert!(holders.contains(&owner));
+                    // The test of the grains a process holds alone, made once for its
+                    // subdomain.
+                    let c = grid.coordinates(owner);
+                    assert_eq!(grid.rank(c), owner);
+                    let by_itself = grid.alone(c, h).holds(&s);
+                    alone += usize::from(by_itself);
+                    for a in -4..=4 {
+                        for b in -4..=4 {
+                            for c in -4..=4 {
+                                let d = Vector3::new(a as f64, b as f64, c as f64) * (rho / 4.0);
+                                if d.norm() > rho {
+                                    continue;
+                                }
+                                let reached = grid.owner(&frame.fractional(&(x + d)));
+                                assert!(holders.contains(&reached), "{x:?} + {d:?}: {reached}");
+                                assert!(!by_itself || reached == owner, "{x:?} + {d:?}");
                             }
-                            let reached = grid.owner(&frame.fractional(&(x + d)));
-                            assert!(holders.contains(&reached), "{x:?} + {d:?}: {reached}");
                         }
                     }
                 }
             }
+            // Both kinds of grain met.
+            assert!((1..80).contains(&alone), "{periodic:?}: {alone} alone");
         }
     }
 

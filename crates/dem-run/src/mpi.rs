@@ -106,11 +106,7 @@ impl Mpi {
         let rank = comm.rank() as usize;
         debug_assert_eq!(
             comm.rank_to_coordinates(comm.rank()),
-            {
-                let d = grid.dims;
-                let c = [rank / (d[1] * d[2]), rank / d[2] % d[1], rank % d[2]];
-                c.map(|x| x as ::mpi::Count).to_vec()
-            },
+            grid.coordinates(rank).map(|x| x as ::mpi::Count).to_vec(),
             "the grid's process order is the Cartesian topology's"
         );
         let nodes = (sim.world.bodies.iter())
@@ -325,8 +321,14 @@ impl Mpi {
         let halo = frame.halo(2.0 * reach);
         let owned = *h.owned;
         let mut parts: Vec<Vec<f64>> = vec![Vec::new(); size];
+        // The grains this process alone holds, tested first (most of them).
+        let alone = self.grid.alone(self.grid.coordinates(self.rank), halo);
         for (b, &id) in h.bodies[..owned].iter().zip(h.ids.iter()) {
-            for r in self.grid.holders(&frame.fractional(&b.position), halo) {
+            let s = frame.fractional(&b.position);
+            if alone.holds(&s) {
+                continue;
+            }
+            for r in self.grid.holders(&s, halo) {
                 if r == self.rank {
                     continue;
                 }
