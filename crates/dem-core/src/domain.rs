@@ -340,6 +340,9 @@ pub struct Holding<'a> {
     /// The prescribed grains' loads at the step's start, by grain id, for the ledger's work
     /// (crate::ledger::boundary_loads; they move with their grains).
     pub loads: &'a mut Vec<(u32, crate::ledger::Load)>,
+    /// The neighbour list of the grains owned (their shares move with them:
+    /// [`crate::neighbours::NeighbourList::hand_over`]).
+    pub neighbours: &'a mut crate::neighbours::NeighbourList,
 }
 
 /// What crossed between processes, counted over the run (the communication model's inputs:

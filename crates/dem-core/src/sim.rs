@@ -364,6 +364,7 @@ impl Simulation {
                 remapped: &mut remapped,
                 excursions: &mut self.totals.excursions,
                 loads: &mut grain_loads,
+                neighbours: &mut self.last.neighbours,
             };
             self.partition.ghost_reach = GHOST_MARGIN * self.last.largest_reach;
             // Ghosts for reaches grown by half the skin: the neighbour list's search holds

@@ -36,6 +36,7 @@ use dem_core::cell::{Cell, Wrapped};
 use dem_core::domain::{Frame, Grid, Holding, Processes, Traffic, WallTerm};
 use dem_core::law::{ContactLaw, PairKey, Partner};
 use dem_core::modal::Excursion;
+use dem_core::neighbours::Share;
 use dem_core::wall::Wall;
 
 /// Numbers per ghost before its amplitudes and rates.
@@ -72,6 +73,8 @@ struct Migrant {
     remapped: Option<Vector3<f64>>,
     excursions: Vec<Excursion>,
     load: Option<dem_core::ledger::Load>,
+    /// Its share of the neighbour list.
+    neighbours: Option<Share>,
 }
 
 impl Mpi {
@@ -165,6 +168,7 @@ impl Mpi {
             remapped: &mut Vec::new(),
             excursions: &mut sim.totals.excursions,
             loads: &mut Vec::new(),
+            neighbours: &mut sim.last.neighbours,
         };
         // For reaches grown by half the neighbour list's skin, as the step's exchanges.
         let halo = reach + 0.5 * sim.parameters.skin;
@@ -227,7 +231,9 @@ impl Mpi {
         let mut parts: Vec<Vec<u8>> = vec![Vec::new(); size];
         let leaving: Vec<usize> = (0..owned).filter(|&i| owners[i] != self.rank).collect();
         // The migration is collective: every process takes part, most with nothing to send.
-        for &i in &leaving {
+        let shares =
+            (h.neighbours).hand_over(&leaving.iter().map(|&i| h.ids[i]).collect::<Vec<_>>());
+        for (&i, share) in leaving.iter().zip(shares) {
             let id = h.ids[i];
             let histories = (h.histories.iter())
                 .filter(|(k, _)| k.a == id || k.b == Partner::Body(id))
@@ -246,6 +252,7 @@ impl Mpi {
                 remapped,
                 excursions,
                 load,
+                neighbours: share,
             };
             let part = &mut parts[owners[i]];
             let json = serde_json::to_vec(&migrant).expect("a migrant serializes");
@@ -283,7 +290,9 @@ impl Mpi {
                 incoming.push(m);
             }
         }
+        let mut shares = Vec::with_capacity(incoming.len());
         for m in incoming {
+            shares.push((m.id, m.neighbours));
             for (key, saved) in m.histories {
                 if h.histories.binary_search_by_key(&key, |e| e.0).is_err() {
                     let nodes = |i: u32| self.nodes[i as usize];
@@ -303,6 +312,7 @@ impl Mpi {
         keep.sort_unstable_by_key(|(id, _)| *id);
         *h.owned = keep.len();
         (*h.ids, *h.bodies) = keep.into_iter().unzip();
+        h.neighbours.take_over(h.ids, shares);
         let mine = |i: u32| h.ids.binary_search(&i).is_ok();
         h.histories.retain(|(k, _)| {
             mine(k.a)
