@@ -307,6 +307,7 @@ impl Alone {
 /// x86-64 has no instruction for it: a call to the C library's) for an `x` already there, as
 /// the centres of grains wrapped into a cell are: a tenth of the ghosts' exchange on the MPI
 /// bench (docs/mpi.md, "Scaling").
+#[inline]
 fn wrapped(x: f64) -> f64 {
     if (0.0..1.0).contains(&x) {
         x
