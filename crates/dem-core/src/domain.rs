@@ -246,7 +246,7 @@ impl Grid {
                 found.extend(0..d);
             } else if self.periodic[k] {
                 let (lo, hi) = (s[k] - h[k], s[k] + h[k]);
-                let (wl, wh) = (lo - lo.floor(), hi - hi.floor());
+                let (wl, wh) = (wrapped(lo), wrapped(hi));
                 let (a, b) = (self.slab(k, wl), self.slab(k, wh));
                 if wl <= wh {
                     found.extend(a..=b);

@@ -53,6 +53,9 @@ pub struct Mpi {
     templates: Vec<Body>,
     /// Surface nodes per grain (a migrant history's check).
     nodes: Vec<usize>,
+    /// Modes per grain (the length of a ghost's record; a template's is a read of 608 bytes,
+    /// a cache miss per ghost).
+    modes: Vec<usize>,
     law: Arc<dyn ContactLaw>,
     /// Every how many steps the cuts move to the grains' quantiles again (0: never).
     rebalance: u64,
@@ -122,6 +125,9 @@ impl Mpi {
             frame: box_frame,
             templates: sim.world.bodies.clone(),
             nodes,
+            modes: (sim.world.bodies.iter())
+                .map(|b| b.modes.as_ref().map_or(0, |m| m.eps.len()))
+                .collect(),
             law: sim.parameters.law.clone(),
             rebalance,
             traffic: Traffic::default(),
@@ -377,10 +383,7 @@ impl Mpi {
             let mut rest = &part[..];
             while !rest.is_empty() {
                 let id = rest[0] as u32;
-                let m = self.templates[id as usize]
-                    .modes
-                    .as_ref()
-                    .map_or(0, |m| m.eps.len());
+                let m = self.modes[id as usize];
                 let (x, tail) = rest.split_at(GHOST_HEAD + 2 * m);
                 rest = tail;
                 records.push((owner, id, x));
