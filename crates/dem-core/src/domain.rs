@@ -305,8 +305,7 @@ impl Alone {
 
 /// `x - floor(x)`, in `[0, 1)`; the same value without the call to `floor` (the baseline
 /// x86-64 has no instruction for it: a call to the C library's) for an `x` already there, as
-/// the centres of grains wrapped into a cell are: a tenth of the ghosts' exchange on the MPI
-/// bench (docs/mpi.md, "Scaling").
+/// the centres of grains wrapped into a cell are (three calls a grain and exchange before).
 #[inline]
 fn wrapped(x: f64) -> f64 {
     if (0.0..1.0).contains(&x) {
