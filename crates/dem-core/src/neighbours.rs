@@ -159,8 +159,9 @@ impl NeighbourList {
         for id in leaving {
             for (j, n) in std::mem::take(&mut lists[index[id]]) {
                 if let Some(&k) = index.get(&j).filter(|_| !shares.contains_key(&j)) {
-                    let at = lists[k].partition_point(|p| *p < (*id, n.map(|v| -v)));
-                    lists[k].insert(at, (*id, n.map(|v| -v)));
+                    let back = (*id, n.map(|v| -v));
+                    let at = lists[k].partition_point(|p| *p < back);
+                    lists[k].insert(at, back);
                 }
             }
         }
@@ -177,21 +178,17 @@ impl NeighbourList {
                 })
             })
             .collect();
-        let stay: Vec<bool> = (self.searchers.iter())
-            .map(|id| !leaving.contains(id))
-            .collect();
-        let kept = |k: &usize| stay[*k];
-        self.searchers = (0..stay.len())
-            .filter(kept)
-            .map(|k| self.searchers[k])
-            .collect();
-        self.built = (0..stay.len())
-            .filter(kept)
-            .map(|k| self.built[k])
-            .collect();
-        let lists: Vec<Vec<Partner>> = (lists.into_iter().enumerate())
-            .filter(|(k, _)| stay[*k])
-            .map(|(_, l)| l)
+        let mut stay = vec![true; self.searchers.len()];
+        for id in leaving {
+            stay[index[id]] = false;
+        }
+        let mut k = 0..;
+        self.searchers
+            .retain(|_| stay[k.next().expect("a searcher")]);
+        let mut k = 0..;
+        self.built.retain(|_| stay[k.next().expect("a searcher")]);
+        let lists: Vec<Vec<Partner>> = (lists.into_iter().zip(&stay))
+            .filter_map(|(l, &s)| s.then_some(l))
             .collect();
         self.set_lists(lists);
         out

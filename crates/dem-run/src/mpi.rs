@@ -63,7 +63,9 @@ pub struct Mpi {
     pub traffic: Traffic,
     /// The owner of each ghost held this step, by grain id.
     owners: std::collections::HashMap<u32, usize>,
-    /// The same, in the order of the ghosts held (after the grains owned).
+    /// The same, in the order of the ghosts held (after the grains owned): what tells an
+    /// exchange that brings the same ghosts, without a lookup per ghost; both are rebuilt
+    /// together when the ghosts change.
     ghost_owners: Vec<usize>,
 }
 
@@ -226,8 +228,8 @@ impl Mpi {
         all
     }
 
-    /// The grains whose centres left this process's subdomain, to their owners.
-    /// The fractional coordinates of the grains owned, if they are still the same grains.
+    /// The grains whose centres left this process's subdomain, to their owners; the fractional
+    /// coordinates of the grains owned if no grain left or came (the ghosts' search reuses them).
     fn migrate(&mut self, h: &mut Holding, frame: &Frame) -> Option<Vec<Vector3<f64>>> {
         let size = self.comm.size() as usize;
         let owned = *h.owned;
