@@ -362,9 +362,10 @@ pub struct Traffic {
     /// Rebalances of the cuts.
     #[serde(default)]
     pub rebalances: u64,
-    /// Bytes of the coupling's parts sent to the ghosts' owners.
+    /// Bytes of the parcels sent to the ghosts' owners ([`Processes::to_owners`]): the forces
+    /// of the pairs across the cuts, the coupling's loads and parts.
     #[serde(default)]
-    pub coupling_bytes: u64,
+    pub parcel_bytes: u64,
 }
 
 /// A decomposed run's processes as summary.json reports them.
@@ -415,13 +416,62 @@ pub trait Processes: Send {
     fn sum(&self, values: &mut [f64]);
     /// The largest `value` over the processes.
     fn max(&self, value: f64) -> f64;
-    /// Sends each `(grain, key, value)` of `mine` to the process that owns `grain` (a ghost
-    /// here), and returns the `(key, value)` the other processes sent here: the coupling's parts
-    /// of the pairs that cross a cut ([`crate::coupling::offsets`]).
-    fn to_owners(
+    /// Sends each parcel of `mine` to the process that owns its grain (a ghost here), and
+    /// returns the parcels the other processes sent here, sorted by key (each names the grain
+    /// owned here it is for): a pair's forces on its second grain, computed by its first
+    /// grain's owner ([`crate::sim`]'s reduction), and the coupling's loads and parts
+    /// ([`crate::coupling::offsets`]).
+    fn to_owners(&mut self, mine: Parcels) -> Parcels;
+}
+
+/// Numbers about pairs that cross a cut, each for the owner of one of the pair's grains: parcel
+/// `k` is about the pair `keys[k]`, for the owner of grain `grains[k]`, and holds
+/// `values[ends[k - 1]..ends[k]]` (from 0 for the first). What [`Processes::to_owners`] carries.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parcels {
+    /// The grain (global id) whose owner each parcel is for.
+    pub grains: Vec<u32>,
+    /// Each parcel's pair.
+    pub keys: Vec<crate::law::PairKey>,
+    /// Where each parcel's numbers end in `values`.
+    pub ends: Vec<usize>,
+    /// The parcels' numbers, one after the other.
+    pub values: Vec<f64>,
+}
+
+impl Parcels {
+    /// Adds a parcel for `grain`'s owner about `key`.
+    pub fn push(
         &mut self,
-        mine: Vec<(u32, crate::law::PairKey, f64)>,
-    ) -> Vec<(crate::law::PairKey, f64)>;
+        grain: u32,
+        key: crate::law::PairKey,
+        values: impl IntoIterator<Item = f64>,
+    ) {
+        self.grains.push(grain);
+        self.keys.push(key);
+        self.values.extend(values);
+        self.ends.push(self.values.len());
+    }
+
+    /// How many parcels.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Parcel `k`: its grain, its pair and its numbers.
+    pub fn get(&self, k: usize) -> (u32, crate::law::PairKey, &[f64]) {
+        let start = if k == 0 { 0 } else { self.ends[k - 1] };
+        (
+            self.grains[k],
+            self.keys[k],
+            &self.values[start..self.ends[k]],
+        )
+    }
 }
 
 #[cfg(test)]

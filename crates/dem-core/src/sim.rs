@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use crate::body::NodeRole;
 use crate::body::{Body, Shape};
 use crate::cell::{Cell, deform_cell, reshift, wrap};
-use crate::domain::{Holding, Processes, WallTerm};
+use crate::domain::{Holding, Parcels, Processes, WallTerm};
 use crate::integrate;
 use crate::law::{
     Against, ContactLaw, Histories, NodeRecord, Pair, PairHistory, PairKey, PairOutcome, Partner,
@@ -479,6 +479,7 @@ impl Simulation {
             roles: &world.node_roles,
             law: parameters.law.as_ref(),
             owned: partition.owned,
+            ids: &partition.ids,
         };
         let outcomes = narrow_phase(
             &contacts,
@@ -491,14 +492,24 @@ impl Simulation {
             record,
             dt,
         );
-        last.fault = views[..partition.owned]
-            .iter()
-            .enumerate()
+        // A ghost's view is queried by the pairs this process computes for it.
+        last.fault = (views.iter().enumerate())
             .find_map(|(i, v)| v.fault().map(|f| (partition.ids[i] as usize, f.clone())));
         drop(views);
         totals.timings.narrow += lap(clock);
+        // The forces on the ghosts, to their owners; theirs on the grains owned here.
+        let theirs = match &mut partition.processes {
+            Some(p) => {
+                let mine = ghost_sides(&pairs, &outcomes, &partition.ids, partition.owned);
+                let theirs = p.to_owners(mine);
+                totals.timings.ghosts += lap(clock);
+                theirs
+            }
+            None => Parcels::default(),
+        };
         let sums = totals.timings.sums;
-        reduce(world, parameters, partition, last, totals, &pairs, outcomes);
+        let pairs = (&pairs[..], &theirs);
+        reduce(world, parameters, partition, last, totals, pairs, outcomes);
         // The sums over processes are counted apart.
         totals.timings.reduce += lap(clock) - (totals.timings.sums - sums);
         body_forces(world, parameters, partition, last, totals);
@@ -586,16 +597,19 @@ impl Simulation {
 }
 
 /// Stage 6: gravity first, then the pair forces in pair order, onto grains, walls and the
-/// grains' modes; the new histories. The sums over pairs (contacts, energies, dissipation,
-/// the walls' forces and the sample's) count the pairs whose first grain this process
-/// owns: each pair once over the processes.
+/// grains' modes; the new histories. `pairs` are this process's pairs, whose first grain it
+/// owns, with their `outcomes`, and the sides other processes computed of pairs whose second
+/// grain it owns ([`ghost_sides`]), merged in key order: each grain's forces are summed in the
+/// order of a run in one process. The sums over pairs (contacts, energies, dissipation, the
+/// walls' forces and the sample's) count this process's pairs: each pair once over the
+/// processes.
 fn reduce(
     world: &mut World,
     parameters: &Parameters,
     partition: &Partition,
     last: &mut Evaluation,
     totals: &mut Totals,
-    pairs: &[Candidate],
+    (pairs, theirs): (&[Candidate], &Parcels),
     mut outcomes: Vec<(PairOutcome, Option<PairHistory>)>,
 ) {
     let mut generalized: Vec<PerMode<f64>> = world
@@ -627,9 +641,21 @@ fn reduce(
     let mut sums = ContactSums::default();
     let mut wall_terms: Vec<WallTerm> = Vec::new();
     let mut count = vec![0u32; world.bodies.len()];
+    let mut from = TheirSides {
+        parcels: theirs,
+        next: 0,
+        ids: &partition.ids[..partition.owned],
+    };
     // By reference: an outcome is a few hundred bytes, and a move per pair was a copy
     // (docs/performance.md, "The reduction without copies").
     for ((key, [a, b]), (o, history)) in pairs.iter().zip(&mut outcomes) {
+        from.add_before(
+            Some(key),
+            world,
+            &mut generalized,
+            &mut count,
+            &mut last.records,
+        );
         let (a, b) = (*a as usize, *b as usize);
         if let Some(h) = history.take() {
             histories.push((*key, h));
@@ -647,13 +673,10 @@ fn reduce(
             add(&mut generalized[b], &o.modal_b);
         }
         crate::measure::count_contact(key, o, [a, b], &mut count);
-        // Node records of the grains owned here (their owner computes all their pairs).
+        // Node records of the grains owned here (a ghost's go to its owner: ghost_sides).
         let mine = |body: u32| (if body == key.a { a } else { b }) < partition.owned;
         last.records
             .extend(o.records.iter().filter(|r| mine(r.body)).copied());
-        if a >= partition.owned {
-            continue;
-        }
         let branch = match key.b {
             Partner::Body(_) => Some(
                 world.bodies[b].position - world.bodies[a].position
@@ -684,6 +707,7 @@ fn reduce(
         last.largest_contact.0 = last.largest_contact.0.max(o.patch);
         last.largest_contact.1 = last.largest_contact.1.max(o.deepest);
     }
+    from.add_before(None, world, &mut generalized, &mut count, &mut last.records);
     world.histories = histories;
     sums.finish(&count[..partition.owned], &world.bodies[..partition.owned]);
     if let Some(p) = &partition.processes {
@@ -708,6 +732,88 @@ fn reduce(
     for (b, g) in world.bodies.iter_mut().zip(generalized) {
         if let Some(m) = &mut b.modes {
             refill(&mut m.contact, &g);
+        }
+    }
+}
+
+/// The sides of this process's pairs whose second grain is a ghost, for the ghosts' owners
+/// (docs/mpi.md, "Newton on"), in key order. A parcel's numbers: the force and torque on the
+/// grain, the pair's nodes in contact, the count of generalized forces and those, then the
+/// node records of the grain (node, force) if they were kept. A side with nothing to add (no
+/// node in contact, every number `+0`) is not sent: adding `+0` leaves every sum as it is, but
+/// for the sign of a zero (`-0 + 0 = +0`), which no later number reads.
+fn ghost_sides(
+    pairs: &[Candidate],
+    outcomes: &[(PairOutcome, Option<PairHistory>)],
+    ids: &[u32],
+    owned: usize,
+) -> Parcels {
+    let mut parcels = Parcels::default();
+    for ((key, [_, b]), (o, _)) in pairs.iter().zip(outcomes) {
+        let (Partner::Body(grain), true) = (key.b, *b != u32::MAX && *b as usize >= owned) else {
+            continue;
+        };
+        debug_assert_eq!(ids[*b as usize], grain);
+        let zero = |x: &f64| x.to_bits() == 0;
+        if o.nodes_in_contact == 0
+            && (o.on_b.0.iter().chain(o.on_b.1.iter()).chain(&o.modal_b)).all(zero)
+            && !o.records.iter().any(|r| r.body == grain)
+        {
+            continue;
+        }
+        let head = (o.on_b.0.iter().chain(o.on_b.1.iter()).copied())
+            .chain([o.nodes_in_contact as f64, o.modal_b.len() as f64]);
+        let records = (o.records.iter().filter(|r| r.body == grain))
+            .flat_map(|r| [f64::from(r.node), r.force.x, r.force.y, r.force.z]);
+        parcels.push(
+            grain,
+            *key,
+            head.chain(o.modal_b.iter().copied()).chain(records),
+        );
+    }
+    parcels
+}
+
+/// The sides of pairs other processes computed ([`ghost_sides`]), added to the grains owned
+/// here in key order among this process's own pairs.
+struct TheirSides<'a> {
+    parcels: &'a Parcels,
+    /// The first parcel not added yet.
+    next: usize,
+    /// The ids of the grains owned.
+    ids: &'a [u32],
+}
+
+impl TheirSides<'_> {
+    /// Adds the parcels whose keys come before `key` (all that are left, for `None`).
+    fn add_before(
+        &mut self,
+        key: Option<&PairKey>,
+        world: &mut World,
+        generalized: &mut [PerMode<f64>],
+        count: &mut [u32],
+        records: &mut Vec<NodeRecord>,
+    ) {
+        while self.next < self.parcels.len()
+            && key.is_none_or(|k| self.parcels.keys[self.next] < *k)
+        {
+            let (grain, _, x) = self.parcels.get(self.next);
+            self.next += 1;
+            let i =
+                (self.ids.binary_search(&grain)).expect("a pair's side goes to its grain's owner");
+            let body = &mut world.bodies[i];
+            body.force += Vector3::new(x[0], x[1], x[2]);
+            body.torque += Vector3::new(x[3], x[4], x[5]);
+            count[i] += u32::from(x[6] > 0.0);
+            let modes = x[7] as usize;
+            for (g, f) in generalized[i].iter_mut().zip(&x[8..8 + modes]) {
+                *g += f;
+            }
+            records.extend(x[8 + modes..].chunks_exact(4).map(|r| NodeRecord {
+                body: grain,
+                node: r[0] as u32,
+                force: Vector3::new(r[1], r[2], r[3]),
+            }));
         }
     }
 }
@@ -896,7 +1002,7 @@ pub fn search_radii(
 }
 
 /// Stage 4: the pairs whose radii `radii` (one per body held, [`search_radii`]) overlap and
-/// that touch a grain this process owns, in key order: each body's grain partners (one of the
+/// whose first grain (the lower id) this process owns, in key order: each body's grain partners (one of the
 /// two free), then the walls within its radius (prescribed grains meet walls too, their
 /// reactions are an output). Keys are in global ids,
 /// the lower first, and sorted like the histories. In a periodic cell, the grain partners
@@ -929,10 +1035,12 @@ pub fn broad_phase(
         let a = &bodies[i];
         for &(j, shift) in list.partners(i) {
             let b = &bodies[j as usize];
-            if !(i < held.owned || (j as usize) < held.owned) || !(a.is_free() || b.is_free()) {
+            let (first, second) = (ids[i], ids[j as usize]);
+            // Each pair is computed by its first grain's owner ("Newton on", docs/mpi.md).
+            let first_held = if first < second { i } else { j as usize };
+            if first_held >= held.owned || !(a.is_free() || b.is_free()) {
                 continue;
             }
-            let (first, second) = (ids[i], ids[j as usize]);
             out.push(if first < second {
                 let b = Partner::Body(second);
                 (PairKey { a: first, b, shift }, [i as u32, j])
@@ -1020,6 +1128,8 @@ pub struct Contacts<'a> {
     pub law: &'a dyn ContactLaw,
     /// The first `owned` views are this process's grains, the rest its ghosts.
     pub owned: usize,
+    /// The views' grains (global ids).
+    pub ids: &'a [u32],
 }
 
 /// Stage 5: the law on each pair of `pairs` over a step `dt`, with its history from `old`
@@ -1045,7 +1155,7 @@ pub fn narrow_phase(
         })
         .collect();
     let offsets = if c.law.couples() {
-        crate::coupling::offsets((c.views, c.cell, c.owned), pairs, &olds, processes)
+        crate::coupling::offsets((c.views, c.ids, c.cell, c.owned), pairs, &olds, processes)
     } else {
         vec![0.0; pairs.len()]
     };

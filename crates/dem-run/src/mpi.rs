@@ -8,17 +8,17 @@
 //! periodic image), with no staged forwarding.
 //!
 //! - **Migration** (a grain whose centre left the subdomain): the whole body and the
-//!   histories of its pairs, as JSON (exact: the workspace reads f64 back bit for bit), with
-//!   the velocity change of a wrap this step. The receiver keeps its own copy of a pair it
-//!   already holds (both processes advanced it from the same inputs, so the copies are the
-//!   same); the sender drops the pairs that no longer touch a grain it owns.
+//!   histories of the pairs it is the first grain of (their new owner computes them), as JSON
+//!   (exact: the workspace reads f64 back bit for bit), with the velocity change of a wrap this
+//!   step and its share of the neighbour list.
 //! - **Ghosts**, every step: per grain its id, image, pose, velocities, amplitudes and rates
 //!   (`17 + 2m` numbers); the rest of a ghost (its shape, drive, level-set update) is the
 //!   scene's, which every process read.
-//! - **Coupling** (a law that couples a grain's contacts through its body, grains with a
-//!   residual flexibility), every step: per pair that crosses a cut, its key and the part of
-//!   the correction the grain this process owns gives it, to the other grain's owner (6
-//!   numbers).
+//! - **Parcels** ([`Processes::to_owners`]), every step: a pair that crosses a cut is computed
+//!   by its first grain's owner ("Newton on"), which sends its second grain's side (force,
+//!   torque, generalized forces, contact, node records) to that grain's owner. A law that
+//!   couples a grain's contacts through its body sends the pair's load the same way, and gets
+//!   back the second grain's part of the correction.
 //! - **Sums**: the walls' forces from each process's wall pairs gathered and summed in key
 //!   order, other sums gathered and added in process order (`MPI_Allgatherv`: every process
 //!   gets the same bits), maxima by `MPI_Allreduce`.
@@ -33,7 +33,7 @@ use nalgebra::{Quaternion, UnitQuaternion, Vector3};
 
 use dem_core::body::Body;
 use dem_core::cell::{Cell, Wrapped};
-use dem_core::domain::{Frame, Grid, Holding, Processes, Traffic, WallTerm};
+use dem_core::domain::{Frame, Grid, Holding, Parcels, Processes, Traffic, WallTerm};
 use dem_core::law::{ContactLaw, PairKey, Partner};
 use dem_core::modal::Excursion;
 use dem_core::neighbours::Share;
@@ -153,7 +153,7 @@ impl Mpi {
         sim.partition.owned = ids.len();
         sim.partition.ids = ids;
         sim.world.bodies = bodies;
-        sim.world.histories.retain(|(k, _)| touches(k, &mine));
+        sim.world.histories.retain(|(k, _)| mine[k.a as usize]);
         // The whole scene's evaluation, which every process made: its node records and
         // excursions of the grains this process owns; its sums over pairs, and the ledger's
         // initial energy, in the first process only (the run's are the processes' sums).
@@ -254,8 +254,9 @@ impl Mpi {
             (h.neighbours).hand_over(&leaving.iter().map(|&i| h.ids[i]).collect::<Vec<_>>());
         for (&i, share) in leaving.iter().zip(shares) {
             let id = h.ids[i];
+            // The pairs it computes: those it is the first grain of.
             let histories = (h.histories.iter())
-                .filter(|(k, _)| k.a == id || k.b == Partner::Body(id))
+                .filter(|(k, _)| k.a == id)
                 .map(|(k, hist)| (*k, hist.save()))
                 .collect();
             let remapped = h.remapped.iter().find(|(r, _)| *r == id).map(|r| r.1);
@@ -334,14 +335,8 @@ impl Mpi {
         }
         *h.owned = h.ids.len();
         h.neighbours.take_over(h.ids, shares);
-        let mine = |i: u32| h.ids.binary_search(&i).is_ok();
-        h.histories.retain(|(k, _)| {
-            mine(k.a)
-                || match k.b {
-                    Partner::Body(j) => mine(j),
-                    Partner::Wall(_) => false,
-                }
-        });
+        h.histories
+            .retain(|(k, _)| h.ids.binary_search(&k.a).is_ok());
         None
     }
 
@@ -493,15 +488,6 @@ fn buffer<T: Default + Clone>(n: usize) -> Vec<T> {
 #[allow(unsafe_code)]
 unsafe impl Send for Mpi {}
 
-/// Whether the pair `k` touches a grain marked in `mine` (by id).
-fn touches(k: &PairKey, mine: &[bool]) -> bool {
-    mine[k.a as usize]
-        || match k.b {
-            Partner::Body(j) => mine[j as usize],
-            Partner::Wall(_) => false,
-        }
-}
-
 impl Processes for Mpi {
     fn rank(&self) -> usize {
         self.rank
@@ -633,29 +619,44 @@ impl Processes for Mpi {
         largest
     }
 
-    fn to_owners(&mut self, mine: Vec<(u32, PairKey, f64)>) -> Vec<(PairKey, f64)> {
-        // Per part: the key's grains, its image shift, the value (a pair that crosses a cut is
-        // between two grains).
+    fn to_owners(&mut self, mine: Parcels) -> Parcels {
+        // Per parcel: its grain, the key's grains and image shift (a pair that crosses a cut is
+        // between two grains), its count of numbers, the numbers.
         let mut parts: Vec<Vec<f64>> = vec![Vec::new(); self.comm.size() as usize];
-        for (grain, key, value) in mine {
+        for k in 0..mine.len() {
+            let (grain, key, values) = mine.get(k);
             let (Some(&owner), Partner::Body(b)) = (self.owners.get(&grain), key.b) else {
-                unreachable!("a coupling part goes to a ghost's owner, for a pair of grains")
+                unreachable!("a parcel goes to a ghost's owner, about a pair of grains")
             };
-            parts[owner].extend([f64::from(key.a), f64::from(b)]);
-            parts[owner].extend(key.shift.map(f64::from));
-            parts[owner].push(value);
+            let part = &mut parts[owner];
+            part.extend([f64::from(grain), f64::from(key.a), f64::from(b)]);
+            part.extend(key.shift.map(f64::from));
+            part.push(values.len() as f64);
+            part.extend(values);
         }
-        self.traffic.coupling_bytes += 8 * parts.iter().map(|p| p.len() as u64).sum::<u64>();
-        (self.all_to_all(parts).iter())
-            .flat_map(|part| part.chunks_exact(6))
-            .map(|x| {
+        self.traffic.parcel_bytes += 8 * parts.iter().map(|p| p.len() as u64).sum::<u64>();
+        let mut arrived = Parcels::default();
+        for part in self.all_to_all(parts) {
+            let mut rest = &part[..];
+            while let [grain, a, b, s0, s1, s2, n, tail @ ..] = rest {
                 let key = PairKey {
-                    a: x[0] as u32,
-                    b: Partner::Body(x[1] as u32),
-                    shift: [x[2], x[3], x[4]].map(|v| v as i32),
+                    a: *a as u32,
+                    b: Partner::Body(*b as u32),
+                    shift: [*s0, *s1, *s2].map(|v| v as i32),
                 };
-                (key, x[5])
-            })
-            .collect()
+                let (values, tail) = tail.split_at(*n as usize);
+                arrived.push(*grain as u32, key, values.iter().copied());
+                rest = tail;
+            }
+        }
+        // Each process's parcels in key order, the processes' one after the other: merged.
+        let mut order: Vec<usize> = (0..arrived.len()).collect();
+        order.sort_unstable_by_key(|&k| arrived.keys[k]);
+        let mut sorted = Parcels::default();
+        for k in order {
+            let (grain, key, values) = arrived.get(k);
+            sorted.push(grain, key, values.iter().copied());
+        }
+        sorted
     }
 }

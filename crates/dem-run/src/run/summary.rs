@@ -166,12 +166,11 @@ impl End {
                 t.migrant_bytes,
                 t.ghosts,
                 t.ghost_bytes,
-                t.coupling_bytes,
+                t.parcel_bytes,
             ]
             .map(|v| v as f64);
             p.sum(&mut x);
-            let [migrants, migrant_bytes, ghosts, ghost_bytes, coupling_bytes] =
-                x.map(|v| v as u64);
+            let [migrants, migrant_bytes, ghosts, ghost_bytes, parcel_bytes] = x.map(|v| v as u64);
             let mut owned = vec![0.0; p.size()];
             owned[p.rank()] = sim.partition.owned as f64;
             p.sum(&mut owned);
@@ -183,7 +182,7 @@ impl End {
                     migrant_bytes,
                     ghosts,
                     ghost_bytes,
-                    coupling_bytes,
+                    parcel_bytes,
                     ..t
                 },
             }
