@@ -61,7 +61,8 @@ struct Measured {
     /// Seconds per step: all, compute (the stages of the step), waiting (at the barrier before
     /// the exchanges, and in the sums after the reduction), migration, ghosts.
     per_step: [f64; 5],
-    /// Per process and step: ghosts and their bytes sent, migrants.
+    /// Per process and step: ghosts and their bytes sent with the parcels' (the pairs across
+    /// the cuts' forces), migrants.
     traffic: [f64; 3],
 }
 
@@ -199,10 +200,11 @@ fn model(side: f64, one: &Measured, two: &Measured) {
         two.traffic[0]
     );
     // Compute per owned grain-step, and the marginal compute per ghost (its view, its share of
-    // the broad phase, the pairs across the cut computed by both processes).
+    // the broad phase, its pairs with this process's grains: each computed by one process).
     let per_grain = one.per_step[1] / PER as f64;
     // (The serial run's compute is its step: one.per_step[1] ~ one.per_step[0].)
     let per_ghost = (two.per_step[1] - one.per_step[1]) / two.traffic[0];
+    // The parcels' bytes counted with the ghosts': they go with the cuts' pairs, as ghosts do.
     let bytes_per_ghost = two.traffic[1] / two.traffic[0];
     let migrant_share = two.per_step[3] / one.per_step[0];
     println!(
@@ -236,12 +238,13 @@ fn model(side: f64, one: &Measured, two: &Measured) {
                 (format!("{d}x{d}x{d}"), shell, 6.0)
             };
             let compute = (per_grain * per as f64 + per_ghost * ghosts) * (1.0 + wait);
-            // Per step: two count exchanges (MPI_Alltoall, P - 1 messages each), the data to
-            // the neighbours (26 in a 3-D grid, 1 for the periodic slab of 2), about ten small
-            // collectives (log2 P rounds each), and the ghosts' bytes.
+            // Per step: three count exchanges (MPI_Alltoall, P - 1 messages each: migration,
+            // ghosts, the forces' parcels), their data to the neighbours (26 in a 3-D grid, 1
+            // for the periodic slab of 2), about ten small collectives (log2 P rounds each),
+            // and the ghosts' and parcels' bytes.
             let neighbours = if p == 2 { 1.0 } else { 26.0 };
             let rounds = (p as f64).log2().ceil();
-            let comm = alpha * (2.0 * (p as f64 - 1.0) + 2.0 * neighbours + 10.0 * rounds)
+            let comm = alpha * (3.0 * (p as f64 - 1.0) + 3.0 * neighbours + 10.0 * rounds)
                 + beta * bytes_per_ghost * ghosts
                 + other;
             // Migration goes with the subdomain's faces: 2 of L^2 for the slab measured, 6 for
@@ -344,6 +347,10 @@ fn measured(out: &Path, processes: usize) -> Measured {
             seconds("migrate"),
             seconds("ghosts"),
         ],
-        traffic: [per("ghosts"), per("ghost_bytes"), per("migrants")],
+        traffic: [
+            per("ghosts"),
+            per("ghost_bytes") + per("parcel_bytes"),
+            per("migrants"),
+        ],
     }
 }
