@@ -368,7 +368,7 @@ impl Mpi {
                 continue;
             }
             let (b, id) = (&h.bodies[i], h.ids[i]);
-            for r in self.grid.holders(s, halo) {
+            for r in self.grid.reached(s, halo) {
                 if r == self.rank {
                     continue;
                 }
