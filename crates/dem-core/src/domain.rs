@@ -244,8 +244,8 @@ impl Grid {
     /// ([`Grid::alone`]): the subdomains the box `s +- h` and its periodic images meet.
     pub fn reached(&self, s: &Vector3<f64>, h: [f64; 3]) -> Holders {
         // Per axis, the slabs met: `count` of them from `first`, on around a periodic axis
-        // (each once). Lists of slabs sorted and deduplicated cost about 66 ns a grain, two
-        // thirds of a ghost's packing (docs/mpi.md, "Scaling").
+        // (each once). Lists of slabs sorted and deduplicated cost about 66 ns a grain, half
+        // of the ghosts' packing (docs/mpi.md, "Scaling").
         let mut wraps = false;
         let spans = [0, 1, 2].map(|k| {
             let d = self.dims[k];
