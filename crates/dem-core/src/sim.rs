@@ -550,30 +550,44 @@ impl Simulation {
     /// The energies and the energy ledger of the whole run: over every process, each of which
     /// holds its own grains' and pairs' share (the walls' and the cell's work in the first).
     pub fn run_energies(&self) -> (Energies, Ledger) {
-        let (mut e, mut l) = (self.energies(), self.totals.ledger);
-        if let Some(p) = &self.partition.processes {
-            let mut fields = [
-                &mut e.translational,
-                &mut e.rotational,
-                &mut e.modal_kinetic,
-                &mut e.modal_elastic,
-                &mut e.gravity,
-                &mut e.contact,
-                &mut l.initial,
-                &mut l.initial_gravity,
-                &mut l.work,
-                &mut l.local,
-                &mut l.viscous,
-                &mut l.modal,
-                &mut l.friction,
-            ];
-            let mut x = fields.each_ref().map(|f| **f);
-            p.sum(&mut x);
-            for (f, v) in fields.iter_mut().zip(x) {
-                **f = v;
-            }
-        }
+        let ([], e, l) = self.run_checks([]);
         (e, l)
+    }
+
+    /// Whether each of `flags` holds in any process ([`Simulation::anywhere`]), with the run's
+    /// energies and ledger ([`Simulation::run_energies`]), in one exchange between the
+    /// processes: what a run checks after each step (each collective a step costs a few
+    /// microseconds and a wait for the slowest process: docs/mpi.md, "Scaling").
+    pub fn run_checks<const N: usize>(&self, flags: [bool; N]) -> ([bool; N], Energies, Ledger) {
+        let (mut e, mut l) = (self.energies(), self.totals.ledger);
+        let Some(p) = &self.partition.processes else {
+            return (flags, e, l);
+        };
+        let mut fields = [
+            &mut e.translational,
+            &mut e.rotational,
+            &mut e.modal_kinetic,
+            &mut e.modal_elastic,
+            &mut e.gravity,
+            &mut e.contact,
+            &mut l.initial,
+            &mut l.initial_gravity,
+            &mut l.work,
+            &mut l.local,
+            &mut l.viscous,
+            &mut l.modal,
+            &mut l.friction,
+        ];
+        // The flags as counts, exact in the sum.
+        let mut x: Vec<f64> = (fields.iter().map(|f| **f))
+            .chain(flags.map(f64::from))
+            .collect();
+        p.sum(&mut x);
+        for (f, v) in fields.iter_mut().zip(&x) {
+            **f = *v;
+        }
+        let counts = &x[fields.len()..];
+        (std::array::from_fn(|k| counts[k] > 0.0), e, l)
     }
 
     /// Whether `flag` holds in any process ([`Partition::anywhere`]).

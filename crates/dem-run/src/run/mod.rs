@@ -411,7 +411,9 @@ fn run_steps(
             write_vtk(files, sim, pvd)?;
         }
     }
-    if let Some(e) = level_set_fault(sim) {
+    let fault = sim.last.fault.take();
+    let faulted = sim.anywhere(fault.is_some());
+    if let Some(e) = level_set_fault(sim, fault, faulted) {
         return Err(e);
     }
     let bar = progress(
@@ -432,13 +434,23 @@ fn run_steps(
         let next = sim.world.step + 1;
         let record = every(o.vtk_every, next);
         sim.step(record);
-        if let Some(e) = level_set_fault(sim) {
+        // Every check that every process must decide alike, in one exchange.
+        let fault = sim.last.fault.take();
+        let servo = sim.last.servo_fault.take();
+        let flags = [
+            fault.is_some(),
+            servo.is_some(),
+            !sim.is_finite(),
+            stop.load(Ordering::Relaxed),
+        ];
+        let ([faulted, out_of_reach, diverged, interrupted], energies, ledger) =
+            sim.run_checks(flags);
+        if let Some(e) = level_set_fault(sim, fault, faulted) {
             history.row(sim)?;
             return Err(e);
         }
         // No row: a wall that met its facing wall leaves no sample volume to write.
-        let servo = sim.last.servo_fault.take();
-        if sim.anywhere(servo.is_some()) {
+        if out_of_reach {
             let (step, time) = (sim.world.step, sim.world.time);
             return Err(match servo {
                 Some(fault) => RunError::Servo { step, time, fault },
@@ -474,13 +486,12 @@ fn run_steps(
                 message: e.message,
             });
         }
-        if sim.anywhere(!sim.is_finite()) {
+        if diverged {
             return Err(RunError::Diverged {
                 step: sim.world.step,
                 time: sim.world.time,
             });
         }
-        let (energies, ledger) = sim.run_energies();
         if ledger.runaway(&energies) {
             history.row(sim)?;
             return Err(RunError::EnergyGrowth {
@@ -534,7 +545,7 @@ fn run_steps(
             ));
             status = Status::Stopped;
             end.stopped = Some(format!("step {}: {met}", sim.world.step));
-        } else if sim.anywhere(stop.load(Ordering::Relaxed)) {
+        } else if interrupted {
             status = Status::Interrupted;
         } else {
             continue;
@@ -554,11 +565,15 @@ fn run_steps(
     Ok(status)
 }
 
-/// The last evaluation's level-set fault, if any process had one: this process's own, or word
-/// that another process stopped (every process stops alike).
-fn level_set_fault(sim: &mut Simulation) -> Option<RunError> {
-    let fault = sim.last.fault.take();
-    if !sim.anywhere(fault.is_some()) {
+/// The run's error for the last evaluation's level-set fault, if any process had one
+/// (`anywhere`): this process's own `fault`, or word that another process stopped (every
+/// process stops alike).
+fn level_set_fault(
+    sim: &Simulation,
+    fault: Option<(usize, dem_core::levelset::LevelSetFault)>,
+    anywhere: bool,
+) -> Option<RunError> {
+    if !anywhere {
         return None;
     }
     Some(match fault {
