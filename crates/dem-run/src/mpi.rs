@@ -180,7 +180,8 @@ impl Mpi {
         };
         // For reaches grown by half the neighbour list's skin, as the step's exchanges.
         let halo = reach + 0.5 * sim.parameters.skin;
-        mpi.ghosts(holding, sim.world.cell.as_ref(), halo, None);
+        let frame = mpi.frame(sim.world.cell.as_ref());
+        mpi.ghosts(holding, &frame, frame.halo(2.0 * halo), None);
         sim.partition.ghost_reach = reach;
         sim.partition.processes = Some(Box::new(mpi));
     }
@@ -228,31 +229,40 @@ impl Mpi {
         all
     }
 
-    /// The grains whose centres left this process's subdomain, to their owners; the fractional
-    /// coordinates of the grains owned if no grain left or came (the ghosts' search reuses them).
-    fn migrate(&mut self, h: &mut Holding, frame: &Frame) -> Option<Vec<Vector3<f64>>> {
-        let size = self.comm.size() as usize;
-        let owned = *h.owned;
-        let fractional: Vec<Vector3<f64>> = (h.bodies[..owned].iter())
+    /// The owned grains' fractional coordinates, and those that the ghosts' halo `halo` takes
+    /// out of this subdomain (the others stay in it, alone: [`Grid::alone`]).
+    fn locate(&self, bodies: &[Body], frame: &Frame, halo: [f64; 3]) -> Located {
+        let alone = self.grid.alone(self.grid.coordinates(self.rank), halo);
+        let fractional: Vec<Vector3<f64>> = bodies
+            .iter()
             .map(|b| frame.fractional(&b.position))
             .collect();
-        // Most grains stay in the subdomain (its test with no halo), the others are located.
+        let near = (0..fractional.len())
+            .filter(|&i| !alone.holds(&fractional[i]))
+            .collect();
+        Located { fractional, near }
+    }
+
+    /// The grains whose centres left this process's subdomain, to their owners; where the
+    /// grains owned are ([`Mpi::locate`], for the ghosts' `halo`) if no grain left or came.
+    fn migrate(&mut self, h: &mut Holding, frame: &Frame, halo: [f64; 3]) -> Option<Located> {
+        let size = self.comm.size() as usize;
+        let owned = *h.owned;
+        // A grain alone in the subdomain with the halo stays; the others are tested with no
+        // halo, and those outside located.
+        let located = self.locate(&h.bodies[..owned], frame, halo);
         let here = self.grid.alone(self.grid.coordinates(self.rank), [0.0; 3]);
-        let owners: Vec<usize> = (fractional.iter())
-            .map(|s| {
-                if here.holds(s) {
-                    self.rank
-                } else {
-                    self.grid.owner(s)
-                }
-            })
+        let leaving: Vec<(usize, usize)> = (located.near.iter())
+            .map(|&i| (i, &located.fractional[i]))
+            .filter(|(_, s)| !here.holds(s))
+            .map(|(i, s)| (i, self.grid.owner(s)))
+            .filter(|&(_, owner)| owner != self.rank)
             .collect();
         let mut parts: Vec<Vec<u8>> = vec![Vec::new(); size];
-        let leaving: Vec<usize> = (0..owned).filter(|&i| owners[i] != self.rank).collect();
         // The migration is collective: every process takes part, most with nothing to send.
         let shares =
-            (h.neighbours).hand_over(&leaving.iter().map(|&i| h.ids[i]).collect::<Vec<_>>());
-        for (&i, share) in leaving.iter().zip(shares) {
+            (h.neighbours).hand_over(&leaving.iter().map(|&(i, _)| h.ids[i]).collect::<Vec<_>>());
+        for (&(i, owner), share) in leaving.iter().zip(shares) {
             let id = h.ids[i];
             // The pairs it computes: those it is the first grain of.
             let histories = (h.histories.iter())
@@ -274,7 +284,7 @@ impl Mpi {
                 load,
                 neighbours: share,
             };
-            let part = &mut parts[owners[i]];
+            let part = &mut parts[owner];
             let json = serde_json::to_vec(&migrant).expect("a migrant serializes");
             part.extend((json.len() as u64).to_le_bytes());
             part.extend(json);
@@ -283,18 +293,21 @@ impl Mpi {
         self.traffic.migrant_bytes += parts.iter().map(|p| p.len() as u64).sum::<u64>();
         let arrived = self.all_to_all(parts);
         if leaving.is_empty() && arrived.iter().all(|a| a.is_empty()) {
-            return Some(fractional);
+            return Some(located);
         }
         // Drop the leavers (ghosts go too: the ghost exchange follows).
         h.bodies.truncate(owned);
         h.ids.truncate(owned);
-        let gone: Vec<u32> = leaving.iter().map(|&i| h.ids[i]).collect();
+        let gone: Vec<u32> = leaving.iter().map(|&(i, _)| h.ids[i]).collect();
         h.remapped.retain(|(r, _)| !gone.contains(r));
         h.excursions.retain(|x| !gone.contains(&(x.grain as u32)));
         h.loads.retain(|(r, _)| !gone.contains(r));
         // In place, in id order: moving every grain's body through new lists cost more than
         // the migrants themselves.
-        let stays: Vec<bool> = owners.iter().map(|&o| o == self.rank).collect();
+        let mut stays = vec![true; owned];
+        for &(i, _) in &leaving {
+            stays[i] = false;
+        }
         let mut k = 0..;
         h.ids.retain(|_| stays[k.next().expect("a grain's index")]);
         let mut k = 0..;
@@ -340,35 +353,20 @@ impl Mpi {
         None
     }
 
-    /// The ghosts: each owned grain to the processes whose subdomains it reaches within
-    /// `2 reach` (the largest pair's).
-    /// `fractional`: the owned grains' fractional coordinates, if the migration has them.
-    fn ghosts(
-        &mut self,
-        h: Holding,
-        cell: Option<&Cell>,
-        reach: f64,
-        fractional: Option<Vec<Vector3<f64>>>,
-    ) {
+    /// The ghosts: each owned grain to the processes whose subdomains it reaches within the
+    /// halo `halo` ([`Frame::halo`] of twice the largest reach) in `frame`; `located`: where
+    /// the grains owned are, if the migration found them ([`Mpi::locate`]).
+    fn ghosts(&mut self, h: Holding, frame: &Frame, halo: [f64; 3], located: Option<Located>) {
         let size = self.comm.size() as usize;
-        let frame = self.frame(cell);
-        let halo = frame.halo(2.0 * reach);
         let owned = *h.owned;
-        let fractional = fractional.unwrap_or_else(|| {
-            (h.bodies[..owned].iter())
-                .map(|b| frame.fractional(&b.position))
-                .collect()
-        });
+        let Located { fractional, near } =
+            located.unwrap_or_else(|| self.locate(&h.bodies[..owned], frame, halo));
         let mut parts: Vec<Vec<f64>> = vec![Vec::new(); size];
-        // The grains this process alone holds, tested first (most of them), on their
-        // coordinates alone: the bodies, 608 bytes each, are read for those that go out.
-        let alone = self.grid.alone(self.grid.coordinates(self.rank), halo);
-        for (i, s) in fractional.iter().enumerate() {
-            if alone.holds(s) {
-                continue;
-            }
+        // The grains this process holds alone were left out on their coordinates alone: the
+        // bodies, 608 bytes each, are read for those that go out.
+        for i in near {
             let (b, id) = (&h.bodies[i], h.ids[i]);
-            for r in self.grid.reached(s, halo) {
+            for r in self.grid.reached(&fractional[i], halo) {
                 if r == self.rank {
                     continue;
                 }
@@ -432,6 +430,14 @@ impl Mpi {
             h.bodies.push(b);
         }
     }
+}
+
+/// Where a process's grains are ([`Mpi::locate`]).
+struct Located {
+    /// The fractional coordinates of the grains owned.
+    fractional: Vec<Vector3<f64>>,
+    /// The grains owned (indices) that a ghosts' halo takes out of the subdomain.
+    near: Vec<usize>,
 }
 
 /// A ghost's state from its record (the layout [`Mpi::ghosts`] sends).
@@ -534,9 +540,10 @@ impl Processes for Mpi {
             self.grid.rebalance(&s);
             self.traffic.rebalances += 1;
         }
-        let fractional = self.migrate(&mut h, &frame);
+        let halo = frame.halo(2.0 * reach);
+        let located = self.migrate(&mut h, &frame, halo);
         let migrated = clock.elapsed().as_secs_f64();
-        self.ghosts(h, cell, reach, fractional);
+        self.ghosts(h, &frame, halo, located);
         [
             waited,
             migrated - waited,
