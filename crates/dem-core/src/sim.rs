@@ -14,7 +14,8 @@
 //!    over the steps ([`crate::neighbours`]);
 //! 5. [`narrow_phase`]: the contact law per pair with its history (pairs in parallel);
 //! 6. `reduce`: the pair forces summed onto grains, walls and modes in pair order (the same
-//!    bits for any thread count);
+//!    bits for any thread count; in a decomposed run, with the sides of pairs other processes
+//!    computed, merged in key order: the same bits for any process count);
 //! 7. `body_forces`: gravity first, local damping, the modal internal and damping forces;
 //! 8. [`integrate::second_half`]: the second half kick;
 //! 9. the ledger ([`Ledger::book`]): work of walls, prescribed grains and the cell, dissipation.
