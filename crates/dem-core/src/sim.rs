@@ -1217,6 +1217,89 @@ fn cundall(f: Vector3<f64>, v: Vector3<f64>, alpha: f64) -> Vector3<f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::body::Drive;
+
+    /// Each pair is found by exactly one process of a decomposition, the owner of its first
+    /// grain ("Newton on", docs/mpi.md), and the processes' pairs together are one process's.
+    #[test]
+    fn each_pair_is_found_by_its_first_grains_owner_alone() {
+        // A jittered lattice of 60 grains of mixed radii, cut across x into two owners.
+        let mut bodies = Vec::new();
+        let mut radii = Vec::new();
+        for i in 0..60 {
+            let t = i as f64;
+            let x = [
+                (i % 5) as f64 * 1.8 + 0.3 * (1.3 * t).sin(),
+                (i / 5 % 4) as f64 * 1.9 + 0.3 * (0.7 * t).cos(),
+                (i / 20) as f64 * 2.0 + 0.2 * (2.1 * t).sin(),
+            ];
+            bodies.push(Body::new(
+                0,
+                x,
+                [1.0, 0.0, 0.0, 0.0],
+                [0.0; 3],
+                [0.0; 3],
+                Drive::Free,
+            ));
+            radii.push(0.9 + 0.25 * (0.9 * t).cos().abs());
+        }
+        let search = |held: &Held, radii: &[f64]| {
+            let mut list = NeighbourList::default();
+            broad_phase(held, radii, &[], None, (&mut list, 0.0, &|flag| flag))
+        };
+        let ids: Vec<u32> = (0..60).collect();
+        let one = search(
+            &Held {
+                bodies: &bodies,
+                ids: &ids,
+                owned: 60,
+            },
+            &radii,
+        );
+        let mut together = Vec::new();
+        for mine in [true, false] {
+            // Its own grains in id order, then every other grain as a ghost, in reverse order
+            // (ghosts arrive in their owners' order, not by id).
+            let owns = |i: usize| (bodies[i].position.x < 3.9) == mine;
+            let order: Vec<usize> = (0..60)
+                .filter(|&i| owns(i))
+                .chain((0..60).rev().filter(|&i| !owns(i)))
+                .collect();
+            let held_bodies: Vec<Body> = order.iter().map(|&i| bodies[i].clone()).collect();
+            let held_ids: Vec<u32> = order.iter().map(|&i| i as u32).collect();
+            let held_radii: Vec<f64> = order.iter().map(|&i| radii[i]).collect();
+            let owned = order.iter().filter(|&&i| owns(i)).count();
+            assert!((10..50).contains(&owned), "{owned} grains owned");
+            let pairs = search(
+                &Held {
+                    bodies: &held_bodies,
+                    ids: &held_ids,
+                    owned,
+                },
+                &held_radii,
+            );
+            assert!(pairs.is_sorted_by_key(|p| p.0));
+            for (key, [a, _]) in &pairs {
+                assert!((*a as usize) < owned, "{key:?}: its first grain is a ghost");
+                assert_eq!(held_ids[*a as usize], key.a);
+            }
+            together.extend(pairs.into_iter().map(|p| p.0));
+        }
+        let crossing = together
+            .iter()
+            .filter(|k| match k.b {
+                Partner::Body(j) => {
+                    (bodies[k.a as usize].position.x < 3.9) != (bodies[j as usize].position.x < 3.9)
+                }
+                Partner::Wall(_) => false,
+            })
+            .count();
+        assert!(crossing >= 5, "{crossing} pairs cross the cut");
+        together.sort();
+        assert_eq!(together, one.iter().map(|p| p.0).collect::<Vec<_>>());
+    }
+
     #[test]
     fn lists_concatenated_in_parallel_are_those_concatenated_in_turn() {
         // Lists of 0 to 6 items, uneven as a body's pairs are.
